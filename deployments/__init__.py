@@ -1,0 +1,1 @@
+"""deployments package (see ARCHITECTURE in docs/)."""

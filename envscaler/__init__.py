@@ -1,0 +1,1 @@
+"""The `envscaler` command-line front door (the core lives in `envscaler_core`)."""

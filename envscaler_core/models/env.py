@@ -1,0 +1,62 @@
+"""Stage 2/3 records: candidate environment classes and the environments that were accepted."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from envscaler_core.models.base import Model, Record
+from envscaler_core.models.spec import OperationKind
+
+
+class ToolFunction(Model):
+    name: str
+    description: str
+    parameters: dict[str, Any] = Field(description="JSON Schema object for the arguments.")
+
+
+class ToolSchema(Model):
+    """An OpenAI function-calling tool definition, extracted from the class by AST analysis."""
+
+    type: Literal["function"] = "function"
+    function: ToolFunction
+
+
+CandidateStatus = Literal["generated", "static_failed", "validating", "accepted", "rejected", "error"]
+
+
+class EnvCandidate(Record):
+    """One synthesized environment class (the single-class contract in ARCHITECTURE.md)."""
+
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("class_name", "class_code")
+
+    topic_fp: str
+    spec_fp: str | None = None
+    variant: str | None = Field(default=None, description="Mock library defect name, if any (tests/demo).")
+    class_name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    class_code: str = Field(min_length=1)
+    tools: list[ToolSchema] = Field(default_factory=list)
+    tool_kinds: dict[str, OperationKind] = Field(
+        default_factory=dict, description="query/state_change per tool, from the spec's operations."
+    )
+    status: CandidateStatus = "generated"
+    failure_reason: str | None = None
+
+
+class AcceptedEnv(Record):
+    """A candidate that passed validation: the unit later stages, exports and MCP serve."""
+
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("candidate_fp",)
+
+    env_id: str = Field(description="Stable short id, e.g. 'env_' + first 12 hex of the candidate fp.")
+    candidate_fp: str
+    summary: str
+    introduction: str
+    rules: list[str] = Field(default_factory=list)
+    class_name: str
+    class_code: str
+    tools: list[ToolSchema]
+    tool_kinds: dict[str, OperationKind] = Field(default_factory=dict)
+    score: float = Field(ge=0.0, le=1.0)
+    validation_mode: Literal["programmatic", "llm", "both"]

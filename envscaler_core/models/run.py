@@ -1,0 +1,23 @@
+"""The durable record of one factory run, what `resume` and `status` read."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from envscaler_core.models.base import Model, utcnow
+
+RunStatus = Literal["running", "completed", "failed", "stopped_budget", "interrupted"]
+
+
+class Run(Model):
+    run_id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    status: RunStatus = "running"
+    stage: str | None = Field(default=None, description="Last stage entered.")
+    config: dict[str, Any] = Field(default_factory=dict, description="The run's config, as JSON.")
+    sources: list[str] = Field(default_factory=list)
+    error: str | None = None

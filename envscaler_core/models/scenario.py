@@ -1,0 +1,41 @@
+"""ScenGenerator records: an initial state, a task, checks that reward it, and a reference plan."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from envscaler_core.models.base import Model, Record
+
+
+class ToolCall(Model):
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class CheckSpec(Model):
+    """One checklist item and the `check_func(final_state)` that decides it (`initial_state` is a
+    global inside the check)."""
+
+    item: str = Field(min_length=1)
+    code: str = Field(min_length=1)
+
+
+ScenarioStatus = Literal["generated", "verified", "rejected"]
+
+
+class Scenario(Record):
+    """A task in an environment, with verifiable rewards. Only `verified` scenarios go to RL."""
+
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("env_id", "initial_state", "task")
+
+    env_id: str
+    initial_state: dict[str, Any]
+    task: str = Field(min_length=1)
+    checklist: list[str] = Field(default_factory=list)
+    checks: list[CheckSpec] = Field(default_factory=list)
+    reference_solution: list[ToolCall] = Field(default_factory=list)
+    status: ScenarioStatus = "generated"
+    rejection_reason: str | None = None
+    repair_attempts: int = 0

@@ -1,0 +1,54 @@
+"""Rollout records: one agent episode in an environment, with its reward."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from envscaler_core.models.base import Model, Record
+from envscaler_core.models.env import ToolSchema
+
+
+class CheckResult(Model):
+    """`passed=None` means the check could not be scored (it crashed or returned a non-bool):
+    not scored is not the same as failed."""
+
+    item: str
+    passed: bool | None
+    error: str | None = None
+
+
+class TokenUsage(Model):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+TerminationReason = Literal["agent_done", "user_stop", "max_steps", "error"]
+
+
+class Trajectory(Record):
+    """An episode: the OpenAI-format messages, tools, states, per-check results and reward."""
+
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("scenario_fp", "mode", "agent_model", "sample")
+
+    scenario_fp: str
+    env_id: str
+    mode: Literal["non_conversational", "conversational"]
+    agent_model: str
+    sample: int = Field(default=0, description="Index when several rollouts share a scenario.")
+    messages: list[dict[str, Any]]
+    tools: list[ToolSchema]
+    steps: int = 0
+    tool_errors: int = 0
+    termination: TerminationReason
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    final_state: dict[str, Any] = Field(default_factory=dict)
+    check_results: list[CheckResult] = Field(default_factory=list)
+    reward: float = Field(ge=0.0, le=1.0)
+    all_passed: bool
+    usage: TokenUsage = Field(default_factory=TokenUsage)

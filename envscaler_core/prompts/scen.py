@@ -1,0 +1,134 @@
+"""ScenGenerator prompts: initial state, task, checklist, check functions, reference solution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from envscaler_core.models.scenario import ToolCall
+from envscaler_core.models.spec import Operation
+from envscaler_core.prompts.base import PromptSpec
+from envscaler_core.prompts.validate import StateInput, StateOutput
+
+
+class TaskInput(BaseModel):
+    env_id: str
+    introduction: str
+    rules: list[str]
+    operations: list[Operation]
+    initial_state: dict[str, Any]
+    feedback: str | None = None
+
+
+class TaskOutput(BaseModel):
+    analysis: str
+    task: str = Field(min_length=1)
+
+
+class ChecklistInput(BaseModel):
+    task: str
+    feedback: str | None = None
+
+
+class ChecklistOutput(BaseModel):
+    analysis: str
+    items: list[str] = Field(min_length=1)
+
+
+class CheckFunctionInput(BaseModel):
+    introduction: str
+    initial_state: dict[str, Any]
+    task: str
+    item: str
+    feedback: str | None = None
+
+
+class CheckFunctionOutput(BaseModel):
+    analysis: str
+    code: str = Field(min_length=1)
+
+
+class SolutionInput(BaseModel):
+    introduction: str
+    tools: list[str]
+    initial_state: dict[str, Any]
+    task: str
+    checklist: list[str]
+    feedback: str | None = None
+
+
+class SolutionOutput(BaseModel):
+    analysis: str
+    calls: list[ToolCall] = Field(min_length=1)
+
+
+INITIAL_STATE = PromptSpec(
+    id="scen.initial_state",
+    version=1,
+    system=(
+        "You write a realistic initial state (database) for a simulated environment, as JSON usable directly as "
+        "init_config: keys are the state attribute names, values match their types. All cross-references "
+        "resolve; 3-5+ distinct entries per container covering different statuses; natural fictional names; "
+        "ISO dates; unique ids. Vary it from earlier states when `variation` > 0."
+    ),
+    instructions="Write an initial state for this environment.",
+    input_model=StateInput,
+    output_model=StateOutput,
+)
+
+TASK = PromptSpec(
+    id="scen.task",
+    version=1,
+    system=(
+        "You design a task for an agent that will act in this environment with its tools. The task must be "
+        "realistic, feasible from the given initial state with the listed operations, and REQUIRE state changes "
+        "(pure lookups are not allowed); combine several sub-goals needing multiple query and change calls. "
+        "Give the identifiers the agent cannot discover itself, describe goals not steps, and never require "
+        "values the agent cannot control (generated ids, timestamps)."
+    ),
+    instructions="Write one task for this initial state.",
+    input_model=TaskInput,
+    output_model=TaskOutput,
+)
+
+CHECKLIST = PromptSpec(
+    id="scen.checklist",
+    version=1,
+    system=(
+        "You split a task into an ordered checklist of independent, self-contained items, each starting with "
+        "'Has', naming exact fields and values, each verifiable by one boolean expression over the final state. "
+        "Split multi-field requirements into separate items."
+    ),
+    instructions="Write the checklist for this task.",
+    input_model=ChecklistInput,
+    output_model=ChecklistOutput,
+)
+
+CHECK_FUNCTION = PromptSpec(
+    id="scen.check_function",
+    version=1,
+    system=(
+        "You write `def check_func(final_state) -> bool` deciding one checklist item from the environment's "
+        "final state (a dict shaped like the initial state, which is available as the global `initial_state`). "
+        "Derive field names from the initial state. Match explicit target values exactly; for generated values "
+        "(ids, timestamps) check only existence and type. Use initial_state when the item is about a change. "
+        "Return a real bool; never mutate anything; standard library only."
+    ),
+    instructions="Write the check function for this item.",
+    input_model=CheckFunctionInput,
+    output_model=CheckFunctionOutput,
+)
+
+REFERENCE_SOLUTION = PromptSpec(
+    id="scen.reference_solution",
+    version=1,
+    system=(
+        "You solve a task in a simulated environment by writing the exact sequence of tool calls (tool name and "
+        "arguments) that accomplishes it from the given initial state. Use only listed tools and their "
+        "parameter names; use ids present in the state."
+    ),
+    instructions="Write the tool-call plan that solves this task.",
+    input_model=SolutionInput,
+    output_model=SolutionOutput,
+)

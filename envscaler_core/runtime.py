@@ -1,0 +1,83 @@
+"""The contract between the core and whatever executes environment code.
+
+Core logic (validation, scenario verification, rollouts, gym/MCP adapters) never imports the sandbox:
+it receives an `EnvRuntime`. The production implementation is `sandbox.SandboxPool` (subprocess
+jails); anything else that honours these types works, which keeps core logic free of process
+management. Calls are synchronous; async callers use `asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ErrorKind = Literal[
+    "schema",          # rejected before running: unknown/private tool, missing/extra/ill-typed argument
+    "exception",       # the tool raised; `error` carries the exception and a traceback tail
+    "timeout",         # wall-clock or CPU limit; the worker was killed and replaced
+    "crash",           # the worker died (signal, memory blow-up, garbage on the wire)
+    "unserializable",  # the state after the call is not JSON-serialisable; previous state kept
+    "oversize",        # reply or state exceeded its size cap
+]
+
+
+class CallOutcome(BaseModel):
+    """One tool call. `ok` means the method ran and returned (whatever its `success` key says)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    state: dict[str, Any] = Field(default_factory=dict, description="State after the call (unchanged on error).")
+    state_diff: dict[str, Any] = Field(default_factory=dict)
+    elapsed_ms: float = 0.0
+
+
+class CheckOutcome(BaseModel):
+    """One check function on (initial_state, final_state). `passed=None`: not scored (error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool | None
+    error: str | None = None
+    elapsed_ms: float = 0.0
+
+
+class EnvLoadError(Exception):
+    """The code does not compile, the class is missing, or the initial state is rejected."""
+
+
+class Episode(Protocol):
+    @property
+    def state(self) -> dict[str, Any]: ...
+
+    def call(self, tool: str, args: dict[str, Any]) -> CallOutcome: ...
+
+    def close(self) -> None: ...
+
+
+class EnvRuntime(Protocol):
+    def open_episode(
+        self,
+        code: str,
+        class_name: str,
+        initial_state: dict[str, Any] | None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> Episode:
+        """Load `class_name` from `code` with `initial_state` as init_config; raise EnvLoadError.
+        With `tools` (OpenAI schemas), calls are checked against them before running."""
+        ...
+
+    def run_checks(
+        self,
+        checks: list[str],
+        initial_state: dict[str, Any],
+        final_state: dict[str, Any],
+        timeout_s: float | None = None,
+    ) -> list[CheckOutcome]:
+        """Run each `check_func(final_state)` source with `initial_state` as a global."""
+        ...

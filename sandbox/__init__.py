@@ -1,0 +1,1 @@
+"""sandbox package (see ARCHITECTURE in docs/)."""
