@@ -1,0 +1,180 @@
+"""Stage 1 importers: read task utterances from API-Bank, BFCL and generic JSONL files.
+
+The importer is chosen by content (a JSON list of API-Bank records, or JSON Lines whose records are
+BFCL-shaped or `{"task": ...}`), not by file name, because the BFCL file ships as `.json` but is JSONL.
+Malformed records become `SourceProblem`s naming file and line and are skipped; every other record is
+counted as kept, filtered (with the reason) or a duplicate, so nothing disappears unaccounted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from envscaler_core.mine.filters import filter_reason
+from envscaler_core.models.source import SourceTask
+
+
+class SourceProblem(BaseModel):
+    """A record that could not be read: where it is and why."""
+
+    path: str
+    line: int = Field(description="1-based line of the record (JSONL) or of the list item's start (JSON).")
+    reason: str
+
+
+class FileCounts(BaseModel):
+    """Per-file funnel: raw records read, filtered out, exact duplicates, kept, malformed."""
+
+    dataset: str = ""
+    raw: int = 0
+    filtered: int = 0
+    duplicates: int = 0
+    kept: int = 0
+    malformed: int = 0
+    filter_reasons: dict[str, int] = Field(default_factory=dict)
+
+
+class ImportResult(BaseModel):
+    tasks: list[SourceTask] = Field(default_factory=list)
+    problems: list[SourceProblem] = Field(default_factory=list)
+    counts: dict[str, FileCounts] = Field(default_factory=dict)
+
+
+class _Raw(BaseModel):
+    """One extracted utterance (or an error) with its 1-based line."""
+
+    line: int
+    text: str | None = None
+    error: str | None = None
+
+
+def api_bank_utterance(record_input: str) -> str:
+    """Reference extraction: text after the first 'User:', cut before the request/time/AI markers."""
+    if "User:" not in record_input:
+        raise ValueError("no 'User:' turn in input")
+    text = record_input.split("User:", 1)[1]
+    for marker in ("\nGenerate API Request: ", "\nAPI-Request: ", "TIME: "):
+        text = text.split(marker, 1)[0]
+    text = text.strip()
+    if "\nAI: " in text:
+        text = text.split("\nAI: ", 1)[0]
+    return text
+
+
+def bfcl_utterance(record: dict[str, Any]) -> str:
+    """BFCL: the first user turn is question[0][0] and must have role 'user'."""
+    try:
+        turn = record["question"][0][0]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ValueError(f"no question[0][0] ({type(exc).__name__})") from None
+    if not isinstance(turn, dict) or turn.get("role") != "user":
+        raise ValueError("question[0][0] is not a user turn")
+    content = turn.get("content")
+    if not isinstance(content, str):
+        raise ValueError("question[0][0].content is not a string")
+    return content.strip()
+
+
+def generic_utterance(record: dict[str, Any]) -> str:
+    """Generic JSONL (docs/source_formats.md): `{"task": "<utterance>", "id"?: ...}`."""
+    task = record.get("task")
+    if not isinstance(task, str):
+        raise ValueError("'task' missing or not a string")
+    return task.strip()
+
+
+def _api_bank_records(text: str) -> Iterator[_Raw]:
+    decoder = json.JSONDecoder()
+    data = json.loads(text)
+    # Line numbers of list items: scan the raw text for each item's start offset.
+    pos = text.index("[") + 1
+    for item in data:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        line = text.count("\n", 0, pos) + 1
+        _, end = decoder.raw_decode(text, pos)
+        pos = end
+        if not isinstance(item, dict) or not isinstance(item.get("input"), str):
+            yield _Raw(line=line, error="API-Bank record without a string 'input'")
+            continue
+        try:
+            yield _Raw(line=line, text=api_bank_utterance(item["input"]))
+        except ValueError as exc:
+            yield _Raw(line=line, error=f"API-Bank: {exc}")
+
+
+def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        if not raw_line.strip():
+            continue
+        try:
+            record = json.loads(raw_line)
+        except json.JSONDecodeError as exc:
+            yield "jsonl", _Raw(line=number, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        if not isinstance(record, dict):
+            yield "jsonl", _Raw(line=number, error="record is not a JSON object")
+            continue
+        kind, extract = ("bfcl", bfcl_utterance) if "question" in record else ("jsonl", generic_utterance)
+        try:
+            yield kind, _Raw(line=number, text=extract(record))
+        except ValueError as exc:
+            yield kind, _Raw(line=number, error=f"{kind}: {exc}")
+
+
+def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
+    """Pick the importer by content: a top-level JSON list is API-Bank, otherwise JSON Lines."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield "api-bank", _Raw(line=exc.lineno, error=f"invalid JSON list: {exc.msg}")
+            return
+        for raw in _api_bank_records(text):
+            yield "api-bank", raw
+        return
+    yield from _jsonl_records(text)
+
+
+def read_sources(
+    paths: Sequence[Path], *, max_tasks: int | None = None, strict_words: bool = False
+) -> ImportResult:
+    """Read, filter and exact-dedup tasks from `paths`, in deterministic first-seen order.
+
+    `max_tasks` caps the number of kept tasks (demo slices); reading stops once reached.
+    `strict_words` opts into whole-word keyword filters instead of the reference substrings.
+    """
+    result = ImportResult()
+    seen: set[str] = set()
+    for path in paths:
+        path = Path(path)
+        counts = result.counts.setdefault(str(path), FileCounts())
+        for dataset, raw in _records(path):
+            if max_tasks is not None and len(result.tasks) >= max_tasks:
+                break
+            counts.dataset = counts.dataset or dataset
+            if raw.error is not None or not raw.text:
+                counts.malformed += 1
+                reason = raw.error or "empty task text"
+                result.problems.append(SourceProblem(path=str(path), line=raw.line, reason=reason))
+                continue
+            counts.raw += 1
+            reason = filter_reason(raw.text, strict_words=strict_words)
+            if reason is not None:
+                counts.filtered += 1
+                key = reason.split(":", 1)[0]
+                counts.filter_reasons[key] = counts.filter_reasons.get(key, 0) + 1
+                continue
+            if raw.text in seen:
+                counts.duplicates += 1
+                continue
+            seen.add(raw.text)
+            counts.kept += 1
+            result.tasks.append(SourceTask(text=raw.text, dataset=dataset, origin=f"{path.name}:{raw.line}"))
+    return result

@@ -1,0 +1,153 @@
+"""Stage 1 selection: exact dedup, embedding dedup, score filter, seeded diversity selection.
+
+Every topic comes back, with `selected` True/False and `drop_reason` (`duplicate-of:<fp>`,
+`low-score`, `not-selected`), so the funnel is auditable. Unlike the reference there is a real
+cosine threshold, `None` scores cannot crash the comparison (EnvTopic forbids them), and K larger
+than the pool simply selects everything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from envscaler_core.config import MineSettings
+from envscaler_core.mine.llm_steps import Gateway
+from envscaler_core.models.topic import EnvTopic
+
+
+def embedding_text(topic: EnvTopic) -> str:
+    """The reference's embedded text: bold summary, colon, introduction."""
+    return f"**{topic.summary}**: {topic.introduction}"
+
+
+def normalise_summary(summary: str) -> str:
+    """Case- and whitespace-insensitive summary key (the reference compared `strip()` only)."""
+    return re.sub(r"\s+", " ", summary).strip().casefold()
+
+
+def _rank(topic: EnvTopic) -> tuple[int, int]:
+    return (topic.modelability, topic.usefulness)
+
+
+def exact_duplicates(topics: Sequence[EnvTopic]) -> dict[int, int]:
+    """index -> index of the kept topic with the same normalised summary (max modelability, then
+    usefulness; the first seen wins ties)."""
+    best: dict[str, int] = {}
+    for i, topic in enumerate(topics):
+        key = normalise_summary(topic.summary)
+        if key not in best or _rank(topic) > _rank(topics[best[key]]):
+            best[key] = i
+    return {i: best[normalise_summary(t.summary)] for i, t in enumerate(topics) if best[normalise_summary(t.summary)] != i}
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def embedding_duplicates(vectors: np.ndarray, candidates: Sequence[int], threshold: float) -> dict[int, int]:
+    """Greedy pass in order of `candidates` (callers pass best-first): a topic whose cosine to an
+    already-kept one is >= threshold is a duplicate of it."""
+    unit = _unit(vectors)
+    kept: list[int] = []
+    dups: dict[int, int] = {}
+    for i in candidates:
+        if kept:
+            sims = unit[kept] @ unit[i]
+            j = int(np.argmax(sims))
+            if sims[j] >= threshold:
+                dups[i] = kept[j]
+                continue
+        kept.append(i)
+    return dups
+
+
+def farthest_point(vectors: np.ndarray, n: int, seed: int) -> list[int]:
+    """Seeded farthest-point sampling on cosine distance: start at a seeded random point, then
+    repeatedly add the point farthest from everything chosen."""
+    count = len(vectors)
+    if n >= count:
+        return list(range(count))
+    unit = _unit(vectors)
+    rng = np.random.default_rng(seed)
+    chosen = [int(rng.integers(count))]
+    dist = 1.0 - unit @ unit[chosen[0]]
+    while len(chosen) < n:
+        dist[chosen] = -np.inf
+        nxt = int(np.argmax(dist))
+        chosen.append(nxt)
+        dist = np.minimum(dist, 1.0 - unit @ unit[nxt])
+    return sorted(chosen)
+
+
+def kmeans_select(vectors: np.ndarray, n: int, seed: int, iterations: int = 50) -> list[int]:
+    """Seeded k-means (k-means++ init, Lloyd iterations); keeps the member nearest each centroid
+    (Euclidean, as the reference)."""
+    count = len(vectors)
+    if n >= count:
+        return list(range(count))
+    rng = np.random.default_rng(seed)
+    data = vectors.astype(float)
+    centroids = [data[int(rng.integers(count))]]
+    for _ in range(1, n):
+        d2 = np.min([np.sum((data - c) ** 2, axis=1) for c in centroids], axis=0)
+        total = d2.sum()
+        pick = int(rng.choice(count, p=d2 / total)) if total > 0 else int(rng.integers(count))
+        centroids.append(data[pick])
+    centres = np.array(centroids)
+    labels = np.zeros(count, dtype=int)
+    for _ in range(iterations):
+        dists = ((data[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+        new_labels = dists.argmin(axis=1)
+        for k in range(n):
+            members = data[new_labels == k]
+            if len(members):
+                centres[k] = members.mean(axis=0)
+        if np.array_equal(new_labels, labels):
+            break
+        labels = new_labels
+    chosen = []
+    for k in range(n):
+        members = np.flatnonzero(labels == k)
+        if len(members):
+            d = ((data[members] - centres[k]) ** 2).sum(axis=1)
+            chosen.append(int(members[int(np.argmin(d))]))
+    return sorted(chosen)
+
+
+async def select_topics(topics: list[EnvTopic], gateway: Gateway, settings: MineSettings) -> list[EnvTopic]:
+    """Embed, dedup (exact then cosine), filter by score, select `settings.select_n` diverse topics."""
+    if not topics:
+        return []
+    vectors_list = await gateway.embed([embedding_text(t) for t in topics], stage="embedding")
+    if len(vectors_list) != len(topics):
+        raise ValueError(f"gateway returned {len(vectors_list)} embeddings for {len(topics)} topics")
+    out = [t.model_copy(update={"embedding": list(map(float, v)), "selected": False, "drop_reason": None})
+           for t, v in zip(topics, vectors_list, strict=True)]
+    vectors = np.array(vectors_list, dtype=float)
+    for i, j in exact_duplicates(out).items():
+        out[i].drop_reason = f"duplicate-of:{out[j].fingerprint}"
+    remaining = [i for i, t in enumerate(out) if t.drop_reason is None]
+    remaining.sort(key=lambda i: (-out[i].modelability, -out[i].usefulness, i))
+    for i, j in embedding_duplicates(vectors, remaining, settings.similarity_threshold).items():
+        out[i].drop_reason = f"duplicate-of:{out[j].fingerprint}"
+    pool = []
+    for i, t in enumerate(out):
+        if t.drop_reason is not None:
+            continue
+        if t.usefulness < settings.min_usefulness or t.modelability < settings.min_modelability:
+            t.drop_reason = "low-score"
+        else:
+            pool.append(i)
+    if pool:
+        pick = farthest_point if settings.selection == "farthest_point" else kmeans_select
+        chosen = {pool[k] for k in pick(vectors[pool], settings.select_n, settings.seed)}
+        for i in pool:
+            if i in chosen:
+                out[i].selected = True
+            else:
+                out[i].drop_reason = "not-selected"
+    return out
