@@ -1,0 +1,116 @@
+"""Scenario generation per accepted env: state -> task -> checklist -> checks -> reference plan -> verify.
+
+Failures get a bounded repair loop that regenerates only the broken part (a vacuous or crashing
+check, or the plan) with the verifier's diagnosis as `feedback`; what still fails is kept as a
+`rejected` scenario with its reason, so the funnel shows why scenarios were lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from envscaler_core.config import Settings
+from envscaler_core.models.env import AcceptedEnv
+from envscaler_core.models.scenario import CheckSpec, Scenario
+from envscaler_core.models.spec import Operation
+from envscaler_core.prompts.scen import (
+    CHECK_FUNCTION, CHECKLIST, REFERENCE_SOLUTION, TASK,
+    CheckFunctionInput, ChecklistInput, SolutionInput, TaskInput,
+)
+from envscaler_core.runtime import EnvRuntime
+from envscaler_core.scenarios.states import StateRejected, make_initial_state
+from envscaler_core.scenarios.verify import VerificationReport, verify_scenario
+
+log = logging.getLogger(__name__)
+NO_TASK = "(no task: the initial state was rejected)"
+
+
+def _operations(env: AcceptedEnv) -> list[Operation]:
+    return [
+        Operation(name=t.function.name, description=t.function.description or t.function.name,
+                  kind=env.tool_kinds.get(t.function.name, "state_change"))
+        for t in env.tools
+    ]
+
+
+def tool_lines(env: AcceptedEnv) -> list[str]:
+    """`name(param: type, ...) - description`, the compact tool listing prompts use."""
+    lines = []
+    for t in env.tools:
+        props = t.function.parameters.get("properties", {})
+        params = ", ".join(f"{k}: {v.get('type', 'any')}" for k, v in props.items())
+        lines.append(f"{t.function.name}({params}) - {t.function.description}")
+    return lines
+
+
+async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: str, item: str, feedback: str | None) -> CheckSpec:
+    inp = CheckFunctionInput(introduction=env.introduction, initial_state=state, task=task, item=item, feedback=feedback)
+    out = await gateway.structured(CHECK_FUNCTION, inp, stage="scen")
+    return CheckSpec(item=item, code=out.code)
+
+
+async def _solution(env: AcceptedEnv, gateway: Any, sc: Scenario, feedback: str | None) -> list:
+    inp = SolutionInput(introduction=env.introduction, tools=tool_lines(env), initial_state=sc.initial_state,
+                        task=sc.task, checklist=sc.checklist, feedback=feedback)
+    return list((await gateway.structured(REFERENCE_SOLUTION, inp, stage="scen")).calls)
+
+
+async def repair(env: AcceptedEnv, gateway: Any, sc: Scenario, report: VerificationReport, attempt: int) -> Scenario:
+    """Regenerate the part the report blames: broken checks, or the plan (alternating when both fit)."""
+    by_index = {d.index: d for d in report.checks}
+    blame_checks = report.failure in ("check_error", "vacuous") or (report.failure == "unsatisfied" and attempt % 2 == 0)
+    if blame_checks:
+        checks = list(sc.checks)
+        for i in report.broken_checks():
+            d = by_index[i]
+            fb = (f"The previous check_func was rejected ({d.problem}): on the initial state it gave {d.on_initial}"
+                  f" ({d.on_initial_error or 'no error'}); after the reference solution it gave {d.on_solved}"
+                  f" ({d.on_solved_error or 'no error'}). It must be False initially and True once the item is done.")
+            checks[i] = await _check(env, gateway, sc.initial_state, sc.task, d.item, fb)
+        return sc.model_copy(update={"checks": checks})
+    feedback = f"The previous plan did not solve the task: {report.reason}"
+    return sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, feedback)})
+
+
+async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Settings,
+               attributes: dict[str, str], variation: int) -> Scenario:
+    from envscaler_core.llm.errors import LLMOutputInvalid, LLMRequestRejected
+
+    cfg = settings.scen
+    try:
+        state = await make_initial_state(env, runtime, gateway, attributes, variation, cfg.repair_attempts)
+    except (StateRejected, LLMOutputInvalid, LLMRequestRejected) as exc:
+        return Scenario(env_id=env.env_id, initial_state={}, task=f"{NO_TASK} [variation {variation}]",
+                        status="rejected", rejection_reason=f"initial state: {exc}")
+    sc = Scenario(env_id=env.env_id, initial_state=state, task=NO_TASK)
+    try:
+        task = (await gateway.structured(TASK, TaskInput(env_id=env.env_id, introduction=env.introduction,
+                rules=env.rules, operations=_operations(env), initial_state=state), stage="scen")).task
+        items = (await gateway.structured(CHECKLIST, ChecklistInput(task=task), stage="scen")).items
+        checks = await asyncio.gather(*(_check(env, gateway, state, task, it, None) for it in items))
+        sc = sc.model_copy(update={"task": task, "checklist": items, "checks": list(checks)})
+        sc = sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, None)})
+        report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
+        attempt = 0
+        while not report.ok and attempt < cfg.repair_attempts:
+            attempt += 1
+            sc = await repair(env, gateway, sc, report, attempt)
+            report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
+    except (LLMOutputInvalid, LLMRequestRejected) as exc:
+        return sc.model_copy(update={"status": "rejected", "rejection_reason": f"LLM output unusable: {exc}"})
+    status = "verified" if report.ok else "rejected"
+    if not report.ok:
+        log.info("scenario for %s rejected after %d repairs: %s", env.env_id, attempt, report.reason)
+    return sc.model_copy(update={"status": status, "rejection_reason": report.reason, "repair_attempts": attempt})
+
+
+async def generate_scenarios(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Settings) -> list[Scenario]:
+    """`settings.scen.per_env` scenarios (variation 0..K-1), each verified or rejected with a reason."""
+    from envscaler_core.synth.tool_schema import state_attributes
+
+    attributes = state_attributes(env.class_code, env.class_name)
+    return list(await asyncio.gather(
+        *(_one(env, runtime, gateway, settings, attributes, i) for i in range(settings.scen.per_env))
+    ))

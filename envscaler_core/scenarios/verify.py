@@ -1,0 +1,169 @@
+"""Verified rewards: a scenario is usable only if its checks are real, non-vacuous and satisfiable.
+
+Everything runs through the injected `EnvRuntime` (the sandbox in production), never in-process: check
+code and env code are LLM-written and untrusted. `score_checks` is the single reward function shared by
+verification and rollouts, so a scenario is verified with exactly the arithmetic that later rewards it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from envscaler_core.models.env import AcceptedEnv
+from envscaler_core.models.scenario import Scenario
+from envscaler_core.models.trajectory import CheckResult
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime
+
+Failure = Literal["load", "solution", "check_error", "vacuous", "unsatisfied", "empty"]
+
+
+class CheckDiagnostic(BaseModel):
+    """What one check did on the initial state and on the state after the reference solution."""
+
+    index: int
+    item: str
+    on_initial: bool | None
+    on_initial_error: str | None = None
+    on_solved: bool | None = None
+    on_solved_error: str | None = None
+    problem: Literal["error", "vacuous", "unsatisfied"] | None = None
+
+
+class SolutionStep(BaseModel):
+    tool: str
+    args: dict[str, Any]
+    ok: bool
+    success: bool | None = Field(default=None, description="The tool's own `success` key, when it returned one.")
+    error: str | None = None
+
+
+class VerificationReport(BaseModel):
+    """`ok` iff every check is a real bool, False initially and True after the reference solution."""
+
+    ok: bool
+    failure: Failure | None = None
+    reason: str | None = None
+    checks: list[CheckDiagnostic] = Field(default_factory=list)
+    solution: list[SolutionStep] = Field(default_factory=list)
+    final_state: dict[str, Any] | None = None
+
+    def broken_checks(self) -> list[int]:
+        return [d.index for d in self.checks if d.problem is not None]
+
+
+def _result_of(item: str, outcome: CheckOutcome) -> CheckResult:
+    # The runtime already maps non-bool returns to passed=None; re-assert it so a lax runtime
+    # cannot turn a truthy int into a pass.
+    passed = outcome.passed if isinstance(outcome.passed, bool) else None
+    error = outcome.error if passed is None else None
+    if passed is None and error is None:
+        error = "check did not return a bool"
+    return CheckResult(item=item, passed=passed, error=error)
+
+
+def score_checks(
+    env: AcceptedEnv,
+    scenario: Scenario,
+    final_state: dict[str, Any],
+    runtime: EnvRuntime,
+    timeout_s: float | None = None,
+) -> tuple[float, bool, list[CheckResult]]:
+    """Reward = passed / total checks; crashed checks are `passed=None` (unscored, not a pass).
+
+    An empty checklist is an error (the reference divided by zero at reward time): a scenario without
+    checks can never have been verified, so scoring it is a caller bug.
+    """
+    del env  # part of the contract: checks see states only, but callers score per env
+    if not scenario.checks:
+        raise ValueError(f"scenario {scenario.fingerprint[:12]} has no checks; nothing to score")
+    outcomes = runtime.run_checks(
+        [c.code for c in scenario.checks], scenario.initial_state, final_state, timeout_s=timeout_s
+    )
+    if len(outcomes) != len(scenario.checks):
+        raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(scenario.checks)} checks")
+    results = [_result_of(c.item, o) for c, o in zip(scenario.checks, outcomes)]
+    passed = sum(1 for r in results if r.passed is True)
+    return round(passed / len(results), 4), passed == len(results), results
+
+
+def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> tuple[list[SolutionStep], dict[str, Any]]:
+    """Run the reference solution in one fresh episode; returns per-step outcomes and the final state."""
+    ep = runtime.open_episode(
+        env.class_code, env.class_name, scenario.initial_state, tools=[t.model_dump() for t in env.tools]
+    )
+    try:
+        steps: list[SolutionStep] = []
+        for call in scenario.reference_solution:
+            out = ep.call(call.tool, call.args)
+            success = out.result.get("success") if out.ok and isinstance(out.result, dict) else None
+            err = out.error if not out.ok else (_tool_message(out.result) if success is False else None)
+            steps.append(SolutionStep(tool=call.tool, args=call.args, ok=out.ok, success=success, error=err))
+        return steps, ep.state
+    finally:
+        ep.close()
+
+
+def _tool_message(result: Any) -> str:
+    text = json.dumps(result, default=str)
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def verify_scenario(
+    scenario: Scenario, env: AcceptedEnv, runtime: EnvRuntime, check_timeout_s: float
+) -> VerificationReport:
+    """Decide whether `scenario` may be used for RL; usable on hand-written scenarios too.
+
+    Order matters for the diagnosis: checks are judged on the initial state first (errors and vacuous
+    checks are the check's fault), then the reference solution runs in a fresh episode, then the
+    checks are judged on its final state (still False means check or plan is wrong).
+    """
+    if not scenario.checks:
+        return VerificationReport(ok=False, failure="empty", reason="scenario has no checks")
+    init_outcomes = runtime.run_checks(
+        [c.code for c in scenario.checks], scenario.initial_state, scenario.initial_state, timeout_s=check_timeout_s
+    )
+    diags: list[CheckDiagnostic] = []
+    for i, (c, o) in enumerate(zip(scenario.checks, init_outcomes)):
+        r = _result_of(c.item, o)
+        problem = "error" if r.passed is None else ("vacuous" if r.passed else None)
+        diags.append(CheckDiagnostic(index=i, item=c.item, on_initial=r.passed, on_initial_error=r.error, problem=problem))
+    try:
+        steps, final_state = execute_plan(env, scenario, runtime)
+    except EnvLoadError as exc:
+        return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}", checks=diags)
+    solved = runtime.run_checks(
+        [c.code for c in scenario.checks], scenario.initial_state, final_state, timeout_s=check_timeout_s
+    )
+    for d, c, o in zip(diags, scenario.checks, solved):
+        r = _result_of(c.item, o)
+        d.on_solved, d.on_solved_error = r.passed, r.error
+        if d.problem is None and r.passed is None:
+            d.problem = "error"
+        elif d.problem is None and r.passed is False:
+            d.problem = "unsatisfied"
+    report = VerificationReport(ok=True, checks=diags, solution=steps, final_state=final_state)
+    errors = [d for d in diags if d.problem == "error"]
+    vacuous = [d for d in diags if d.problem == "vacuous"]
+    unsat = [d for d in diags if d.problem == "unsatisfied"]
+    bad_steps = [f"#{i} {s.tool}: {s.error}" for i, s in enumerate(steps) if not s.ok or s.success is False]
+    if errors:
+        report.failure = "check_error"
+        report.reason = "; ".join(
+            f"check {d.index} ({d.item!r}) did not return a bool: {d.on_initial_error or d.on_solved_error}" for d in errors
+        )
+    elif vacuous:
+        report.failure = "vacuous"
+        report.reason = "; ".join(
+            f"check {d.index} ({d.item!r}) is already True on the initial state (rewards doing nothing)" for d in vacuous
+        )
+    elif unsat:
+        report.failure = "solution" if bad_steps else "unsatisfied"
+        names = ", ".join(f"{d.index} ({d.item!r})" for d in unsat)
+        report.reason = f"after the reference solution these checks are still False: {names}"
+        if bad_steps:
+            report.reason += "; failed solution steps: " + "; ".join(bad_steps)
+    report.ok = report.failure is None
+    return report
