@@ -1,0 +1,138 @@
+"""One rollout: agent <-> environment (and simulated user), then reward from the final state.
+
+Fixes over the reference (§8.14–15): every tool call of an assistant message runs, in order, and is
+answered by exactly one `tool` message with its id; bad calls (unknown tool, bad JSON, schema
+violations, exceptions) become observations and the episode goes on; hitting max_steps still scores
+the final state instead of giving 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from envscaler_core.config import Settings
+from envscaler_core.models.env import AcceptedEnv
+from envscaler_core.models.scenario import Scenario
+from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
+from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
+from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
+from envscaler_core.runtime import Episode, EnvRuntime
+from envscaler_core.scenarios.verify import score_checks
+
+USER_OPENING = "Hi! How can I help you today?"
+
+
+def observation(ep: Episode, call: dict[str, Any]) -> tuple[str, bool]:
+    """Run one OpenAI tool_call; returns (tool message content as JSON, is_error)."""
+    fn = call.get("function") or {}
+    name, raw = fn.get("name") or "", fn.get("arguments") or "{}"
+    try:
+        args = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError as exc:
+        return json.dumps({"error": f"arguments are not valid JSON: {exc}", "error_kind": "schema"}), True
+    if not isinstance(args, dict):
+        return json.dumps({"error": "arguments must be a JSON object", "error_kind": "schema"}), True
+    out = ep.call(name, args)
+    if out.ok:
+        return json.dumps(out.result, default=str), False
+    return json.dumps({"error": out.error, "error_kind": out.error_kind}), True
+
+
+def _normalise(message: dict[str, Any], turn: int) -> dict[str, Any]:
+    """Assistant message in strict OpenAI shape; tool calls get ids when a model omitted them."""
+    msg: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    calls = message.get("tool_calls") or []
+    if calls:
+        msg["tool_calls"] = [
+            {"id": c.get("id") or f"call_{turn}_{i}", "type": "function",
+             "function": {"name": (c.get("function") or {}).get("name", ""),
+                          "arguments": (c.get("function") or {}).get("arguments") or "{}"}}
+            for i, c in enumerate(calls)
+        ]
+    if message.get("reasoning_content"):
+        msg["reasoning_content"] = message["reasoning_content"]
+    return msg
+
+
+class _UserSim:
+    """The simulated user: sees the dialogue with roles flipped (its own lines are `assistant`)."""
+
+    def __init__(self, gateway: Any, scenario: Scenario) -> None:
+        self.gateway = gateway
+        self.history: list[dict[str, Any]] = [
+            {"role": "system", "content": USER_SIMULATOR.system.format(task=scenario.task)},
+            {"role": "user", "content": USER_OPENING},
+        ]
+        self.usage = TokenUsage()
+
+    async def say(self, agent_text: str | None = None) -> str:
+        if agent_text is not None:
+            self.history.append({"role": "user", "content": agent_text})
+        reply = await self.gateway.chat(self.history, prompt=USER_SIMULATOR, stage="user_sim")
+        text = str(reply.message.get("content") or "")
+        u = usage_of(getattr(reply, "usage", None))
+        self.usage = TokenUsage(prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
+                                completion_tokens=self.usage.completion_tokens + u.completion_tokens)
+        self.history.append({"role": "assistant", "content": text})
+        return text
+
+
+async def run_rollout(
+    env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime, gateway: Any, settings: Settings,
+    *, sample: int = 0, agent: Agent | None = None,
+) -> Trajectory:
+    """Play one episode of `scenario` in mode `settings.rollout.mode` and score it with its checks."""
+    cfg = settings.rollout
+    conversational = cfg.mode == "conversational"
+    if agent is None:
+        prompt = AGENT_CONVERSATIONAL if conversational else AGENT_NON_CONVERSATIONAL
+        agent = LLMAgent(gateway, prompt, settings.llm.models.agent)
+    prompt = AGENT_CONVERSATIONAL if conversational else AGENT_NON_CONVERSATIONAL
+    tools = [t.model_dump() for t in env.tools]
+    user = _UserSim(gateway, scenario) if conversational else None
+    first = await user.say() if user else scenario.task
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},
+    ]
+    usage, steps, tool_errors = TokenUsage(), 0, 0
+    termination: TerminationReason = "max_steps"
+    ep = await asyncio.to_thread(runtime.open_episode, env.class_code, env.class_name, scenario.initial_state, tools)
+    try:
+        while steps < cfg.max_steps:
+            turn: AgentTurn = await agent.step(messages, tools)
+            steps += 1
+            usage = TokenUsage(prompt_tokens=usage.prompt_tokens + turn.usage.prompt_tokens,
+                               completion_tokens=usage.completion_tokens + turn.usage.completion_tokens)
+            msg = _normalise(turn.message, steps)
+            messages.append(msg)
+            if msg.get("tool_calls"):
+                for call in msg["tool_calls"]:
+                    content, is_error = await asyncio.to_thread(observation, ep, call)
+                    tool_errors += is_error
+                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                continue
+            if user is None:
+                termination = "agent_done"
+                break
+            reply = await user.say(str(msg.get("content") or ""))
+            if STOP_MARKER in reply:
+                termination = "user_stop"
+                break
+            messages.append({"role": "user", "content": reply})
+        final_state = await asyncio.to_thread(lambda: ep.state)
+    finally:
+        await asyncio.to_thread(ep.close)
+    if user:
+        usage = TokenUsage(prompt_tokens=usage.prompt_tokens + user.usage.prompt_tokens,
+                           completion_tokens=usage.completion_tokens + user.usage.completion_tokens)
+    reward, all_passed, results = await asyncio.to_thread(
+        score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s
+    )
+    return Trajectory(
+        scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
+        messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination=termination,
+        initial_state=scenario.initial_state, final_state=final_state, check_results=results,
+        reward=reward, all_passed=all_passed, usage=usage,
+    )
