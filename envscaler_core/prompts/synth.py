@@ -14,6 +14,7 @@ class TopicInput(BaseModel):
     summary: str
     introduction: str
     example_task: str
+    feedback: str | None = Field(default=None, description="Why the previous attempt was rejected, if any.")
 
 
 class StateSpaceOutput(BaseModel):
@@ -46,6 +47,7 @@ class OperationsInput(BaseModel):
     rules: list[str]
     skeleton_code: str
     example_task: str
+    feedback: str | None = Field(default=None, description="Why the previous attempt was rejected, if any.")
 
 
 class OperationsOutput(BaseModel):

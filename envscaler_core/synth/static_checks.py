@@ -1,0 +1,200 @@
+"""Static checks on an assembled environment module, before any code runs.
+
+The reference only checked that the module parsed (its return-shape check could never fail), so an
+unimported `Optional` surfaced as a NameError in Stage 3 and the env vanished. Each check here yields
+named problems; an empty list means the candidate is "generated", otherwise "static_failed".
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+
+from pydantic import BaseModel
+
+from envscaler_core.synth.tool_schema import SchemaError, method_tool, public_methods
+
+_BUILTINS = set(dir(builtins)) | {"__name__", "__file__", "__class__"}
+_DICT_ANNOTATIONS = {"dict", "Dict", "Mapping"}
+
+
+class StaticProblem(BaseModel):
+    """One failed check: `name` is stable (for counting), `detail` says where and what."""
+
+    name: str
+    detail: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.name}: {self.detail}{where}"
+
+
+def _bound_names(node: ast.AST) -> set[str]:
+    """Every name bound anywhere inside `node` (params, assignments, loop/with/except targets,
+    comprehension variables, local imports, nested defs)."""
+    bound: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store | ast.Del):
+            bound.add(sub.id)
+        elif isinstance(sub, ast.arg):
+            bound.add(sub.arg)
+        elif isinstance(sub, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in sub.names)
+        elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(sub.name)
+        elif isinstance(sub, ast.ExceptHandler) and sub.name:
+            bound.add(sub.name)
+        elif isinstance(sub, ast.MatchAs | ast.MatchStar) and sub.name:
+            bound.add(sub.name)
+    return bound
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        else:
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return names
+
+
+def check_imports(tree: ast.Module) -> list[StaticProblem]:
+    """Only the standard library exists in the sandbox; relative imports cannot resolve."""
+    problems = []
+    for node in ast.walk(tree):
+        modules: list[str] = []
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                problems.append(StaticProblem(name="unresolvable-import", detail="relative import", line=node.lineno))
+                continue
+            modules = [node.module or ""]
+        for module in modules:
+            if module.split(".")[0] not in sys.stdlib_module_names:
+                problems.append(StaticProblem(
+                    name="unresolvable-import", detail=f"{module!r} is not in the standard library", line=node.lineno))
+    return problems
+
+
+def check_undefined_names(tree: ast.Module) -> list[StaticProblem]:
+    """Names read but never bound (e.g. `Optional` used without `from typing import Optional`).
+
+    Scopes are over-approximated (a name bound anywhere in a function counts as bound in all of it),
+    so this never reports a false positive for valid code paths, only misses some exotic cases.
+    """
+    problems: list[StaticProblem] = []
+    seen: set[tuple[str, int]] = set()
+
+    def walk(node: ast.AST, scope: set[str]) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            args = node.args
+            outer = [*getattr(node, "decorator_list", []), *args.defaults, *(d for d in args.kw_defaults if d)]
+            outer += [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.annotation]
+            if getattr(node, "returns", None) is not None:
+                outer.append(node.returns)
+            for part in outer:
+                walk(part, scope)
+            inner = scope | _bound_names(node)
+            for stmt in node.body if isinstance(node.body, list) else [node.body]:
+                walk(stmt, inner)
+            return
+        if isinstance(node, ast.ClassDef):
+            for part in (*node.bases, *node.decorator_list, *(k.value for k in node.keywords)):
+                walk(part, scope)
+            for stmt in node.body:
+                walk(stmt, scope | _class_level_names(node))
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in scope:
+            if (node.id, node.lineno) not in seen:
+                seen.add((node.id, node.lineno))
+                problems.append(StaticProblem(name="undefined-name", detail=f"name {node.id!r} is not defined",
+                                              line=node.lineno))
+        for child in ast.iter_child_nodes(node):
+            walk(child, scope)
+
+    walk(tree, _module_names(tree) | _BUILTINS)
+    return problems
+
+
+def _class_level_names(cls: ast.ClassDef) -> set[str]:
+    names: set[str] = set()
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+    """Return statements of `fn` itself, not of nested functions."""
+    found: list[ast.Return] = []
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+_NON_DICT = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr, ast.BinOp,
+             ast.Compare, ast.BoolOp, ast.UnaryOp)
+
+
+def check_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[StaticProblem]:
+    """A tool method is annotated (params and return), documented, and returns dicts on every path."""
+    problems: list[StaticProblem] = []
+    name = fn.name
+    if ast.get_docstring(fn) is None:
+        problems.append(StaticProblem(name="undocumented-method", detail=f"method {name!r} has no docstring", line=fn.lineno))
+    try:
+        method_tool(fn)
+    except SchemaError as exc:
+        problems.append(StaticProblem(name="unannotated-parameter" if "annotation" in str(exc) else "bad-signature",
+                                      detail=str(exc), line=fn.lineno))
+    ret = fn.returns
+    ret_name = ret.value.id if isinstance(ret, ast.Subscript) and isinstance(ret.value, ast.Name) else getattr(ret, "id", None)
+    if ret is None:
+        problems.append(StaticProblem(name="unannotated-return", detail=f"method {name!r} has no return annotation", line=fn.lineno))
+    elif ret_name not in _DICT_ANNOTATIONS and not (isinstance(ret, ast.Constant) and "dict" in str(ret.value).lower()):
+        problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} is annotated -> {ast.unparse(ret)}, not dict", line=fn.lineno))
+    returns = _returns(fn)
+    if not returns:
+        problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} never returns a value", line=fn.lineno))
+    for r in returns:
+        if r.value is None or (isinstance(r.value, ast.Constant)) or isinstance(r.value, _NON_DICT):
+            shown = ast.unparse(r.value) if r.value is not None else "(bare return)"
+            problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} returns {shown}", line=r.lineno))
+    last = fn.body[-1] if fn.body else None
+    if returns and not isinstance(last, ast.Return | ast.Raise | ast.If | ast.Try | ast.With | ast.For | ast.While | ast.Match):
+        problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} can fall off its end (returns None)", line=fn.lineno))
+    return problems
+
+
+def static_problems(code: str, class_name: str) -> list[StaticProblem]:
+    """All static problems of the module `code` whose environment class is `class_name`."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError as exc:
+        return [StaticProblem(name="syntax-error", detail=exc.msg, line=exc.lineno)]
+    problems = check_imports(tree) + check_undefined_names(tree)
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    if not classes:
+        return [*problems, StaticProblem(name="missing-class", detail=f"no top-level class {class_name!r}")]
+    cls = classes[0]
+    if cls.bases or cls.keywords:
+        problems.append(StaticProblem(name="class-has-base", detail=f"class {class_name!r} must not have a base class",
+                                      line=cls.lineno))
+    methods = public_methods(cls)
+    if not methods:
+        problems.append(StaticProblem(name="no-tools", detail=f"class {class_name!r} has no public methods", line=cls.lineno))
+    for fn in methods:
+        problems.extend(check_method(fn))
+    return problems

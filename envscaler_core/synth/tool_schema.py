@@ -1,0 +1,207 @@
+"""AST analysis of a generated environment class: OpenAI tool schemas, state attributes, sources.
+
+Fixes the reference's schema defects: the description is the docstring's summary paragraph (not the
+whole docstring), `Args:` entries become parameter descriptions, defaults make a parameter optional,
+`X | None`, `list[T]`, `dict[K, V]` and `Literal[...]` are understood, private methods are not tools,
+and an unannotated parameter raises `SchemaError` (a named static-check problem) instead of crashing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from envscaler_core.models.env import ToolFunction, ToolSchema
+
+_SIMPLE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
+           "list": "array", "dict": "object", "object": "object", "None": "null"}
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Constraints|Examples?|Notes?):\s*$")
+_ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+class SchemaError(ValueError):
+    """A method cannot be turned into a tool schema (e.g. an unannotated parameter)."""
+
+
+def find_class(tree: ast.Module, class_name: str) -> ast.ClassDef:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return node
+    raise SchemaError(f"class {class_name!r} not found at top level")
+
+
+def _name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _with_null(schema: dict[str, Any]) -> dict[str, Any]:
+    if "type" not in schema:
+        return schema
+    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    return {**schema, "type": [*types, "null"] if "null" not in types else types}
+
+
+def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
+    """JSON Schema for a type annotation; unknown names (TypedDicts, classes) map to object."""
+    if node is None:
+        raise SchemaError("missing annotation")
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return {"type": "null"}
+        if isinstance(node.value, str):  # a string annotation: parse what it says
+            return annotation_schema(ast.parse(node.value, mode="eval").body)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        left, right = node.left, node.right
+        if isinstance(right, ast.Constant) and right.value is None:
+            return _with_null(annotation_schema(left))
+        if isinstance(left, ast.Constant) and left.value is None:
+            return _with_null(annotation_schema(right))
+        return {"anyOf": [annotation_schema(left), annotation_schema(right)]}
+    name = _name(node)
+    if name == "Any":
+        return {}
+    if name in _SIMPLE:
+        return {"type": _SIMPLE[name], **({"items": {}} if name == "list" else {})}
+    if name in {"List", "Sequence", "Set", "Tuple"}:
+        return {"type": "array", "items": {}}
+    if name in {"Dict", "Mapping"}:
+        return {"type": "object"}
+    if isinstance(node, ast.Subscript):
+        base = _name(node.value)
+        args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if base == "Optional":
+            return _with_null(annotation_schema(args[0]))
+        if base == "Literal":
+            values = [a.value for a in args if isinstance(a, ast.Constant)]
+            kinds = {type(v).__name__ for v in values}
+            schema: dict[str, Any] = {"enum": values}
+            if len(kinds) == 1 and next(iter(kinds)) in _SIMPLE:
+                schema = {"type": _SIMPLE[next(iter(kinds))], "enum": values}
+            return schema
+        if base in {"List", "list", "Sequence", "Set", "set"}:
+            return {"type": "array", "items": annotation_schema(args[0])}
+        if base in {"Tuple", "tuple"}:
+            return {"type": "array"}
+        if base in {"Dict", "dict", "Mapping"}:
+            value = annotation_schema(args[1]) if len(args) == 2 else {}
+            return {"type": "object", **({"additionalProperties": value} if value else {})}
+        if base == "Union":
+            members = [a for a in args if not (isinstance(a, ast.Constant) and a.value is None)]
+            if len(members) == 1:
+                return _with_null(annotation_schema(members[0]))
+            return {"anyOf": [annotation_schema(a) for a in args]}
+    return {"type": "object"}
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Google-style docstring -> (summary paragraph, {param: description})."""
+    if not doc:
+        return "", {}
+    lines = doc.strip().splitlines()
+    summary: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line.strip()):
+            break
+        summary.append(line.strip())
+    params: dict[str, str] = {}
+    in_args, current, indent = False, None, None
+    for line in lines:
+        stripped = line.strip()
+        header = _SECTION.match(stripped)
+        if header:
+            in_args = header.group(1) in {"Args", "Arguments", "Parameters"}
+            current, indent = None, None
+            continue
+        if not in_args or not stripped:
+            continue
+        this_indent = len(line) - len(line.lstrip())
+        match = _ARG_LINE.match(stripped)
+        if match and (indent is None or this_indent <= indent):
+            indent = this_indent
+            current = match.group(1).lstrip("*")
+            params[current] = match.group(2).strip()
+        elif current is not None:
+            params[current] = f"{params[current]} {stripped}".strip()
+    return " ".join(summary), params
+
+
+def public_methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Tool methods: public (no leading underscore) function definitions in the class body."""
+    return [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not n.name.startswith("_")]
+
+
+def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:
+    """One tool schema; raises SchemaError naming the method for an unannotated parameter."""
+    description, arg_docs = parse_docstring(ast.get_docstring(fn))
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    if positional and positional[0].arg in {"self", "cls"}:
+        positional = positional[1:]
+    n_defaults = len(args.defaults)
+    with_default = {a.arg for a in positional[len(positional) - n_defaults:]} if n_defaults else set()
+    with_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+    if args.vararg or args.kwarg:
+        raise SchemaError(f"method {fn.name!r}: *args/**kwargs cannot be expressed as a tool schema")
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for arg in [*positional, *args.kwonlyargs]:
+        if arg.annotation is None:
+            raise SchemaError(f"method {fn.name!r}: parameter {arg.arg!r} has no type annotation")
+        schema = annotation_schema(arg.annotation)
+        if arg.arg in arg_docs:
+            schema = {**schema, "description": arg_docs[arg.arg]}
+        properties[arg.arg] = schema
+        if arg.arg not in with_default:
+            required.append(arg.arg)
+    parameters = {"type": "object", "properties": properties, "required": required}
+    return ToolSchema(function=ToolFunction(name=fn.name, description=description or fn.name, parameters=parameters))
+
+
+def extract_tools(code: str, class_name: str) -> list[ToolSchema]:
+    """OpenAI tool schemas for the public methods of `class_name`, in source order."""
+    cls = find_class(ast.parse(code), class_name)
+    return [method_tool(fn) for fn in public_methods(cls)]
+
+
+def state_attributes(code: str, class_name: str) -> dict[str, str]:
+    """`self.<attr>` assigned in __init__ -> annotation source text ('' when unannotated)."""
+    cls = find_class(ast.parse(code), class_name)
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    attrs: dict[str, str] = {}
+    if init is None:
+        return attrs
+    for node in ast.walk(init):
+        target, ann = None, None
+        if isinstance(node, ast.AnnAssign):
+            target, ann = node.target, node.annotation
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            if ann is not None or target.attr not in attrs:
+                attrs[target.attr] = ast.unparse(ann) if ann is not None else attrs.get(target.attr, "")
+    return attrs
+
+
+def class_header(code: str, class_name: str) -> str:
+    """Source from the file start through the end of `__init__` (what later prompts show)."""
+    cls = find_class(ast.parse(code), class_name)
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    end = init.end_lineno if init is not None and init.end_lineno else cls.lineno
+    return "\n".join(code.splitlines()[:end]) + "\n"
+
+
+def method_sources(code: str, class_name: str) -> dict[str, str]:
+    """Method name -> exact source lines (decorators included, class indentation kept)."""
+    lines = code.splitlines()
+    cls = find_class(ast.parse(code), class_name)
+    out: dict[str, str] = {}
+    for fn in cls.body:
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            out[fn.name] = "\n".join(lines[start - 1: fn.end_lineno]) + "\n"
+    return out
