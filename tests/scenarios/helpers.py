@@ -1,0 +1,111 @@
+"""A small hand-written environment and scenario used by the scenario and rollout specs, plus fixtures
+that borrow the real sandbox pool and the real mock LLM from their owners' plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envscaler_core.models.env import AcceptedEnv, ToolFunction, ToolSchema
+from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
+
+LIBRARY_CODE = '''
+class Library:
+    def __init__(self, init_config: dict = None):
+        cfg = init_config or {}
+        self.books = cfg.get("books", {})
+        self.loans = cfg.get("loans", [])
+
+    def list_books(self) -> dict:
+        """List every book.
+
+        Args:
+        """
+        return {"success": True, "data": list(self.books.values())}
+
+    def get_book(self, book_id: str) -> dict:
+        """Get one book.
+
+        Args:
+            book_id: the book id
+        """
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}
+
+    def lend_book(self, book_id: str, member: str) -> dict:
+        """Lend a book to a member.
+
+        Args:
+            book_id: the book id
+            member: member name
+        """
+        book = self.books.get(book_id)
+        if book is None:
+            return {"success": False, "error": "no such book"}
+        if book["status"] != "available":
+            return {"success": False, "error": "book not available"}
+        book["status"] = "lent"
+        self.loans.append({"book_id": book_id, "member": member})
+        return {"success": True, "message": "lent"}
+'''
+
+
+def _tool(name: str, desc: str, props: dict[str, Any]) -> ToolSchema:
+    return ToolSchema(function=ToolFunction(
+        name=name, description=desc,
+        parameters={"type": "object", "properties": props, "required": list(props)},
+    ))
+
+
+def library_env() -> AcceptedEnv:
+    return AcceptedEnv(
+        env_id="env_library_test", candidate_fp="0" * 64, summary="A tiny library.",
+        introduction="A library that lends books.", rules=["Only available books can be lent."],
+        class_name="Library", class_code=LIBRARY_CODE,
+        tools=[
+            _tool("list_books", "List every book.", {}),
+            _tool("get_book", "Get one book.", {"book_id": {"type": "string"}}),
+            _tool("lend_book", "Lend a book to a member.",
+                  {"book_id": {"type": "string"}, "member": {"type": "string"}}),
+        ],
+        tool_kinds={"list_books": "query", "get_book": "query", "lend_book": "state_change"},
+        score=1.0, validation_mode="programmatic",
+    )
+
+
+STATE = {
+    "books": {
+        "b1": {"book_id": "b1", "title": "Dune", "status": "available"},
+        "b2": {"book_id": "b2", "title": "Emma", "status": "available"},
+        "b3": {"book_id": "b3", "title": "Ulysses", "status": "lent"},
+    },
+    "loans": [{"book_id": "b3", "member": "Zoe"}],
+}
+
+LENT_B1 = CheckSpec(item="Has b1 been lent", code="def check_func(final_state):\n    return final_state['books']['b1']['status'] == 'lent'\n")
+LOAN_ANA = CheckSpec(item="Has a loan of b2 to Ana", code=(
+    "def check_func(final_state):\n"
+    "    new = [l for l in final_state['loans'] if l not in initial_state['loans']]\n"
+    "    return {'book_id': 'b2', 'member': 'Ana'} in new\n"))
+VACUOUS = CheckSpec(item="Has b3 been lent", code="def check_func(final_state):\n    return final_state['books']['b3']['status'] == 'lent'\n")
+NEVER = CheckSpec(item="Has b9 been lent", code="def check_func(final_state):\n    return 'b9' in final_state['books']\n")
+PLAN = [ToolCall(tool="lend_book", args={"book_id": "b1", "member": "Ana"}),
+        ToolCall(tool="lend_book", args={"book_id": "b2", "member": "Ana"})]
+
+
+def scenario(checks: list[CheckSpec] | None = None, plan: list[ToolCall] | None = None) -> Scenario:
+    checks = [LENT_B1, LOAN_ANA] if checks is None else checks
+    return Scenario(
+        env_id="env_library_test", initial_state=STATE, task="Lend Dune (b1) and Emma (b2) to Ana.",
+        checklist=[c.item for c in checks], checks=checks, reference_solution=PLAN if plan is None else plan,
+    )
+
+
+def borrow(request: pytest.FixtureRequest, name: str, owner: str) -> Any:
+    """A fixture from another component's plugin; skip (with the reason) while it is not built yet."""
+    try:
+        return request.getfixturevalue(name)
+    except pytest.FixtureLookupError:
+        pytest.skip(f"dependency missing: fixture {name!r} ({owner}) is not available yet")

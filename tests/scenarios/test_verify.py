@@ -1,0 +1,76 @@
+"""Spec: verify_scenario accepts only checks that are real bools, False initially, True after the plan."""
+
+from __future__ import annotations
+
+from envscaler_core.models.scenario import CheckSpec, ToolCall
+from envscaler_core.scenarios import score_checks, verify_scenario
+from tests.scenarios.helpers import LENT_B1, LOAN_ANA, NEVER, STATE, VACUOUS, library_env, scenario
+
+TIMEOUT = 2.0
+
+
+def test_good_hand_written_scenario_is_verified(runtime):
+    report = verify_scenario(scenario(), library_env(), runtime, TIMEOUT)
+    assert report.ok, report.reason
+    assert [d.on_initial for d in report.checks] == [False, False]
+    assert [d.on_solved for d in report.checks] == [True, True]
+    assert report.final_state["books"]["b1"]["status"] == "lent"
+
+
+def test_check_already_true_on_initial_state_is_rejected_as_vacuous(runtime):
+    report = verify_scenario(scenario([LENT_B1, VACUOUS]), library_env(), runtime, TIMEOUT)
+    assert not report.ok and report.failure == "vacuous"
+    assert "already True on the initial state" in report.reason
+    assert report.broken_checks() == [1]
+
+
+def test_check_that_never_becomes_true_is_rejected_as_unsatisfied(runtime):
+    report = verify_scenario(scenario([LENT_B1, NEVER]), library_env(), runtime, TIMEOUT)
+    assert not report.ok and report.failure == "unsatisfied"
+    assert "still False" in report.reason and "b9" in report.reason
+    assert report.broken_checks() == [1]
+
+
+def test_check_returning_non_bool_is_rejected(runtime):
+    truthy = CheckSpec(item="returns an int", code="def check_func(final_state):\n    return 1\n")
+    report = verify_scenario(scenario([LENT_B1, truthy]), library_env(), runtime, TIMEOUT)
+    assert report.failure == "check_error" and "did not return a bool" in report.reason
+
+
+def test_check_that_raises_is_rejected_with_the_error(runtime):
+    raising = CheckSpec(item="raises", code="def check_func(final_state):\n    return final_state['nope']['x']\n")
+    report = verify_scenario(scenario([raising]), library_env(), runtime, TIMEOUT)
+    assert report.failure == "check_error"
+    assert report.checks[0].on_initial is None and "nope" in (report.checks[0].on_initial_error or "")
+
+
+def test_check_that_loops_is_rejected_not_hung(runtime):
+    looping = CheckSpec(item="loops", code="def check_func(final_state):\n    while True:\n        pass\n")
+    report = verify_scenario(scenario([LENT_B1, looping]), library_env(), runtime, 0.5)
+    assert report.failure == "check_error" and report.broken_checks() == [1]
+
+
+def test_check_without_check_func_is_rejected(runtime):
+    misnamed = CheckSpec(item="misnamed", code="def check(final_state):\n    return False\n")
+    report = verify_scenario(scenario([misnamed]), library_env(), runtime, TIMEOUT)
+    assert report.failure == "check_error"
+
+
+def test_failing_plan_step_is_named_in_the_reason(runtime):
+    bad_plan = [ToolCall(tool="lend_book", args={"book_id": "b3", "member": "Ana"})]
+    report = verify_scenario(scenario([LENT_B1], plan=bad_plan), library_env(), runtime, TIMEOUT)
+    assert report.failure == "solution" and "book not available" in report.reason
+
+
+def test_scenario_without_checks_is_rejected(runtime):
+    report = verify_scenario(scenario([]), library_env(), runtime, TIMEOUT)
+    assert report.failure == "empty"
+
+
+def test_score_is_fraction_passed_and_crashes_are_unscored(runtime):
+    raising = CheckSpec(item="raises", code="def check_func(final_state):\n    raise ValueError('boom')\n")
+    final = {**STATE, "books": {**STATE["books"], "b1": {**STATE["books"]["b1"], "status": "lent"}}}
+    reward, all_passed, results = score_checks(library_env(), scenario([LENT_B1, LOAN_ANA, raising]), final, runtime)
+    assert reward == round(1 / 3, 4) and all_passed is False
+    assert [r.passed for r in results] == [True, False, None]
+    assert "boom" in (results[2].error or "")
