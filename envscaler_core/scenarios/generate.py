@@ -74,14 +74,25 @@ async def repair(env: AcceptedEnv, gateway: Any, sc: Scenario, report: Verificat
     return sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, feedback)})
 
 
+def _unusable_llm_errors() -> tuple[type[BaseException], ...]:
+    """LLM failures that doom one scenario but not the batch (budget and outages still propagate).
+
+    Imported lazily: a caller may inject any gateway-shaped object, and the llm package is optional for it.
+    """
+    try:
+        from envscaler_core.llm.errors import LLMOutputInvalid, LLMRequestRejected
+    except ImportError:
+        return ()
+    return (LLMOutputInvalid, LLMRequestRejected)
+
+
 async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Settings,
                attributes: dict[str, str], variation: int) -> Scenario:
-    from envscaler_core.llm.errors import LLMOutputInvalid, LLMRequestRejected
-
+    unusable = _unusable_llm_errors()
     cfg = settings.scen
     try:
         state = await make_initial_state(env, runtime, gateway, attributes, variation, cfg.repair_attempts)
-    except (StateRejected, LLMOutputInvalid, LLMRequestRejected) as exc:
+    except (StateRejected, *unusable) as exc:
         return Scenario(env_id=env.env_id, initial_state={}, task=f"{NO_TASK} [variation {variation}]",
                         status="rejected", rejection_reason=f"initial state: {exc}")
     sc = Scenario(env_id=env.env_id, initial_state=state, task=NO_TASK)
@@ -98,7 +109,7 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
             attempt += 1
             sc = await repair(env, gateway, sc, report, attempt)
             report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
-    except (LLMOutputInvalid, LLMRequestRejected) as exc:
+    except unusable as exc:
         return sc.model_copy(update={"status": "rejected", "rejection_reason": f"LLM output unusable: {exc}"})
     status = "verified" if report.ok else "rejected"
     if not report.ok:
