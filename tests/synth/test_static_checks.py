@@ -1,0 +1,79 @@
+"""Static checks: each planted defect yields its named problem; a clean module yields none."""
+
+from __future__ import annotations
+
+from envscaler_core.synth import static_problems
+
+GOOD = '''from typing import Dict, Optional
+
+
+class Shop:
+    def __init__(self, init_config: dict | None = None):
+        self.stock: Dict[str, int] = dict((init_config or {}).get("stock", {}))
+
+    def get_stock(self, item: str, default: Optional[int] = None) -> dict:
+        """Stock of an item.
+
+        Args:
+            item: Item id.
+            default: Returned when unknown.
+        """
+        if item not in self.stock:
+            return {"success": False, "error": f"unknown item {item}"}
+        result = {"success": True, "data": self.stock[item]}
+        return result
+'''
+
+
+def names(code: str, cls: str = "Shop") -> list[str]:
+    return [p.name for p in static_problems(code, cls)]
+
+
+def test_clean_module_has_no_problems() -> None:
+    assert static_problems(GOOD, "Shop") == []
+
+
+def test_syntax_error_is_reported_with_line() -> None:
+    problems = static_problems(GOOD.replace("if item not in", "if item not in ("), "Shop")
+    assert problems[0].name == "syntax-error" and problems[0].line is not None
+
+
+def test_missing_import_is_an_undefined_name() -> None:
+    problems = static_problems(GOOD.replace("from typing import Dict, Optional", "from typing import Dict"), "Shop")
+    assert [(p.name, p.detail) for p in problems] == [("undefined-name", "name 'Optional' is not defined")]
+
+
+def test_non_stdlib_import_is_unresolvable_in_the_sandbox() -> None:
+    assert names("import requests\n" + GOOD) == ["unresolvable-import"]
+
+
+def test_env_class_with_a_base_class_is_rejected() -> None:
+    assert names(GOOD.replace("class Shop:", "class Shop(dict):")) == ["class-has-base"]
+
+
+def test_missing_class_is_reported() -> None:
+    assert names(GOOD, "Store") == ["missing-class"]
+
+
+def test_unannotated_parameter_is_a_problem() -> None:
+    assert names(GOOD.replace("item: str,", "item,")) == ["unannotated-parameter"]
+
+
+def test_undocumented_public_method_is_a_problem() -> None:
+    code = GOOD.replace('"""Stock of an item.', '"""X', 1)
+    code = code[: code.index('"""X')] + code[code.index('"""', code.index('"""X') + 3) + 3:]
+    assert names(code) == ["undocumented-method"]
+
+
+def test_non_dict_return_annotation_and_value_are_problems() -> None:
+    code = GOOD.replace(") -> dict:", ") -> list:").replace("return result", "return [result]")
+    assert names(code) == ["non-dict-return", "non-dict-return"]
+
+
+def test_bare_return_is_a_non_dict_return() -> None:
+    assert names(GOOD.replace("return result", "return")) == ["non-dict-return"]
+
+
+def test_private_helpers_are_not_held_to_the_tool_rules() -> None:
+    code = GOOD + "\n    def _norm(self, x):\n        return x.strip()\n"
+    assert static_problems(code, "Shop") == []
