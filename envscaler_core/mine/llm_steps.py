@@ -38,10 +38,16 @@ class TopicResult(BaseModel):
     failure: str | None = None
 
 
+class _NeverRaised(Exception):
+    """Stand-in when the gateway package is absent: nothing can raise its errors then."""
+
+
 def output_invalid_error() -> type[Exception]:
     """The gateway's 'repair exhausted' error, imported lazily so pure parts work without the gateway."""
-    from envscaler_core.llm.errors import LLMOutputInvalid
-
+    try:
+        from envscaler_core.llm.errors import LLMOutputInvalid
+    except ImportError:
+        return _NeverRaised
     return LLMOutputInvalid
 
 
