@@ -109,3 +109,31 @@ def borrow(request: pytest.FixtureRequest, name: str, owner: str) -> Any:
         return request.getfixturevalue(name)
     except pytest.FixtureLookupError:
         pytest.skip(f"dependency missing: fixture {name!r} ({owner}) is not available yet")
+
+
+def mock_gateway(request: pytest.FixtureRequest) -> Any:
+    """The real LLMGateway talking HTTP to the real mock server (H2's `llm_settings` fixture)."""
+    llm = pytest.importorskip("envscaler_core.llm", reason="dependency missing: envscaler_core.llm (gateway)")
+    settings = borrow(request, "llm_settings", "llm")
+    llm_cfg = getattr(settings, "llm", settings)
+    return llm.LLMGateway(llm_cfg)
+
+
+def library_domains() -> list[Any]:
+    lib = pytest.importorskip("envscaler_core.mock_llm.library", reason="dependency missing: mock library")
+    return list(lib.domains())
+
+
+def domain_env(domain: Any) -> AcceptedEnv:
+    """An AcceptedEnv for a mock-library domain, built the way Stage 3 would (tools from the AST)."""
+    from envscaler_core.synth.tool_schema import extract_tools
+
+    tools = extract_tools(domain.class_source, domain.class_name)
+    return AcceptedEnv(
+        env_id=f"env_{domain.class_name.lower()}", candidate_fp="0" * 64,
+        summary=getattr(domain, "summary", domain.class_name),
+        introduction=getattr(domain, "introduction", domain.class_name),
+        rules=list(getattr(domain, "rules", [])), class_name=domain.class_name, class_code=domain.class_source,
+        tools=tools, tool_kinds=dict(getattr(domain, "tool_kinds", {}) or {}), score=1.0,
+        validation_mode="programmatic",
+    )
