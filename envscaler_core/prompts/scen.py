@@ -113,7 +113,9 @@ CHECK_FUNCTION = PromptSpec(
         "final state (a dict shaped like the initial state, which is available as the global `initial_state`). "
         "Derive field names from the initial state. Match explicit target values exactly; for generated values "
         "(ids, timestamps) check only existence and type. Use initial_state when the item is about a change. "
-        "Return a real bool; never mutate anything; standard library only."
+        "Return a real bool; never mutate anything; standard library only. The check must be False on the "
+        "initial state (a check that is already True rewards doing nothing and is rejected) and True once the "
+        "item is done. If `feedback` is given, it explains why your previous function was rejected."
     ),
     instructions="Write the check function for this item.",
     input_model=CheckFunctionInput,
@@ -126,7 +128,8 @@ REFERENCE_SOLUTION = PromptSpec(
     system=(
         "You solve a task in a simulated environment by writing the exact sequence of tool calls (tool name and "
         "arguments) that accomplishes it from the given initial state. Use only listed tools and their "
-        "parameter names; use ids present in the state."
+        "parameter names; use ids present in the state. Every call must succeed from the state the earlier calls "
+        "leave behind. If `feedback` is given, it names the checks your previous plan left unsatisfied."
     ),
     instructions="Write the tool-call plan that solves this task.",
     input_model=SolutionInput,
