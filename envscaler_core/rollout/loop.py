@@ -56,6 +56,15 @@ def _normalise(message: dict[str, Any], turn: int) -> dict[str, Any]:
     return msg
 
 
+def _llm_failures() -> tuple[type[BaseException], ...]:
+    """Gateway errors that end one episode (budget exhaustion still propagates to stop the run)."""
+    try:
+        from envscaler_core.llm.errors import LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError
+    except ImportError:
+        return ()
+    return (LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError)
+
+
 class _UserSim:
     """The simulated user: sees the dialogue with roles flipped (its own lines are `assistant`)."""
 
@@ -72,11 +81,45 @@ class _UserSim:
             self.history.append({"role": "user", "content": agent_text})
         reply = await self.gateway.chat(self.history, prompt=USER_SIMULATOR, stage="user_sim")
         text = str(reply.message.get("content") or "")
-        u = usage_of(getattr(reply, "usage", None))
-        self.usage = TokenUsage(prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
-                                completion_tokens=self.usage.completion_tokens + u.completion_tokens)
+        self.usage = _add(self.usage, usage_of(getattr(reply, "usage", None)))
         self.history.append({"role": "assistant", "content": text})
         return text
+
+
+def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    return TokenUsage(prompt_tokens=a.prompt_tokens + b.prompt_tokens,
+                      completion_tokens=a.completion_tokens + b.completion_tokens)
+
+
+class _Play:
+    """The turn loop; its counters survive an exception so an aborted episode is still recorded."""
+
+    def __init__(self) -> None:
+        self.usage, self.steps, self.tool_errors = TokenUsage(), 0, 0
+        self.termination: TerminationReason = "max_steps"
+
+    async def run(self, agent: Agent, user: _UserSim | None, ep: Episode, messages: list[dict[str, Any]],
+                  tools: list[dict[str, Any]], max_steps: int) -> None:
+        while self.steps < max_steps:
+            turn: AgentTurn = await agent.step(messages, tools)
+            self.steps += 1
+            self.usage = _add(self.usage, turn.usage)
+            msg = _normalise(turn.message, self.steps)
+            messages.append(msg)
+            if msg.get("tool_calls"):
+                for call in msg["tool_calls"]:  # in order, each answered by exactly one tool message
+                    content, is_error = await asyncio.to_thread(observation, ep, call)
+                    self.tool_errors += is_error
+                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                continue
+            if user is None:
+                self.termination = "agent_done"
+                return
+            reply = await user.say(str(msg.get("content") or ""))
+            if STOP_MARKER in reply:
+                self.termination = "user_stop"
+                return
+            messages.append({"role": "user", "content": reply})
 
 
 async def run_rollout(
@@ -86,47 +129,30 @@ async def run_rollout(
     """Play one episode of `scenario` in mode `settings.rollout.mode` and score it with its checks."""
     cfg = settings.rollout
     conversational = cfg.mode == "conversational"
-    if agent is None:
-        prompt = AGENT_CONVERSATIONAL if conversational else AGENT_NON_CONVERSATIONAL
-        agent = LLMAgent(gateway, prompt, settings.llm.models.agent)
     prompt = AGENT_CONVERSATIONAL if conversational else AGENT_NON_CONVERSATIONAL
+    if agent is None:
+        agent = LLMAgent(gateway, prompt, settings.llm.models.agent)
     tools = [t.model_dump() for t in env.tools]
     user = _UserSim(gateway, scenario) if conversational else None
     first = await user.say() if user else scenario.task
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},
     ]
-    usage, steps, tool_errors = TokenUsage(), 0, 0
-    termination: TerminationReason = "max_steps"
     ep = await asyncio.to_thread(runtime.open_episode, env.class_code, env.class_name, scenario.initial_state, tools)
     try:
-        while steps < cfg.max_steps:
-            turn: AgentTurn = await agent.step(messages, tools)
-            steps += 1
-            usage = TokenUsage(prompt_tokens=usage.prompt_tokens + turn.usage.prompt_tokens,
-                               completion_tokens=usage.completion_tokens + turn.usage.completion_tokens)
-            msg = _normalise(turn.message, steps)
-            messages.append(msg)
-            if msg.get("tool_calls"):
-                for call in msg["tool_calls"]:
-                    content, is_error = await asyncio.to_thread(observation, ep, call)
-                    tool_errors += is_error
-                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-                continue
-            if user is None:
-                termination = "agent_done"
-                break
-            reply = await user.say(str(msg.get("content") or ""))
-            if STOP_MARKER in reply:
-                termination = "user_stop"
-                break
-            messages.append({"role": "user", "content": reply})
+        play = _Play()
+        try:
+            await play.run(agent, user, ep, messages, tools, cfg.max_steps)
+        except _llm_failures():
+            # The model is unreachable or refuses: the episode ends as an error, but what the agent
+            # did so far is still scored (visible; dropped by the filters).
+            play.termination = "error"
         final_state = await asyncio.to_thread(lambda: ep.state)
     finally:
         await asyncio.to_thread(ep.close)
+    usage, steps, tool_errors, termination = play.usage, play.steps, play.tool_errors, play.termination
     if user:
-        usage = TokenUsage(prompt_tokens=usage.prompt_tokens + user.usage.prompt_tokens,
-                           completion_tokens=usage.completion_tokens + user.usage.completion_tokens)
+        usage = _add(usage, user.usage)
     reward, all_passed, results = await asyncio.to_thread(
         score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s
     )
