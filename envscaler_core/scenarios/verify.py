@@ -54,6 +54,14 @@ class VerificationReport(BaseModel):
         return [d.index for d in self.checks if d.problem is not None]
 
 
+def _run_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, Any], timeout_s: float | None) -> list[CheckOutcome]:
+    """One outcome per check, or a loud error: a short answer would silently drop checks from the reward."""
+    outcomes = runtime.run_checks([c.code for c in scenario.checks], scenario.initial_state, final_state, timeout_s=timeout_s)
+    if len(outcomes) != len(scenario.checks):
+        raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(scenario.checks)} checks")
+    return outcomes
+
+
 def _result_of(item: str, outcome: CheckOutcome) -> CheckResult:
     # The runtime already maps non-bool returns to passed=None; re-assert it so a lax runtime
     # cannot turn a truthy int into a pass.
@@ -79,11 +87,7 @@ def score_checks(
     del env  # part of the contract: checks see states only, but callers score per env
     if not scenario.checks:
         raise ValueError(f"scenario {scenario.fingerprint[:12]} has no checks; nothing to score")
-    outcomes = runtime.run_checks(
-        [c.code for c in scenario.checks], scenario.initial_state, final_state, timeout_s=timeout_s
-    )
-    if len(outcomes) != len(scenario.checks):
-        raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(scenario.checks)} checks")
+    outcomes = _run_checks(runtime, scenario, final_state, timeout_s)
     results = [_result_of(c.item, o) for c, o in zip(scenario.checks, outcomes)]
     passed = sum(1 for r in results if r.passed is True)
     return round(passed / len(results), 4), passed == len(results), results
@@ -122,9 +126,7 @@ def verify_scenario(
     """
     if not scenario.checks:
         return VerificationReport(ok=False, failure="empty", reason="scenario has no checks")
-    init_outcomes = runtime.run_checks(
-        [c.code for c in scenario.checks], scenario.initial_state, scenario.initial_state, timeout_s=check_timeout_s
-    )
+    init_outcomes = _run_checks(runtime, scenario, scenario.initial_state, check_timeout_s)
     diags: list[CheckDiagnostic] = []
     for i, (c, o) in enumerate(zip(scenario.checks, init_outcomes)):
         r = _result_of(c.item, o)
@@ -134,9 +136,7 @@ def verify_scenario(
         steps, final_state = execute_plan(env, scenario, runtime)
     except EnvLoadError as exc:
         return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}", checks=diags)
-    solved = runtime.run_checks(
-        [c.code for c in scenario.checks], scenario.initial_state, final_state, timeout_s=check_timeout_s
-    )
+    solved = _run_checks(runtime, scenario, final_state, check_timeout_s)
     for d, c, o in zip(diags, scenario.checks, solved):
         r = _result_of(c.item, o)
         d.on_solved, d.on_solved_error = r.passed, r.error

@@ -99,3 +99,26 @@ def test_max_steps_is_honoured_and_the_final_state_still_scored(runtime):
     traj = roll(runtime, replay_agent(PLAN), max_steps=1)
     assert traj.termination == "max_steps" and traj.steps == 1
     assert traj.reward == 0.5 and [r.passed for r in traj.check_results] == [True, False]
+
+
+class UnreachableAgent:
+    """Acts once, then its model becomes unreachable."""
+
+    name = "flaky"
+
+    def __init__(self) -> None:
+        self.inner = replay_agent(PLAN[:1])
+        self.turns = 0
+
+    async def step(self, messages, tools) -> AgentTurn:
+        self.turns += 1
+        if self.turns > 1:
+            errors = __import__("pytest").importorskip("envscaler_core.llm.errors", reason="dependency missing: llm errors")
+            raise errors.LLMUnavailableError("endpoint down")
+        return await self.inner.step(messages, tools)
+
+
+def test_unreachable_model_ends_as_error_and_is_still_scored(runtime):
+    traj = roll(runtime, UnreachableAgent())
+    assert traj.termination == "error" and traj.steps == 1
+    assert traj.reward == 0.5  # the one call it made still counts
