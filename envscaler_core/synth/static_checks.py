@@ -146,35 +146,46 @@ def _returns(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
 
 _NON_DICT = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.JoinedStr, ast.BinOp,
              ast.Compare, ast.BoolOp, ast.UnaryOp)
+# Last statements after which a method may still always return (checked per return statement).
+_MAY_END_WITH = (ast.Return, ast.Raise, ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match)
+
+
+def _problem(name: str, detail: str, line: int | None) -> StaticProblem:
+    return StaticProblem(name=name, detail=detail, line=line)
+
+
+def _is_dict_annotation(ret: ast.expr) -> bool:
+    if isinstance(ret, ast.Constant):
+        return isinstance(ret.value, str) and ret.value.split("[")[0] in _DICT_ANNOTATIONS
+    base = ret.value if isinstance(ret, ast.Subscript) else ret
+    return isinstance(base, ast.Name) and base.id in _DICT_ANNOTATIONS
 
 
 def check_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[StaticProblem]:
     """A tool method is annotated (params and return), documented, and returns dicts on every path."""
     problems: list[StaticProblem] = []
-    name = fn.name
+    name, line = fn.name, fn.lineno
     if ast.get_docstring(fn) is None:
-        problems.append(StaticProblem(name="undocumented-method", detail=f"method {name!r} has no docstring", line=fn.lineno))
+        problems.append(_problem("undocumented-method", f"method {name!r} has no docstring", line))
     try:
         method_tool(fn)
     except SchemaError as exc:
-        problems.append(StaticProblem(name="unannotated-parameter" if "annotation" in str(exc) else "bad-signature",
-                                      detail=str(exc), line=fn.lineno))
-    ret = fn.returns
-    ret_name = ret.value.id if isinstance(ret, ast.Subscript) and isinstance(ret.value, ast.Name) else getattr(ret, "id", None)
-    if ret is None:
-        problems.append(StaticProblem(name="unannotated-return", detail=f"method {name!r} has no return annotation", line=fn.lineno))
-    elif ret_name not in _DICT_ANNOTATIONS and not (isinstance(ret, ast.Constant) and "dict" in str(ret.value).lower()):
-        problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} is annotated -> {ast.unparse(ret)}, not dict", line=fn.lineno))
+        kind = "unannotated-parameter" if "annotation" in str(exc) else "bad-signature"
+        problems.append(_problem(kind, str(exc), line))
+    if fn.returns is None:
+        problems.append(_problem("unannotated-return", f"method {name!r} has no return annotation", line))
+    elif not _is_dict_annotation(fn.returns):
+        detail = f"method {name!r} is annotated -> {ast.unparse(fn.returns)}, not dict"
+        problems.append(_problem("non-dict-return", detail, line))
     returns = _returns(fn)
     if not returns:
-        problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} never returns a value", line=fn.lineno))
+        problems.append(_problem("non-dict-return", f"method {name!r} never returns a value", line))
     for r in returns:
-        if r.value is None or (isinstance(r.value, ast.Constant)) or isinstance(r.value, _NON_DICT):
+        if r.value is None or isinstance(r.value, (ast.Constant, *_NON_DICT)):
             shown = ast.unparse(r.value) if r.value is not None else "(bare return)"
-            problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} returns {shown}", line=r.lineno))
-    last = fn.body[-1] if fn.body else None
-    if returns and not isinstance(last, ast.Return | ast.Raise | ast.If | ast.Try | ast.With | ast.For | ast.While | ast.Match):
-        problems.append(StaticProblem(name="non-dict-return", detail=f"method {name!r} can fall off its end (returns None)", line=fn.lineno))
+            problems.append(_problem("non-dict-return", f"method {name!r} returns {shown}", r.lineno))
+    if returns and not isinstance(fn.body[-1], _MAY_END_WITH):
+        problems.append(_problem("non-dict-return", f"method {name!r} can fall off its end (returns None)", line))
     return problems
 
 
@@ -190,11 +201,10 @@ def static_problems(code: str, class_name: str) -> list[StaticProblem]:
         return [*problems, StaticProblem(name="missing-class", detail=f"no top-level class {class_name!r}")]
     cls = classes[0]
     if cls.bases or cls.keywords:
-        problems.append(StaticProblem(name="class-has-base", detail=f"class {class_name!r} must not have a base class",
-                                      line=cls.lineno))
+        problems.append(_problem("class-has-base", f"class {class_name!r} must not have a base class", cls.lineno))
     methods = public_methods(cls)
     if not methods:
-        problems.append(StaticProblem(name="no-tools", detail=f"class {class_name!r} has no public methods", line=cls.lineno))
+        problems.append(_problem("no-tools", f"class {class_name!r} has no public methods", cls.lineno))
     for fn in methods:
         problems.extend(check_method(fn))
     return problems
