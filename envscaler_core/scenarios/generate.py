@@ -28,9 +28,11 @@ NO_TASK = "(no task: the initial state was rejected)"
 
 
 def _operations(env: AcceptedEnv) -> list[Operation]:
+    # model_construct: accepted tool names are already whitelisted by the sandbox schema; the spec's
+    # snake_case pattern must not hide a (camelCase) tool from the task writer.
     return [
-        Operation(name=t.function.name, description=t.function.description or t.function.name,
-                  kind=env.tool_kinds.get(t.function.name, "state_change"))
+        Operation.model_construct(name=t.function.name, description=t.function.description or t.function.name,
+                                  kind=env.tool_kinds.get(t.function.name, "state_change"))
         for t in env.tools
     ]
 
@@ -105,7 +107,8 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
         sc = sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, None)})
         report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
         attempt = 0
-        while not report.ok and attempt < cfg.repair_attempts:
+        # "load"/"empty" cannot be repaired by regenerating checks or the plan.
+        while not report.ok and report.failure not in ("load", "empty") and attempt < cfg.repair_attempts:
             attempt += 1
             sc = await repair(env, gateway, sc, report, attempt)
             report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
