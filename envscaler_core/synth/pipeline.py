@@ -89,11 +89,33 @@ def check_skeleton(code: str, class_name: str) -> str:
         raise ValueError(f"skeleton syntax error at line {exc.lineno}: {exc.msg}") from None
     problems = [p for p in static_problems(source, class_name) if p.name != "no-tools"]
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
-    if cls is not None and not any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in cls.body):
-        problems.append(StaticProblem(name="missing-init", detail=f"class {class_name!r} has no __init__"))
+    if cls is not None:
+        problems.extend(_skeleton_shape(cls))
     if problems:
         raise ValueError(_problems_text(problems))
     return source
+
+
+def _skeleton_shape(cls: ast.ClassDef) -> list[StaticProblem]:
+    """The skeleton holds only __init__ (plus private helpers), and __init__ can be called as
+    `cls()` or `cls(init_config)`, which is how the sandbox instantiates environments."""
+    problems = []
+    functions = [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    init = next((f for f in functions if f.name == "__init__"), None)
+    if init is None:
+        problems.append(StaticProblem(name="missing-init", detail=f"class {cls.name!r} has no __init__"))
+    else:
+        positional = [*init.args.posonlyargs, *init.args.args][1:]
+        without_default = len(positional) - len(init.args.defaults)
+        kw_required = [a.arg for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True) if d is None]
+        if without_default > 1 or kw_required:
+            problems.append(StaticProblem(name="bad-init-signature", line=init.lineno,
+                                          detail="__init__ must accept (self) or (self, init_config)"))
+    public = [f.name for f in functions if not f.name.startswith("_")]
+    if public:
+        problems.append(StaticProblem(name="skeleton-has-methods",
+                                      detail=f"the skeleton must only define __init__, found {public}"))
+    return problems
 
 
 def _unique_operations(ops: list[Operation]) -> list[Operation]:

@@ -100,3 +100,12 @@ def test_duplicate_operation_names_exhaust_the_step_and_record_the_failure() -> 
     assert result.candidate is None and result.spec is None
     assert "duplicate operation names: a" in result.failure
     assert result.steps[-1].step == "operations" and result.steps[-1].attempts == 3
+
+
+def test_a_skeleton_whose_init_needs_extra_arguments_is_rejected_with_feedback() -> None:
+    bad = {"analysis": "", "class_name": "Shop",
+           "code": SKELETON.replace("init_config: dict | None = None", "init_config: dict, owner: str")}
+    gateway = ScriptedGateway(script(**{"synth.class_skeleton": [bad, script()["synth.class_skeleton"][0]]}))
+    result = run(gateway)
+    feedback = [inp.feedback for pid, inp in gateway.inputs if pid == "synth.class_skeleton"][1]
+    assert "bad-init-signature" in feedback and result.candidate.status == "generated"
