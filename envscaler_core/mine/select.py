@@ -83,6 +83,12 @@ def farthest_point(vectors: np.ndarray, n: int, seed: int) -> list[int]:
     return sorted(chosen)
 
 
+def _sq_distances(data: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances (n x k) without an n*k*d intermediate (3072-d embeddings)."""
+    d2 = (data**2).sum(axis=1)[:, None] - 2.0 * data @ centres.T + (centres**2).sum(axis=1)[None, :]
+    return np.maximum(d2, 0.0)
+
+
 def kmeans_select(vectors: np.ndarray, n: int, seed: int, iterations: int = 50) -> list[int]:
     """Seeded k-means (k-means++ init, Lloyd iterations); keeps the member nearest each centroid
     (Euclidean, as the reference)."""
@@ -91,29 +97,29 @@ def kmeans_select(vectors: np.ndarray, n: int, seed: int, iterations: int = 50) 
         return list(range(count))
     rng = np.random.default_rng(seed)
     data = vectors.astype(float)
-    centroids = [data[int(rng.integers(count))]]
-    for _ in range(1, n):
-        d2 = np.min([np.sum((data - c) ** 2, axis=1) for c in centroids], axis=0)
-        total = d2.sum()
-        pick = int(rng.choice(count, p=d2 / total)) if total > 0 else int(rng.integers(count))
-        centroids.append(data[pick])
-    centres = np.array(centroids)
-    labels = np.zeros(count, dtype=int)
+    picks = [int(rng.integers(count))]
+    nearest = _sq_distances(data, data[picks])[:, 0]
+    while len(picks) < n:
+        total = nearest.sum()
+        pick = int(rng.choice(count, p=nearest / total)) if total > 0 else int(rng.integers(count))
+        picks.append(pick)
+        nearest = np.minimum(nearest, _sq_distances(data, data[[pick]])[:, 0])
+    centres = data[picks].copy()
+    labels = np.full(count, -1)
     for _ in range(iterations):
-        dists = ((data[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
-        new_labels = dists.argmin(axis=1)
-        for k in range(n):
-            members = data[new_labels == k]
-            if len(members):
-                centres[k] = members.mean(axis=0)
+        new_labels = _sq_distances(data, centres).argmin(axis=1)
         if np.array_equal(new_labels, labels):
             break
         labels = new_labels
+        for k in range(n):
+            members = data[labels == k]
+            if len(members):
+                centres[k] = members.mean(axis=0)
     chosen = []
     for k in range(n):
         members = np.flatnonzero(labels == k)
         if len(members):
-            d = ((data[members] - centres[k]) ** 2).sum(axis=1)
+            d = _sq_distances(data[members], centres[[k]])[:, 0]
             chosen.append(int(members[int(np.argmin(d))]))
     return sorted(chosen)
 
