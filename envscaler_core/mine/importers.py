@@ -129,7 +129,12 @@ def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
 
 def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
     """Pick the importer by content: a top-level JSON list is API-Bank, otherwise JSON Lines."""
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        yield "unknown", _Raw(line=line, error=f"not UTF-8 text: {exc.reason} at byte {exc.start}; file skipped")
+        return
     if text.lstrip().startswith("["):
         try:
             json.loads(text)
