@@ -46,5 +46,7 @@ class ValidationReport(Model):
     passes: int = 0
     warnings: int = 0
     fails: int = 0
+    skipped: int = Field(default=0, description="Proposed calls not counted: unknown tool, schema-rejected, no proposal.")
+    critical: list[str] = Field(default_factory=list, description="Contract breaches observed in the sandbox.")
     reasons: list[str] = Field(default_factory=list, description="Distinct failure reasons, most common first.")
     per_tool: dict[str, dict[str, int]] = Field(default_factory=dict)

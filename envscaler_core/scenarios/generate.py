@@ -22,6 +22,7 @@ from envscaler_core.prompts.scen import (
 from envscaler_core.runtime import EnvRuntime
 from envscaler_core.scenarios.states import StateRejected, make_initial_state
 from envscaler_core.scenarios.verify import VerificationReport, verify_scenario
+from envscaler_core.synth.tool_schema import tool_lines
 
 log = logging.getLogger(__name__)
 NO_TASK = "(no task: the initial state was rejected)"
@@ -37,16 +38,6 @@ def _operations(env: AcceptedEnv) -> list[Operation]:
     ]
 
 
-def tool_lines(env: AcceptedEnv) -> list[str]:
-    """`name(param: type, ...) - description`, the compact tool listing prompts use."""
-    lines = []
-    for t in env.tools:
-        props = t.function.parameters.get("properties", {})
-        params = ", ".join(f"{k}: {v.get('type', 'any')}" for k, v in props.items())
-        lines.append(f"{t.function.name}({params}) - {t.function.description}")
-    return lines
-
-
 async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: str, item: str, feedback: str | None) -> CheckSpec:
     inp = CheckFunctionInput(introduction=env.introduction, initial_state=state, task=task, item=item, feedback=feedback)
     out = await gateway.structured(CHECK_FUNCTION, inp, stage="scen")
@@ -54,7 +45,7 @@ async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: st
 
 
 async def _solution(env: AcceptedEnv, gateway: Any, sc: Scenario, feedback: str | None) -> list:
-    inp = SolutionInput(introduction=env.introduction, tools=tool_lines(env), initial_state=sc.initial_state,
+    inp = SolutionInput(introduction=env.introduction, tools=tool_lines(env.tools), initial_state=sc.initial_state,
                         task=sc.task, checklist=sc.checklist, feedback=feedback)
     return list((await gateway.structured(REFERENCE_SOLUTION, inp, stage="scen")).calls)
 

@@ -205,3 +205,13 @@ def method_sources(code: str, class_name: str) -> dict[str, str]:
             start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
             out[fn.name] = "\n".join(lines[start - 1: fn.end_lineno]) + "\n"
     return out
+
+
+def tool_lines(tools: list[ToolSchema]) -> list[str]:
+    """`name(param: type, ...) - description`: the compact tool listing prompts use."""
+    lines = []
+    for t in tools:
+        props = t.function.parameters.get("properties", {})
+        params = ", ".join(f"{k}: {v.get('type', 'any')}" for k, v in props.items())
+        lines.append(f"{t.function.name}({params}) - {t.function.description}")
+    return lines

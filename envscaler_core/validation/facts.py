@@ -1,0 +1,86 @@
+"""Contract facts about one executed tool call, decided from what the sandbox observed.
+
+An LLM judge can be talked out of anything; these facts cannot. Whatever the judge says, a call that
+escaped with an exception, timed out, crashed the worker, returned a non-dict, left unserialisable
+state, or changed state while it was a query or while it reported failure breaks the environment
+contract in ARCHITECTURE.md. Such a *critical* violation rejects the environment regardless of its
+score, because every later stage (scenario checks, rewards) assumes the contract holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from envscaler_core.runtime import CallOutcome
+
+CRITICAL_KINDS = {"exception", "timeout", "crash", "unserializable", "oversize"}
+
+
+class CallFacts(BaseModel):
+    """What the contract says about one call: critical breaches, softer smells, and state change."""
+
+    critical: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    changed: bool = False
+    success: bool | None = Field(default=None, description="The tool's own `success` flag, if it gave one.")
+
+    @property
+    def verdict(self) -> str:
+        return "fail" if self.critical else "warning" if self.warnings else "pass"
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.critical or self.warnings) or "ok"
+
+
+def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
+    """JSON-pointer-like paths whose values differ; dicts are compared key by key, anything else whole."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[str] = []
+        for key in sorted(set(before) | set(after), key=str):
+            sub = f"{path}/{key}"
+            if key not in before or key not in after:
+                out.append(sub)
+            else:
+                out.extend(changed_paths(before[key], after[key], sub))
+        return out
+    return [] if before == after else [path or "/"]
+
+
+def call_facts(
+    outcome: CallOutcome, state_before: dict[str, Any], tool_kind: str | None, case_type: str | None = None
+) -> CallFacts:
+    """Classify one call. `tool_kind` is the spec's query/state_change label (None when unknown)."""
+    facts = CallFacts()
+    if not outcome.ok:
+        if outcome.error_kind in CRITICAL_KINDS:
+            facts.critical.append(f"{outcome.error_kind} in {outcome.tool}: {_short(outcome.error)}")
+        return facts  # a schema rejection happened before the code ran: no fact about the env
+    result = outcome.result
+    changed = bool(changed_paths(state_before, outcome.state))
+    facts.changed = changed
+    if not isinstance(result, dict):
+        facts.critical.append(f"{outcome.tool} returned {type(result).__name__}, not a dict")
+        return facts
+    success = result.get("success")
+    if not isinstance(success, bool):
+        facts.critical.append(f"{outcome.tool} returned a dict without a boolean 'success'")
+        return facts
+    facts.success = success
+    if success is False and not isinstance(result.get("error"), str):
+        facts.warnings.append(f"{outcome.tool} failed without an 'error' message")
+    if changed and success is False:
+        facts.critical.append(f"{outcome.tool} reported failure but changed state")
+    if changed and tool_kind == "query":
+        facts.critical.append(f"query tool {outcome.tool} changed state")
+    if success is True and case_type == "negative" and changed:
+        facts.warnings.append(f"{outcome.tool} accepted invalid arguments and changed state (missing validation)")
+    return facts
+
+
+def _short(text: str | None, limit: int = 300) -> str:
+    text = (text or "").strip()
+    tail = text.splitlines()[-1] if text else ""
+    return tail[:limit] if tail else "no detail"
