@@ -1,0 +1,96 @@
+"""Opening a database for the store: engine options per backend, the schema, and the version guard.
+
+All backend failures at open time are turned into one-line `StoreError`s here, because this is where
+users meet them (a locked DuckDB file, a corrupted file, a Postgres server that is not running).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, Engine, create_engine, inspect, select, text
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from envscaler_core.store.errors import StoreError
+from envscaler_core.store.schema import SCHEMA_VERSION, metadata, store_meta
+from envscaler_core.store.urls import StoreURL
+
+_PG_SCHEMA_LOCK = 0x656E7673  # arbitrary advisory-lock id: serialises concurrent first opens of one database
+_LOCK_PID = re.compile(r"\(PID (\d+)\)")
+
+
+def first_line(exc: BaseException) -> str:
+    """The backend's message without SQLAlchemy's SQL echo and background links."""
+    inner = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    lines = [line.strip() for line in str(inner).splitlines() if line.strip()]
+    return lines[0] if lines else type(inner).__name__
+
+
+def naive_utc(moment: datetime) -> datetime:
+    """Timestamps are stored as naive UTC: the one representation both backends return unchanged."""
+    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+
+
+def open_engine(location: StoreURL) -> Engine:
+    """Create the engine, connect once (so lock/corruption/auth errors surface now) and set up the schema."""
+    if location.backend == "duckdb":
+        assert location.path is not None
+        location.path.parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(location.url)
+    else:
+        connect_args = {} if "connect_timeout" in location.url.query else {"connect_timeout": 10}
+        engine = create_engine(location.url, pool_pre_ping=True, connect_args=connect_args)
+    try:
+        with engine.begin() as conn:
+            _ensure_schema(conn, location)
+    except StoreError:
+        engine.dispose()
+        raise
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise _open_error(location, exc) from exc
+    return engine
+
+
+def _open_error(location: StoreURL, exc: SQLAlchemyError) -> StoreError:
+    message = first_line(exc)
+    if location.backend == "duckdb":
+        if "Could not set lock" in message or "Conflicting lock" in message:
+            pid = _LOCK_PID.search(message)
+            holder = f" (PID {pid.group(1)})" if pid else ""
+            return StoreError(
+                f"DuckDB store {location.path} is already open in another process{holder}: DuckDB allows one "
+                "writer process per file; stop that process, or use a PostgreSQL store "
+                "(ENVSCALER_DB_URL=postgresql+psycopg://...) for multi-process runs"
+            )
+        return StoreError(f"cannot open DuckDB store {location.path}: {message}")
+    return StoreError(f"cannot open PostgreSQL store {location.display}: {message}")
+
+
+def _ensure_schema(conn: Connection, location: StoreURL) -> None:
+    if location.backend == "postgres":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_SCHEMA_LOCK})
+    found = _stored_version(conn)
+    if found is not None and found != SCHEMA_VERSION:
+        relation = "newer" if found > SCHEMA_VERSION else "older"
+        raise StoreError(
+            f"store {location.display} has schema version {found}, written by a {relation} envscaler; this one "
+            f"reads version {SCHEMA_VERSION} only ({'upgrade envscaler' if relation == 'newer' else 'no migration exists'}"
+            " or point ENVSCALER_DB_URL at another database)"
+        )
+    metadata.create_all(conn, checkfirst=True)
+    if found is None:
+        conn.execute(store_meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+
+
+def _stored_version(conn: Connection) -> int | None:
+    if not inspect(conn).has_table(store_meta.name):
+        return None
+    raw = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "schema_version")).scalar_one_or_none()
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise StoreError(f"store_meta.schema_version is {raw!r}, not an integer: not an envscaler store?") from exc
