@@ -1,0 +1,46 @@
+"""What can go wrong at the LLM boundary, split by what the caller should do about it.
+
+- `LLMConfigError`: the factory is misconfigured (no key, bad model); fix settings, do not retry.
+- `LLMUnavailableError`: the endpoint could not be reached or kept failing after every retry.
+- `LLMRequestRejected`: the endpoint refused the request (400/401/403/404/422); retrying is pointless.
+- `LLMOutputInvalid`: the model answered, but not in the required shape even after the bounded repair
+  turns; stages record `.reason` and move on.
+- `BudgetExceeded`: the run has spent its token/cost budget; the run must stop.
+
+Every message is one line that names the endpoint or prompt, so the CLI can print it without a traceback.
+"""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base of every gateway error."""
+
+
+class LLMConfigError(LLMError):
+    """Settings make calling the endpoint impossible (missing key, unknown stage)."""
+
+
+class LLMUnavailableError(LLMError):
+    """Unreachable endpoint, or retryable failures (429/5xx/timeouts) outlasted `max_retries`."""
+
+
+class LLMRequestRejected(LLMError):
+    """A non-retryable HTTP answer (400/401/403/404/422): the request itself is wrong."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class LLMOutputInvalid(LLMError):
+    """A structured reply stayed invalid after `repair_attempts` repair turns."""
+
+    def __init__(self, message: str, reason: str, last_output: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.last_output = last_output
+
+
+class BudgetExceeded(LLMError):
+    """The run's token or cost budget is spent; raised before the next call is made."""

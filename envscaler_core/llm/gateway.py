@@ -1,0 +1,409 @@
+"""The one door to the model: every LLM request of the factory goes through `LLMGateway`.
+
+It owns what every stage would otherwise re-implement badly: retries with backoff (the SDK's own are
+off), a concurrency cap and a per-minute pacer, a response cache keyed by request content (so a resumed
+run never pays twice), token/cost accounting per stage with a run budget, a bounded repair loop for
+structured replies, and one-line errors. It talks to any OpenAI-compatible endpoint through the official
+`openai` SDK; the bundled mock LLM is just another endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from urllib.parse import urlparse
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
+from envscaler_core.llm.accounting import Ledger
+from envscaler_core.llm.cache import CallStore, MemoryCache, request_fingerprint
+from envscaler_core.llm.errors import (
+    LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
+)
+from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
+from envscaler_core.llm.retry import Failure, backoff_delay, classify
+from envscaler_core.models.llm import LLMCall, LLMCallStatus
+from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
+
+O = TypeVar("O", bound=BaseModel)
+T = TypeVar("T")
+
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+EMBED_BATCH = 512  # inputs per embeddings request (the API allows 2048; smaller keeps requests light)
+STRUCTURED_SAMPLING: dict[str, Any] = {"response_format": {"type": "json_object"}}
+
+
+class ChatReply(BaseModel):
+    """An assistant turn: `message` is the OpenAI assistant dict (role, content, tool_calls)."""
+
+    message: dict[str, Any]
+    usage: dict[str, int]
+    cached: bool = False
+
+
+def is_loopback(base_url: str | None) -> bool:
+    """True for http(s)://127.x / localhost / ::1 endpoints (the mock, local servers): no key needed."""
+    if not base_url:
+        return False
+    host = urlparse(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass
+class _Call:
+    """Bookkeeping for one logical call (retries and repair turns folded in)."""
+
+    fingerprint: str
+    stage: str
+    model: str
+    prompt_id: str | None
+    attempts: int = 0
+    repairs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    started: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.started = time.perf_counter()
+
+
+def _assistant_message(message: Any) -> dict[str, Any]:
+    """The SDK message as a plain OpenAI assistant dict; `content` always present (may be None)."""
+    data = message.model_dump(exclude_none=True)
+    data["role"] = "assistant"
+    data.setdefault("content", None)
+    return data
+
+
+def _json_text(content: str) -> str:
+    """Tolerate one surrounding markdown fence (real models add them despite instructions)."""
+    text = content.strip()
+    if text.startswith("```"):
+        text = text.split("\n", 1)[1] if "\n" in text else ""
+        if text.rstrip().endswith("```"):
+            text = text.rstrip()[:-3]
+    return text.strip()
+
+
+def _invalid_reason(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if errors and errors[0].get("type") == "json_invalid":
+        return f"not valid JSON: {errors[0].get('ctx', {}).get('error', errors[0]['msg'])}"
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in errors[:5]]
+    more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
+    return "schema mismatch: " + "; ".join(parts) + more
+
+
+def _repair_turn(reason: str) -> str:
+    return (f"Your previous reply was rejected ({reason}). Reply again with exactly one JSON object that "
+            "validates against the JSON Schema in the system message, and nothing else.")
+
+
+class LLMGateway:
+    """See the module docstring. Safe to share across threads and event loops."""
+
+    def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
+                 budget: BudgetSettings | None = None) -> None:
+        self.settings = settings
+        self.store = store
+        self.run_id = run_id
+        self.endpoint = settings.base_url or DEFAULT_ENDPOINT
+        self.ledger = Ledger(settings.prices, budget)
+        self._cap = PerLoopSemaphore(settings.max_concurrency)
+        self._pacer = RatePacer(settings.requests_per_minute)
+        self._memory = MemoryCache()
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+        if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
+            self._seed_budget(store.llm_usage(run_id))
+
+    # ---- configuration -------------------------------------------------------------------------
+
+    def _seed_budget(self, usage: dict[str, dict[str, Any]]) -> None:
+        """A resumed run starts with what it already spent, so the budget spans the whole run."""
+        for row in usage.values():
+            tokens = row.get("tokens")
+            if tokens is None:
+                tokens = int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0)
+            self.ledger.base_tokens += int(tokens or 0)
+            self.ledger.base_cost += float(row.get("cost_usd", row.get("cost", 0.0)) or 0.0)
+
+    def api_key(self) -> str:
+        if self.settings.api_key:
+            return self.settings.api_key
+        if is_loopback(self.settings.base_url):
+            return "mock"  # the SDK insists on a key string; loopback endpoints ignore it
+        raise LLMConfigError(
+            f"no API key for LLM endpoint {self.endpoint}: set OPENAI_API_KEY (or llm.api_key), "
+            "or point OPENAI_BASE_URL at a local server such as `envscaler mock-llm`"
+        )
+
+    def model_for(self, stage: str, model: str | None = None) -> str:
+        if model:
+            return model
+        if stage not in StageModels.model_fields:
+            raise LLMConfigError(f"unknown LLM stage {stage!r}: expected one of {', '.join(StageModels.model_fields)}")
+        return getattr(self.settings.models, stage)
+
+    def _client(self) -> openai.AsyncOpenAI:
+        """One SDK client per event loop: its connection pool is bound to the loop that opened it."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                api_key=self.api_key(), base_url=self.settings.base_url, timeout=self.settings.timeout_s,
+                max_retries=0,
+            )
+            self._clients[loop] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the current loop's HTTP client (others close with their loops)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    # ---- HTTP with retries -----------------------------------------------------------------------
+
+    def _give_up(self, failure: Failure, attempts: int, what: str) -> Exception:
+        if not failure.retryable:
+            hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
+                    404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
+                failure.status or 0, "the request itself is wrong; it was not retried")
+            return LLMRequestRejected(f"LLM endpoint {self.endpoint} rejected {what} ({failure.detail}); {hint}",
+                                      failure.status)
+        if failure.status is None and failure.detail.startswith("connection failed"):
+            return LLMUnavailableError(
+                f"cannot reach LLM endpoint {self.endpoint} after {attempts} attempt(s) ({failure.detail}); "
+                "start the server or set OPENAI_BASE_URL / llm.base_url (e.g. `envscaler mock-llm --port 8000`)"
+            )
+        return LLMUnavailableError(
+            f"LLM endpoint {self.endpoint} kept failing for {what} after {attempts} attempt(s) "
+            f"(last: {failure.detail}); retry later or raise llm.max_retries / llm.timeout_s"
+        )
+
+    async def _send(self, call: _Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
+        """One HTTP exchange, retried on 429/5xx/timeouts/connection errors with backoff."""
+        cfg = self.settings
+        self.ledger.check_budget()
+        client = self._client()
+        tries = 0
+        while True:
+            await self._pacer.wait()
+            async with self._cap:
+                tries += 1
+                call.attempts += 1
+                try:
+                    return await op(client)
+                except openai.OpenAIError as exc:
+                    failure = classify(exc)
+                    if failure is None:
+                        raise
+            if not failure.retryable or tries > cfg.max_retries:
+                raise self._give_up(failure, tries, what) from None
+            self.ledger.add(call.stage, retries=1)
+            await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
+
+    def _count(self, call: _Call, usage: Any) -> dict[str, int]:
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = self.ledger.cost(call.model, prompt, completion)
+        call.prompt_tokens += prompt
+        call.completion_tokens += completion
+        call.cost_usd += cost
+        self.ledger.add(call.stage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+        return {"prompt_tokens": prompt, "completion_tokens": completion}
+
+    async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
+                        headers: dict[str, str], what: str) -> tuple[dict[str, Any], dict[str, int]]:
+        extra: dict[str, Any] = dict(sampling)
+        if tools:
+            extra["tools"] = tools
+        resp = await self._send(call, what, lambda c: c.chat.completions.create(
+            model=call.model, messages=messages, extra_headers=headers, **extra))
+        if not resp.choices:
+            raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
+        return _assistant_message(resp.choices[0].message), self._count(call, resp.usage)
+
+    # ---- cache and audit -------------------------------------------------------------------------
+
+    def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
+        if not self.settings.cache:
+            return None
+        hit = self._memory.get(fingerprint)
+        if hit is None and self.store is not None:
+            hit = self.store.cached_response(fingerprint)
+            if hit is not None:
+                self._memory.put(fingerprint, hit)
+        return hit
+
+    def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
+                response: dict[str, Any] | None = None) -> None:
+        cached = status == "cached"
+        self.ledger.add(call.stage, calls=1, cached=cached)
+        if status == "ok" and response is not None and self.settings.cache:
+            self._memory.put(call.fingerprint, response)
+        if self.store is None:
+            return
+        self.store.record_llm_call(LLMCall(
+            fingerprint=call.fingerprint, run_id=self.run_id, stage=call.stage, prompt_id=call.prompt_id,
+            model=call.model, status=status, attempts=0 if cached else call.attempts, repairs=call.repairs,
+            prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens, cost_usd=call.cost_usd,
+            latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
+            response=response if status == "ok" else None,
+        ))
+
+    async def _audited(self, call: _Call, body: Callable[[], Awaitable[T]]) -> T:
+        """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
+        try:
+            return await body()
+        except LLMOutputInvalid:
+            raise
+        except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
+            self._record(call, "error", error=str(exc))
+            raise
+
+    # ---- public API ------------------------------------------------------------------------------
+
+    async def structured(self, prompt_spec: PromptSpec[Any, O], input: BaseModel, stage: str = "mine",
+                         model: str | None = None) -> O:
+        """Ask `prompt_spec` about `input`; return a validated `output_model`. Invalid replies get at
+        most `repair_attempts` repair turns, then `LLMOutputInvalid` (with an `output_invalid` row)."""
+        messages = prompt_spec.render(input)
+        model_name = self.model_for(stage, model)
+        fp = request_fingerprint("structured", model_name, messages, None, STRUCTURED_SAMPLING, prompt_spec.tag)
+        call = _Call(fp, stage, model_name, prompt_spec.id)
+        hit = self._lookup(fp)
+        if hit is not None:
+            try:
+                out = prompt_spec.output_model.model_validate_json(_json_text(hit["message"].get("content") or ""))
+            except (ValidationError, KeyError, AttributeError, TypeError):
+                pass  # a stale or foreign cache entry: ask again
+            else:
+                self._record(call, "cached")
+                return out
+
+        async def body() -> O:
+            convo = list(messages)
+            headers = {PROMPT_HEADER: prompt_spec.tag}
+            what = f"prompt {prompt_spec.tag}"
+            while True:
+                message, usage = await self._complete(call, convo, None, STRUCTURED_SAMPLING, headers, what)
+                content = message.get("content") or ""
+                try:
+                    out = prompt_spec.output_model.model_validate_json(_json_text(content))
+                except ValidationError as exc:
+                    reason = _invalid_reason(exc)
+                else:
+                    self._record(call, "ok", response={"message": message, "usage": usage})
+                    return out
+                if call.repairs >= self.settings.repair_attempts:
+                    self._record(call, "output_invalid", error=reason)
+                    raise LLMOutputInvalid(
+                        f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
+                        reason, content)
+                call.repairs += 1
+                convo = [*convo, {"role": "assistant", "content": content},
+                         {"role": "user", "content": _repair_turn(reason)}]
+
+        return await self._audited(call, body)
+
+    async def chat(self, messages: Sequence[dict[str, Any]], prompt: ChatPrompt | None = None, stage: str = "agent",
+                   tools: list[dict[str, Any]] | None = None, model: str | None = None, sample: int = 0) -> ChatReply:
+        """One assistant turn. `sample` only enters the cache key: independent rollouts of the same
+        scenario pass different samples so they are not served each other's cached turns."""
+        msgs = [dict(m) for m in messages]
+        model_name = self.model_for(stage, model)
+        tag = prompt.tag if prompt is not None else None
+        fp = request_fingerprint("chat", model_name, msgs, tools, {"sample": sample}, tag)
+        call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
+        hit = self._lookup(fp)
+        if hit is not None and isinstance(hit.get("message"), dict):
+            self._record(call, "cached")
+            return ChatReply(message=dict(hit["message"]), usage=dict(hit.get("usage") or {}), cached=True)
+
+        async def body() -> ChatReply:
+            headers = {PROMPT_HEADER: tag} if tag else {}
+            what = f"chat {tag}" if tag else "chat request"
+            message, usage = await self._complete(call, msgs, tools, {}, headers, what)
+            self._record(call, "ok", response={"message": message, "usage": usage})
+            return ChatReply(message=message, usage=usage)
+
+        return await self._audited(call, body)
+
+    async def embed(self, texts: Sequence[str], stage: str = "embedding", model: str | None = None) -> list[list[float]]:
+        """Embedding vectors in input order; batches of `EMBED_BATCH`, each cached on its own."""
+        model_name = self.model_for(stage, model)
+        texts = list(texts)
+        out: list[list[float]] = []
+        for start in range(0, len(texts), EMBED_BATCH):
+            out.extend(await self._embed_batch(texts[start:start + EMBED_BATCH], stage, model_name))
+        return out
+
+    async def _embed_batch(self, texts: list[str], stage: str, model_name: str) -> list[list[float]]:
+        fp = request_fingerprint("embed", model_name, texts, None, {}, None)
+        call = _Call(fp, stage, model_name, None)
+        hit = self._lookup(fp)
+        if hit is not None and isinstance(hit.get("embeddings"), list) and len(hit["embeddings"]) == len(texts):
+            self._record(call, "cached")
+            return [list(v) for v in hit["embeddings"]]
+
+        async def body() -> list[list[float]]:
+            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: c.embeddings.create(
+                model=model_name, input=texts, encoding_format="float"))
+            self._count(call, resp.usage)
+            vectors = [list(map(float, d.embedding)) for d in sorted(resp.data, key=lambda d: d.index)]
+            if len(vectors) != len(texts):
+                raise LLMUnavailableError(
+                    f"LLM endpoint {self.endpoint} returned {len(vectors)} embeddings for {len(texts)} texts")
+            self._record(call, "ok", response={"embeddings": vectors})
+            return vectors
+
+        return await self._audited(call, body)
+
+    def usage_by_stage(self) -> dict[str, dict[str, Any]]:
+        """{stage: {calls, cached, retries, prompt_tokens, completion_tokens, cost_usd}} for this gateway."""
+        return self.ledger.by_stage()
+
+    # ---- sync wrappers (scripts, REPL) -----------------------------------------------------------
+
+    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RuntimeError("the *_sync gateway methods cannot run inside an event loop; await the async method")
+
+        async def main() -> T:
+            try:
+                return await make()
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+    def structured_sync(self, prompt_spec: PromptSpec[Any, O], input: BaseModel, stage: str = "mine",
+                        model: str | None = None) -> O:
+        return self._run(lambda: self.structured(prompt_spec, input, stage=stage, model=model))
+
+    def chat_sync(self, messages: Sequence[dict[str, Any]], prompt: ChatPrompt | None = None, stage: str = "agent",
+                  tools: list[dict[str, Any]] | None = None, model: str | None = None, sample: int = 0) -> ChatReply:
+        return self._run(lambda: self.chat(messages, prompt=prompt, stage=stage, tools=tools, model=model, sample=sample))
+
+    def embed_sync(self, texts: Sequence[str], stage: str = "embedding", model: str | None = None) -> list[list[float]]:
+        return self._run(lambda: self.embed(texts, stage=stage, model=model))
+

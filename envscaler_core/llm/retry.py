@@ -1,0 +1,86 @@
+"""Retry policy: which failures are worth another attempt, and how long to wait before it.
+
+Kept as pure functions over the `openai` SDK's exceptions so the policy is testable without HTTP and
+the gateway's loop stays short. The SDK's own retries are disabled (`max_retries=0`); this module is
+the only place that decides.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Mapping
+
+import openai
+
+NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed HTTP attempt, classified."""
+
+    retryable: bool
+    status: int | None  # None for transport failures (timeout, refused connection)
+    detail: str  # short, one line
+    retry_after_s: float | None = None
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms`, else `Retry-After` as seconds or an
+    HTTP-date. None when absent or unparseable (then plain backoff applies)."""
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(float(ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(when.timestamp() - (time.time() if now is None else now), 0.0)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure(True, None, "request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        return Failure(True, None, _one_line(f"connection failed: {cause or exc}"))
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retryable = status not in NEVER_RETRY and (status == 429 or status == 408 or status == 409 or status >= 500)
+        headers = exc.response.headers if exc.response is not None else None
+        return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}"), parse_retry_after(headers))
+    return None
+
+
+def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None,
+                  rng: random.Random | None = None) -> float:
+    """Delay before retry number `attempt` (0-based): the server's Retry-After when given, else
+    exponential backoff with full jitter; both capped at `max_s`."""
+    if retry_after_s is not None:
+        return min(retry_after_s, max_s)
+    ceiling = min(max_s, base_s * (2 ** attempt))
+    return (rng or random).uniform(0.0, ceiling)
