@@ -124,6 +124,14 @@ class BudgetSettings(_Section):
     max_cost_usd: float | None = Field(default=None, gt=0)
 
 
+class FlowSettings(_Section):
+    """How the orchestrator cuts work: one Prefect task per batch, not per item (tasks cost ~25 ms)."""
+
+    batch_size: int = Field(default=25, ge=1, description="Items per Prefect task.")
+    max_item_attempts: int = Field(default=3, ge=1, description="Tries per item across resumes before it is given up.")
+    out_dir: str = Field(default="out", description="Where exports go: <out_dir>/<run_id>/.")
+
+
 class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
@@ -134,6 +142,7 @@ class Settings(_Section):
     scen: ScenSettings = Field(default_factory=ScenSettings)
     rollout: RolloutSettings = Field(default_factory=RolloutSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    flow: FlowSettings = Field(default_factory=FlowSettings)
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -2,6 +2,7 @@
 
 from envscaler_core.models.base import Model, Record, canonical_json, fingerprint_of, utcnow
 from envscaler_core.models.env import AcceptedEnv, CandidateStatus, EnvCandidate, ToolFunction, ToolSchema
+from envscaler_core.models.failure import StageFailure
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.models.run import Run, RunStatus
 from envscaler_core.models.scenario import CheckSpec, Scenario, ScenarioStatus, ToolCall
@@ -14,7 +15,7 @@ from envscaler_core.models.validation import CaseType, ValidationMode, Validatio
 __all__ = [
     "AcceptedEnv", "CandidateStatus", "CaseType", "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec",
     "EnvTopic", "Entity", "LLMCall", "LLMCallStatus", "Model", "Operation", "OperationKind", "Record", "Run",
-    "RunStatus", "Scenario", "ScenarioStatus", "SourceTask", "TerminationReason", "TokenUsage", "ToolCall",
+    "RunStatus", "Scenario", "ScenarioStatus", "SourceTask", "StageFailure", "TerminationReason", "TokenUsage", "ToolCall",
     "ToolFunction", "ToolSchema", "Trajectory", "ValidationMode", "ValidationReport", "ValidationRound",
     "Verdict", "canonical_json", "fingerprint_of", "utcnow",
 ]

@@ -1,0 +1,71 @@
+"""The run summary people read: the funnel, tokens and cost, and the most common failure reasons."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    status: str
+    funnel: dict[str, int]
+    usage: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    top_failures: list[tuple[str, int]] = Field(default_factory=list)
+
+    @property
+    def tokens(self) -> int:
+        return sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)) for u in self.usage.values())
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(float(u.get("cost_usd", 0.0)) for u in self.usage.values())
+
+    @property
+    def llm_calls(self) -> tuple[int, int]:
+        """(calls, served from cache)."""
+        return (sum(int(u.get("calls", 0)) for u in self.usage.values()),
+                sum(int(u.get("cached", 0)) for u in self.usage.values()))
+
+
+def top_reasons(reasons: list[str], n: int = 5, width: int = 100) -> list[tuple[str, int]]:
+    """The most common reasons, cut to `width` characters so messages that differ only in ids or
+    tracebacks further on count together."""
+    return Counter(r.strip().splitlines()[0][:width] if r.strip() else "?" for r in reasons).most_common(n)
+
+
+def summary_markdown(s: RunSummary) -> str:
+    calls, cached = s.llm_calls
+    lines = [f"# EnvScaler run `{s.run_id}` ({s.status})", "", "| stage | count |", "|---|---:|"]
+    lines += [f"| {k} | {v} |" for k, v in s.funnel.items()]
+    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens}, cost: ${s.cost_usd:.4f}", ""]
+    if s.top_failures:
+        lines += ["| top failure reasons | n |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in s.top_failures]
+    return "\n".join(lines)
+
+
+def summary_text(s: RunSummary) -> str:
+    calls, cached = s.llm_calls
+    width = max((len(k) for k in s.funnel), default=10)
+    lines = [f"run {s.run_id}: {s.status}"]
+    lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
+    lines.append(f"  LLM calls {calls} ({cached} cached), tokens {s.tokens}, cost ${s.cost_usd:.4f}")
+    for reason, n in s.top_failures:
+        lines.append(f"  failure x{n}: {reason}")
+    return "\n".join(lines)
+
+
+def build_summary(store: Any, run_id: str) -> RunSummary:
+    """Read everything the summary needs from the store (works for finished and crashed runs alike)."""
+    from envscaler_core.models import EnvCandidate, Scenario, StageFailure
+
+    run = store.get_run(run_id)
+    if run is None:
+        raise ValueError(f"no run {run_id!r} in this store")
+    reasons = [f"{f.stage}: {f.reason}" for f in store.query(StageFailure, run_id=run_id)]
+    reasons += [f"rejected env: {c.failure_reason}" for c in store.query(EnvCandidate, run_id=run_id, where={"status": "rejected"})]
+    reasons += [f"rejected scenario: {s.rejection_reason}" for s in store.query(Scenario, run_id=run_id, where={"status": "rejected"})]
+    return RunSummary(run_id=run_id, status=run.status, funnel=store.funnel(run_id), usage=store.llm_usage(run_id),
+                      top_failures=top_reasons(reasons))

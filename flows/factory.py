@@ -1,0 +1,147 @@
+"""The end-to-end factory flow, and one flow per stage for partial runs.
+
+A run is the durable unit: its id keys every row in the store. Starting a flow with an existing run
+id resumes it: each stage asks the store what is still pending, so finished items are skipped, items
+that failed fewer than `flow.max_item_attempts` times are retried, and LLM calls already made are
+answered from the gateway's persistent cache. A Prefect flow-run retry does exactly the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
+
+from envscaler_core.config import Settings
+from envscaler_core.models import Run, utcnow
+from envscaler_core.pipeline import BatchReport, RunContext
+from envscaler_core.pipeline import stages as S
+from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
+from tasks import stages as T
+from tasks.context import open_context
+
+STAGES = ("mine", "synth", "validate", "scen", "rollout", "export")
+
+Pending = Callable[[RunContext], list[str]]
+BatchTask = Callable[[RunContext, Sequence[str]], Awaitable[BatchReport]]
+
+_STEPS: dict[str, list[tuple[str, Pending | None, Any]]] = {
+    "mine": [("mine.judge", S.pending_judge, T.judge), ("mine.topic", S.pending_topics, T.topics),
+             ("mine.select", None, T.select)],
+    "synth": [("synth", S.pending_synth, T.synthesize)],
+    "validate": [("validate", S.pending_validate, T.validate)],
+    "scen": [("scen", S.pending_scenarios, T.scenarios)],
+    "rollout": [("rollout", S.pending_rollouts, T.rollouts)],
+}
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any) -> list[BatchReport]:
+    log = get_run_logger()
+    if pending is None:
+        reports = [await task(ctx)]
+    else:
+        todo = pending(ctx)
+        if not todo:
+            log.info("%s: nothing pending", name)
+            return []
+        limit = asyncio.Semaphore(4)  # batches in flight; the gateway caps LLM concurrency underneath
+
+        async def one(batch: list[str]) -> BatchReport:
+            async with limit:
+                return await task(ctx, batch)
+
+        reports = list(await asyncio.gather(*(one(b) for b in _chunks(todo, ctx.settings.flow.batch_size))))
+    done, failed = sum(r.done for r in reports), sum(r.failed for r in reports)
+    log.info("%s: %d done, %d failed", name, done, failed)
+    for r in reports:
+        for line in r.failures[:5]:
+            log.warning("%s failure %s", name, line)
+    return reports
+
+
+def _begin(ctx: RunContext, sources: Sequence[str]) -> None:
+    run = ctx.store.get_run(ctx.run_id)
+    config = ctx.settings.model_dump(mode="json", by_alias=True)
+    if run is None:
+        run = Run(run_id=ctx.run_id, config=config, sources=list(sources))
+    run = run.model_copy(update={"status": "running", "error": None, "updated_at": utcnow()})
+    ctx.store.save_run(run)
+
+
+async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[str]) -> RunSummary:
+    """Chain the requested stages over the store; record the outcome on the run either way."""
+    from envscaler_core.llm.errors import BudgetExceeded
+
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown:
+        raise ValueError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
+    _begin(ctx, sources)
+    try:
+        if "mine" in stages and sources:
+            ctx.set_stage("mine.ingest")
+            T.ingest(ctx, list(sources))
+        for stage in STAGES:
+            if stage not in stages:
+                continue
+            if stage == "export":
+                ctx.set_stage("export")
+                from envscaler_core.export import export_run
+
+                export_run(ctx.store, ctx.run_id, ctx.settings)
+                continue
+            for name, pending, task in _STEPS[stage]:
+                ctx.set_stage(name)
+                await _run_step(ctx, name, pending, task)
+        status, error = "completed", None
+    except BudgetExceeded as exc:
+        status, error = "stopped_budget", str(exc)
+    except BaseException as exc:
+        ctx.set_stage(ctx.store.get_run(ctx.run_id).stage or "?", "failed" if isinstance(exc, Exception)
+                      else "interrupted", f"{type(exc).__name__}: {exc}")
+        raise
+    run = ctx.set_stage(ctx.store.get_run(ctx.run_id).stage or "done", status, error)
+    summary = build_summary(ctx.store, ctx.run_id)
+    await _publish(summary)
+    return summary.model_copy(update={"status": run.status})
+
+
+async def _publish(summary: RunSummary) -> None:
+    key = "funnel-" + "".join(c if c.isalnum() else "-" for c in summary.run_id.lower())
+    await create_markdown_artifact(key=key[:100], markdown=summary_markdown(summary),
+                                   description=f"EnvScaler funnel for run {summary.run_id}")
+
+
+@flow(name="envscaler-factory", log_prints=True, validate_parameters=False)
+async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
+                       stages: list[str] | None = None) -> dict[str, Any]:
+    """The whole pipeline (or the given stages) for one run; safe to re-run with the same run id."""
+    settings = Settings.model_validate(config)
+    ctx = await asyncio.to_thread(open_context, settings, run_id)
+    try:
+        summary = await run_stages(ctx, sources, list(stages or STAGES))
+    finally:
+        await asyncio.to_thread(ctx.close)
+    return summary.model_dump(mode="json")
+
+
+def _stage_flow(stage: str) -> Any:
+    @flow(name=f"envscaler-{stage}", log_prints=True, validate_parameters=False)
+    async def stage_flow(run_id: str, config: dict[str, Any], sources: list[str] | None = None) -> dict[str, Any]:
+        return await factory_flow.fn(run_id, sources or [], config, [stage])
+
+    stage_flow.__doc__ = f"Only the {stage} stage of run `run_id` (pending items only)."
+    return stage_flow
+
+
+mine_flow = _stage_flow("mine")
+synth_flow = _stage_flow("synth")
+validate_flow = _stage_flow("validate")
+scen_flow = _stage_flow("scen")
+rollout_flow = _stage_flow("rollout")
