@@ -68,7 +68,7 @@ class _Call:
     stage: str
     model: str
     prompt_id: str | None
-    attempts: int = 0
+    retries: int = 0  # HTTP attempts beyond the first of each exchange
     repairs: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -205,7 +205,6 @@ class LLMGateway:
             await self._pacer.wait()
             async with self._cap:
                 tries += 1
-                call.attempts += 1
                 try:
                     return await op(client)
                 except openai.OpenAIError as exc:
@@ -214,6 +213,7 @@ class LLMGateway:
                         raise
             if not failure.retryable or tries > cfg.max_retries:
                 raise self._give_up(failure, tries, what) from None
+            call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
 
@@ -260,7 +260,7 @@ class LLMGateway:
             return
         self.store.record_llm_call(LLMCall(
             fingerprint=call.fingerprint, run_id=self.run_id, stage=call.stage, prompt_id=call.prompt_id,
-            model=call.model, status=status, attempts=0 if cached else call.attempts, repairs=call.repairs,
+            model=call.model, status=status, attempts=0 if cached else 1 + call.retries, repairs=call.repairs,
             prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens, cost_usd=call.cost_usd,
             latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
             response=response if status == "ok" else None,
