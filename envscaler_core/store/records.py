@@ -78,7 +78,7 @@ def upsert_kind(
         found = conn.execute(
             select(table.c.fingerprint, table.c.data).where(table.c.run_id == run_id, table.c.fingerprint.in_(chunk))
         )
-        stored.update((fp, data) for fp, data in found.tuples())
+        stored.update((fp, data) for fp, data in found)
     to_write = [row for fp, row in rows.items() if stored.get(fp) != row["data"]]
     inserted = sum(1 for row in to_write if row["fingerprint"] not in stored)
     updated = len(to_write) - inserted

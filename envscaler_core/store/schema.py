@@ -33,6 +33,7 @@ from envscaler_core.models import (
     Record,
     Scenario,
     SourceTask,
+    StageFailure,
     Trajectory,
     ValidationRound,
 )
@@ -102,6 +103,7 @@ RECORD_KINDS: dict[type[Record], RecordKind] = {
             termination=String(),
             all_passed=Boolean(),
         ),
+        _kind(StageFailure, "stage_failures", stage=String(), item_fp=String()),
     )
 }
 

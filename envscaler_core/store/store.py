@@ -160,7 +160,7 @@ class Store:
             ).first()
         if row is None:
             return None
-        (model,) = load_models(kind, [row.tuple()])
+        (model,) = load_models(kind, [tuple(row)])
         return model  # type: ignore[return-value]
 
     def query(self, model_cls: type[R], run_id: str | None = None, where: Mapping[str, Any] | None = None) -> list[R]:
@@ -175,7 +175,7 @@ class Store:
             .order_by(table.c.created_at, table.c.fingerprint, table.c.run_id)
         )
         with self._read(f"query {model_cls.__name__}") as conn:
-            rows = conn.execute(stmt).tuples().all()
+            rows = [tuple(row) for row in conn.execute(stmt)]
         return load_models(kind, rows)  # type: ignore[return-value]
 
     def fingerprints(self, model_cls: type[Record], run_id: str) -> set[str]:
@@ -282,7 +282,7 @@ class Store:
             .order_by(c.stage)
         )
         with self._read(f"llm_usage for run {run_id!r}") as conn:
-            rows = conn.execute(stmt).tuples().all()
+            rows = [tuple(row) for row in conn.execute(stmt)]
         return {
             stage: {
                 "calls": int(calls),
