@@ -214,11 +214,14 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Settings:
-    """Build Settings from defaults, an optional file and the environment; raise ConfigError with
-    the offending field path (e.g. `validate.threshold: Input should be less than or equal to 1`)."""
+def load_settings(path: str | Path | None = None, environ: dict[str, str] | None = None,
+                  overrides: dict[str, Any] | None = None) -> Settings:
+    """Build Settings from defaults, an optional file, the environment and explicit `overrides`
+    (CLI flags, later wins); raise ConfigError with the offending field path (e.g.
+    `validate.threshold: Input should be less than or equal to 1`)."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))
+    data = _merge(data, overrides or {})
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:

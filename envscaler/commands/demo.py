@@ -1,11 +1,60 @@
-"""CLI verb placeholder until its capability lands."""
+"""`envscaler demo`: the factory end to end on bundled real API-Bank tasks and the built-in MOCK LLM."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import typer
 
-from envscaler.commands._common import register_placeholder
+from envscaler.commands._common import fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
-    register_placeholder(app, verb, help_text, "the factory in operation (issue 6)")
+    @app.command(verb, help=help_text)
+    def demo(
+        workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the DuckDB file, exports and Prefect home go."),
+        prefect: str = typer.Option("server", "--prefect", help="'server': reuse or start a local Prefect server (dashboard); "
+                                    "'ephemeral': a temporary one for this process only."),
+        port: int = typer.Option(4200, "--prefect-port", help="Port for a Prefect server the demo starts."),
+        max_tasks: int = typer.Option(60, "--max-tasks", help="Source tasks read from the bundled API-Bank slice."),
+    ) -> None:
+        workdir = workdir.resolve()
+        home = workdir / "prefect"
+        os.environ.setdefault("PREFECT_HOME", str(home))  # before prefect is imported anywhere
+        from envscaler.demo import DEMO_OVERRIDES, SLICE, ensure_prefect_server
+        from envscaler.runner import new_run_id, run_factory, settings_from
+        from envscaler.status import print_summary
+        from envscaler_core.mock_llm.server import MockServer
+
+        if prefect not in ("server", "ephemeral"):
+            fail("--prefect must be 'server' or 'ephemeral'")
+        server = None
+        if prefect == "server":
+            typer.echo(f"[demo] Prefect: looking for a local server (or starting one on 127.0.0.1:{port}) ...")
+            try:
+                server = ensure_prefect_server(home, port)
+            except RuntimeError as exc:
+                fail(str(exc))
+            os.environ["PREFECT_API_URL"] = server.api_url
+        with MockServer() as mock:
+            typer.echo(f"[demo] MOCK LLM (scripted, not a model) at {mock.base_url}")
+            db = workdir / "envscaler.duckdb"
+            overrides = {**DEMO_OVERRIDES, "mine": {**DEMO_OVERRIDES["mine"], "max_tasks": max_tasks},
+                         "llm": {"base_url": mock.base_url, "api_key": "mock"},
+                         "store": {"url": f"duckdb:///{db}"}, "flow": {**DEMO_OVERRIDES["flow"], "out_dir": str(workdir / "out")}}
+            settings = settings_from(None, None, overrides)
+            run_id = new_run_id("demo")
+            typer.echo(f"[demo] run {run_id}: {SLICE.name} -> topics -> envs -> validation -> scenarios -> rollouts -> exports")
+            summary = run_factory(settings, run_id, [str(SLICE)])
+            requests = mock.stats()["requests_total"]
+        typer.echo("")
+        print_summary(summary, False)
+        typer.echo("")
+        typer.echo("where to look:")
+        typer.echo(f"  store      {db}   (envscaler status {run_id} --db duckdb:///{db})")
+        typer.echo(f"  exports    {workdir / 'out' / run_id}")
+        if server is not None:
+            started = f" (started by the demo, pid {server.pid}; stop with `kill {server.pid}`)" if server.pid else ""
+            typer.echo(f"  dashboard  {server.ui_url}/runs{started}")
+        typer.echo(f"  mock LLM   answered {requests} HTTP requests (all labelled mock)")

@@ -1,11 +1,34 @@
-"""CLI verb placeholder until its capability lands."""
+"""`envscaler resume RUN_ID`: continue a stopped or crashed run with the config and sources it started with."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from envscaler.commands._common import register_placeholder
+from envscaler.commands._common import fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
-    register_placeholder(app, verb, help_text, "resume after a crash (issue 6)")
+    @app.command(verb, help=help_text)
+    def resume(
+        run_id: str = typer.Argument(..., help="The run to continue."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Only to locate the store; the run keeps its own settings."),
+        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ) -> None:
+        from envscaler.runner import run_factory, settings_from
+        from envscaler.status import open_store, print_summary
+        from envscaler_core.config import Settings
+
+        located = settings_from(config, db)
+        with open_store(located.store.url) as store:
+            run = store.get_run(run_id)
+            known = [r.run_id for r in store.list_runs()][-5:]
+        if run is None:
+            fail(f"no run {run_id!r} in {located.store.url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
+        settings = Settings.model_validate(run.config)
+        if db:  # the same run, reached through a different URL (e.g. a moved file)
+            settings = settings.model_copy(update={"store": settings.store.model_copy(update={"url": db})})
+        summary = run_factory(settings, run_id, list(run.sources))
+        print_summary(summary, json_out)

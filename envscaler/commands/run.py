@@ -1,11 +1,33 @@
-"""CLI verb placeholder until its capability lands."""
+"""`envscaler run`: the factory on source task files, as one durable, resumable run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from envscaler.commands._common import register_placeholder
+from envscaler.commands._common import fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
-    register_placeholder(app, verb, help_text, "the factory in operation (issue 6)")
+    @app.command(verb, help=help_text)
+    def run(
+        source: list[Path] = typer.Option(..., "--source", "-s", help="Source task file (API-Bank JSON, BFCL/ToolACE JSON or JSONL); repeatable."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
+        stages: str | None = typer.Option(None, "--stages", help="Comma-separated subset: mine,synth,validate,scen,rollout,export."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ) -> None:
+        from envscaler.runner import check_sources, new_run_id, run_factory, settings_from
+        from envscaler.status import print_summary
+        from flows.factory import STAGES
+
+        chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
+        bad = [s for s in chosen or [] if s not in STAGES]
+        if bad:
+            fail(f"--stages: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
+        settings = settings_from(config, db)
+        rid = run_id or new_run_id()
+        summary = run_factory(settings, rid, check_sources(source), chosen)
+        print_summary(summary, json_out)

@@ -1,0 +1,48 @@
+"""What `run`, `resume` and `demo` share: settings from flags, run ids, and running the factory flow
+with one-line errors instead of tracebacks for the failures users cause (bad config, bad key, no
+endpoint, a locked database)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from envscaler.commands._common import fail
+from envscaler_core.config import ConfigError, Settings, load_settings
+
+
+def new_run_id(prefix: str = "run") -> str:
+    return f"{prefix}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def settings_from(config: Path | None, db: str | None = None, overrides: dict[str, Any] | None = None) -> Settings:
+    extra = dict(overrides or {})
+    if db:
+        extra["store"] = {"url": db}
+    try:
+        return load_settings(config, overrides=extra)
+    except ConfigError as exc:
+        fail(str(exc))
+
+
+def check_sources(sources: list[Path]) -> list[str]:
+    missing = [str(p) for p in sources if not p.is_file()]
+    if missing:
+        fail(f"source file(s) not found: {', '.join(missing)}")
+    return [str(p.resolve()) for p in sources]
+
+
+def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None) -> dict[str, Any]:
+    """Run the factory flow in this process; user-caused failures become one line and exit 2."""
+    from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
+    from envscaler_core.store import StoreError
+    from flows.factory import factory_flow
+
+    try:
+        return asyncio.run(factory_flow(run_id=run_id, sources=sources, config=settings.model_dump(mode="json", by_alias=True),
+                                        stages=stages))
+    except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
+        fail(f"run {run_id} stopped: {exc} (resume with `envscaler resume {run_id}`)")
