@@ -240,9 +240,11 @@ def _is_critical(r: ValidationRound) -> bool:
 
 
 async def validate_candidate(
-    candidate: EnvCandidate, runtime: EnvRuntime, gateway: Any, settings: Settings, *, spec: EnvSpec | None = None
+    candidate: EnvCandidate, runtime: EnvRuntime, gateway: Any, settings: Settings, *, spec: EnvSpec | None = None,
+    test_state: dict[str, Any] | None = None,
 ) -> ValidationOutcome:
-    """Run the configured passes and build the AcceptedEnv when the candidate earns it.
+    """Run the configured passes and build the AcceptedEnv when the candidate earns it. A given
+    `test_state` replaces the LLM-written one (it must still load).
 
     Infrastructure errors (LLM endpoint down, budget) propagate so the orchestrator can retry or stop;
     everything the candidate itself is responsible for ends in a report."""
@@ -253,7 +255,10 @@ async def validate_candidate(
     if not candidate.tools:
         return ValidationOutcome(candidate_fp=candidate.fingerprint, report=empty, failure="the class exposes no tools")
     try:
-        state = await make_test_state(candidate, runtime, gateway, introduction, settings.synth.step_attempts)
+        if test_state is not None:
+            state = await asyncio.to_thread(_load_state, runtime, candidate, test_state)
+        else:
+            state = await make_test_state(candidate, runtime, gateway, introduction, settings.synth.step_attempts)
     except EnvLoadError as exc:
         return ValidationOutcome(candidate_fp=candidate.fingerprint, report=empty, failure=f"no loadable test state: {exc}")
 
