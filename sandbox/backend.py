@@ -1,0 +1,185 @@
+"""Which jail to build, with which interpreter, and the exact command line that starts a zygote.
+
+`bwrap`: setpriv drops root to uid/gid 65534 (as root, bwrap's user namespace would map to host uid
+0), then bubblewrap unshares every namespace (no network but an unconfigured loopback, own pid
+space), binds only /usr (+ the interpreter's prefix) and the worker read-only, and remounts
+everything read-only, including /tmp and /dev. `rlimit`: the same zygote as a plain subprocess with a
+scrubbed environment (and uid 65534 when we are root); it has no filesystem or network isolation of
+its own beyond seccomp, so it is refused unless `allow_weak=True`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from envscaler_core.config import SandboxSettings
+
+log = logging.getLogger("sandbox")
+
+NOBODY = 65534
+PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3")
+JAIL_WORKDIR = "/sandbox"
+
+
+class SandboxUnavailable(RuntimeError):
+    """No backend can run here under the current settings; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str  # "bwrap" | "rlimit"
+    python: str
+    binds: tuple[str, ...] = ()
+    drop_to_nobody: bool = False
+    protections: tuple[str, ...] = field(default=())
+
+    def command(self, host_workdir: str, worker_args: list[str]) -> list[str]:
+        """argv of one zygote; `host_workdir` holds worker.py (bound at /sandbox in the jail)."""
+        prefix: list[str] = []
+        if self.drop_to_nobody:
+            prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
+        if self.name == "rlimit":
+            return prefix + [self.python, "-I", "-S", "-B", str(Path(host_workdir) / "worker.py"), *worker_args]
+        jail = ["bwrap", "--unshare-all", "--new-session", "--cap-drop", "ALL", "--clearenv",
+                "--setenv", "PATH", "/usr/bin", "--hostname", "sandbox"]
+        for path in self.binds:
+            jail += ["--ro-bind", path, path]
+        for top in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
+            host = Path("/") / top
+            if host.is_symlink():
+                jail += ["--symlink", os.readlink(host), f"/{top}"]
+            elif host.is_dir() and f"/{top}" not in self.binds:
+                jail += ["--ro-bind", str(host), f"/{top}"]
+        jail += ["--ro-bind", host_workdir, JAIL_WORKDIR, "--proc", "/proc", "--dev", "/dev",
+                 "--tmpfs", "/tmp", "--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/",
+                 "--chdir", "/tmp", "--"]
+        return prefix + jail + [self.python, "-I", "-S", "-B", f"{JAIL_WORKDIR}/worker.py", *worker_args]
+
+
+def _world_usable(path: Path) -> str | None:
+    """Why uid 65534 could not execute `path` (every directory o+x, the file o+rx), or None."""
+    path = path.resolve()
+    for parent in reversed(path.parents):
+        if not parent.stat().st_mode & stat.S_IXOTH:
+            return f"directory {parent} is not searchable by other users"
+    mode = path.stat().st_mode
+    if not (mode & stat.S_IXOTH and mode & stat.S_IROTH):
+        return f"{path} is not readable and executable by other users"
+    return None
+
+
+def _python_prefix(python: str) -> str:
+    out = subprocess.run([python, "-I", "-S", "-c", "import sys; print(sys.base_prefix)"],
+                         capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    if out.returncode != 0:
+        raise SandboxUnavailable(f"interpreter {python} does not run: {out.stderr.strip()[-300:]}")
+    return out.stdout.strip()
+
+
+def resolve_python(settings: SandboxSettings, drop: bool) -> str:
+    """The jail's interpreter: settings.python, else a system python 3.9+ usable by uid 65534."""
+    candidates = [settings.python] if settings.python else [*PYTHON_CANDIDATES, os.path.realpath(sys.executable)]
+    problems = []
+    for cand in candidates:
+        if not cand:
+            continue
+        if not os.path.isabs(cand):
+            problems.append(f"{cand}: not an absolute path")
+            continue
+        if not os.path.isfile(cand) or not os.access(cand, os.X_OK):
+            problems.append(f"{cand}: not an executable file")
+            continue
+        if drop:
+            why = _world_usable(Path(cand))
+            if why:
+                problems.append(f"{cand}: {why}")
+                continue
+        return cand
+    raise SandboxUnavailable("no usable interpreter for the jail: " + "; ".join(problems)
+                             + " (set sandbox.python to an absolute path readable by uid 65534)")
+
+
+def _probe(cmd: list[str]) -> str | None:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"},
+                             stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{exc.__class__.__name__}: {exc}"
+    if out.returncode != 0 or out.stdout.strip() != "ok":
+        return (out.stderr.strip() or f"exit {out.returncode}")[-300:]
+    return None
+
+
+def bwrap_backend(settings: SandboxSettings, probe_dir: str) -> Backend:
+    """Build the bwrap backend and prove it runs here (raises SandboxUnavailable with the reason)."""
+    if shutil.which("bwrap", path="/usr/bin:/bin:/usr/local/bin") is None:
+        raise SandboxUnavailable("bubblewrap (bwrap) is not installed (`apt-get install bubblewrap`)")
+    drop = os.geteuid() == 0
+    if drop and shutil.which("setpriv", path="/usr/bin:/bin") is None:
+        raise SandboxUnavailable("running as root but setpriv is missing, cannot drop to uid 65534")
+    python = resolve_python(settings, drop)
+    prefix = _python_prefix(python)
+    binds = ["/usr"]
+    for extra in (prefix, str(Path(python).parent)):
+        if not extra.startswith("/usr/") and extra != "/usr" and extra not in binds:
+            binds.append(extra)
+    backend = Backend(
+        name="bwrap", python=python, binds=tuple(binds), drop_to_nobody=drop,
+        protections=(
+            f"uid {NOBODY if drop else os.getuid()} in a user namespace, all capabilities dropped",
+            "empty environment (--clearenv)",
+            "network namespace with only a down loopback (no network)",
+            "pid/ipc/uts/cgroup namespaces (host processes invisible)",
+            "read-only filesystem: only /usr, the interpreter and the worker are visible; /tmp and /dev read-only",
+            "per-process rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0)",
+            "wall-clock timeout per call (process killed, episode rebuilt from the last state)",
+        ),
+    )
+    probe = backend.command(probe_dir, [])[:-1] + ["-c", "print('ok')"]
+    why = _probe(probe)
+    if why:
+        raise SandboxUnavailable(f"bwrap probe failed: {why}")
+    return backend
+
+
+def rlimit_backend(settings: SandboxSettings) -> Backend:
+    drop = os.geteuid() == 0 and shutil.which("setpriv", path="/usr/bin:/bin") is not None
+    python = resolve_python(settings, drop)
+    return Backend(
+        name="rlimit", python=python, drop_to_nobody=drop,
+        protections=(
+            f"uid {NOBODY if drop else os.getuid()}" + ("" if drop else " (NOT dropped: not root)"),
+            "empty environment",
+            "per-process rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0)",
+            "wall-clock timeout per call",
+            "NO filesystem isolation, NO network namespace, host processes visible",
+        ),
+    )
+
+
+def select_backend(settings: SandboxSettings, probe_dir: str) -> Backend:
+    """`auto`: bwrap when its probe succeeds, else rlimit only with allow_weak (loudly)."""
+    bwrap_problem = None
+    if settings.backend in ("auto", "bwrap"):
+        try:
+            return bwrap_backend(settings, probe_dir)
+        except SandboxUnavailable as exc:
+            if settings.backend == "bwrap":
+                raise
+            bwrap_problem = str(exc)
+    if not settings.allow_weak:
+        reason = f" (bwrap unusable: {bwrap_problem})" if bwrap_problem else ""
+        raise SandboxUnavailable(
+            "refusing the rlimit-only sandbox backend: it has no filesystem or network isolation; "
+            f"set sandbox.allow_weak=true to accept that{reason}")
+    log.warning("SANDBOX IS WEAK: using the rlimit-only backend%s. Untrusted code can read world-readable "
+                "host files and (without seccomp) open network connections.",
+                f" because {bwrap_problem}" if bwrap_problem else "")
+    return rlimit_backend(settings)

@@ -1,0 +1,137 @@
+"""Host-side tool-call check against OpenAI function schemas, before anything reaches the jail.
+
+A bad call is an observation for the agent (`error_kind="schema"`), so the messages name the tool,
+the argument path and what was expected. Only the JSON-Schema subset that tool schemas use is
+understood: type (incl. lists of types), enum, const, properties/required/additionalProperties,
+items, anyOf/oneOf. Unknown keywords are ignored (permissive), never guessed at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+class ToolSpecError(ValueError):
+    """The tool list itself is malformed (a caller bug, not an agent mistake)."""
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _matches(value: Any, type_name: str) -> bool:
+    actual = json_type(value)
+    if type_name == "number":
+        return actual in ("integer", "number")
+    if type_name == "integer" and actual == "number":
+        return float(value).is_integer()
+    return actual == type_name
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json_type(a) == json_type(b) and a == b
+
+
+def private_name_problem(tool: str) -> str | None:
+    if not isinstance(tool, str) or not tool:
+        return "the tool name must be a non-empty string"
+    if tool.startswith("__"):
+        return f"{tool!r} is a dunder name; only public methods are tools"
+    if tool.startswith("_"):
+        return f"{tool!r} is private; only public methods are tools"
+    return None
+
+
+def index_tools(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """name -> parameters schema; raises ToolSpecError naming the bad entry."""
+    index: dict[str, dict[str, Any]] = {}
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ToolSpecError(f"tools[{i}] is not an OpenAI function schema (no function.name)")
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        if not isinstance(params, dict):
+            raise ToolSpecError(f"tools[{i}] ({name}): parameters must be a JSON schema object")
+        index[name] = params
+    return index
+
+
+def _check(value: Any, schema: dict[str, Any], path: str) -> str | None:
+    if not isinstance(schema, dict):
+        return None
+    types = schema.get("type")
+    if isinstance(types, str):
+        types = [types]
+    if isinstance(types, list) and types:
+        known = [t for t in types if t in _TYPE_NAMES]
+        if known and not any(_matches(value, t) for t in known):
+            return f"{path}: expected {' or '.join(known)}, got {json_type(value)}"
+    if "enum" in schema and isinstance(schema["enum"], list) and not any(_same(value, e) for e in schema["enum"]):
+        return f"{path}: {value!r} is not one of {schema['enum']!r}"
+    if "const" in schema and not _same(value, schema["const"]):
+        return f"{path}: must be {schema['const']!r}"
+    for key in ("anyOf", "oneOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and branches:
+            problems = [_check(value, b, path) for b in branches]
+            if all(problems):
+                return f"{path}: matches none of {key}: " + "; ".join(p for p in problems if p)
+    if isinstance(value, dict):
+        return _check_object(value, schema, path, strict=schema.get("additionalProperties") is False)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            problem = _check(item, schema["items"], f"{path}[{i}]")
+            if problem:
+                return problem
+    return None
+
+
+def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str, strict: bool) -> str | None:
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    for name in schema.get("required") or []:
+        if name not in value:
+            return f"{path}: missing required argument {name!r}"
+    for name, item in value.items():
+        if name in props:
+            problem = _check(item, props[name], f"{path}.{name}")
+            if problem:
+                return problem
+        elif strict:
+            allowed = ", ".join(sorted(props)) or "none"
+            return f"{path}: unexpected argument {name!r} (allowed: {allowed})"
+    return None
+
+
+def check_call(tool: str, args: Any, index: dict[str, dict[str, Any]] | None) -> str | None:
+    """None if the call may run, else a one-line reason. Without an index only names are checked."""
+    problem = private_name_problem(tool)
+    if problem:
+        return problem
+    if not isinstance(args, dict):
+        return f"arguments to {tool} must be a JSON object, got {json_type(args)}"
+    if index is None:
+        return None
+    if tool not in index:
+        known = ", ".join(sorted(index)) or "none"
+        return f"unknown tool {tool!r} (available: {known})"
+    # Top level: an argument the schema does not declare is always an error (the agent invented it).
+    params = index[tool]
+    strict = params.get("additionalProperties") is not True
+    return _check_object(args, params, tool, strict=strict) if isinstance(params, dict) else None

@@ -1,0 +1,588 @@
+"""The in-jail half of the sandbox: a zygote that forks one fresh process per episode (or check batch).
+
+This file runs under the jail's interpreter (`python -I -S -B worker.py '<limits json>'`) and imports
+the standard library only. The zygote itself only ever runs this trusted code; untrusted code (env
+classes, check functions) is exec'd exclusively in forked children, after they have dropped to their
+rlimits, closed every inherited descriptor but their two pipes, and loaded the seccomp filter. A
+child's damage (monkey-patched builtins, leaked threads, a corrupted heap) therefore dies with it and
+never reaches the zygote or the next episode.
+
+Wire formats (never pickle):
+* control, zygote <-> host: one JSON object per SOCK_SEQPACKET message on fd 3; `spawn` answers carry
+  the child's two pipe ends as SCM_RIGHTS descriptors.
+* child <-> host: frames of a 4-byte big-endian length followed by UTF-8 JSON, over two pipes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import errno
+import inspect
+import io
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+import types
+
+# Pre-imported so that forked children get them for free (generated code commonly needs them).
+import collections  # noqa: F401
+import copy
+import dataclasses  # noqa: F401
+import datetime  # noqa: F401
+import decimal  # noqa: F401
+import enum  # noqa: F401
+import functools  # noqa: F401
+import itertools  # noqa: F401
+import math  # noqa: F401
+import re  # noqa: F401
+import string  # noqa: F401
+import typing  # noqa: F401
+import uuid  # noqa: F401
+
+HEADER = struct.Struct(">I")
+TB_CHARS = 2000
+MISSING = object()
+
+# ---------------------------------------------------------------------------------------------
+# seccomp: a hand-built classic-BPF denylist (x86_64 only; elsewhere it reports itself unavailable)
+# ---------------------------------------------------------------------------------------------
+AUDIT_ARCH_X86_64 = 0xC000003E
+RET_ALLOW = 0x7FFF0000
+RET_KILL_PROCESS = 0x80000000
+LD_ABS_W = 0x20
+JEQ_K = 0x15
+JGE_K = 0x35
+JSET_K = 0x45
+RET_K = 0x06
+CLONE_THREAD = 0x00010000
+X32_BIT = 0x40000000
+
+# Syscalls a tool method never needs: sockets, new processes/programs, debugging and signalling other
+# processes, namespace/mount/kernel-object manipulation, identity changes.
+DENY_EPERM = {
+    "socket": 41, "connect": 42, "accept": 43, "bind": 49, "listen": 50, "socketpair": 53,
+    "accept4": 288, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312,
+    "tkill": 200, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+    "pidfd_open": 434, "pidfd_send_signal": 424, "pidfd_getfd": 438, "process_madvise": 440,
+    "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
+    "bpf": 321, "keyctl": 250, "add_key": 248, "request_key": 249, "perf_event_open": 298,
+    "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "personality": 135, "reboot": 169, "kexec_load": 246, "kexec_file_load": 320,
+    "init_module": 175, "finit_module": 313, "delete_module": 176, "swapon": 167, "swapoff": 168,
+    "acct": 163, "syslog": 103, "iopl": 172, "ioperm": 173, "modify_ldt": 154, "quotactl": 179,
+    "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114, "setresuid": 117,
+    "setresgid": 119, "setgroups": 116, "setfsuid": 122, "setfsgid": 123,
+    "mknod": 133, "mknodat": 259, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428, "mount_setattr": 442,
+}
+NR_CLONE, NR_CLONE3 = 56, 435
+NR_KILL, NR_TGKILL = 62, 234
+
+
+def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def seccomp_program(own_pid: int) -> bytes:
+    """Default ALLOW; EPERM for the denylist; clone only for threads; kill/tgkill only to ourselves."""
+    eperm = 0x00050000 | errno.EPERM
+    enosys = 0x00050000 | errno.ENOSYS
+    prog = [
+        _ins(LD_ABS_W, 0, 0, 4),                      # arch
+        _ins(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        _ins(RET_K, 0, 0, RET_KILL_PROCESS),
+        _ins(LD_ABS_W, 0, 0, 0),                      # syscall nr
+        _ins(JGE_K, 0, 1, X32_BIT),                   # x32 ABI: refuse wholesale
+        _ins(RET_K, 0, 0, eperm),
+    ]
+    for nr in sorted(DENY_EPERM.values()):
+        prog += [_ins(JEQ_K, 0, 1, nr), _ins(RET_K, 0, 0, eperm)]
+    # clone3 hides its flags in memory BPF cannot read: ENOSYS makes glibc fall back to clone().
+    prog += [_ins(JEQ_K, 0, 1, NR_CLONE3), _ins(RET_K, 0, 0, enosys)]
+    prog += [
+        _ins(JEQ_K, 0, 4, NR_CLONE),
+        _ins(LD_ABS_W, 0, 0, 16),                     # args[0] low word = clone flags
+        _ins(JSET_K, 0, 1, CLONE_THREAD),
+        _ins(RET_K, 0, 0, RET_ALLOW),
+        _ins(RET_K, 0, 0, eperm),
+        _ins(LD_ABS_W, 0, 0, 0),                      # reload nr after the clone block
+    ]
+    for nr in (NR_KILL, NR_TGKILL):
+        prog += [
+            _ins(JEQ_K, 0, 6, nr),
+            _ins(LD_ABS_W, 0, 0, 16),                 # pid / tgid, low word
+            _ins(JEQ_K, 0, 3, own_pid),
+            _ins(LD_ABS_W, 0, 0, 20),                 # high word must be 0 (no negative pids)
+            _ins(JEQ_K, 0, 1, 0),
+            _ins(RET_K, 0, 0, RET_ALLOW),
+            _ins(RET_K, 0, 0, eperm),
+        ]
+        prog.append(_ins(LD_ABS_W, 0, 0, 0))
+    prog.append(_ins(RET_K, 0, 0, RET_ALLOW))
+    return b"".join(prog)
+
+
+def install_seccomp() -> str | None:
+    """Load the filter into this process; returns None on success, else why it is unavailable."""
+    if os.uname().machine != "x86_64":
+        return f"seccomp filter is written for x86_64, not {os.uname().machine}"
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError as exc:
+        return f"libc not loadable: {exc}"
+    code = seccomp_program(os.getpid())
+    n = len(code) // 8
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = SockFprog(n, ctypes.cast(buf, ctypes.c_void_p))
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return f"PR_SET_NO_NEW_PRIVS failed: errno {ctypes.get_errno()}"
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return f"PR_SET_SECCOMP failed: errno {ctypes.get_errno()}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# framing
+# ---------------------------------------------------------------------------------------------
+def read_exact(fd: int, n: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < n:
+        chunk = os.read(fd, n - got)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int) -> dict | None:
+    head = read_exact(fd, 4)
+    if head is None:
+        return None
+    body = read_exact(fd, HEADER.unpack(head)[0])
+    return None if body is None else json.loads(body)
+
+
+def write_frame(fd: int, text: str) -> None:
+    data = text.encode("ascii")
+    data = HEADER.pack(len(data)) + data
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+# ---------------------------------------------------------------------------------------------
+# child: limits and hygiene
+# ---------------------------------------------------------------------------------------------
+class CappedOutput(io.TextIOBase):
+    """sys.stdout/sys.stderr of a child: keeps the first `cap` characters of a call, drops the rest."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.parts, self.size, self.dropped = cap, [], 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        room = self.cap - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def take(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n[... {self.dropped} characters dropped]"
+        self.parts, self.size, self.dropped = [], 0, 0
+        return out
+
+
+def close_other_fds(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def set_cpu_window(seconds: float) -> None:
+    """Soft CPU limit = CPU used so far + this call's budget (SIGXCPU); the hard limit stays put."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = used.ru_utime + used.ru_stime
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(spent + seconds) + 1
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def enter_child(req_fd: int, rep_fd: int, limits: dict) -> CappedOutput:
+    os.setsid()  # own session and process group: the zygote kills the whole group
+    try:  # die with the zygote (single-threaded, so the parent-death signal is reliable)
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    close_other_fds({0, 1, 2, req_fd, rep_fd})
+    out = CappedOutput(int(limits["output_cap"]))
+    sys.stdout = sys.stderr = out
+    sys.stdin = io.StringIO("")
+    mib = 1 << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize_mb"] * mib,) * 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"],) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"],) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_budget_s"],) * 2)
+    random.seed()  # the zygote's random state must not be shared by every episode
+    if limits.get("seccomp"):
+        why = install_seccomp()
+        if why is not None:
+            raise SystemExit(f"seccomp requested but failed: {why}")
+    return out
+
+
+def traceback_tail(exc: BaseException) -> str:
+    """`Type: message` plus the last frames of untrusted code only (the worker's frames are dropped)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    lines = traceback.format_exception(type(exc), exc, tb)
+    text = "".join(lines).strip()
+    if len(text) > TB_CHARS:
+        text = "..." + text[-TB_CHARS:]
+    return text
+
+
+def dumps(obj) -> str:
+    """ASCII JSON: lone surrogates and odd code points travel as escapes, never as invalid UTF-8."""
+    return json.dumps(obj, allow_nan=False, separators=(",", ":"))
+
+
+def error_reply(kind: str, message: str, output: str = "") -> str:
+    return dumps({"ok": False, "error_kind": kind, "error": message, "output": output})
+
+
+# ---------------------------------------------------------------------------------------------
+# child: an episode (one live instance, many calls)
+# ---------------------------------------------------------------------------------------------
+class EpisodeChild:
+    def __init__(self, out: CappedOutput, limits: dict) -> None:
+        self.out, self.limits = out, limits
+        self.inst = None
+        self.committed = "{}"
+        self.signatures: dict[str, inspect.Signature] = {}
+
+    def public_state(self) -> dict:
+        return {k: v for k, v in vars(self.inst).items() if not k.startswith("_")}
+
+    def rollback(self) -> None:
+        """Put the instance's public attributes back to the last committed JSON state."""
+        d = vars(self.inst)
+        for key in [k for k in d if not k.startswith("_")]:
+            del d[key]
+        d.update(json.loads(self.committed))
+
+    def serialise_state(self) -> tuple[str | None, str | None, str | None]:
+        """(state_json, error_kind, error)."""
+        try:
+            text = dumps(self.public_state())
+        except (TypeError, ValueError, RecursionError) as exc:
+            return None, "unserializable", f"state is not JSON-serialisable: {type(exc).__name__}: {exc}"
+        if len(text) > self.limits["state_cap"]:
+            return None, "oversize", f"state is {len(text)} characters, over the cap of {self.limits['state_cap']}"
+        return text, None, None
+
+    def load(self, msg: dict) -> str:
+        ns = {"__name__": "envcode", "__builtins__": builtins}
+        try:
+            exec(compile(msg["code"], "<env>", "exec"), ns)
+        except BaseException as exc:  # noqa: BLE001 - untrusted code may raise anything
+            return error_reply("load", f"the code does not run: {traceback_tail(exc)}", self.out.take())
+        cls = ns.get(msg["class_name"])
+        if not isinstance(cls, type):
+            return error_reply("load", f"no class named {msg['class_name']!r} in the code", self.out.take())
+        init = msg.get("init")
+        try:
+            self.inst = self.construct(cls, init)
+            if not hasattr(self.inst, "__dict__"):
+                return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
+            if msg.get("restore") is not None:
+                d = vars(self.inst)
+                for key in [k for k in d if not k.startswith("_")]:
+                    del d[key]
+                d.update(msg["restore"])
+        except BaseException as exc:  # noqa: BLE001
+            return error_reply("load", f"constructing {cls.__name__} failed: {traceback_tail(exc)}", self.out.take())
+        text, kind, err = self.serialise_state()
+        if text is None:
+            return error_reply("load", f"after construction: {err}", self.out.take())
+        self.committed = text
+        return '{"ok":true,"state":' + text + ',"output":' + dumps(self.out.take()) + "}"
+
+    @staticmethod
+    def construct(cls: type, init):
+        """cls(init_config) when __init__ takes an argument; else cls() and the keys set as attributes."""
+        try:
+            sig = inspect.signature(cls)
+        except (TypeError, ValueError):
+            sig = None
+        if init is None:
+            if sig is not None and any(
+                p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                for p in sig.parameters.values()
+            ):
+                return cls({})
+            return cls()
+        takes_arg = True
+        if sig is not None:
+            try:
+                sig.bind(init)
+            except TypeError:
+                takes_arg = False
+        if takes_arg:
+            return cls(init)
+        inst = cls()
+        for key, value in init.items():
+            setattr(inst, key, value)
+        return inst
+
+    def call(self, msg: dict) -> str:
+        tool, args = msg["tool"], msg["args"]
+        if not isinstance(tool, str) or tool.startswith("_"):
+            return error_reply("schema", f"{tool!r} is private; only public methods are tools")
+        if not isinstance(args, dict):
+            return error_reply("schema", "arguments must be a JSON object")
+        static = inspect.getattr_static(self.inst, tool, MISSING)
+        if static is MISSING:
+            return error_reply("schema", f"unknown tool {tool!r}: {type(self.inst).__name__} has no such method")
+        if tool in vars(self.inst) or not isinstance(static, (types.FunctionType, staticmethod, classmethod)):
+            return error_reply("schema", f"{tool!r} is not a method of {type(self.inst).__name__}")
+        fn = getattr(self.inst, tool)
+        sig = self.signatures.get(tool)
+        if sig is None:
+            try:
+                sig = self.signatures[tool] = inspect.signature(fn)
+            except (TypeError, ValueError):
+                sig = None
+        if sig is not None:
+            try:
+                sig.bind(**args)
+            except TypeError as exc:
+                return error_reply("schema", f"arguments do not fit {tool}{sig}: {exc}")
+        set_cpu_window(self.limits["call_timeout_s"])
+        try:
+            result = fn(**args)
+        except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt are tool errors too
+            message = traceback_tail(exc)
+            self.restore_if_changed()
+            return error_reply("exception", message, self.out.take())
+        try:
+            result_text = dumps(result)
+        except (TypeError, ValueError, RecursionError) as exc:
+            self.restore_if_changed()
+            return error_reply("unserializable", f"the result is not JSON-serialisable: {type(exc).__name__}: {exc}",
+                               self.out.take())
+        if len(result_text) > self.limits["result_cap"]:
+            self.restore_if_changed()
+            return error_reply("oversize", f"the result is {len(result_text)} characters, over the cap of "
+                               f"{self.limits['result_cap']}", self.out.take())
+        text, kind, err = self.serialise_state()
+        if text is None:
+            self.rollback()
+            return error_reply(kind, err + "; the previous state is kept", self.out.take())
+        reply = '{"ok":true,"result":' + result_text + ',"output":' + dumps(self.out.take())
+        if text != self.committed:
+            self.committed = text
+            reply += ',"state":' + text
+        return reply + "}"
+
+    def restore_if_changed(self) -> None:
+        text, _, _ = self.serialise_state()
+        if text != self.committed:
+            self.rollback()
+
+
+def run_episode(req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
+    child = EpisodeChild(out, limits)
+    while True:
+        msg = read_frame(req_fd)
+        if msg is None:
+            return
+        op = msg.get("op")
+        if op == "load":
+            reply = child.load(msg)
+        elif op == "call" and child.inst is not None:
+            reply = child.call(msg)
+        else:
+            reply = error_reply("protocol", f"unexpected op {op!r}")
+        write_frame(rep_fd, reply)
+
+
+# ---------------------------------------------------------------------------------------------
+# child: check functions
+# ---------------------------------------------------------------------------------------------
+def run_checks(req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
+    states = read_frame(req_fd)
+    if states is None:
+        return
+    initial, final = states["initial_state"], states["final_state"]
+    while True:
+        msg = read_frame(req_fd)
+        if msg is None:
+            return
+        set_cpu_window(limits["call_timeout_s"])
+        ns = {"__name__": "check", "__builtins__": builtins, "initial_state": copy.deepcopy(initial)}
+        try:
+            exec(compile(msg["source"], "<check>", "exec"), ns)
+            func = ns.get("check_func")
+            if not callable(func):
+                reply = {"passed": None, "error": "the source defines no callable check_func"}
+            else:
+                value = func(copy.deepcopy(final))
+                if type(value) is bool:
+                    reply = {"passed": value, "error": None}
+                else:
+                    reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
+        except BaseException as exc:  # noqa: BLE001
+            reply = {"passed": None, "error": traceback_tail(exc)}
+        out.take()
+        write_frame(rep_fd, dumps(reply))
+
+
+# ---------------------------------------------------------------------------------------------
+# zygote
+# ---------------------------------------------------------------------------------------------
+def child_main(kind: str, req_fd: int, rep_fd: int, limits: dict) -> None:
+    code = 0
+    try:
+        out = enter_child(req_fd, rep_fd, limits)
+        (run_episode if kind == "episode" else run_checks)(req_fd, rep_fd, out, limits)
+    except BaseException:  # noqa: BLE001 - never fall back into the zygote's loop
+        code = 70
+    finally:
+        os._exit(code)
+
+
+def describe_status(status: int) -> dict:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return {"signal": sig, "signal_name": name}
+    return {"exit_code": os.WEXITSTATUS(status)}
+
+
+def probe_seccomp() -> str | None:
+    """Fork a throw-away child that loads the filter and must then be refused a socket."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        why = install_seccomp()
+        if why is None:
+            try:
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                why = "socket() still allowed after loading the filter"
+            except PermissionError:
+                why = ""
+        os.write(w, why.encode()[:500])
+        os._exit(0)
+    os.close(w)
+    answer = b""
+    while chunk := os.read(r, 1000):
+        answer += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return answer.decode() or None
+
+
+def zygote(limits: dict) -> None:
+    ctl = socket.socket(fileno=int(limits["control_fd"]))
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    seccomp_problem = probe_seccomp() if limits.get("seccomp") else "disabled by configuration"
+    limits = dict(limits, seccomp=seccomp_problem is None)
+    ctl.send(dumps({"hello": True, "pid": os.getpid(), "uid": os.getuid(), "seccomp": seccomp_problem is None,
+                    "seccomp_problem": seccomp_problem, "python": sys.version.split()[0]}).encode())
+    exited: dict[int, int] = {}
+    while True:
+        data = ctl.recv(1 << 16)
+        if not data:
+            return
+        try:
+            req = json.loads(data)
+            op = req["op"]
+        except (ValueError, KeyError, TypeError):
+            ctl.send(dumps({"ok": False, "error": "bad control message"}).encode())
+            continue
+        while True:  # opportunistic reaping so finished children never pile up as zombies
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            exited[pid] = status
+        if op == "spawn":
+            child_limits = dict(limits, call_timeout_s=float(req.get("call_timeout_s", 5.0)))
+            req_r, req_w = os.pipe()
+            rep_r, rep_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                ctl.close()
+                os.close(req_w)
+                os.close(rep_r)
+                child_main(req.get("kind", "episode"), req_r, rep_w, child_limits)
+            os.close(req_r)
+            os.close(rep_w)
+            socket.send_fds(ctl, [dumps({"ok": True, "pid": pid}).encode()], [req_w, rep_r])
+            os.close(req_w)
+            os.close(rep_r)
+        elif op == "reap":
+            pid = int(req["pid"])
+            status = exited.pop(pid, None)
+            if status is None:
+                for kill in (os.killpg, os.kill):
+                    try:
+                        kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                try:
+                    status = os.waitpid(pid, 0)[1]
+                except ChildProcessError:
+                    status = None
+            ctl.send(dumps({"ok": True, "status": None if status is None else describe_status(status)}).encode())
+        elif op == "ping":
+            ctl.send(dumps({"ok": True, "children": len(exited)}).encode())
+        else:
+            ctl.send(dumps({"ok": False, "error": f"unknown op {op!r}"}).encode())
+        if len(exited) > 10000:  # statuses nobody asked for; keep memory bounded
+            exited.clear()
+
+
+if __name__ == "__main__":
+    zygote(json.loads(sys.argv[1]))
