@@ -1,11 +1,113 @@
-"""CLI verb placeholder until its capability lands."""
+"""`envscaler sandbox exec|check`: run an environment class in the real sandbox from the shell.
+
+`exec` prints one JSON line per call and a final `{"final_state": ...}` line; it exits 0 whenever the
+run completed (failed calls are data, not errors) and 2 with one line on stderr when it could not run
+at all (unreadable or invalid files, a class that does not load, no usable sandbox backend).
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
 
-from envscaler.commands._common import register_placeholder
+from envscaler.commands._common import fail
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"{what} {path}: cannot read: {exc.__class__.__name__}: {exc}")
+    except ValueError as exc:
+        fail(f"{what} {path}: not valid JSON: {exc}")
+
+
+def _parse_calls(raw: Any, path: Path) -> list[tuple[str, dict[str, Any]]]:
+    if not isinstance(raw, list):
+        fail(f"--calls {path}: must hold a JSON list of {{\"tool\": ..., \"args\": {{...}}}} objects")
+    calls = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+            fail(f"--calls {path}: item {i} must be an object with a string \"tool\"")
+        args = item.get("args", {})
+        if not isinstance(args, dict):
+            fail(f"--calls {path}: item {i} ({item['tool']}): \"args\" must be an object")
+        extra = set(item) - {"tool", "args"}
+        if extra:
+            fail(f"--calls {path}: item {i} has unknown keys {sorted(extra)}")
+        calls.append((item["tool"], args))
+    return calls
+
+
+def _settings(config: Path | None) -> Any:
+    from envscaler_core.config import ConfigError, load_settings
+
+    try:
+        return load_settings(config)
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
-    register_placeholder(app, verb, help_text, "subprocess sandbox worker pool (issue 3)")
+    sub = typer.Typer(help=help_text, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+    @sub.command("exec", help="Run a calls file against an env class in one sandbox episode; JSON lines out.")
+    def exec_(
+        code: Path = typer.Option(..., "--code", help="Python file holding the environment class."),
+        class_name: str = typer.Option(..., "--class", help="The environment class in the code file."),
+        calls: Path = typer.Option(..., "--calls", help='JSON list of {"tool": NAME, "args": {...}}.'),
+        state: Path | None = typer.Option(None, "--state", help="Initial state JSON object (init_config)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section)."),
+    ) -> None:
+        from envscaler_core.runtime import EnvLoadError
+        from sandbox import SandboxPool, SandboxUnavailable
+
+        try:
+            source = code.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--code {code}: cannot read: {exc.__class__.__name__}: {exc}")
+        plan = _parse_calls(_read_json(calls, "--calls"), calls)
+        initial = None
+        if state is not None:
+            initial = _read_json(state, "--state")
+            if not isinstance(initial, dict):
+                fail(f"--state {state}: must hold a JSON object")
+        settings = _settings(config)
+        try:
+            pool = SandboxPool(settings.sandbox)
+        except SandboxUnavailable as exc:
+            fail(f"no usable sandbox: {exc}")
+        with pool:
+            try:
+                episode = pool.open_episode(source, class_name, initial)
+            except EnvLoadError as exc:
+                first = str(exc).strip().splitlines()
+                fail(f"{code}: cannot load class {class_name!r}: " + " | ".join(first[-3:]))
+            with episode:
+                for tool, args in plan:
+                    out = episode.call(tool, args)
+                    line = {"tool": out.tool, "ok": out.ok, "result": out.result, "error": out.error,
+                            "error_kind": out.error_kind, "state_diff": out.state_diff, "elapsed_ms": out.elapsed_ms}
+                    typer.echo(json.dumps(line, ensure_ascii=False))
+                typer.echo(json.dumps({"final_state": episode.state}, ensure_ascii=False))
+
+    @sub.command("check", help="Start the sandbox and print the backend it picked and what it protects.")
+    def check(config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section).")) -> None:
+        from sandbox import SandboxPool, SandboxUnavailable
+
+        settings = _settings(config)
+        try:
+            pool = SandboxPool(settings.sandbox)
+        except SandboxUnavailable as exc:
+            fail(f"no usable sandbox: {exc}")
+        with pool:
+            info = pool.info()
+        typer.echo(f"backend: {info['backend']} (python {info['python']}, {info['workers']} warm workers, "
+                   f"seccomp {'on' if info['seccomp'] else 'OFF'})")
+        for item in info["protections"]:
+            typer.echo(f"  - {item}")
+
+    app.add_typer(sub, name=verb, help=help_text)
