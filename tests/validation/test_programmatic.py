@@ -1,0 +1,92 @@
+"""Spec: the programmatic pass, run in the real sandbox, accepts a healthy class and vetoes each
+contract breach from facts alone (no LLM involved: the test state is given)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from envscaler_core.config import Settings
+from envscaler_core.models import EnvCandidate
+from envscaler_core.synth import extract_tools
+from envscaler_core.validation import validate_candidate
+from tests.scenarios.helpers import LIBRARY_CODE, STATE
+
+SETTINGS = Settings.model_validate({"validate": {"mode": "programmatic"}})
+KINDS = {"list_books": "query", "get_book": "query", "lend_book": "state_change"}
+
+
+def candidate(code: str) -> EnvCandidate:
+    return EnvCandidate(topic_fp="t", class_name="Library", class_code=code,
+                        tools=extract_tools(code, "Library"), tool_kinds=KINDS)
+
+
+def validate(code: str, runtime):
+    return asyncio.run(validate_candidate(candidate(code), runtime, None, SETTINGS, test_state=STATE))
+
+
+def test_healthy_class_is_accepted_with_every_tool_probed(runtime) -> None:
+    out = validate(LIBRARY_CODE, runtime)
+    assert out.report.accepted, out.report
+    assert out.env is not None and out.env.env_id == f"env_{out.candidate_fp[:12]}"
+    assert set(out.report.per_tool) == set(KINDS)
+    assert {r.case_type for r in out.rounds if r.tool == "lend_book"} == {"positive", "negative"}
+
+
+def test_positive_probe_really_changed_state_in_the_sandbox(runtime) -> None:
+    out = validate(LIBRARY_CODE, runtime)
+    lend = next(r for r in out.rounds if r.tool == "lend_book" and r.case_type == "positive")
+    assert lend.observation == {"success": True, "message": "lent"}
+    assert lend.state_after["books"]["b1"]["status"] == "lent" and lend.state_before["books"]["b1"]["status"] == "available"
+
+
+def test_escaping_exception_rejects(runtime) -> None:
+    code = LIBRARY_CODE.replace('''        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}''', '''        return {"success": True, "data": self.books[book_id]}''')
+    out = validate(code, runtime)
+    assert not out.report.accepted
+    assert any("exception in get_book" in c and "KeyError" in c for c in out.report.critical), out.report.critical
+
+
+def test_query_that_mutates_state_rejects(runtime) -> None:
+    code = LIBRARY_CODE.replace('''        return {"success": True, "data": list(self.books.values())}''', '''        self.loans.append({"audit": "listed"})
+        return {"success": True, "data": list(self.books.values())}''')
+    out = validate(code, runtime)
+    assert not out.report.accepted and "query tool list_books changed state" in out.report.critical
+
+
+def test_failed_call_that_half_applies_rejects(runtime) -> None:
+    code = LIBRARY_CODE.replace('''        book = self.books.get(book_id)
+        if book is None:''', '''        book = self.books.get(book_id)
+        self.loans.append({"book_id": book_id, "member": member})
+        if book is None:''')
+    out = validate(code, runtime)
+    assert "lend_book reported failure but changed state" in out.report.critical
+
+
+def test_non_dict_return_rejects(runtime) -> None:
+    code = LIBRARY_CODE.replace('''        return {"success": True, "data": list(self.books.values())}''', '''        return list(self.books.values())''')
+    assert "list_books returned list, not a dict" in validate(code, runtime).report.critical
+
+
+def test_nondeterministic_ids_are_a_warning_not_a_veto(runtime) -> None:
+    code = "import uuid\n" + LIBRARY_CODE.replace(
+        '''self.loans.append({"book_id": book_id, "member": member})''',
+        '''self.loans.append({"book_id": book_id, "member": member, "loan_id": uuid.uuid4().hex})''')
+    out = validate(code, runtime)
+    lend = next(r for r in out.rounds if r.tool == "lend_book" and r.case_type == "positive")
+    assert lend.verdict == "warning" and "nondeterministic" in lend.reason
+    assert out.report.accepted
+
+
+def test_state_that_does_not_load_is_a_failure_not_a_crash(runtime) -> None:
+    code = LIBRARY_CODE.replace('''        cfg = init_config or {}''', '''        cfg = init_config or {}
+        assert "members" in cfg, "members are required"''')
+    out = validate(code, runtime)
+    assert not out.report.accepted and out.failure and "no loadable test state" in out.failure
+
+
+def test_class_without_tools_is_not_validated(runtime) -> None:
+    empty = EnvCandidate(topic_fp="t", class_name="Library", class_code="class Library:\n    pass\n")
+    out = asyncio.run(validate_candidate(empty, runtime, None, SETTINGS, test_state={}))
+    assert not out.report.accepted and out.failure == "the class exposes no tools"
