@@ -1,0 +1,65 @@
+"""Cut a library class file into what Stage 2 asks for, by AST: the skeleton (everything except the
+public methods), the operations (public methods with their docstring summary and kind), and one
+method's source.
+
+Private helpers stay in the skeleton: the pipeline's method step accepts exactly one `def` per
+operation, and `assemble_module` inserts the methods into the skeleton's class body, so helpers must
+already be there for every method to resolve `self._helper`.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from envscaler_core.mock_llm.library.model import Domain
+
+
+def _class(tree: ast.Module, class_name: str) -> ast.ClassDef:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return node
+    raise ValueError(f"class {class_name!r} not found in the library file")
+
+
+def _public(cls: ast.ClassDef) -> list[ast.FunctionDef]:
+    return [n for n in cls.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]
+
+
+def skeleton(domain: Domain) -> str:
+    """The class file without its public methods (imports, constants, __init__, private helpers)."""
+    source = domain.class_source
+    cls = _class(ast.parse(source), domain.class_name)
+    drop: set[int] = set()
+    for fn in _public(cls):
+        start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        drop.update(range(start, (fn.end_lineno or fn.lineno) + 1))
+    lines = [line for i, line in enumerate(source.splitlines(), start=1) if i not in drop]
+    text = "\n".join(lines)
+    while "\n\n\n\n" in text:  # removed methods leave runs of blank lines behind
+        text = text.replace("\n\n\n\n", "\n\n\n")
+    return text.rstrip() + "\n"
+
+
+def operations(domain: Domain) -> list[dict[str, str]]:
+    """`[{"name", "description", "kind"}]` in source order; description = docstring summary line."""
+    cls = _class(ast.parse(domain.class_source), domain.class_name)
+    ops = []
+    for fn in _public(cls):
+        doc = (ast.get_docstring(fn) or fn.name).strip().splitlines()[0]
+        kind = domain.tool_kinds.get(fn.name)
+        if kind is None:
+            raise ValueError(f"{domain.name}: tool {fn.name!r} has no kind in tool_kinds")
+        ops.append({"name": fn.name, "description": doc, "kind": kind})
+    return ops
+
+
+def method_source(domain: Domain, name: str) -> str:
+    """The dedented `def` of public method `name`, exactly as written in the library file."""
+    source = domain.class_source
+    cls = _class(ast.parse(source), domain.class_name)
+    for fn in _public(cls):
+        if fn.name == name:
+            start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+            return textwrap.dedent("\n".join(source.splitlines()[start - 1: fn.end_lineno])) + "\n"
+    raise KeyError(name)
