@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from envscaler.commands._common import fail
-from envscaler_core.config import ConfigError, Settings, load_settings
+from envscaler_core.config import ConfigError, Settings, load_settings, public_config
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -42,7 +42,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     from flows.factory import factory_flow
 
     try:
-        return asyncio.run(factory_flow(run_id=run_id, sources=sources, config=settings.model_dump(mode="json", by_alias=True),
+        return asyncio.run(factory_flow(run_id=run_id, sources=sources, config=public_config(settings),
                                         stages=stages))
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"run {run_id} stopped: {exc} (resume with `envscaler resume {run_id}`)")

@@ -230,3 +230,11 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"invalid configuration{where}: {problems}") from None
+
+
+def public_config(settings: Settings) -> dict[str, Any]:
+    """Settings as JSON without secrets: what is stored on the run and passed as flow parameters
+    (both end up in databases and dashboards). The API key comes back from the environment."""
+    data = settings.model_dump(mode="json", by_alias=True)
+    data["llm"].pop("api_key", None)
+    return data

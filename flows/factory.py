@@ -15,7 +15,7 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from envscaler_core.config import Settings
+from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
 from envscaler_core.pipeline import BatchReport, RunContext
 from envscaler_core.pipeline import stages as S
@@ -42,12 +42,19 @@ def _chunks(items: list[str], size: int) -> list[list[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any) -> list[BatchReport]:
+def in_shard(fingerprint: str, shard: tuple[int, int]) -> bool:
+    """Stable partition of items over `count` workers by fingerprint (hex sha256)."""
+    index, count = shard
+    return int(fingerprint[:12], 16) % count == index
+
+
+async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any,
+                    shard: tuple[int, int] = (0, 1)) -> list[BatchReport]:
     log = get_run_logger()
     if pending is None:
         reports = [await task(ctx)]
     else:
-        todo = pending(ctx)
+        todo = [fp for fp in pending(ctx) if in_shard(fp, shard)]
         if not todo:
             log.info("%s: nothing pending", name)
             return []
@@ -68,15 +75,20 @@ async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: A
 
 def _begin(ctx: RunContext, sources: Sequence[str]) -> None:
     run = ctx.store.get_run(ctx.run_id)
-    config = ctx.settings.model_dump(mode="json", by_alias=True)
+    config = public_config(ctx.settings)
     if run is None:
         run = Run(run_id=ctx.run_id, config=config, sources=list(sources))
     run = run.model_copy(update={"status": "running", "error": None, "updated_at": utcnow()})
     ctx.store.save_run(run)
 
 
-async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[str]) -> RunSummary:
-    """Chain the requested stages over the store; record the outcome on the run either way."""
+async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[str],
+                     shard: tuple[int, int] = (0, 1)) -> RunSummary:
+    """Chain the requested stages over the store; record the outcome on the run either way.
+
+    With `shard=(i, n)` this process only takes the pending items of partition i of n, so n workers
+    sharing a Postgres store split a stage between them (mine's selection step is global: shard
+    the later stages, run mine once)."""
     from envscaler_core.llm.errors import BudgetExceeded
 
     unknown = [s for s in stages if s not in STAGES]
@@ -98,7 +110,7 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
                 continue
             for name, pending, task in _STEPS[stage]:
                 ctx.set_stage(name)
-                await _run_step(ctx, name, pending, task)
+                await _run_step(ctx, name, pending, task, shard)
         status, error = "completed", None
     except BudgetExceeded as exc:
         status, error = "stopped_budget", str(exc)
@@ -120,12 +132,14 @@ async def _publish(summary: RunSummary) -> None:
 
 @flow(name="envscaler-factory", log_prints=True, validate_parameters=False)
 async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
-                       stages: list[str] | None = None) -> dict[str, Any]:
+                       stages: list[str] | None = None, shard_index: int = 0, shard_count: int = 1) -> dict[str, Any]:
     """The whole pipeline (or the given stages) for one run; safe to re-run with the same run id."""
-    settings = Settings.model_validate(config)
+    if not 0 <= shard_index < shard_count:
+        raise ValueError(f"shard_index {shard_index} is not in [0, {shard_count})")
+    settings = load_settings(overrides=config)  # environment first (API key, DB URL), explicit config wins
     ctx = await asyncio.to_thread(open_context, settings, run_id)
     try:
-        summary = await run_stages(ctx, sources, list(stages or STAGES))
+        summary = await run_stages(ctx, sources, list(stages or STAGES), (shard_index, shard_count))
     finally:
         await asyncio.to_thread(ctx.close)
     return summary.model_dump(mode="json")

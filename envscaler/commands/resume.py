@@ -19,7 +19,6 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         from envscaler.runner import run_factory, settings_from
         from envscaler.status import open_store, print_summary
-        from envscaler_core.config import Settings
 
         located = settings_from(config, db)
         with open_store(located.store.url) as store:
@@ -27,7 +26,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             known = [r.run_id for r in store.list_runs()][-5:]
         if run is None:
             fail(f"no run {run_id!r} in {located.store.url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
-        settings = Settings.model_validate(run.config)
+        settings = settings_from(None, None, run.config)  # the run's own settings; the key from the environment
         if db:  # the same run, reached through a different URL (e.g. a moved file)
             settings = settings.model_copy(update={"store": settings.store.model_copy(update={"url": db})})
         summary = run_factory(settings, run_id, list(run.sources))

@@ -1,0 +1,16 @@
+# One image for every factory role (Prefect worker, mock LLM, CLI). The sandbox uses bubblewrap,
+# which needs user namespaces inside the container: see docker-compose.yml (security_opt).
+FROM python:3.11-slim-bookworm
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap python3.11 \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY envscaler ./envscaler
+COPY envscaler_core ./envscaler_core
+COPY sandbox ./sandbox
+COPY tasks ./tasks
+COPY flows ./flows
+COPY deployments ./deployments
+RUN pip install --no-cache-dir .
+ENV ENVSCALER_SANDBOX__PYTHON=/usr/bin/python3.11
+ENTRYPOINT ["envscaler"]
