@@ -25,7 +25,7 @@ from envscaler_core.store.schema import RecordKind, kind_of
 LOOKUP_CHUNK = 1000
 """Fingerprints per SELECT ... IN (...)."""
 WRITE_CHUNK = 1000
-"""Rows per multi-row INSERT (about 10 parameters each, far below Postgres' 65,535 limit)."""
+"""Rows per multi-row INSERT page (about 10 parameters each, far below Postgres' 65,535 limit)."""
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,17 @@ def upsert_kind(
     to_write = [row for fp, row in rows.items() if stored.get(fp) != row["data"]]
     inserted = sum(1 for row in to_write if row["fingerprint"] not in stored)
     updated = len(to_write) - inserted
-    for chunk in _chunks(to_write, WRITE_CHUNK):
-        stmt = pg_insert(table).values([{**row, "created_at": now, "updated_at": now} for row in chunk])
-        refreshed = (*kind.query_columns, "data", "updated_at")
+    if to_write:
+        stmt = pg_insert(table)
         stmt = stmt.on_conflict_do_update(
             index_elements=[table.c.run_id, table.c.fingerprint],
-            set_={col: stmt.excluded[col] for col in refreshed},
+            set_={col: stmt.excluded[col] for col in (*kind.query_columns, "data", "updated_at")},
+        ).returning(table.c.fingerprint)
+        # executemany: SQLAlchemy's "insertmanyvalues" sends it as multi-row VALUES pages of
+        # WRITE_CHUNK rows, compiling the one-row statement once instead of a 1,000-row one per page.
+        conn.execution_options(insertmanyvalues_page_size=WRITE_CHUNK).execute(
+            stmt, [{**row, "created_at": now, "updated_at": now} for row in to_write]
         )
-        conn.execute(stmt)
     return UpsertCounts(inserted=inserted, updated=updated, unchanged=len(rows) - len(to_write))
 
 
