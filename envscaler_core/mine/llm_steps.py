@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.models.source import SourceTask
 from envscaler_core.models.topic import EnvTopic
 from envscaler_core.prompts.mine import INFER_TOPIC, JUDGE_STATEFUL, TaskInput
@@ -38,18 +39,6 @@ class TopicResult(BaseModel):
     failure: str | None = None
 
 
-class _NeverRaised(Exception):
-    """Stand-in when the gateway package is absent: nothing can raise its errors then."""
-
-
-def output_invalid_error() -> type[Exception]:
-    """The gateway's 'repair exhausted' error, imported lazily so pure parts work without the gateway."""
-    try:
-        from envscaler_core.llm.errors import LLMOutputInvalid
-    except ImportError:
-        return _NeverRaised
-    return LLMOutputInvalid
-
 
 async def _bounded_map(items: Sequence[T], fn: Callable[[T], Awaitable[R]], concurrency: int | None) -> list[R]:
     """Run `fn` over items with at most `concurrency` in flight, results in input order."""
@@ -66,12 +55,11 @@ async def judge_tasks(
     tasks: Sequence[SourceTask], gateway: Gateway, *, concurrency: int | None = None
 ) -> list[SourceTask]:
     """Set `stateful` and `judge_reason` on each task; an invalid model answer leaves stateful=None."""
-    invalid = output_invalid_error()
 
     async def judge(task: SourceTask) -> SourceTask:
         try:
             out = await gateway.structured(JUDGE_STATEFUL, TaskInput(task=task.text), stage="mine")
-        except invalid as exc:
+        except LLMOutputInvalid as exc:
             reason = getattr(exc, "reason", None) or str(exc)
             return task.model_copy(update={"stateful": None, "judge_reason": f"judgement failed: {reason}"})
         return task.model_copy(update={"stateful": bool(out.stateful), "judge_reason": out.analysis})
@@ -83,13 +71,12 @@ async def infer_topics(
     tasks: Sequence[SourceTask], gateway: Gateway, *, concurrency: int | None = None
 ) -> list[TopicResult]:
     """Infer an EnvTopic per task (callers pass the stateful ones); failures carry their reason."""
-    invalid = output_invalid_error()
 
     async def infer(task: SourceTask) -> TopicResult:
         base = {"task_fp": task.fingerprint, "task": task.text}
         try:
             out = await gateway.structured(INFER_TOPIC, TaskInput(task=task.text), stage="mine")
-        except invalid as exc:
+        except LLMOutputInvalid as exc:
             return TopicResult(**base, failure=f"topic inference failed: {getattr(exc, 'reason', None) or exc}")
         topic = EnvTopic(
             summary=out.summary.strip(),

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from envscaler_core.config import Settings
+from envscaler_core.llm.errors import LLMError, LLMOutputInvalid, LLMRequestRejected
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
@@ -56,13 +57,12 @@ def _normalise(message: dict[str, Any], turn: int) -> dict[str, Any]:
     return msg
 
 
-def _llm_failures() -> tuple[type[BaseException], ...]:
-    """Gateway errors that end one episode (budget exhaustion still propagates to stop the run)."""
-    try:
-        from envscaler_core.llm.errors import LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError
-    except ImportError:
-        return ()
-    return (LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError)
+def _ends_episode(exc: LLMError) -> bool:
+    """Model failures that end one episode as 'error' (still scored, then dropped by the filters): an
+    unusable answer or a request the endpoint refuses on content grounds. An outage, a bad key or a
+    spent budget propagates instead: the episode was not really played, so resume must play it."""
+    return isinstance(exc, LLMOutputInvalid) or (
+        isinstance(exc, LLMRequestRejected) and exc.status_code in (400, 413, 422))
 
 
 class _UserSim:
@@ -143,9 +143,10 @@ async def run_rollout(
         play = _Play()
         try:
             await play.run(agent, user, ep, messages, tools, cfg.max_steps)
-        except _llm_failures():
-            # The model is unreachable or refuses: the episode ends as an error, but what the agent
-            # did so far is still scored (visible; dropped by the filters).
+        except LLMError as exc:
+            if not _ends_episode(exc):
+                raise
+            # What the agent did so far is still scored (visible; dropped by the filters).
             play.termination = "error"
         final_state = await asyncio.to_thread(lambda: ep.state)
     finally:

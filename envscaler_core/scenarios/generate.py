@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from envscaler_core.config import Settings
+from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.models.spec import Operation
@@ -67,21 +68,13 @@ async def repair(env: AcceptedEnv, gateway: Any, sc: Scenario, report: Verificat
     return sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, feedback)})
 
 
-def _unusable_llm_errors() -> tuple[type[BaseException], ...]:
-    """LLM failures that doom one scenario but not the batch (budget and outages still propagate).
-
-    Imported lazily: a caller may inject any gateway-shaped object, and the llm package is optional for it.
-    """
-    try:
-        from envscaler_core.llm.errors import LLMOutputInvalid, LLMRequestRejected
-    except ImportError:
-        return ()
-    return (LLMOutputInvalid, LLMRequestRejected)
+UNUSABLE_LLM_ERRORS = (LLMOutputInvalid,)
+"""LLM failures that doom one scenario but not the batch (budget, outages and refusals propagate)."""
 
 
 async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Settings,
                attributes: dict[str, str], variation: int) -> Scenario:
-    unusable = _unusable_llm_errors()
+    unusable = UNUSABLE_LLM_ERRORS
     cfg = settings.scen
     try:
         state = await make_initial_state(env, runtime, gateway, attributes, variation, cfg.repair_attempts)

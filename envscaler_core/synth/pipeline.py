@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings
-from envscaler_core.mine.llm_steps import Gateway, output_invalid_error
+from envscaler_core.llm.errors import LLMOutputInvalid
+from envscaler_core.mine.llm_steps import Gateway
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.spec import EnvSpec, Operation
 from envscaler_core.models.topic import EnvTopic
@@ -59,14 +60,13 @@ async def run_step(
 ) -> tuple[T, StepLog]:
     """Call `attempt(feedback)` until it returns; a ValueError or invalid model output becomes the
     feedback of the next attempt. Raises StepFailed after `attempts` tries."""
-    invalid = output_invalid_error()
     log = StepLog(step=step, target=target)
     feedback: str | None = None
     for n in range(1, attempts + 1):
         log.attempts = n
         try:
             value = await attempt(feedback)
-        except (ValueError, invalid) as exc:  # AssemblyError is a ValueError
+        except (ValueError, LLMOutputInvalid) as exc:  # AssemblyError is a ValueError
             feedback = getattr(exc, "reason", None) or str(exc)
             log.error = feedback
             continue

@@ -6,7 +6,10 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from envscaler_core.config import Settings
+from envscaler_core.llm.errors import LLMOutputInvalid, LLMUnavailableError
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.rollout import AgentTurn, ScriptedAgent, do_nothing_agent, replay_agent, run_rollout
 from envscaler_core.scenarios import score_checks
@@ -101,24 +104,29 @@ def test_max_steps_is_honoured_and_the_final_state_still_scored(runtime):
     assert traj.reward == 0.5 and [r.passed for r in traj.check_results] == [True, False]
 
 
-class UnreachableAgent:
-    """Acts once, then its model becomes unreachable."""
+class FailingAgent:
+    """Acts once, then its model fails with `error`."""
 
     name = "flaky"
 
-    def __init__(self) -> None:
+    def __init__(self, error: Exception) -> None:
         self.inner = replay_agent(PLAN[:1])
         self.turns = 0
+        self.error = error
 
     async def step(self, messages, tools) -> AgentTurn:
         self.turns += 1
         if self.turns > 1:
-            errors = __import__("pytest").importorskip("envscaler_core.llm.errors", reason="dependency missing: llm errors")
-            raise errors.LLMUnavailableError("endpoint down")
+            raise self.error
         return await self.inner.step(messages, tools)
 
 
-def test_unreachable_model_ends_as_error_and_is_still_scored(runtime):
-    traj = roll(runtime, UnreachableAgent())
+def test_unusable_model_answer_ends_as_error_and_is_still_scored(runtime):
+    traj = roll(runtime, FailingAgent(LLMOutputInvalid("agent reply", reason="not JSON")))
     assert traj.termination == "error" and traj.steps == 1
     assert traj.reward == 0.5  # the one call it made still counts
+
+
+def test_unreachable_model_propagates_so_the_episode_is_replayed_on_resume(runtime):
+    with pytest.raises(LLMUnavailableError):
+        roll(runtime, FailingAgent(LLMUnavailableError("endpoint down")))

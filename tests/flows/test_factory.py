@@ -1,0 +1,85 @@
+"""Spec: the factory flow, end to end on real API-Bank tasks, over the real mock LLM (HTTP), the real
+sandbox, a real DuckDB file and a real Prefect server; re-running a run id repeats nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envscaler_core.config import public_config
+from envscaler_core.models import AcceptedEnv, EnvCandidate, Scenario, SourceTask, Trajectory
+from envscaler_core.store import Store
+from flows.factory import factory_flow
+from tests.fixtures.llm import mock_llm_settings
+
+pytestmark = [pytest.mark.prefect, pytest.mark.slow]
+
+SLICE = Path(__file__).resolve().parents[2] / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
+SMALL = {"mine": {"max_tasks": 30, "select_n": 4}, "validate": {"mode": "both", "rounds": 6},
+         "scen": {"per_env": 1}, "flow": {"batch_size": 5}}
+
+
+def small_settings(tmp_path: Path, mock_server: Any, **extra: Any) -> dict[str, Any]:
+    from envscaler_core.config import load_settings
+
+    overrides = {**SMALL, "store": {"url": f"duckdb:///{tmp_path / 'f.duckdb'}"},
+                 "llm": mock_llm_settings(mock_server.base_url).model_dump(mode="json"),
+                 "flow": {**SMALL["flow"], "out_dir": str(tmp_path / "out")}, **extra}
+    return public_config(load_settings(environ={}, overrides=overrides))
+
+
+def run(run_id: str, config: dict[str, Any], stages: list[str] | None = None) -> dict[str, Any]:
+    return asyncio.run(factory_flow(run_id=run_id, sources=[str(SLICE)], config=config, stages=stages))
+
+
+def counts(url: str, run_id: str) -> dict[str, int]:
+    store = Store.from_url(url)
+    try:
+        return {m.__name__: len(store.query(m, run_id=run_id))
+                for m in (SourceTask, EnvCandidate, AcceptedEnv, Scenario, Trajectory)}
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def finished(prefect_api: str, mock_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("factory")
+    config = small_settings(tmp, mock_server)
+    before = mock_server.stats()["requests_total"]
+    summary = run("e2e", config)
+    return {"summary": summary, "config": config, "requests": mock_server.stats()["requests_total"] - before, "tmp": tmp}
+
+
+def test_every_stage_of_the_funnel_produces_something(finished: dict[str, Any]) -> None:
+    summary = finished["summary"]
+    assert summary["status"] == "completed", summary
+    funnel = summary["funnel"]
+    for stage, n in funnel.items():
+        assert n > 0, f"{stage} is empty: {funnel} / {summary['top_failures']}"
+
+
+def test_defective_library_variants_are_rejected_with_a_reason(finished: dict[str, Any]) -> None:
+    store = Store.from_url(finished["config"]["store"]["url"])
+    try:
+        rejected = store.query(EnvCandidate, run_id="e2e", where={"status": "rejected"})
+    finally:
+        store.close()
+    assert all(c.failure_reason for c in rejected)
+
+
+def test_rerunning_the_same_run_id_sends_no_llm_request_and_writes_no_row(finished: dict[str, Any], mock_server: Any) -> None:
+    url = finished["config"]["store"]["url"]
+    before_rows = counts(url, "e2e")
+    before = mock_server.stats()["requests_total"]
+    again = run("e2e", finished["config"])
+    assert mock_server.stats()["requests_total"] == before, "a resumed finished run called the LLM again"
+    assert counts(url, "e2e") == before_rows
+    assert again["funnel"] == finished["summary"]["funnel"]
+
+
+def test_exports_are_written_for_the_run(finished: dict[str, Any]) -> None:
+    out = finished["tmp"] / "out" / "e2e"
+    assert (out / "manifest.json").is_file(), sorted(p.name for p in out.glob("*")) if out.exists() else "no export dir"
