@@ -173,11 +173,11 @@ def read_frame(fd: int) -> dict | None:
     if head is None:
         return None
     body = read_exact(fd, HEADER.unpack(head)[0])
-    return None if body is None else json.loads(body)
+    return None if body is None else _json_loads(body)
 
 
 def write_frame(fd: int, text: str) -> None:
-    data = text.encode("ascii")
+    data = text.encode("utf-8")
     data = HEADER.pack(len(data)) + data
     view = memoryview(data)
     while view:
@@ -276,13 +276,28 @@ def traceback_tail(exc: BaseException) -> str:
     return text
 
 
+_json_dumps, _json_loads = json.dumps, json.loads  # captured: user code rebinding json.* cannot reach us
+
+
 def dumps(obj) -> str:
-    """ASCII JSON: lone surrogates and odd code points travel as escapes, never as invalid UTF-8."""
-    return json.dumps(obj, allow_nan=False, separators=(",", ":"))
+    return _json_dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def strict_dumps(obj) -> str:
+    """JSON that is also valid UTF-8: a lone surrogate would poison every later consumer (store, exports)."""
+    text = dumps(obj)
+    if not text.isascii():
+        text.encode("utf-8")  # UnicodeEncodeError (a ValueError) on lone surrogates
+    return text
+
+
+def clean(text: str) -> str:
+    """Free text from untrusted code (print output, messages) made encodable, never rejected."""
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 def error_reply(kind: str, message: str, output: str = "") -> str:
-    return dumps({"ok": False, "error_kind": kind, "error": message, "output": output})
+    return dumps({"ok": False, "error_kind": kind, "error": clean(message), "output": clean(output)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,12 +318,12 @@ class EpisodeChild:
         d = vars(self.inst)
         for key in [k for k in d if not k.startswith("_")]:
             del d[key]
-        d.update(json.loads(self.committed))
+        d.update(_json_loads(self.committed))
 
     def serialise_state(self) -> tuple[str | None, str | None, str | None]:
         """(state_json, error_kind, error)."""
         try:
-            text = dumps(self.public_state())
+            text = strict_dumps(self.public_state())
         except (TypeError, ValueError, RecursionError) as exc:
             return None, "unserializable", f"state is not JSON-serialisable: {type(exc).__name__}: {exc}"
         if len(text) > self.limits["state_cap"]:
@@ -340,7 +355,7 @@ class EpisodeChild:
         if text is None:
             return error_reply("load", f"after construction: {err}", self.out.take())
         self.committed = text
-        return '{"ok":true,"state":' + text + ',"output":' + dumps(self.out.take()) + "}"
+        return '{"ok":true,"state":' + text + ',"output":' + dumps(clean(self.out.take())) + "}"
 
     @staticmethod
     def construct(cls: type, init):
@@ -400,7 +415,7 @@ class EpisodeChild:
             self.restore_if_changed()
             return error_reply("exception", message, self.out.take())
         try:
-            result_text = dumps(result)
+            result_text = strict_dumps(result)
         except (TypeError, ValueError, RecursionError) as exc:
             self.restore_if_changed()
             return error_reply("unserializable", f"the result is not JSON-serialisable: {type(exc).__name__}: {exc}",
@@ -413,7 +428,7 @@ class EpisodeChild:
         if text is None:
             self.rollback()
             return error_reply(kind, err + "; the previous state is kept", self.out.take())
-        reply = '{"ok":true,"result":' + result_text + ',"output":' + dumps(self.out.take())
+        reply = '{"ok":true,"result":' + result_text + ',"output":' + dumps(clean(self.out.take()))
         if text != self.committed:
             self.committed = text
             reply += ',"state":' + text
@@ -467,7 +482,7 @@ def run_checks(req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> Non
                 else:
                     reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
         except BaseException as exc:  # noqa: BLE001
-            reply = {"passed": None, "error": traceback_tail(exc)}
+            reply = {"passed": None, "error": clean(traceback_tail(exc))}
         out.take()
         write_frame(rep_fd, dumps(reply))
 

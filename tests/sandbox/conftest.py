@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envscaler_core.config import SandboxSettings
+from sandbox import SandboxLimits, SandboxPool
+from tests.sandbox.helpers import Listener, jail_process_count
+
+
+@pytest.fixture(scope="module")
+def canary() -> Iterator[str]:
+    """A fake API key in the test process's environment; it must never show up in any output."""
+    value = f"sk-canary-{uuid.uuid4().hex}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_API_KEY", value)
+        mp.setenv("ENVSCALER_CANARY", value)
+        yield value
+
+
+@pytest.fixture(scope="module")
+def jail(canary: str) -> Iterator[SandboxPool]:
+    """A real pool with a short call timeout and a small memory cap so attack specs stay quick."""
+    pool = SandboxPool(SandboxSettings(call_timeout_s=1.0, workers=2), SandboxLimits(memory_mb=256))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(scope="module")
+def baseline(jail: SandboxPool) -> int:
+    """Processes in the jails with no episode open (bwrap monitor, namespace init, zygote)."""
+    return jail_process_count(jail)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    lst = Listener()
+    try:
+        yield lst
+    finally:
+        lst.close()
+
+
+@pytest.fixture
+def marker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A host path the attack tries to create; tmp_path lives under /tmp, which the jail cannot see."""
+    path = Path("/tmp") / f"envscaler-sandbox-marker-{uuid.uuid4().hex}"
+    yield path
+    if path.exists():
+        path.unlink()
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_markers() -> Iterator[None]:
+    yield
+    assert not any(p.name.startswith("pwned") for p in Path(os.getcwd()).iterdir())

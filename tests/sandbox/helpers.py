@@ -1,0 +1,165 @@
+"""Shared pieces of the sandbox specs: env sources, host-invariant checks, a loopback listener."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from envscaler_core.runtime import CallOutcome
+
+ATTACK_TEMPLATE = '''
+import os, sys, time, json, signal, socket, ctypes, threading, builtins, resource
+MARKER = {marker!r}
+PORT = {port!r}
+
+class Attack:
+    def __init__(self, init_config=None):
+        cfg = init_config or {{}}
+        self.n = cfg.get("n", 0)
+
+    def ping(self) -> dict:
+        self.n += 1
+        return {{"success": True, "data": self.n}}
+
+    def attack(self):
+{body}
+'''
+
+LIBRARY = '''
+class Library:
+    def __init__(self, init_config: dict = None):
+        cfg = init_config or {}
+        self.books = cfg.get("books", {})
+
+    def get_book(self, book_id: str) -> dict:
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}
+'''
+LIBRARY_STATE = {"books": {"b1": {"title": "Dune", "status": "available"}}}
+
+
+def attack_code(body: str, marker: str = "", port: int = 0) -> str:
+    return ATTACK_TEMPLATE.format(marker=marker, port=port, body=textwrap.indent(textwrap.dedent(body).strip(), " " * 8))
+
+
+def children_of(pid: int) -> list[int]:
+    """Host pids of every live (non-zombie) descendant of `pid`."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] == "Z":
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def jail_process_count(pool: Any) -> int:
+    return sum(len(children_of(root)) for root in pool.host_pids())
+
+
+def wait_for_process_count(pool: Any, expected: int, timeout: float = 5.0) -> int:
+    end = time.monotonic() + timeout
+    count = jail_process_count(pool)
+    while count != expected and time.monotonic() < end:
+        time.sleep(0.02)
+        count = jail_process_count(pool)
+    return count
+
+
+class Listener:
+    """A loopback TCP + UDP listener on one port, counting everything that reaches it."""
+
+    def __init__(self) -> None:
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.bind(("127.0.0.1", 0))
+        self.tcp.listen(16)
+        self.port = self.tcp.getsockname()[1]
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", self.port))
+        self.hits = 0
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._accept, daemon=True),
+                         threading.Thread(target=self._datagrams, daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    def _accept(self) -> None:
+        self.tcp.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.tcp.accept()
+            except OSError:
+                continue
+            self.hits += 1
+            conn.close()
+
+    def _datagrams(self) -> None:
+        self.udp.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                self.udp.recv(65536)
+            except OSError:
+                continue
+            self.hits += 1
+
+    def close(self) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=2)
+        self.tcp.close()
+        self.udp.close()
+
+
+def text_of(*outcomes: CallOutcome) -> str:
+    return "\n".join(o.model_dump_json() for o in outcomes)
+
+
+def benign_call_works(pool: Any) -> bool:
+    ep = pool.open_episode(LIBRARY, "Library", LIBRARY_STATE)
+    try:
+        out = ep.call("get_book", {"book_id": "b1"})
+        return out.ok and out.result == {"success": True, "data": {"title": "Dune", "status": "available"}}
+    finally:
+        ep.close()
+
+
+def apply_diff(state: dict[str, Any], diff: dict[str, Any]) -> dict[str, Any]:
+    """Apply our documented diff shape to a copy of `state` (the test's own reading of the format)."""
+    doc = json.loads(json.dumps(state))
+    for change in diff.get("changes", []):
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in change["path"].split("/")[1:]]
+        parent = doc
+        for part in parts[:-1]:
+            parent = parent[int(part)] if isinstance(parent, list) else parent[part]
+        last = parts[-1]
+        if isinstance(parent, list):
+            idx = int(last)
+            if change["op"] == "add":
+                parent.insert(idx, change["new"])
+            elif change["op"] == "remove":
+                del parent[idx]
+            else:
+                parent[idx] = change["new"]
+        elif change["op"] == "remove":
+            del parent[last]
+        else:
+            parent[last] = change["new"]
+    return doc
