@@ -232,40 +232,26 @@ def parse_tool_line(line: str) -> tuple[str, list[tuple[str, str]]]:
     return name.strip(), params
 
 
-def _find_value(state: Any, key: str) -> Any:
-    """First scalar stored under `key` anywhere in the state (depth first, dict order)."""
-    if isinstance(state, dict):
-        value = state.get(key)
-        if isinstance(value, str | int | float | bool):
-            return value
-        children = list(state.values())
-    elif isinstance(state, list):
-        children = state
-    else:
-        return None
-    for child in children:
-        found = _find_value(child, key)
-        if found is not None:
-            return found
-    return None
-
-
-def _find_option(state: Any, key: str) -> Any:
-    """First element of a list stored under `available_<key>s` (e.g. a doctor's open slots)."""
+def _values(state: Any, key: str, out: list[Any] | None = None) -> list[Any]:
+    """Distinct scalars stored under `key` anywhere in the state, depth first in dict order, plus the
+    elements of lists stored under `available_<key>s` (e.g. a doctor's open slots) ahead of them."""
+    out = [] if out is None else out
     if isinstance(state, dict):
         options = state.get(f"available_{key}s")
-        if isinstance(options, list) and options:
-            return options[0]
+        if isinstance(options, list):
+            out.extend(o for o in options if isinstance(o, str | int | float) and o not in out)
+        value = state.get(key)
+        if isinstance(value, str | int | float | bool) and value not in out:
+            out.append(value)
         children = list(state.values())
     elif isinstance(state, list):
         children = state
     else:
-        return None
+        return out
     for child in children:
-        found = _find_option(child, key)
-        if found is not None:
-            return found
-    return None
+        if isinstance(child, dict | list):
+            _values(child, key, out)
+    return out
 
 
 _DEFAULTS: dict[str, Any] = {"string": "sample", "integer": 1, "number": 1.0, "boolean": True, "array": [],
@@ -284,12 +270,18 @@ def _fits(value: Any, ptype: str) -> bool:
     return checks.get(ptype, lambda v: True)(value)
 
 
-def _positive_value(name: str, ptype: str, state: dict[str, Any], hints: dict[str, Any]) -> Any:
+def _positive_value(name: str, ptype: str, state: dict[str, Any], hints: dict[str, Any], k: int) -> Any:
+    """The k-th distinct value the state holds for this parameter (so repeated cases explore different
+    entities), else a domain hint, else a default of the right type."""
     base = name.removeprefix("new_")
-    for candidate in (_find_option(state, base), _find_value(state, name), _find_value(state, base),
-                      hints.get(name), hints.get(base)):
-        if candidate is not None and _fits(candidate, ptype):
-            return candidate
+    found = [v for v in _values(state, base if base != name else name) if _fits(v, ptype)]
+    if not found and base != name:
+        found = [v for v in _values(state, name) if _fits(v, ptype)]
+    if found:
+        return found[k % len(found)]
+    for hint in (hints.get(name), hints.get(base)):
+        if hint is not None and _fits(hint, ptype):
+            return hint
     return _DEFAULTS.get(ptype, "sample")
 
 
@@ -307,7 +299,8 @@ def propose_call(inp: PV.ProposeInput) -> dict[str, Any]:
     name, params = parsed[order[0]]
     stats = inp.stats.get(name, PV.ToolStats())
     case = "positive" if stats.positive <= stats.negative else "negative"
-    args = {p: _positive_value(p, t, inp.state, hints) for p, t in params}
+    k = stats.positive if case == "positive" else stats.negative + 1
+    args = {p: _positive_value(p, t, inp.state, hints, k) for p, t in params}
     if case == "positive":
         thought = f"{name} has {stats.total} tested call(s); try it with values taken from the current state."
         return {"thought": thought, "tool": name, "args": args, "case_type": case}
