@@ -27,12 +27,10 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         retry_after_s: float = typer.Option(1.0, "--retry-after", min=0, help="Retry-After seconds advertised on 429s."),
         seed: int | None = typer.Option(None, "--seed", help="Seed for fault and latency draws (reproducible faults)."),
     ) -> None:
-        import socket
-
         import uvicorn
 
         from envscaler_core.mock_llm.http_state import FaultConfig
-        from envscaler_core.mock_llm.server import create_app, uvicorn_config
+        from envscaler_core.mock_llm.server import create_app, listening_socket, uvicorn_config
 
         faults = FaultConfig(
             p_429=fault_429, p_500=fault_500, p_timeout=fault_timeout, p_malformed=fault_malformed,
@@ -40,10 +38,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         )
         if fault_429 + fault_500 + fault_timeout + fault_malformed > 1:
             fail("fault probabilities add up to more than 1")
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((host, port))
+            sock = listening_socket(host, port)
         except OSError as exc:
             fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another --port")
         bound = sock.getsockname()[1]

@@ -271,6 +271,23 @@ def uvicorn_config(app: Starlette, host: str, port: int, log_level: str = "warni
                           timeout_graceful_shutdown=1, backlog=2048)
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A bound TCP socket for uvicorn (port 0 = any free port, known before the server starts).
+
+    `proto=IPPROTO_TCP` matters: accepted sockets inherit it, and asyncio only sets TCP_NODELAY on
+    sockets whose proto says TCP; without it every response waits ~40 ms on Nagle + delayed ACK.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class MockServer:
     """The mock on a free loopback port in a background thread: `with MockServer() as m: m.base_url`."""
 
@@ -278,9 +295,7 @@ class MockServer:
                  faults: FaultConfig | None = None, host: str = "127.0.0.1", port: int = 0,
                  reject_key: str | None = DEFAULT_REJECT_KEY) -> None:
         self.host = host
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((host, port))
+        self._sock = listening_socket(host, port)
         self.port = self._sock.getsockname()[1]
         app = create_app(brain, embedder=embedder, faults=faults, reject_key=reject_key)
         self._server = uvicorn.Server(uvicorn_config(app, host, self.port))
