@@ -63,16 +63,21 @@ class Zygote:
             raise ZygoteError(f"the zygote did not start: {err or 'no hello message'}")
 
     def _kill(self) -> str:
-        """Kill the whole jail (its session) and return what it wrote to stderr, for diagnosis."""
+        """Kill the whole jail and return what it wrote to stderr, for diagnosis.
+
+        Closing the control socket alone ends a healthy jail (the zygote exits on EOF, and a pid
+        namespace dies with its init); the SIGKILLs cover a wedged one. bwrap starts new sessions,
+        so the tree is walked rather than trusting one process group."""
         err = ""
         if self.sock is not None:
             self.sock.close()
             self.sock = None
         if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
+            for pid in [self.proc.pid, *descendants(self.proc.pid)]:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             try:
                 self.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -155,6 +160,25 @@ class Zygote:
                 return True
             except ZygoteError:
                 return False
+
+
+def descendants(root: int) -> list[int]:
+    """Host pids below `root`, from /proc (children of a jail live in other sessions)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def wait_gone(pid: int, timeout: float = 5.0) -> bool:

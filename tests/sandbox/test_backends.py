@@ -1,0 +1,56 @@
+"""Backend choice: bwrap when it works, the weak rlimit backend only when explicitly allowed."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from envscaler_core.config import SandboxSettings
+from sandbox import SandboxPool, SandboxUnavailable
+from tests.sandbox.helpers import LIBRARY, LIBRARY_STATE, attack_code
+
+
+def test_auto_picks_bwrap_with_seccomp_here(sandbox_pool: SandboxPool) -> None:
+    info = sandbox_pool.info()
+    assert info["backend"] == "bwrap"
+    assert info["uid"] == 65534
+    if not info["seccomp"]:
+        pytest.skip(f"seccomp unavailable here: {info['protections'][-1]}")
+
+
+def test_rlimit_backend_refuses_without_allow_weak() -> None:
+    with pytest.raises(SandboxUnavailable, match="allow_weak"):
+        SandboxPool(SandboxSettings(backend="rlimit"))
+
+
+def test_rlimit_backend_runs_when_allowed_and_still_scrubs_the_environment(
+        canary: str, caplog: pytest.LogCaptureFixture) -> None:
+    with SandboxPool(SandboxSettings(backend="rlimit", allow_weak=True, workers=1)) as pool:
+        assert "SANDBOX IS WEAK" in caplog.text
+        assert pool.info()["backend"] == "rlimit"
+        with pool.open_episode(LIBRARY, "Library", LIBRARY_STATE) as ep:
+            assert ep.call("get_book", {"book_id": "b1"}).result["success"] is True
+        with pool.open_episode(attack_code("return dict(os.environ)"), "Attack", None) as ep:
+            out = ep.call("attack", {})
+            assert out.ok and canary not in out.model_dump_json()
+
+
+def test_an_interpreter_the_sandbox_uid_cannot_reach_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the uid drop (and so this check) only happens as root")
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    fake = private / "python3"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    private.chmod(0o700)
+    with pytest.raises(SandboxUnavailable, match="not searchable by other users"):
+        SandboxPool(SandboxSettings(backend="bwrap", python=str(fake)))
+
+
+def test_a_relative_interpreter_path_is_refused() -> None:
+    with pytest.raises(SandboxUnavailable, match="not an absolute path"):
+        SandboxPool(SandboxSettings(python="python3"))

@@ -1,0 +1,70 @@
+"""`envscaler sandbox exec|check` through the real console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ENVSCALER = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "envscaler"
+COUNTER = '''
+class Counter:
+    def __init__(self, init_config=None):
+        self.n = (init_config or {}).get("n", 0)
+
+    def add(self, k: int) -> dict:
+        self.n += k
+        return {"success": True, "data": self.n}
+'''
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ENVSCALER), "sandbox", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    (tmp_path / "env.py").write_text(COUNTER)
+    (tmp_path / "state.json").write_text('{"n": 5}')
+    (tmp_path / "calls.json").write_text(json.dumps([
+        {"tool": "add", "args": {"k": 2}}, {"tool": "nope", "args": {}}, {"tool": "add", "args": {"k": "x"}}]))
+    return tmp_path
+
+
+def test_exec_prints_one_line_per_call_and_the_final_state(files: Path) -> None:
+    proc = run("exec", "--code", str(files / "env.py"), "--class", "Counter",
+               "--state", str(files / "state.json"), "--calls", str(files / "calls.json"))
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(lines) == 4
+    first, unknown, bad, final = lines
+    assert first["ok"] and first["result"] == {"success": True, "data": 7}
+    assert first["state_diff"] == {"changes": [{"op": "replace", "path": "/n", "old": 5, "new": 7}]}
+    assert set(first) >= {"tool", "ok", "result", "error", "state_diff", "elapsed_ms"}
+    assert not unknown["ok"] and unknown["error_kind"] == "schema"
+    assert not bad["ok"] and bad["error_kind"] == "exception" and "TypeError" in bad["error"]
+    assert final == {"final_state": {"n": 7}}
+
+
+@pytest.mark.parametrize("mutate, needle", [
+    (lambda d: ["--code", str(d / "missing.py"), "--class", "Counter", "--calls", str(d / "calls.json")], "cannot read"),
+    (lambda d: ["--code", str(d / "env.py"), "--class", "Nope", "--calls", str(d / "calls.json")], "cannot load class 'Nope'"),
+    (lambda d: ["--code", str(d / "env.py"), "--class", "Counter", "--calls", str(d / "state.json")], "JSON list"),
+    (lambda d: ["--code", str(d / "env.py"), "--class", "Counter", "--calls", str(d / "env.py")], "not valid JSON"),
+    (lambda d: ["--code", str(d / "env.py"), "--class", "Counter", "--calls", str(d / "calls.json"),
+                "--state", str(d / "calls.json")], "must hold a JSON object"),
+])
+def test_unusable_input_exits_2_with_one_line(files: Path, mutate, needle: str) -> None:
+    proc = run("exec", *mutate(files))
+    assert proc.returncode == 2
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_check_names_the_backend() -> None:
+    proc = run("check")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("backend: bwrap")
+    assert "network" in proc.stdout
