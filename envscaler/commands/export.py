@@ -1,11 +1,46 @@
-"""CLI verb placeholder until its capability lands."""
+"""`envscaler export RUN_ID`: write a run's training data (SFT, LlamaFactory, RL set) and manifest.
+
+Exit codes: 0 written, 2 nothing written (unknown run, bad format, unusable store)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from envscaler.commands._common import register_placeholder
+from envscaler.commands._common import fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
-    register_placeholder(app, verb, help_text, "exports (issue 5)")
+    @app.command(verb, help=help_text)
+    def export(
+        run_id: str = typer.Argument(..., help="The run to export."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        out: Path | None = typer.Option(None, "--out", help="Base directory (default flow.out_dir); files go to OUT/RUN_ID/."),
+        fmt: str = typer.Option("all", "--format", help="all | sft | llamafactory | rl (comma-separated allowed)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
+    ) -> None:
+        from envscaler.runner import settings_from
+        from envscaler_core.export import ExportError, export_run, resolve_formats
+        from envscaler_core.store import Store, StoreError
+
+        try:
+            formats = resolve_formats(f.strip() for f in fmt.split(","))
+        except ExportError as exc:
+            fail(f"--format: {exc}")
+        settings = settings_from(config, db)
+        try:
+            with Store.from_url(settings.store.url) as store:
+                manifest = export_run(store, run_id, settings, out, formats=formats)
+        except ExportError as exc:
+            fail(str(exc))
+        except StoreError as exc:
+            fail(f"export of run {run_id} failed, nothing half-written: {exc}")
+        except OSError as exc:
+            fail(f"export of run {run_id} failed writing files: {exc}")
+        if json_out:
+            typer.echo(manifest.model_dump_json(indent=2))
+        else:
+            for line in manifest.summary_lines():
+                typer.echo(line)

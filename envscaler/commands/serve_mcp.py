@@ -1,11 +1,99 @@
-"""CLI verb placeholder until its capability lands."""
+"""`envscaler serve-mcp ENV_ID`: an accepted env's tools over MCP (stdio or streamable HTTP), all
+calls in one sandbox episode started from a scenario's initial state.
+
+Exit code 2 (nothing served) for an unknown env/run/scenario, an env without a verified scenario,
+or a sandbox that cannot start. Status lines go to stderr: in stdio mode stdout is the protocol."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from envscaler.commands._common import register_placeholder
+from envscaler.commands._common import fail
+
+
+def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # type: ignore[no-untyped-def]
+    """(env, scenario, run_id) from the store, or a clear exit 2."""
+    from envscaler_core.models import AcceptedEnv, Scenario
+
+    if run_id is not None:
+        if store.get_run(run_id) is None:
+            fail(f"unknown run {run_id!r} in {store.url}")
+        runs = [run_id]
+    else:
+        runs = [r.run_id for r in reversed(store.list_runs())]  # newest first
+    for rid in runs:
+        envs = store.query(AcceptedEnv, run_id=rid, where={"env_id": env_id})
+        if envs:
+            env = envs[-1]
+            break
+    else:
+        where = f"run {run_id!r}" if run_id else f"any run of {store.url}"
+        fail(f"unknown env id {env_id!r}: no accepted env with that id in {where}")
+    if scenario_fp:
+        matches = [s for s in store.query(Scenario, run_id=rid, where={"env_id": env_id})
+                   if s.fingerprint.startswith(scenario_fp)]
+        if not matches:
+            fail(f"no scenario {scenario_fp!r} for env {env_id} in run {rid}")
+        if len(matches) > 1:
+            fail(f"scenario prefix {scenario_fp!r} is ambiguous ({len(matches)} scenarios); give more characters")
+        return env, matches[0], rid
+    verified = store.query(Scenario, run_id=rid, where={"env_id": env_id, "status": "verified"})
+    if not verified:
+        fail(f"env {env_id} in run {rid} has no verified scenario to start from; pass --scenario FP to pick one")
+    return env, verified[0], rid
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
-    register_placeholder(app, verb, help_text, "MCP serving (issue 5)")
+    @app.command(verb, help=help_text)
+    def serve_mcp(
+        env_id: str = typer.Argument(..., help="Accepted env id, e.g. env_1a2b3c4d5e6f."),
+        run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it)."),
+        scenario_fp: str | None = typer.Option(None, "--scenario", help="Scenario fingerprint (or prefix) for the initial state."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP at /mcp)."),
+        host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
+        port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+    ) -> None:
+        import anyio
+
+        from envscaler.mcp_server import build_server, serve_http, serve_stdio
+        from envscaler.runner import settings_from
+        from envscaler_core.runtime import EnvLoadError
+        from envscaler_core.store import Store, StoreError
+        from sandbox import SandboxPool, SandboxUnavailable
+
+        if transport not in ("stdio", "http"):
+            fail(f"--transport must be stdio or http, got {transport!r}")
+        settings = settings_from(config, db)
+        try:
+            # Closed before serving: a DuckDB file is held by one process at a time.
+            with Store.from_url(settings.store.url) as store:
+                env, scenario, rid = _find(store, env_id, run_id, scenario_fp)
+        except StoreError as exc:
+            fail(str(exc))
+        try:
+            pool = SandboxPool(settings.sandbox.model_copy(update={"workers": 1}))
+        except SandboxUnavailable as exc:
+            fail(f"sandbox unavailable: {exc}")
+        try:
+            try:
+                episode = pool.open_episode(env.class_code, env.class_name, scenario.initial_state,
+                                            tools=[t.model_dump() for t in env.tools])
+            except EnvLoadError as exc:
+                fail(f"env {env_id} does not load from scenario {scenario.fingerprint[:12]}: {exc}")
+            try:
+                server = build_server(env, scenario, episode)
+                where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
+                typer.echo(f"serving {env_id} (run {rid}, scenario {scenario.fingerprint[:12]}, "
+                           f"{len(env.tools)} tools) over {where}", err=True)
+                if transport == "stdio":
+                    anyio.run(serve_stdio, server)
+                else:
+                    serve_http(server, host, port)
+            finally:
+                episode.close()
+        finally:
+            pool.close()

@@ -1,0 +1,88 @@
+"""One accepted env's tools as an MCP server (official `mcp` SDK, low-level `Server`).
+
+The server holds ONE sandbox episode for its whole life, started from a scenario's initial state:
+every `tools/call` runs in it, so calls see each other's state changes, as an agent's calls would in
+a rollout. The env's tool schemas are advertised as-is (they are already JSON Schema objects). A
+tool's return value goes back as JSON text; a call the sandbox rejects or that raises comes back
+with `isError` and `{"error", "error_kind"}`, the same observation rollouts give a model.
+`envscaler_get_state` is an extra, clearly-named helper (not an env tool) returning the current state,
+for debugging and for clients that verify outcomes. With the HTTP transport all clients share the
+one episode.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from envscaler_core.models import AcceptedEnv, Scenario
+from envscaler_core.runtime import Episode
+
+STATE_TOOL = "envscaler_get_state"
+
+
+def _text(payload: Any, is_error: bool = False) -> types.CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+
+
+def build_server(env: AcceptedEnv, scenario: Scenario, episode: Episode) -> Server[Any]:
+    """An MCP server exposing `env`'s tools, executing every call in `episode` (already open on
+    `scenario.initial_state`; the caller owns and closes it)."""
+    names = {t.function.name for t in env.tools}
+    tools = [
+        types.Tool(name=t.function.name, description=t.function.description, input_schema=t.function.parameters)
+        for t in env.tools
+    ]
+    if STATE_TOOL not in names:
+        tools.append(types.Tool(
+            name=STATE_TOOL,
+            description=f"Helper (not part of {env.class_name}): the environment's current state as JSON.",
+            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        ))
+    lock = anyio.Lock()  # one episode: calls run one at a time, in arrival order
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        async with lock:
+            if params.name == STATE_TOOL and STATE_TOOL not in names:
+                return _text(await anyio.to_thread.run_sync(lambda: episode.state))
+            out = await anyio.to_thread.run_sync(episode.call, params.name, args)
+        if out.ok:
+            return _text(out.result)
+        return _text({"error": out.error, "error_kind": out.error_kind}, is_error=True)
+
+    return Server(
+        f"envscaler-{env.env_id}",
+        version="1",
+        instructions=(
+            f"{env.summary}\n\n{env.introduction}\n\nScenario {scenario.fingerprint[:12]}: {scenario.task}\n"
+            "All tool calls share one environment instance."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve_http(server: Server[Any], host: str, port: int) -> None:
+    """Streamable HTTP at http://host:port/mcp (blocks)."""
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,70 @@
+"""`manifest.json`: what an export contains, written last so its presence marks a finished export."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field
+
+from envscaler_core.models.base import Model, utcnow
+
+EXPORT_SCHEMA_VERSION = 1
+"""Bump when a file's row shape changes; consumers check it before reading."""
+
+ExportFormat = Literal["sft", "llamafactory", "rl"]
+ALL_FORMATS: tuple[ExportFormat, ...] = ("sft", "llamafactory", "rl")
+
+FILE_NAMES = {
+    "envs": "envs.jsonl",
+    "sft": "sft_messages.jsonl",
+    "llamafactory": "llamafactory_sharegpt.jsonl",
+    "llamafactory_info": "dataset_info.json",
+    "rl_jsonl": "rl_scenarios.jsonl",
+    "rl_parquet": "rl_scenarios.parquet",
+    "manifest": "manifest.json",
+}
+
+
+class FileEntry(Model):
+    rows: int | None = Field(default=None, description="JSONL/Parquet rows; None for single JSON documents.")
+    bytes: int
+    sha256: str
+
+
+class ExportCounts(Model):
+    envs: int = 0
+    trajectories: int = 0
+    trajectories_kept: int = Field(default=0, description="Passed the rollout filters and the protocol check.")
+    sft_rows: int = 0
+    llamafactory_rows: int = 0
+    scenarios_verified: int = 0
+    rl_rows: int = 0
+
+
+class ExportManifest(Model):
+    schema_version: int = EXPORT_SCHEMA_VERSION
+    run_id: str
+    created_at: datetime = Field(default_factory=utcnow)
+    out_dir: str
+    formats: list[ExportFormat]
+    counts: ExportCounts = Field(default_factory=ExportCounts)
+    dropped: dict[str, int] = Field(
+        default_factory=dict, description="Why records were left out, with how many (e.g. 'sft: not all checks passed')."
+    )
+    files: dict[str, FileEntry] = Field(default_factory=dict, description="File name -> size, rows, sha256.")
+
+    def summary_lines(self) -> list[str]:
+        """What `envscaler export` prints."""
+        c = self.counts
+        lines = [
+            f"export of run {self.run_id} -> {self.out_dir} (schema v{self.schema_version}, formats: {', '.join(self.formats)})",
+            f"  envs {c.envs}; trajectories {c.trajectories} (kept {c.trajectories_kept}): sft rows {c.sft_rows}, "
+            f"llamafactory rows {c.llamafactory_rows}; verified scenarios {c.scenarios_verified}: rl rows {c.rl_rows}",
+        ]
+        for reason, count in sorted(self.dropped.items(), key=lambda kv: -kv[1])[:8]:
+            lines.append(f"  dropped {count}: {reason}")
+        for name, entry in self.files.items():
+            rows = "" if entry.rows is None else f"{entry.rows} rows, "
+            lines.append(f"  {name}: {rows}{entry.bytes} bytes, sha256 {entry.sha256[:16]}")
+        return lines

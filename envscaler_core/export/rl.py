@@ -1,0 +1,98 @@
+"""The RL scenario set: one self-contained row per verified scenario, as JSONL and Parquet.
+
+A row carries everything an RL framework needs without the store: the env class (name, code, tool
+schemas, the intro/rules for the system prompt), the initial state, the task and the checks that
+reward it. Free-form JSON (states, tool schemas, reference plans) is stored as JSON *text*: every env
+has a different state shape, and a columnar schema inferred from one env would not fit the next, so
+both files share this one fixed schema. `row_to_records` turns a row back into models and refuses a row
+whose content does not hash to its `scenario_fp` (a hand-edited or truncated file).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from envscaler_core.models import AcceptedEnv, CheckSpec, Scenario, ToolCall, ToolSchema, canonical_json
+
+RL_SCHEMA = pa.schema(
+    [
+        pa.field("scenario_fp", pa.string(), nullable=False),
+        pa.field("env_id", pa.string(), nullable=False),
+        pa.field("env_candidate_fp", pa.string(), nullable=False),
+        pa.field("env_summary", pa.string(), nullable=False),
+        pa.field("env_introduction", pa.string(), nullable=False),
+        pa.field("env_rules", pa.list_(pa.string()), nullable=False),
+        pa.field("env_score", pa.float64(), nullable=False),
+        pa.field("env_validation_mode", pa.string(), nullable=False),
+        pa.field("class_name", pa.string(), nullable=False),
+        pa.field("class_code", pa.string(), nullable=False),
+        pa.field("tools_json", pa.string(), nullable=False),
+        pa.field("tool_kinds_json", pa.string(), nullable=False),
+        pa.field("task", pa.string(), nullable=False),
+        pa.field("initial_state_json", pa.string(), nullable=False),
+        pa.field("checklist", pa.list_(pa.string()), nullable=False),
+        pa.field(
+            "checks",
+            pa.list_(pa.struct([pa.field("item", pa.string(), nullable=False), pa.field("code", pa.string(), nullable=False)])),
+            nullable=False,
+        ),
+        pa.field("reference_solution_json", pa.string(), nullable=False),
+    ]
+)
+RL_COLUMNS = tuple(RL_SCHEMA.names)
+
+
+class RLRowError(ValueError):
+    """A row of an RL scenario file that cannot be turned back into an env and a scenario."""
+
+
+def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv) -> dict[str, Any]:
+    return {
+        "scenario_fp": fingerprint,
+        "env_id": env.env_id,
+        "env_candidate_fp": env.candidate_fp,
+        "env_summary": env.summary,
+        "env_introduction": env.introduction,
+        "env_rules": list(env.rules),
+        "env_score": env.score,
+        "env_validation_mode": env.validation_mode,
+        "class_name": env.class_name,
+        "class_code": env.class_code,
+        "tools_json": canonical_json([t.model_dump(mode="json") for t in env.tools]),
+        "tool_kinds_json": canonical_json(env.tool_kinds),
+        "task": scenario.task,
+        "initial_state_json": canonical_json(scenario.initial_state),
+        "checklist": list(scenario.checklist),
+        "checks": [{"item": c.item, "code": c.code} for c in scenario.checks],
+        "reference_solution_json": canonical_json([c.model_dump(mode="json") for c in scenario.reference_solution]),
+    }
+
+
+def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv, Scenario]:
+    """(env, scenario) from one exported row; `where` names the row in errors (file:line)."""
+    missing = [c for c in RL_COLUMNS if c not in row]
+    if missing:
+        raise RLRowError(f"{where}: missing field(s) {', '.join(missing)}")
+    try:
+        env = AcceptedEnv(
+            env_id=row["env_id"], candidate_fp=row["env_candidate_fp"], summary=row["env_summary"],
+            introduction=row["env_introduction"], rules=row["env_rules"], class_name=row["class_name"],
+            class_code=row["class_code"],
+            tools=[ToolSchema.model_validate(t) for t in json.loads(row["tools_json"])],
+            tool_kinds=json.loads(row["tool_kinds_json"]), score=row["env_score"],
+            validation_mode=row["env_validation_mode"],
+        )
+        scenario = Scenario(
+            env_id=row["env_id"], initial_state=json.loads(row["initial_state_json"]), task=row["task"],
+            checklist=row["checklist"], checks=[CheckSpec.model_validate(c) for c in row["checks"]],
+            reference_solution=[ToolCall.model_validate(c) for c in json.loads(row["reference_solution_json"])],
+            status="verified",
+        )
+    except (ValueError, TypeError) as exc:  # pydantic ValidationError and JSONDecodeError are ValueErrors
+        raise RLRowError(f"{where}: {exc}") from exc
+    if scenario.fingerprint != row["scenario_fp"]:
+        raise RLRowError(f"{where}: content does not match scenario_fp {row['scenario_fp'][:12]} (edited or corrupt)")
+    return env, scenario

@@ -1,0 +1,190 @@
+"""`export_run`: one run's store records -> training files under `<out_dir>/<run_id>/`.
+
+Streaming: records are read a page at a time (`paging.iter_pages`) and each page is written out
+before the next is read, so memory holds one page plus the run's accepted envs (needed to join
+scenarios to their class code; there are hundreds, not tens of thousands). Every file is written
+atomically (`atomic.py`); `manifest.json` is removed first and written last, so an export that dies
+halfway leaves the previous files intact or replaced whole, and no manifest claiming them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from envscaler_core.config import Settings
+from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
+from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
+from envscaler_core.export.manifest import ALL_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
+from envscaler_core.export.paging import DEFAULT_PAGE_SIZE, iter_pages
+from envscaler_core.export.rl import RL_SCHEMA, rl_row
+from envscaler_core.export.sft import protocol_problems, sft_line
+from envscaler_core.models import AcceptedEnv, Scenario, Trajectory, canonical_json
+from envscaler_core.rollout.filters import filter_trajectories
+from envscaler_core.store import Store
+
+
+class ExportError(ValueError):
+    """The export could not start (unknown run, bad format name); nothing was written."""
+
+
+class UnknownRunError(ExportError):
+    pass
+
+
+def _line(obj: Any) -> bytes:
+    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _generic(reason: str) -> str:
+    """Drop reasons without their numbers, so the manifest counts kinds of reasons, not instances."""
+    return re.sub(r"\d+(\.\d+)?", "N", reason)
+
+
+def resolve_formats(formats: Iterable[str]) -> list[ExportFormat]:
+    chosen: list[ExportFormat] = []
+    for name in formats:
+        if name == "all":
+            return list(ALL_FORMATS)
+        if name not in ALL_FORMATS:
+            raise ExportError(f"unknown export format {name!r}; choose from all, {', '.join(ALL_FORMATS)}")
+        if name not in chosen:
+            chosen.append(name)  # type: ignore[arg-type]
+    if not chosen:
+        raise ExportError("no export format chosen")
+    return chosen
+
+
+def export_dir(settings: Settings, run_id: str, out_dir: Path | None = None) -> Path:
+    """`<out_dir or settings.flow.out_dir>/<run_id>`."""
+    return Path(out_dir if out_dir is not None else settings.flow.out_dir) / run_id
+
+
+class _Export:
+    def __init__(self, store: Store, run_id: str, settings: Settings, target: Path, page_size: int) -> None:
+        self.store, self.run_id, self.settings, self.target, self.page_size = store, run_id, settings, target, page_size
+        self.rows: dict[str, int | None] = {}
+        self.dropped: Counter[str] = Counter()
+
+    def envs(self, manifest: ExportManifest) -> dict[str, AcceptedEnv]:
+        envs: dict[str, AcceptedEnv] = {}
+        with atomic_output(self.target / FILE_NAMES["envs"]) as fh:
+            for page in iter_pages(self.store, AcceptedEnv, self.run_id, page_size=self.page_size):
+                for fp, env in page:
+                    fh.write(_line({"fingerprint": fp, **env.model_dump(mode="json")}))
+                    envs[env.env_id] = env
+        manifest.counts.envs = len(envs)
+        self.rows[FILE_NAMES["envs"]] = len(envs)
+        return envs
+
+    def trajectories(self, manifest: ExportManifest, sft: bool, llamafactory: bool) -> None:
+        counts = manifest.counts
+        with ExitStack() as stack:
+            sft_fh: BinaryIO | None = stack.enter_context(atomic_output(self.target / FILE_NAMES["sft"])) if sft else None
+            lf_fh: BinaryIO | None = (
+                stack.enter_context(atomic_output(self.target / FILE_NAMES["llamafactory"])) if llamafactory else None
+            )
+            for page in iter_pages(self.store, Trajectory, self.run_id, page_size=self.page_size):
+                counts.trajectories += len(page)
+                fps = {id(t): fp for fp, t in page}
+                kept, dropped = filter_trajectories([t for _, t in page], self.settings.rollout)
+                for _, reasons in dropped:
+                    self.dropped.update(f"trajectory: {_generic(r)}" for r in reasons)
+                for traj in kept:
+                    fp = fps[id(traj)]
+                    if protocol_problems(traj.messages):
+                        self.dropped["trajectory: malformed OpenAI messages"] += 1
+                        continue
+                    counts.trajectories_kept += 1
+                    if sft_fh is not None:
+                        sft_fh.write(_line(sft_line(fp, traj)))
+                        counts.sft_rows += 1
+                    if lf_fh is not None:
+                        row, problem = llamafactory_line(fp, traj)
+                        if row is None:
+                            self.dropped[f"llamafactory: {_generic(problem or '')}"] += 1
+                        else:
+                            lf_fh.write(_line(row))
+                            counts.llamafactory_rows += 1
+        if sft:
+            self.rows[FILE_NAMES["sft"]] = counts.sft_rows
+        if llamafactory:
+            self.rows[FILE_NAMES["llamafactory"]] = counts.llamafactory_rows
+            name = f"envscaler_{re.sub(r'[^A-Za-z0-9_]', '_', self.run_id)}"
+            info = dataset_info(name, FILE_NAMES["llamafactory"])
+            with atomic_output(self.target / FILE_NAMES["llamafactory_info"]) as fh:
+                fh.write((json.dumps(info, indent=2) + "\n").encode("utf-8"))
+            self.rows[FILE_NAMES["llamafactory_info"]] = None
+
+    def rl(self, manifest: ExportManifest, envs: dict[str, AcceptedEnv]) -> None:
+        counts = manifest.counts
+        with ExitStack() as stack:
+            jsonl = stack.enter_context(atomic_output(self.target / FILE_NAMES["rl_jsonl"]))
+            parquet_tmp = stack.enter_context(atomic_path(self.target / FILE_NAMES["rl_parquet"]))
+            # Entered last, so it is closed (footer written) before the renames run.
+            writer = stack.enter_context(pq.ParquetWriter(parquet_tmp, RL_SCHEMA, compression="zstd"))
+            where = {"status": "verified"}
+            for page in iter_pages(self.store, Scenario, self.run_id, where=where, page_size=self.page_size):
+                counts.scenarios_verified += len(page)
+                rows = []
+                for fp, scenario in page:
+                    env = envs.get(scenario.env_id)
+                    if env is None:
+                        self.dropped["rl: scenario's env is not an accepted env of the run"] += 1
+                        continue
+                    row = rl_row(fp, scenario, env)
+                    jsonl.write(_line(row))
+                    rows.append(row)
+                if rows:
+                    writer.write_table(pa.Table.from_pylist(rows, schema=RL_SCHEMA))
+                    counts.rl_rows += len(rows)
+        self.rows[FILE_NAMES["rl_jsonl"]] = counts.rl_rows
+        self.rows[FILE_NAMES["rl_parquet"]] = counts.rl_rows
+
+
+def export_run(
+    store: Store,
+    run_id: str,
+    settings: Settings,
+    out_dir: Path | None = None,
+    *,
+    formats: Iterable[str] = ("all",),
+    page_size: int = DEFAULT_PAGE_SIZE,
+) -> ExportManifest:
+    """Write the run's exports to `<out_dir or settings.flow.out_dir>/<run_id>/` and return the
+    manifest (also written there). `envs.jsonl` and `manifest.json` are always written; `formats`
+    picks among sft, llamafactory and rl ("all" = every one). Unknown run -> `UnknownRunError`."""
+    chosen = resolve_formats(formats)
+    if store.get_run(run_id) is None:
+        known = [r.run_id for r in store.list_runs()]
+        hint = f"known runs: {', '.join(known[-10:])}" if known else "the store has no runs"
+        raise UnknownRunError(f"unknown run {run_id!r} in {store.url}; {hint}")
+    target = export_dir(settings, run_id, out_dir)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / FILE_NAMES["manifest"]).unlink(missing_ok=True)
+    for stale in target.glob(".*.tmp-*"):  # temp files of an export that was killed mid-write
+        stale.unlink(missing_ok=True)
+
+    manifest = ExportManifest(run_id=run_id, out_dir=str(target), formats=chosen)
+    job = _Export(store, run_id, settings, target, page_size)
+    envs = job.envs(manifest)
+    if "sft" in chosen or "llamafactory" in chosen:
+        job.trajectories(manifest, "sft" in chosen, "llamafactory" in chosen)
+    if "rl" in chosen:
+        job.rl(manifest, envs)
+    manifest.dropped = dict(job.dropped.most_common())
+    manifest.files = {
+        name: FileEntry(rows=rows, bytes=(target / name).stat().st_size, sha256=sha256_file(target / name))
+        for name, rows in job.rows.items()
+    }
+    with atomic_output(target / FILE_NAMES["manifest"]) as fh:
+        fh.write((json.dumps(json.loads(canonical_json(manifest.model_dump(mode="json"))), indent=2) + "\n").encode())
+    return manifest

@@ -1,0 +1,101 @@
+"""SFT lines in the OpenAI chat format (`messages` + `tools`), what TRL's SFTTrainer and most
+chat-template trainers read directly.
+
+Trajectories are stored in this shape already (the rollout loop normalises every assistant message);
+the exporter keeps only the OpenAI keys and refuses a conversation that breaks the protocol, because a
+trainer applying a chat template to it either crashes or silently learns a malformed tool call.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from envscaler_core.models.trajectory import Trajectory
+
+MESSAGE_KEYS = {
+    "system": {"role", "content"},
+    "user": {"role", "content"},
+    "assistant": {"role", "content", "tool_calls", "reasoning_content"},
+    "tool": {"role", "content", "tool_call_id"},
+}
+
+
+def _call_problem(call: Any, where: str) -> str | None:
+    if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call["id"]:
+        return f"{where}: tool call without an id"
+    fn = call.get("function")
+    if call.get("type") != "function" or not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        return f"{where}: tool call {call['id']} is not a named function call"
+    raw = fn.get("arguments")
+    if not isinstance(raw, str):
+        return f"{where}: tool call {call['id']} arguments are not a JSON string"
+    try:
+        args = json.loads(raw)
+    except json.JSONDecodeError:
+        return f"{where}: tool call {call['id']} arguments are not valid JSON"
+    if not isinstance(args, dict):
+        return f"{where}: tool call {call['id']} arguments are not a JSON object"
+    return None
+
+
+def protocol_problems(messages: list[dict[str, Any]]) -> list[str]:
+    """Why `messages` is not a well-formed OpenAI tool-use conversation (empty = it is).
+
+    Rules: known roles with string content (assistant may have null content when it calls tools);
+    tool calls carry an id, a function name and JSON-object arguments as a string; every tool message
+    answers a call of the assistant message before it, each call exactly once, before the next turn.
+    """
+    problems: list[str] = []
+    pending: list[str] = []
+    for i, msg in enumerate(messages):
+        where = f"message {i}"
+        role = msg.get("role") if isinstance(msg, dict) else None
+        if role not in MESSAGE_KEYS:
+            problems.append(f"{where}: unknown role {role!r}")
+            continue
+        if role != "tool" and pending:
+            problems.append(f"{where}: tool call(s) {pending} never answered")
+            pending = []
+        content = msg.get("content")
+        if not (isinstance(content, str) or (role == "assistant" and content is None and msg.get("tool_calls"))):
+            problems.append(f"{where}: {role} content must be a string")
+        if role == "assistant":
+            calls = msg.get("tool_calls") or []
+            for call in calls:
+                problem = _call_problem(call, where)
+                if problem:
+                    problems.append(problem)
+                else:
+                    pending.append(call["id"])
+        elif role == "tool":
+            call_id = msg.get("tool_call_id")
+            if call_id not in pending:
+                problems.append(f"{where}: tool_call_id {call_id!r} answers no pending call")
+            else:
+                pending.remove(call_id)
+    if pending:
+        problems.append(f"end: tool call(s) {pending} never answered")
+    return problems
+
+
+def clean_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Only the keys OpenAI-format consumers know, per role (drops internal extras)."""
+    out = []
+    for msg in messages:
+        allowed = MESSAGE_KEYS.get(msg.get("role"), set())
+        out.append({k: v for k, v in msg.items() if k in allowed and not (k == "reasoning_content" and not v)})
+    return out
+
+
+def sft_line(fingerprint: str, traj: Trajectory) -> dict[str, Any]:
+    """One JSONL object: `messages` and `tools` for the trainer, plus ids and reward for provenance."""
+    return {
+        "messages": clean_messages(traj.messages),
+        "tools": [t.model_dump(mode="json") for t in traj.tools],
+        "id": fingerprint,
+        "env_id": traj.env_id,
+        "scenario_fp": traj.scenario_fp,
+        "mode": traj.mode,
+        "reward": traj.reward,
+    }

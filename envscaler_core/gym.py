@@ -1,0 +1,200 @@
+"""A gym-style API over verified scenarios, for RL frameworks (gymnasium/gem conventions).
+
+`ScenarioEnv` is an environment *family*: one accepted env class and its scenarios. `reset` picks a
+scenario (deterministically from the seed), opens a fresh sandbox episode on its initial state and
+returns the task; `step` executes one tool call and returns its result as JSON text. The reward is
+the same checklist fraction rollouts and verification use (`score_checks`), paid once when the agent
+declares it is done or the step budget runs out (then `truncated`), and 0 before that. Bad actions
+(unknown tool, malformed arguments, an action of no known shape) are observations, not exceptions,
+as in rollouts: the policy must learn from them. Env code only ever runs in the injected runtime.
+
+`load_rl_set` builds these from the exported RL scenario file, so a trainer needs neither the store
+nor the factory's pipeline, only this module and a runtime (`sandbox.SandboxPool`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from envscaler_core.export.rl import RLRowError, row_to_records
+from envscaler_core.models import AcceptedEnv, Scenario
+from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
+from envscaler_core.rollout.agents import system_text
+from envscaler_core.rollout.loop import observation
+from envscaler_core.runtime import Episode, EnvRuntime
+from envscaler_core.scenarios.verify import score_checks
+
+Action = dict[str, Any]
+StepResult = tuple[str, float, bool, bool, dict[str, Any]]
+
+
+def action_to_call(action: Any, step: int) -> dict[str, Any] | None:
+    """An OpenAI tool_call dict for a `{"tool", "args"}` or tool_call action; None if neither."""
+    if not isinstance(action, dict):
+        return None
+    if "function" in action:
+        return {"id": action.get("id") or f"gym_call_{step}", "type": "function", "function": action["function"]}
+    if "tool" in action:
+        args = action.get("args", {})
+        try:
+            arguments = args if isinstance(args, str) else json.dumps(args)
+        except (TypeError, ValueError):
+            arguments = "<not JSON-serialisable>"
+        return {"id": f"gym_call_{step}", "type": "function", "function": {"name": str(action["tool"]), "arguments": arguments}}
+    return None
+
+
+class ScenarioEnv:
+    """reset/step/close over one env's scenarios; see the module docstring for the reward rules."""
+
+    def __init__(
+        self,
+        env: AcceptedEnv,
+        scenarios: list[Scenario],
+        runtime: EnvRuntime,
+        *,
+        max_steps: int = 30,
+        check_timeout_s: float | None = None,
+    ) -> None:
+        if not scenarios:
+            raise ValueError(f"ScenarioEnv for {env.env_id} needs at least one scenario")
+        foreign = [s.fingerprint[:12] for s in scenarios if s.env_id != env.env_id]
+        if foreign:
+            raise ValueError(f"scenario(s) {foreign} belong to another env than {env.env_id}")
+        unscorable = [s.fingerprint[:12] for s in scenarios if not s.checks]
+        if unscorable:
+            raise ValueError(f"scenario(s) {unscorable} have no checks, so no reward can be computed")
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+        self.env, self.scenarios, self.runtime = env, list(scenarios), runtime
+        self.max_steps, self.check_timeout_s = max_steps, check_timeout_s
+        self.tools = [t.model_dump(mode="json") for t in env.tools]
+        self._rng = random.Random(0)
+        self._episode: Episode | None = None
+        self._scenario: Scenario | None = None
+        self._steps = 0
+        self._over = True
+
+    @property
+    def scenario(self) -> Scenario | None:
+        """The scenario of the current episode (None before the first reset)."""
+        return self._scenario
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode; observation = the task. `options={"scenario_index": i}` picks explicitly."""
+        if seed is not None:
+            self._rng = random.Random(seed)
+        index = (options or {}).get("scenario_index")
+        if index is None:
+            index = self._rng.randrange(len(self.scenarios))
+        elif not isinstance(index, int) or not 0 <= index < len(self.scenarios):
+            raise ValueError(f"scenario_index {index!r} out of range 0..{len(self.scenarios) - 1}")
+        self._close_episode()
+        scenario = self.scenarios[index]
+        self._episode = self.runtime.open_episode(
+            self.env.class_code, self.env.class_name, scenario.initial_state, tools=self.tools
+        )
+        self._scenario, self._steps, self._over = scenario, 0, False
+        info = {
+            "env_id": self.env.env_id,
+            "scenario_fp": scenario.fingerprint,
+            "scenario_index": index,
+            "tools": self.tools,
+            "system_prompt": system_text(AGENT_NON_CONVERSATIONAL, self.env),
+            "max_steps": self.max_steps,
+        }
+        return scenario.task, info
+
+    def step(self, action: Action) -> StepResult:
+        """One action: `{"tool": name, "args": {...}}`, an OpenAI tool_call dict, or `{"done": true}`."""
+        if self._over or self._episode is None:
+            raise RuntimeError("the episode is over (or was never started): call reset() first")
+        if isinstance(action, dict) and action.get("done") is True:
+            return self._finish('{"done": true}', terminated=True, truncated=False, info={"action": "done"})
+        self._steps += 1
+        call = action_to_call(action, self._steps)
+        if call is None:
+            obs = json.dumps({
+                "error": "unrecognised action: expected {'tool': name, 'args': {...}}, an OpenAI tool_call, or {'done': true}",
+                "error_kind": "action",
+            })
+            is_error, tool = True, None
+        else:
+            obs, is_error = observation(self._episode, call)
+            tool = (call.get("function") or {}).get("name")
+        info: dict[str, Any] = {"tool": tool, "is_error": is_error, "steps": self._steps}
+        if self._steps >= self.max_steps:
+            return self._finish(obs, terminated=False, truncated=True, info=info)
+        return obs, 0.0, False, False, info
+
+    def _finish(self, obs: str, *, terminated: bool, truncated: bool, info: dict[str, Any]) -> StepResult:
+        assert self._episode is not None and self._scenario is not None
+        final_state = self._episode.state
+        self._over = True
+        self._close_episode()
+        reward, all_passed, results = score_checks(
+            self.env, self._scenario, final_state, self.runtime, self.check_timeout_s
+        )
+        info.update({
+            "steps": self._steps,
+            "all_passed": all_passed,
+            "check_results": [r.model_dump() for r in results],
+            "final_state": final_state,
+        })
+        return obs, reward, terminated, truncated, info
+
+    def _close_episode(self) -> None:
+        if self._episode is not None:
+            episode, self._episode = self._episode, None
+            episode.close()
+
+    def close(self) -> None:
+        """Release the sandbox episode; the env can be reset again afterwards."""
+        self._over = True
+        self._close_episode()
+
+
+def read_rl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(where, row) for each row of an exported RL file (`.jsonl` or `.parquet`)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"RL scenario file not found: {path}")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [(f"{path}:row {i}", row) for i, row in enumerate(pq.read_table(path).to_pylist())]
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RLRowError(f"{path}:{lineno}: not JSON: {exc}") from exc
+            if not isinstance(row, dict):
+                raise RLRowError(f"{path}:{lineno}: expected a JSON object")
+            rows.append((f"{path}:{lineno}", row))
+    return rows
+
+
+def load_rl_set(
+    path: str | Path, runtime: EnvRuntime, *, max_steps: int = 30, check_timeout_s: float | None = None
+) -> list[ScenarioEnv]:
+    """One `ScenarioEnv` per env in an exported RL file, in file order; a bad row is an `RLRowError`
+    naming file and line."""
+    envs: dict[str, AcceptedEnv] = {}
+    scenarios: dict[str, list[Scenario]] = {}
+    for where, row in read_rl_rows(Path(path)):
+        env, scenario = row_to_records(row, where)
+        known = envs.setdefault(env.env_id, env)
+        if known.class_code != env.class_code or known.tools != env.tools:
+            raise RLRowError(f"{where}: env {env.env_id} differs from its earlier rows (mixed exports?)")
+        scenarios.setdefault(env.env_id, []).append(scenario)
+    return [
+        ScenarioEnv(env, scenarios[env_id], runtime, max_steps=max_steps, check_timeout_s=check_timeout_s)
+        for env_id, env in envs.items()
+    ]

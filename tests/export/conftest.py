@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envscaler_core.store import Store
+from tests.export.records import Populated, populate
+from tests.scenarios.helpers import borrow
+
+
+@pytest.fixture
+def runtime(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """The real sandbox pool (the sandbox component's session fixture)."""
+    return borrow(request, "sandbox_pool", "sandbox")
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return f"duckdb:///{tmp_path / 'store.duckdb'}"
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with Store.from_url(db_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def populated(store: Store, runtime) -> Populated:  # type: ignore[no-untyped-def]
+    return populate(store, runtime)

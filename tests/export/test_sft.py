@@ -1,0 +1,78 @@
+"""Spec: SFT export = one OpenAI chat line (messages + tools) per trajectory the rollout filters keep."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from envscaler_core.config import Settings
+from envscaler_core.export import export_run
+from envscaler_core.rollout import AgentTurn, run_rollout
+from envscaler_core.store import Store
+from tests.export.consumers import assert_openai_chat_row, load_with_datasets, read_jsonl
+from tests.export.records import Populated, verified
+from tests.scenarios.helpers import library_env, scenario
+
+
+def test_every_kept_trajectory_is_one_openai_chat_line(store: Store, populated: Populated, tmp_path: Path) -> None:
+    manifest = export_run(store, populated.run_id, Settings(), tmp_path / "out")
+    rows = read_jsonl(tmp_path / "out" / populated.run_id / "sft_messages.jsonl")
+    assert len(rows) == manifest.counts.sft_rows == 4
+    for row in rows:
+        assert_openai_chat_row(row)
+    stored = {t.fingerprint: t for t in populated.trajectories}
+    for row in rows:
+        assert row["messages"] == stored[row["id"]].messages
+        assert row["tools"] == [t.model_dump(mode="json") for t in library_env().tools]
+
+
+def test_parallel_tool_calls_keep_one_answer_per_call_id(store: Store, populated: Populated, tmp_path: Path) -> None:
+    export_run(store, populated.run_id, Settings(), tmp_path)
+    rows = read_jsonl(tmp_path / populated.run_id / "sft_messages.jsonl")
+    parallel = [m for r in rows for m in r["messages"] if len(m.get("tool_calls") or []) == 2]
+    assert len(parallel) == 1
+
+
+def test_a_trainer_reads_it_with_the_datasets_library(store: Store, populated: Populated, tmp_path: Path) -> None:
+    export_run(store, populated.run_id, Settings(), tmp_path / "out")
+    path = tmp_path / "out" / populated.run_id / "sft_messages.jsonl"
+    ds = load_with_datasets(path, tmp_path / "hf")
+    assert ds.num_rows == 4 and {"messages", "tools"} <= set(ds.column_names)
+    assert [ds[i]["messages"] for i in range(ds.num_rows)] == [r["messages"] for r in read_jsonl(path)]
+
+
+def test_rollout_filters_decide_which_trajectories_are_exported(store: Store, populated: Populated, tmp_path: Path) -> None:
+    settings = Settings.model_validate({"rollout": {"require_all_passed": True}})
+    manifest = export_run(store, populated.run_id, settings, tmp_path)
+    ids = {r["id"] for r in read_jsonl(tmp_path / populated.run_id / "sft_messages.jsonl")}
+    failed = [t.fingerprint for t in populated.trajectories if not t.all_passed]
+    assert len(failed) == 1 and failed[0] not in ids and len(ids) == 3
+    assert manifest.dropped == {"trajectory: not all checks passed (reward N)": 1}
+
+
+class _MalformedArgs:
+    name = "malformed"
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    async def step(self, messages, tools):  # type: ignore[no-untyped-def]
+        if self.sent:
+            return AgentTurn(message={"role": "assistant", "content": "Task Completed"})
+        self.sent = True
+        return AgentTurn(message={"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{not json"}}]})
+
+
+def test_a_trajectory_with_malformed_tool_arguments_is_not_exported(
+    store: Store, populated: Populated, runtime, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    bad = asyncio.run(run_rollout(library_env(), verified(scenario()), runtime, None, Settings(), agent=_MalformedArgs()))
+    assert bad.termination == "agent_done"  # the rollout itself completed; only the export refuses it
+    store.upsert([bad], populated.run_id)
+    manifest = export_run(store, populated.run_id, Settings(), tmp_path)
+    rows = read_jsonl(tmp_path / populated.run_id / "sft_messages.jsonl")
+    assert bad.fingerprint not in {r["id"] for r in rows} and len(rows) == 4
+    assert manifest.dropped["trajectory: malformed OpenAI messages"] == 1
+    assert json.loads(bad.messages[3]["content"])["error_kind"] == "schema"
