@@ -110,7 +110,7 @@ _STATELESS = {
     "what are": "an open-domain question", "who is": "an open-domain question", "summary of": "a summary request",
     "compare": "a comparison", "demonstrate": "a demonstration", "education": "education content",
     "guidelines": "guidance", "strategies": "advice", "purchas": "a shopping request",
-    "determine the": "a judgement call",
+    "determine the": "a judgement call", "tell me": "an open-domain question", "develop a": "content writing",
 }
 
 

@@ -127,7 +127,8 @@ DOMAIN = Domain(
                 "add_allergy": "state_change", "list_access_grants": "query", "grant_access": "state_change",
                 "revoke_access": "state_change"},
     keywords={"medical records": 4, "records": 2, "record": 1, "health record": 3, "chart": 1, "access": 1,
-              "share": 1, "allergy": 1, "patient history": 2},
+              "share": 1, "allergy": 1, "patient history": 2, "lab result": 2, "revoke": 2,
+              "access grant": 2},
     entities=[
         {"name": "Patient", "attributes": ["patient_id", "name", "date_of_birth", "allergies"],
          "description": "A patient and their allergies."},

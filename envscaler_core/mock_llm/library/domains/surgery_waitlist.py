@@ -123,7 +123,8 @@ DOMAIN = Domain(
     tool_kinds={"list_hospitals": "query", "get_entry": "query", "list_waitlist": "query",
                 "register_patient": "state_change", "update_priority": "state_change",
                 "schedule_surgery": "state_change", "remove_entry": "state_change"},
-    keywords={"waitlist": 5, "wait list": 5, "surgery": 1, "waiting list": 5, "transplant": 1},
+    keywords={"waitlist": 5, "wait list": 5, "waiting list": 5, "surgery": 2, "surgical": 1, "transplant": 1,
+              "priority": 2, "urgent": 1, "cataract": 1, "register": 1},
     entities=[
         {"name": "Hospital", "attributes": ["hospital_id", "name", "city", "capacity"],
          "description": "A hospital and how many patients its waitlist holds."},
