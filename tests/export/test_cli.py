@@ -1,0 +1,43 @@
+"""Spec: `envscaler export` as a user runs it (a real subprocess against a real DuckDB file)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from envscaler_core.store import Store
+from tests.export.records import Populated
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "envscaler.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_export_writes_the_run_and_prints_the_summary(store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    store.close()  # DuckDB: one process holds the file
+    done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    assert "rl rows 2" in done.stdout and "sft rows 4" in done.stdout
+    assert (tmp_path / "out" / populated.run_id / "manifest.json").is_file()
+
+
+def test_format_option_limits_the_files(store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    store.close()
+    done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path), "--format", "sft")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / populated.run_id / "rl_scenarios.parquet").exists()
+    assert (tmp_path / populated.run_id / "sft_messages.jsonl").is_file()
+
+
+def test_unknown_run_exits_2_with_a_clear_message(store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    store.close()
+    done = _cli("export", "run-missing", "--db", db_url, "--out", str(tmp_path / "out"))
+    assert done.returncode == 2
+    assert "unknown run 'run-missing'" in done.stderr and populated.run_id in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_unknown_format_exits_2(db_url: str, tmp_path: Path) -> None:
+    done = _cli("export", "any", "--db", db_url, "--format", "csv")
+    assert done.returncode == 2 and "unknown export format 'csv'" in done.stderr
