@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import weakref
 from typing import Any
 
 from sandbox.frames import WireError, recv_frame, send_frame
@@ -40,6 +41,9 @@ class Child:
         self.zygote, self.frame_cap = zygote, frame_cap
         self.pid, self.generation, self.req_fd, self.rep_fd = zygote.spawn(kind, call_timeout_s)
         self.alive = True
+        # An episode dropped without close(): closing our pipe ends makes the child exit on EOF and the
+        # zygote reaps it, so forgotten episodes do not pile up as live processes.
+        self._close_fds = weakref.finalize(self, _close_all, self.req_fd, self.rep_fd)
 
     def send(self, payload: bytes, timeout_s: float) -> None:
         try:
@@ -61,12 +65,16 @@ class Child:
         if not self.alive:
             return None
         self.alive = False
-        for fd in (self.req_fd, self.rep_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._close_fds()
         return self.zygote.reap(self.pid, self.generation)
+
+
+def _close_all(*fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def encode(obj: Any) -> bytes:

@@ -8,7 +8,8 @@ child's damage (monkey-patched builtins, leaked threads, a corrupted heap) there
 never reaches the zygote or the next episode.
 
 Wire formats (never pickle):
-* control, zygote <-> host: one JSON object per SOCK_SEQPACKET message on fd 3; `spawn` answers carry
+* control, zygote <-> host: one JSON object per SOCK_SEQPACKET message on the inherited control fd
+  (its number is `control_fd` in the limits); `spawn` answers carry
   the child's two pipe ends as SCM_RIGHTS descriptors.
 * child <-> host: frames of a 4-byte big-endian length followed by UTF-8 JSON, over two pipes.
 """

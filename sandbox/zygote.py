@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 from typing import Any
 
 from sandbox.backend import Backend
@@ -179,13 +178,3 @@ def descendants(root: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
-
-
-def wait_gone(pid: int, timeout: float = 5.0) -> bool:
-    """True once host process `pid` has disappeared (used by close paths and tests)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if not os.path.exists(f"/proc/{pid}"):
-            return True
-        time.sleep(0.01)
-    return False

@@ -189,3 +189,15 @@ def test_closed_episode_refuses_calls(sandbox_pool: SandboxPool) -> None:
     ep.close()
     out = ep.call("list_items", {})
     assert not out.ok and "closed" in out.error
+
+
+def test_a_forgotten_episode_does_not_leave_a_live_process(jail: SandboxPool, baseline: int) -> None:
+    import gc
+
+    from tests.sandbox.helpers import wait_for_process_count
+
+    ep = jail.open_episode(attack_code("return 1"), "Attack", {"n": 0})
+    assert ep.call("ping", {}).ok
+    del ep
+    gc.collect()
+    assert wait_for_process_count(jail, baseline) == baseline
