@@ -1,0 +1,166 @@
+"""Spec: `envscaler serve-mcp` driven by the official MCP client over stdio (a real subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from envscaler_core.models import Run
+from envscaler_core.store import Store
+from tests.export.records import RUN_ID, populate
+from tests.scenarios.helpers import borrow, library_env, scenario
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A DuckDB store with the populated run, closed so the server process can open it."""
+    url = f"duckdb:///{tmp_path / 'store.duckdb'}"
+    with Store.from_url(url) as store:
+        populate(store, borrow(request, "sandbox_pool", "sandbox"))
+    yield url
+
+
+def _server(db_url: str, *extra: str) -> StdioServerParameters:
+    args = ["-m", "envscaler.cli", "serve-mcp", "env_library_test", "--run", RUN_ID, "--db", db_url, *extra]
+    return StdioServerParameters(command=sys.executable, args=args, cwd=str(Path(__file__).parents[2]))
+
+
+def _json(result: Any) -> Any:
+    (content,) = result.content
+    return json.loads(content.text)
+
+
+def _session(db_url: str, script) -> Any:  # type: ignore[no-untyped-def]
+    async def main() -> Any:
+        async with Client(_server(db_url), read_timeout_seconds=60) as client:
+            return await script(client)
+
+    return anyio.run(main)
+
+
+def test_lists_the_env_tools_and_the_state_helper(db_url: str) -> None:
+    async def script(client: Client) -> Any:
+        return await client.list_tools()
+
+    listed = _session(db_url, script)
+    by_name = {t.name: t for t in listed.tools}
+    assert set(by_name) == {"list_books", "get_book", "lend_book", "envscaler_get_state"}
+    lend = library_env().tools[2].function
+    assert by_name["lend_book"].input_schema == lend.parameters and by_name["lend_book"].description == lend.description
+
+
+def test_calls_share_one_episode_so_a_change_is_seen_by_the_next_call(db_url: str) -> None:
+    async def script(client: Client) -> Any:
+        before = await client.call_tool("get_book", {"book_id": "b1"})
+        lent = await client.call_tool("lend_book", {"book_id": "b1", "member": "Ana"})
+        after = await client.call_tool("get_book", {"book_id": "b1"})
+        state = await client.call_tool("envscaler_get_state", {})
+        return before, lent, after, state
+
+    before, lent, after, state = _session(db_url, script)
+    assert _json(before)["data"]["status"] == "available"
+    assert _json(lent) == {"success": True, "message": "lent"} and not lent.is_error
+    assert _json(after)["data"]["status"] == "lent"
+    assert {"book_id": "b1", "member": "Ana"} in _json(state)["loans"]
+
+
+def test_a_rejected_call_is_an_mcp_error_result_and_the_server_goes_on(db_url: str) -> None:
+    async def script(client: Client) -> Any:
+        bad = await client.call_tool("lend_book", {"book_id": "b1"})
+        good = await client.call_tool("list_books", {})
+        return bad, good
+
+    bad, good = _session(db_url, script)
+    assert bad.is_error and _json(bad)["error_kind"] == "schema"
+    assert len(_json(good)["data"]) == 3
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "envscaler.cli", "serve-mcp", *args],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_an_unknown_env_id_exits_2(db_url: str) -> None:
+    done = _cli("env_nope", "--db", db_url)
+    assert done.returncode == 2 and "unknown env id 'env_nope'" in done.stderr
+
+
+def test_an_unknown_run_or_scenario_exits_2(db_url: str) -> None:
+    done = _cli("env_library_test", "--db", db_url, "--run", "run-nope")
+    assert done.returncode == 2 and "unknown run 'run-nope'" in done.stderr
+    done = _cli("env_library_test", "--db", db_url, "--scenario", "0000000000")
+    assert done.returncode == 2 and "no scenario '0000000000'" in done.stderr
+
+
+def test_an_env_without_a_verified_scenario_exits_2(tmp_path: Path) -> None:
+    url = f"duckdb:///{tmp_path / 'bare.duckdb'}"
+    with Store.from_url(url) as store:
+        store.save_run(Run(run_id="r1"))
+        store.upsert([library_env(), scenario()], "r1")  # generated, never verified
+    done = _cli("env_library_test", "--db", url)
+    assert done.returncode == 2 and "has no verified scenario" in done.stderr
+
+
+def test_scenario_option_picks_the_initial_state_and_task(db_url: str) -> None:
+    from tests.export.records import lend_dune
+
+    async def main() -> Any:
+        params = _server(db_url, "--scenario", lend_dune().fingerprint[:10])
+        async with Client(params, read_timeout_seconds=60) as client:
+            return client.instructions
+
+    assert lend_dune().task in (anyio.run(main) or "")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_http_transport_serves_the_same_tools(db_url: str) -> None:
+    import time
+
+    import httpx
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envscaler.cli", "serve-mcp", "env_library_test", "--db", db_url,
+         "--transport", "http", "--port", str(port)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60  # start-up wait, not an assertion on speed
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"server did not come up: {proc.communicate()[1][-500:]}")
+                time.sleep(0.2)
+
+        async def main() -> Any:
+            async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+                await client.call_tool("lend_book", {"book_id": "b2", "member": "Ana"})
+                return await client.call_tool("get_book", {"book_id": "b2"})
+
+        assert _json(anyio.run(main))["data"]["status"] == "lent"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
