@@ -25,7 +25,7 @@ def canary() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def jail(canary: str) -> Iterator[SandboxPool]:
     """A real pool with a short call timeout and a small memory cap so attack specs stay quick."""
-    pool = SandboxPool(SandboxSettings(call_timeout_s=1.0, workers=2), SandboxLimits(memory_mb=256))
+    pool = SandboxPool(SandboxSettings(call_timeout_s=1.5, workers=2), SandboxLimits(memory_mb=256))
     try:
         yield pool
     finally:
