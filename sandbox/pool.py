@@ -12,6 +12,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,8 @@ class SandboxPool:
         self._rr = itertools.count()
         self._closed = False
         self.zygotes: list[Zygote] = []
+        # Runs on close(), on garbage collection and at interpreter exit: no jail or temp dir outlives us.
+        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir)
         try:
             self.backend: Backend = select_backend(self.settings, self._workdir)
             for _ in range(self.settings.workers or os.cpu_count() or 1):
@@ -93,12 +96,16 @@ class SandboxPool:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-        for zygote in self.zygotes:
-            zygote.close()
-        shutil.rmtree(self._workdir, ignore_errors=True)
+        self._finalizer()
 
     def __enter__(self) -> SandboxPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _release(zygotes: list[Zygote], workdir: str) -> None:
+    for zygote in zygotes:
+        zygote.close()
+    shutil.rmtree(workdir, ignore_errors=True)
