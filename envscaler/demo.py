@@ -19,7 +19,7 @@ from typing import Any
 SLICE = Path(__file__).resolve().parent.parent / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
 
 DEMO_OVERRIDES: dict[str, Any] = {
-    "mine": {"max_tasks": 60, "select_n": 6},
+    "mine": {"max_tasks": 80, "select_n": 8},
     "validate": {"mode": "both", "rounds": 12},
     "scen": {"per_env": 2},
     "rollout": {"per_scenario": 1},

@@ -17,7 +17,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         prefect: str = typer.Option("server", "--prefect", help="'server': reuse or start a local Prefect server (dashboard); "
                                     "'ephemeral': a temporary one for this process only."),
         port: int = typer.Option(4200, "--prefect-port", help="Port for a Prefect server the demo starts."),
-        max_tasks: int = typer.Option(60, "--max-tasks", help="Source tasks read from the bundled API-Bank slice."),
+        max_tasks: int = typer.Option(80, "--max-tasks", help="Source tasks read from the bundled API-Bank slice."),
     ) -> None:
         workdir = workdir.resolve()
         home = workdir / "prefect"

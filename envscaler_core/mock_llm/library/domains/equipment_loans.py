@@ -138,7 +138,7 @@ DOMAIN = Domain(
     ],
     initial_states=[S0, S1, S2],
     scenarios=SCENARIOS,
-    usefulness=7,
+    usefulness=8,
     modelability=8,
     defect="keyerror-and-mutating-query",
     defect_description=("get_item (a query) writes a 'views' counter into the item; return_item raises KeyError "

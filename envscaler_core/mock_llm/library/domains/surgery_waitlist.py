@@ -135,7 +135,7 @@ DOMAIN = Domain(
     ],
     initial_states=[S0, S1, S2],
     scenarios=SCENARIOS,
-    usefulness=7,
+    usefulness=8,
     modelability=8,
     defect="half-applied-failure-and-non-dict-return",
     defect_description=("register_patient leaves the new entry behind when it then fails on capacity or priority; "
