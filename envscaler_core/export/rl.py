@@ -49,9 +49,9 @@ class RLRowError(ValueError):
     """A row of an RL scenario file that cannot be turned back into an env and a scenario."""
 
 
-def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv) -> dict[str, Any]:
+def env_columns(env: AcceptedEnv) -> dict[str, Any]:
+    """The env half of a row: computed once per env, shared by all of its scenarios' rows."""
     return {
-        "scenario_fp": fingerprint,
         "env_id": env.env_id,
         "env_candidate_fp": env.candidate_fp,
         "env_summary": env.summary,
@@ -63,6 +63,17 @@ def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv) -> dict[str, 
         "class_code": env.class_code,
         "tools_json": canonical_json([t.model_dump(mode="json") for t in env.tools]),
         "tool_kinds_json": canonical_json(env.tool_kinds),
+    }
+
+
+def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv | dict[str, Any]) -> dict[str, Any]:
+    """One row; pass `env_columns(env)` instead of the env when writing many rows of one env."""
+    env_cols = env_columns(env) if isinstance(env, AcceptedEnv) else env
+    if env_cols["env_id"] != scenario.env_id:
+        raise ValueError(f"scenario {fingerprint[:12]} belongs to {scenario.env_id}, not {env_cols['env_id']}")
+    return {
+        "scenario_fp": fingerprint,
+        **env_cols,
         "task": scenario.task,
         "initial_state_json": canonical_json(scenario.initial_state),
         "checklist": list(scenario.checklist),

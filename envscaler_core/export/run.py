@@ -25,7 +25,7 @@ from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
 from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
 from envscaler_core.export.manifest import ALL_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
 from envscaler_core.export.paging import DEFAULT_PAGE_SIZE, iter_pages
-from envscaler_core.export.rl import RL_SCHEMA, rl_row
+from envscaler_core.export.rl import RL_SCHEMA, env_columns, rl_row
 from envscaler_core.export.sft import protocol_problems, sft_line
 from envscaler_core.models import AcceptedEnv, Scenario, Trajectory, canonical_json
 from envscaler_core.rollout.filters import filter_trajectories
@@ -126,6 +126,7 @@ class _Export:
 
     def rl(self, manifest: ExportManifest, envs: dict[str, AcceptedEnv]) -> None:
         counts = manifest.counts
+        env_cols = {env_id: env_columns(env) for env_id, env in envs.items()}
         with ExitStack() as stack:
             jsonl = stack.enter_context(atomic_output(self.target / FILE_NAMES["rl_jsonl"]))
             parquet_tmp = stack.enter_context(atomic_path(self.target / FILE_NAMES["rl_parquet"]))
@@ -136,11 +137,11 @@ class _Export:
                 counts.scenarios_verified += len(page)
                 rows = []
                 for fp, scenario in page:
-                    env = envs.get(scenario.env_id)
-                    if env is None:
+                    cols = env_cols.get(scenario.env_id)
+                    if cols is None:
                         self.dropped["rl: scenario's env is not an accepted env of the run"] += 1
                         continue
-                    row = rl_row(fp, scenario, env)
+                    row = rl_row(fp, scenario, cols)
                     jsonl.write(_line(row))
                     rows.append(row)
                 if rows:
