@@ -11,7 +11,7 @@ from sqlalchemy import insert
 from envscaler_core.config import Settings
 from envscaler_core.export import EXPORT_SCHEMA_VERSION, UnknownRunError, export_run
 from envscaler_core.export.atomic import atomic_output, sha256_file
-from envscaler_core.models import Scenario
+from envscaler_core.models import AcceptedEnv, Scenario, Trajectory
 from envscaler_core.store import Store, StoreError
 from envscaler_core.store.schema import kind_of
 from tests.export.consumers import read_jsonl
@@ -101,3 +101,17 @@ def _now():  # type: ignore[no-untyped-def]
     from datetime import datetime
 
     return datetime(2026, 1, 1)
+
+
+@pytest.mark.postgres
+def test_postgres_and_duckdb_stores_export_identical_files(
+    store: Store, populated: Populated, postgres_url: str, tmp_path: Path
+) -> None:
+    duck = export_run(store, populated.run_id, Settings(), tmp_path / "duck")
+    with Store.from_url(postgres_url) as pg:
+        pg.save_run(store.get_run(populated.run_id))
+        records = [*store.query(AcceptedEnv, populated.run_id), *store.query(Scenario, populated.run_id),
+                   *store.query(Trajectory, populated.run_id)]
+        pg.upsert(records, populated.run_id)
+        postgres = export_run(pg, populated.run_id, Settings(), tmp_path / "pg")
+    assert {n: f.sha256 for n, f in postgres.files.items()} == {n: f.sha256 for n, f in duck.files.items()}

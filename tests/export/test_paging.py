@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from envscaler_core.export import iter_pages, iter_records
@@ -16,12 +18,18 @@ def _scenarios(n: int, status: str = "verified") -> list[Scenario]:
 
 
 @pytest.fixture
-def filled(store: Store) -> Store:
+def filled(store_url: str) -> Iterator[Store]:
+    """Both backends (the store component's `store_url`): keyset order must not depend on the engine."""
+    with Store.from_url(store_url) as store:
+        _fill(store)
+        yield store
+
+
+def _fill(store: Store) -> None:
     store.save_run(Run(run_id="a"))
     store.save_run(Run(run_id="b"))
     store.upsert([*_scenarios(5), *_scenarios(2, "rejected")], "a")
     store.upsert(_scenarios(3), "b")
-    return store
 
 
 @pytest.mark.parametrize("page_size", [1, 2, 5, 1000])
