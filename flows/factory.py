@@ -48,13 +48,37 @@ def in_shard(fingerprint: str, shard: tuple[int, int]) -> bool:
     return int(fingerprint[:12], 16) % count == index
 
 
+def _topic_of(ctx: RunContext, step: str) -> Callable[[str], str]:
+    """Map a pending item of `step` to the selected topic it descends from.
+
+    Shards partition by this lineage root, not by the item's own fingerprint: a candidate that
+    shard 1 accepts must get its scenarios from shard 1 too. Keyed by its own fingerprint, the env
+    could fall to shard 0, which may have finished its scen step before shard 1 accepted it, and
+    the env would silently never get scenarios."""
+    if step in ("mine.judge", "mine.topic", "synth"):
+        return lambda fp: fp
+    from envscaler_core.models import AcceptedEnv, EnvCandidate, Scenario
+
+    topic = {c.fingerprint: c.topic_fp for c in ctx.store.query(EnvCandidate, run_id=ctx.run_id)}
+    if step == "validate":
+        return topic.__getitem__
+    envs = ctx.store.query(AcceptedEnv, run_id=ctx.run_id)
+    if step == "scen":
+        return {e.fingerprint: topic[e.candidate_fp] for e in envs}.__getitem__
+    by_env = {e.env_id: topic[e.candidate_fp] for e in envs}
+    return {s.fingerprint: by_env[s.env_id] for s in ctx.store.query(Scenario, run_id=ctx.run_id)}.__getitem__
+
+
 async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any,
                     shard: tuple[int, int] = (0, 1)) -> list[BatchReport]:
     log = get_run_logger()
     if pending is None:
         reports = [await task(ctx)]
     else:
-        todo = [fp for fp in pending(ctx) if in_shard(fp, shard)]
+        todo = pending(ctx)
+        if shard[1] > 1:
+            root = _topic_of(ctx, name)
+            todo = [fp for fp in todo if in_shard(root(fp), shard)]
         if not todo:
             log.info("%s: nothing pending", name)
             return []
