@@ -9,9 +9,26 @@ here; stopping the process pauses the schedule.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import Any
 
 from envscaler_core.config import load_settings
-from flows.factory import factory_flow
+
+
+def deployment_parameters(config_path: str | Path | None, sources: list[str], run_id: str) -> dict[str, Any]:
+    """The flow parameters baked into the deployment.
+
+    Only what the config file sets goes in, never a full settings dump: the flow merges its `config`
+    parameter OVER the environment, so baked-in defaults would shadow `ENVSCALER_DB_URL` /
+    `OPENAI_BASE_URL` of the process that runs the flow, and parameters are shown on the dashboard
+    and stored in Prefect's database, so the API key must not be among them. The file is still
+    validated here so a typo fails at deploy time, not at 2 a.m."""
+    config: dict[str, Any] = {}
+    if config_path is not None:
+        settings = load_settings(config_path, environ={})
+        config = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        config.get("llm", {}).pop("api_key", None)
+    return {"run_id": run_id, "sources": list(sources), "config": config}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -21,9 +38,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", default=None, help="Settings file baked into the deployment's parameters.")
     parser.add_argument("--run-id", default="scheduled", help="Run id (the same id resumes; vary it per schedule).")
     args = parser.parse_args(argv)
-    config = load_settings(args.config).model_dump(mode="json", by_alias=True)
-    factory_flow.serve(name="factory-served", cron=args.cron,
-                       parameters={"run_id": args.run_id, "sources": args.source, "config": config})
+    parameters = deployment_parameters(args.config, args.source, args.run_id)
+    from flows.factory import factory_flow  # imports Prefect: only when actually serving
+
+    factory_flow.serve(name="factory-served", cron=args.cron, parameters=parameters)
 
 
 if __name__ == "__main__":
