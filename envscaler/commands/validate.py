@@ -1,4 +1,4 @@
-"""`envscaler validate FILE --class NAME`: Stage 3 on one class file, outside any run.
+"""`envscaler validate --code FILE [--class NAME]`: Stage 3 on one class file, outside any run.
 
 Exit codes: 0 accepted, 1 rejected (the report says why), 2 the input could not be validated at all
 (unreadable file, missing class, static problems, bad state file, LLM endpoint unusable)."""
@@ -17,13 +17,14 @@ from envscaler.commands._common import fail
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def validate(
-        code: Path = typer.Argument(..., help="Python file holding the environment class."),
-        class_name: str = typer.Option(..., "--class", help="The environment class in FILE."),
+        code: Path = typer.Option(..., "--code", help="Python file holding the environment class."),
+        class_name: str | None = typer.Option(None, "--class", help="The environment class (default: the file's only top-level class)."),
         mode: str = typer.Option("both", "--mode", help="programmatic | llm | both."),
         rounds: int = typer.Option(30, "--rounds", min=1, help="LLM proposer/judge rounds."),
         state: Path | None = typer.Option(None, "--state", help="Test state JSON (skips asking the LLM for one)."),
         config: Path | None = typer.Option(None, "--config", "-c"),
-        json_out: bool = typer.Option(False, "--json", help="Print the full report (and rounds) as JSON."),
+        text: bool = typer.Option(False, "--text", help="A human summary instead of the JSON verdict."),
+        full: bool = typer.Option(False, "--full", help="JSON with every round (args, observation, states, verdict, reason)."),
     ) -> None:
         from envscaler.runner import settings_from
         from envscaler_core.models import EnvCandidate
@@ -35,6 +36,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             source = code.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             fail(f"cannot read {code}: {exc}")
+        if class_name is None:
+            class_name = _only_class(code, source)
         try:
             problems = static_problems(source, class_name)
             tools = extract_tools(source, class_name)
@@ -54,8 +57,14 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         candidate = EnvCandidate(topic_fp="cli", class_name=class_name, class_code=source, tools=tools)
         outcome = _run(candidate, settings, test_state)
         report = outcome.report
-        if json_out:
+        if full:
             typer.echo(outcome.model_dump_json(indent=2, exclude={"env"}))
+        elif not text:
+            verdict = {"accepted": report.accepted, "score": report.score, "threshold": report.threshold,
+                       "mode": report.mode, "rounds": report.rounds, "passes": report.passes,
+                       "warnings": report.warnings, "fails": report.fails, "skipped": report.skipped,
+                       "critical": report.critical, "reasons": report.reasons, "failure": outcome.failure}
+            typer.echo(json.dumps(verdict, indent=2))
         else:
             verdict = "ACCEPTED" if report.accepted else "REJECTED"
             typer.echo(f"{verdict}: score {report.score:.2f} (threshold {report.threshold:.2f}, mode {report.mode}, "
@@ -68,6 +77,18 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             if outcome.failure:
                 typer.echo(f"  failure:  {outcome.failure}")
         raise typer.Exit(0 if report.accepted else 1)
+
+
+def _only_class(path: Path, source: str) -> str:
+    import ast
+
+    try:
+        names = [n.name for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
+    except SyntaxError as exc:
+        fail(f"{path}: line {exc.lineno}: {exc.msg}")
+    if len(names) != 1:
+        fail(f"{path}: {len(names)} top-level classes ({', '.join(names) or 'none'}); name one with --class")
+    return names[0]
 
 
 def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
@@ -83,7 +104,8 @@ def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
         try:
             if test_state is not None and settings.validate_.mode == "programmatic":
                 try:
-                    rounds = run_programmatic(candidate, pool, test_state)
+                    limit = max(settings.validate_.rounds, 2 * len(candidate.tools))
+                    rounds = run_programmatic(candidate, pool, test_state, 0, limit)
                 except EnvLoadError as exc:
                     fail(f"--state does not load: {exc}")
                 report = summarize(rounds, settings.validate_.threshold, "programmatic")

@@ -92,10 +92,12 @@ def _shape(before: dict[str, Any], after: dict[str, Any]) -> Counter[str]:
     return Counter(p.split("/")[1] for p in changed_paths(before, after))
 
 
-def run_programmatic(candidate: EnvCandidate, runtime: EnvRuntime, state: dict[str, Any], start: int = 0) -> list[ValidationRound]:
-    """Probe every tool from a fresh episode; replay state-changing successes once."""
+def run_programmatic(candidate: EnvCandidate, runtime: EnvRuntime, state: dict[str, Any], start: int = 0,
+                     limit: int | None = None) -> list[ValidationRound]:
+    """Up to `limit` probes, each from a fresh episode on the test state; state-changing successes
+    are replayed once on another fresh episode to catch nondeterminism."""
     rounds: list[ValidationRound] = []
-    for probe in probes_for(candidate.tools, state):
+    for probe in probes_for(candidate.tools, state, limit):
         kind = candidate.tool_kinds.get(probe.tool)
         ep = _open(runtime, candidate, state)
         try:
@@ -265,7 +267,8 @@ async def validate_candidate(
     rounds: list[ValidationRound] = []
     skipped = 0
     if cfg.mode in ("programmatic", "both"):
-        rounds += await asyncio.to_thread(run_programmatic, candidate, runtime, state)
+        limit = max(cfg.rounds, 2 * len(candidate.tools))  # every tool gets a positive and a negative probe
+        rounds += await asyncio.to_thread(run_programmatic, candidate, runtime, state, 0, limit)
     if cfg.mode in ("llm", "both"):
         llm_pass = _LLMPass(candidate, runtime, gateway, introduction, rules, start=len(rounds))
         await llm_pass.run(state, cfg.rounds)

@@ -90,3 +90,47 @@ def test_class_without_tools_is_not_validated(runtime) -> None:
     empty = EnvCandidate(topic_fp="t", class_name="Library", class_code="class Library:\n    pass\n")
     out = asyncio.run(validate_candidate(empty, runtime, None, SETTINGS, test_state={}))
     assert not out.report.accepted and out.failure == "the class exposes no tools"
+
+
+def test_hanging_tool_is_killed_and_rejects() -> None:
+    from envscaler_core.config import SandboxSettings
+    from sandbox import SandboxPool
+
+    code = LIBRARY_CODE.replace('''        return {"success": True, "data": list(self.books.values())}''', '''        while True:
+            pass''')
+    with SandboxPool(SandboxSettings(call_timeout_s=0.5)) as fast_pool:
+        out = validate(code, fast_pool)
+    assert any(c.startswith("timeout in list_books") for c in out.report.critical), out.report.critical
+
+
+def test_unserialisable_state_rejects(runtime) -> None:
+    code = LIBRARY_CODE.replace('''        book["status"] = "lent"''', '''        book["status"] = "lent"
+        book["lent_to"] = {member}''')
+    out = validate(code, runtime)
+    assert any(c.startswith("unserializable in lend_book") for c in out.report.critical), out.report.critical
+
+
+def test_boundary_probes_reach_numeric_parameters(runtime) -> None:
+    code = LIBRARY_CODE + '''
+    def renew(self, book_id: str, days: int) -> dict:
+        """Extend a loan.
+
+        Args:
+            book_id: the book id
+            days: extra days
+        """
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "message": f"renewed for {days} days"}
+'''
+    out = asyncio.run(validate_candidate(
+        EnvCandidate(topic_fp="t", class_name="Library", class_code=code, tools=extract_tools(code, "Library"),
+                     tool_kinds={**KINDS, "renew": "query"}), runtime, None, SETTINGS, test_state=STATE))
+    assert {"book_id": "b1", "days": 10**9} in [r.args for r in out.rounds if r.tool == "renew"]
+    assert out.report.accepted
+
+
+def test_probe_budget_follows_the_configured_rounds(runtime) -> None:
+    settings = Settings.model_validate({"validate": {"mode": "programmatic", "rounds": 6}})
+    out = asyncio.run(validate_candidate(candidate(LIBRARY_CODE), runtime, None, settings, test_state=STATE))
+    assert out.report.rounds == 6
