@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import threading
 import time
 import weakref
 from dataclasses import dataclass
@@ -127,6 +128,7 @@ class LLMGateway:
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
         )
+        self._clients_lock = threading.Lock()
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self._seed_budget(store.llm_usage(run_id))
 
@@ -161,18 +163,20 @@ class LLMGateway:
     def _client(self) -> openai.AsyncOpenAI:
         """One SDK client per event loop: its connection pool is bound to the loop that opened it."""
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                api_key=self.api_key(), base_url=self.settings.base_url, timeout=self.settings.timeout_s,
-                max_retries=0,
-            )
-            self._clients[loop] = client
+        with self._clients_lock:
+            client = self._clients.get(loop)
+            if client is None:
+                client = openai.AsyncOpenAI(
+                    api_key=self.api_key(), base_url=self.settings.base_url, timeout=self.settings.timeout_s,
+                    max_retries=0,
+                )
+                self._clients[loop] = client
         return client
 
     async def aclose(self) -> None:
         """Close the current loop's HTTP client (others close with their loops)."""
-        client = self._clients.pop(asyncio.get_running_loop(), None)
+        with self._clients_lock:
+            client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
 
