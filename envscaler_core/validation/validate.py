@@ -149,8 +149,11 @@ class _LLMPass:
                  rules: list[str], start: int) -> None:
         self.candidate, self.runtime, self.gateway = candidate, runtime, gateway
         self.introduction, self.rules, self.start = introduction, rules, start
-        self.tools = {t.function.name for t in candidate.tools}
-        self.stats: dict[str, ToolStats] = {name: ToolStats() for name in self.tools}
+        names = [t.function.name for t in candidate.tools]
+        self.tools = set(names)
+        # tool order, never set order: the stats are part of the prompt, and a prompt that differs
+        # between processes (hash randomisation) would miss the response cache on resume
+        self.stats: dict[str, ToolStats] = {name: ToolStats() for name in names}
         self.header = class_header(candidate.class_code, candidate.class_name)
         self.sources = method_sources(candidate.class_code, candidate.class_name)
         self.rounds: list[ValidationRound] = []
