@@ -40,7 +40,13 @@ def summary_markdown(s: RunSummary) -> str:
     calls, cached = s.llm_calls
     lines = [f"# EnvScaler run `{s.run_id}` ({s.status})", "", "| stage | count |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in s.funnel.items()]
-    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens}, cost: ${s.cost_usd:.4f}", ""]
+    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens}, cost: ${s.cost_usd:.4f}", "",
+              "| LLM stage | calls | cached | retries | prompt tokens | completion tokens | cost USD |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {stage} | {u.get('calls', 0)} | {u.get('cached', 0)} | {u.get('retries', 0)} | "
+              f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | {float(u.get('cost_usd', 0.0)):.4f} |"
+              for stage, u in sorted(s.usage.items())]
+    lines.append("")
     if s.top_failures:
         lines += ["| top failure reasons | n |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in s.top_failures]
     return "\n".join(lines)
@@ -51,7 +57,8 @@ def summary_text(s: RunSummary) -> str:
     width = max((len(k) for k in s.funnel), default=10)
     lines = [f"run {s.run_id}: {s.status}"]
     lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
-    lines.append(f"  LLM calls {calls} ({cached} cached), tokens {s.tokens}, cost ${s.cost_usd:.4f}")
+    retries = sum(int(u.get("retries", 0)) for u in s.usage.values())
+    lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}, cost ${s.cost_usd:.4f}")
     for reason, n in s.top_failures:
         lines.append(f"  failure x{n}: {reason}")
     return "\n".join(lines)

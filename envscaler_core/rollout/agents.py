@@ -48,11 +48,12 @@ def system_text(prompt: ChatPrompt, env: AcceptedEnv) -> str:
 class LLMAgent:
     """The default agent: the chat model over `gateway.chat` with the env's tools."""
 
-    def __init__(self, gateway: Any, prompt: ChatPrompt, model: str) -> None:
-        self.gateway, self.prompt, self.name = gateway, prompt, model
+    def __init__(self, gateway: Any, prompt: ChatPrompt, model: str, sample: int = 0) -> None:
+        self.gateway, self.prompt, self.name, self.sample = gateway, prompt, model, sample
 
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
-        reply = await self.gateway.chat(messages, prompt=self.prompt, stage="agent", tools=tools)
+        # `sample` is part of the response-cache key: rollout k of a scenario must not be served rollout 0's turns
+        reply = await self.gateway.chat(messages, prompt=self.prompt, stage="agent", tools=tools, sample=self.sample)
         return AgentTurn(message=dict(reply.message), usage=usage_of(getattr(reply, "usage", None)))
 
 

@@ -68,7 +68,8 @@ def _ends_episode(exc: LLMError) -> bool:
 class _UserSim:
     """The simulated user: sees the dialogue with roles flipped (its own lines are `assistant`)."""
 
-    def __init__(self, gateway: Any, scenario: Scenario) -> None:
+    def __init__(self, gateway: Any, scenario: Scenario, sample: int = 0) -> None:
+        self.sample = sample
         self.gateway = gateway
         self.history: list[dict[str, Any]] = [
             {"role": "system", "content": USER_SIMULATOR.system.format(task=scenario.task)},
@@ -79,7 +80,7 @@ class _UserSim:
     async def say(self, agent_text: str | None = None) -> str:
         if agent_text is not None:
             self.history.append({"role": "user", "content": agent_text})
-        reply = await self.gateway.chat(self.history, prompt=USER_SIMULATOR, stage="user_sim")
+        reply = await self.gateway.chat(self.history, prompt=USER_SIMULATOR, stage="user_sim", sample=self.sample)
         text = str(reply.message.get("content") or "")
         self.usage = _add(self.usage, usage_of(getattr(reply, "usage", None)))
         self.history.append({"role": "assistant", "content": text})
@@ -131,9 +132,9 @@ async def run_rollout(
     conversational = cfg.mode == "conversational"
     prompt = AGENT_CONVERSATIONAL if conversational else AGENT_NON_CONVERSATIONAL
     if agent is None:
-        agent = LLMAgent(gateway, prompt, settings.llm.models.agent)
+        agent = LLMAgent(gateway, prompt, settings.llm.models.agent, sample=sample)
     tools = [t.model_dump() for t in env.tools]
-    user = _UserSim(gateway, scenario) if conversational else None
+    user = _UserSim(gateway, scenario, sample) if conversational else None
     first = await user.say() if user else scenario.task
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},

@@ -26,7 +26,7 @@ class ScriptedUser:
     def __init__(self, lines: list[str]) -> None:
         self.lines, self.seen = list(lines), []
 
-    async def chat(self, messages, prompt, stage, tools=None):
+    async def chat(self, messages, prompt, stage, tools=None, sample=0):
         assert prompt is USER_SIMULATOR and stage == "user_sim" and tools is None
         self.seen.append([dict(m) for m in messages])
         return Reply({"role": "assistant", "content": self.lines.pop(0)})

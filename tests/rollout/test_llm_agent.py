@@ -35,3 +35,16 @@ def test_llm_agent_completes_a_library_scenario(runtime, gateway, mode):
     assert traj.reward == 1.0 and traj.all_passed, traj.check_results
     assert traj.termination == ("user_stop" if mode == "conversational" else "agent_done")
     assert traj.usage.prompt_tokens > 0 and traj.agent_model == settings.llm.models.agent
+
+
+def test_second_sample_of_a_scenario_is_really_played_not_served_from_cache(runtime, request):
+    from envscaler_core.llm import LLMGateway
+
+    mock = request.getfixturevalue("mock_stats_reset")
+    settings = request.getfixturevalue("llm_settings")
+    env, sc = library_scenario()
+    gateway = LLMGateway(settings.llm)  # one gateway: its in-memory cache is shared by both samples
+    asyncio.run(run_rollout(env, sc, runtime, gateway, settings, sample=0))
+    first = mock.stats()["by_prompt"].get("agent.solve", 0)
+    asyncio.run(run_rollout(env, sc, runtime, gateway, settings, sample=1))
+    assert first > 0 and mock.stats()["by_prompt"].get("agent.solve", 0) == 2 * first
