@@ -18,15 +18,11 @@ def is_transient(task: Any, task_run: Any, state: Any) -> bool:
     """Retry an endpoint outage or a sandbox/store hiccup; never a bad key, a budget stop or a bug."""
     from envscaler_core.llm.errors import LLMUnavailableError
 
-    try:
-        state.result()
-    except LLMUnavailableError:
-        return True
-    except (ConnectionError, TimeoutError, OSError):
-        return True
-    except Exception:
-        return False
-    return False
+    # `_sync=True`: inside the async engine a bare `state.result()` returns an un-awaited coroutine
+    # and the exception would never be seen (every failure would look permanent)
+    exc = state.result(raise_on_failure=False, _sync=True)
+    return isinstance(exc, LLMUnavailableError | ConnectionError | TimeoutError) or (
+        isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError | PermissionError))
 
 
 _RETRYING = dict(retries=2, retry_delay_seconds=exponential_backoff(backoff_factor=2), retry_jitter_factor=0.5,
