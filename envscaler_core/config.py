@@ -128,6 +128,7 @@ class FlowSettings(_Section):
     """How the orchestrator cuts work: one Prefect task per batch, not per item (tasks cost ~25 ms)."""
 
     batch_size: int = Field(default=25, ge=1, description="Items per Prefect task.")
+    batches_in_flight: int = Field(default=8, ge=1, description="Concurrent batch tasks per stage.")
     max_item_attempts: int = Field(default=3, ge=1, description="Tries per item across resumes before it is given up.")
     out_dir: str = Field(default="out", description="Where exports go: <out_dir>/<run_id>/.")
 

@@ -9,6 +9,7 @@ answered from the gateway's persistent cache. A Prefect flow-run retry does exac
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ _STEPS: dict[str, list[tuple[str, Pending | None, Any]]] = {
     "mine": [("mine.judge", S.pending_judge, T.judge), ("mine.topic", S.pending_topics, T.topics),
              ("mine.select", None, T.select)],
     "synth": [("synth", S.pending_synth, T.synthesize)],
-    "validate": [("validate", S.pending_validate, T.validate)],
+    "validate": [("validate.dedup", None, T.mark_duplicates), ("validate", S.pending_validate, T.validate)],
     "scen": [("scen", S.pending_scenarios, T.scenarios)],
     "rollout": [("rollout", S.pending_rollouts, T.rollouts)],
 }
@@ -72,8 +73,9 @@ def _topic_of(ctx: RunContext, step: str) -> Callable[[str], str]:
 async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any,
                     shard: tuple[int, int] = (0, 1)) -> list[BatchReport]:
     log = get_run_logger()
-    if pending is None:
-        reports = [await task(ctx)]
+    if pending is None:  # a whole-run step (selection, dedup): one task, sync or async
+        result = task(ctx)
+        reports = [await result if inspect.isawaitable(result) else result]
     else:
         todo = pending(ctx)
         if shard[1] > 1:
@@ -82,7 +84,7 @@ async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: A
         if not todo:
             log.info("%s: nothing pending", name)
             return []
-        limit = asyncio.Semaphore(4)  # batches in flight; the gateway caps LLM concurrency underneath
+        limit = asyncio.Semaphore(ctx.settings.flow.batches_in_flight)  # the gateway caps LLM concurrency underneath
 
         async def one(batch: list[str]) -> BatchReport:
             async with limit:
@@ -165,6 +167,7 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
     try:
         summary = await run_stages(ctx, sources, list(stages or STAGES), (shard_index, shard_count))
     finally:
+        await ctx.gateway.aclose()  # its HTTP pool belongs to this event loop, which ends with the flow
         await asyncio.to_thread(ctx.close)
     return summary.model_dump(mode="json")
 

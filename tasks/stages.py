@@ -54,6 +54,11 @@ async def synthesize(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
     return await S.synthesize(ctx, fps)
 
 
+@task(name="mark-duplicate-candidates", cache_policy=NO_CACHE, persist_result=False)
+def mark_duplicates(ctx: RunContext) -> BatchReport:
+    return S.mark_duplicates(ctx)
+
+
 @task(name="validate-batch", **_RETRYING)
 async def validate(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
     return await S.validate(ctx, fps)

@@ -23,13 +23,15 @@ class ToolSchema(Model):
     function: ToolFunction
 
 
-CandidateStatus = Literal["generated", "static_failed", "validating", "accepted", "rejected", "error"]
+CandidateStatus = Literal["generated", "static_failed", "validating", "accepted", "rejected", "duplicate", "error"]
 
 
 class EnvCandidate(Record):
     """One synthesized environment class (the single-class contract in ARCHITECTURE.md)."""
 
-    fingerprint_fields: ClassVar[tuple[str, ...]] = ("class_name", "class_code")
+    # per topic: two topics that yield the same code are two candidates, and the validate stage keeps
+    # one and marks the other `duplicate` (keyed on code alone, they overwrote each other's topic_fp)
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("topic_fp", "class_name", "class_code")
 
     topic_fp: str
     spec_fp: str | None = None

@@ -13,7 +13,10 @@ class EnvTopic(Record):
     """The environment a task would naturally happen in, with the two 1-10 scores the reference
     filters on (usefulness and modelability, both >= 7 by default)."""
 
-    fingerprint_fields: ClassVar[tuple[str, ...]] = ("summary", "introduction")
+    # One topic per source task: two tasks that yield the same text are still two topics (different
+    # scores, different example task); `select_topics` marks the textual duplicates. Keying on the
+    # text alone let the two overwrite each other in turn, so a re-run could select differently.
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("source_task_fp", "summary", "introduction")
 
     summary: str = Field(min_length=1, description="Short label, e.g. 'Clinic appointment scheduler'.")
     introduction: str = Field(min_length=1, description="~3 sentences: structure, state, operations.")

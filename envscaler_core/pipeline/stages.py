@@ -181,6 +181,24 @@ async def synthesize(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
 
 # ---- Stage 3: validate --------------------------------------------------------------------------
 
+def mark_duplicates(ctx: RunContext) -> BatchReport:
+    """Candidates with identical code (two topics, one class) are validated once: the one with the
+    smallest fingerprint is kept, the others are marked `duplicate` with a pointer to it."""
+    report = BatchReport(stage="validate.dedup")
+    keep: dict[tuple[str, str], EnvCandidate] = {}
+    marked: list[Record] = []
+    for cand in sorted(ctx.store.query(EnvCandidate, run_id=ctx.run_id), key=lambda c: c.fingerprint):
+        key = (cand.class_name, cand.class_code)
+        if key not in keep:
+            keep[key] = cand
+        elif cand.status == "generated":
+            marked.append(cand.model_copy(update={
+                "status": "duplicate", "failure_reason": f"same code as candidate {keep[key].fingerprint[:12]}"}))
+    report.done = len(marked)
+    _write(ctx, report, marked)
+    return report
+
+
 def pending_validate(ctx: RunContext) -> list[str]:
     skip = _given_up(ctx, "validate")
     return [c.fingerprint for c in ctx.store.query(EnvCandidate, run_id=ctx.run_id, where={"status": "generated"})

@@ -1,0 +1,161 @@
+"""The whole factory against a slow mock LLM: how close does orchestration get to the LLM-bound ideal?
+
+Setup: the bundled API-Bank slice, the mock in a child process at 300 ms per response, gateway
+concurrency 64, a local Prefect server, a DuckDB file; stages run one flow at a time so each gets
+its own wall clock. For each stage the LLM-bound ideal is
+
+    ideal_s = max(requests_s * L / C, depth_s * L)
+
+(enough latency to push every request through C slots, or the longest chain of calls that depend
+on each other, whichever is longer). Depths come from the pipeline's structure: judge 1, topic 1,
+select 1 (one embedding batch), synth 4 (state space, skeleton, operations, then all methods at
+once), validate 1 + 2 x rounds (test state, then proposer+judge per round, sequential by design:
+the state carries over), scenarios 5 (state, task, checklist, all checks at once, plan; more if a
+repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
+sum(ideal) / measured wall time (target >= 0.8). Also printed: programmatic validation throughput
+(envs per minute, 30 probes each, no LLM), tokens per accepted env and per verified scenario, and
+the cost of resuming the finished run (new LLM requests; target 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+LATENCY_MS = 300
+CONCURRENCY = 64
+ROUNDS = 30
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stats(base: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{base}/mock/stats", timeout=5) as r:  # noqa: S310 (loopback)
+        return json.load(r)
+
+
+def _start_mock(port: int) -> subprocess.Popen[bytes]:
+    exe = Path(sys.executable).with_name("envscaler")
+    proc = subprocess.Popen([str(exe), "mock-llm", "--port", str(port), "--latency-ms", str(LATENCY_MS)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            _stats(f"http://127.0.0.1:{port}")
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("mock LLM did not start")
+
+
+def programmatic_throughput() -> float:
+    """Envs per minute through programmatic validation (30 probes, real sandbox, no LLM)."""
+    from envscaler_core.config import SandboxSettings, Settings
+    from envscaler_core.mock_llm import library
+    from envscaler_core.models import EnvCandidate
+    from envscaler_core.synth import extract_tools
+    from envscaler_core.validation import validate_candidate
+    from sandbox import SandboxPool
+
+    settings = Settings.model_validate({"validate": {"mode": "programmatic", "rounds": ROUNDS}})
+    domains = library.domains()
+    jobs = [(EnvCandidate(topic_fp="b", class_name=d.class_name, class_code=d.class_source,
+                          tools=extract_tools(d.class_source, d.class_name), tool_kinds=dict(d.tool_kinds)),
+             d.initial_states[0]) for d in domains] * 4
+    with SandboxPool(SandboxSettings()) as pool:
+        async def all_envs() -> None:
+            await asyncio.gather(*(validate_candidate(c, pool, None, settings, test_state=s) for c, s in jobs))
+
+        t0 = time.perf_counter()
+        asyncio.run(all_envs())
+        return len(jobs) / (time.perf_counter() - t0) * 60
+
+
+def main() -> None:
+    print(f"programmatic validation: {programmatic_throughput():.0f} envs/min ({ROUNDS} probes each, 2 cores)")
+
+    workdir = Path(tempfile.mkdtemp(prefix="envscaler-bench-"))
+    os.environ["PREFECT_HOME"] = str(workdir / "prefect")
+    from envscaler.demo import SLICE, ensure_prefect_server
+
+    port = _free_port()
+    mock = _start_mock(port)
+    server = ensure_prefect_server(workdir / "prefect", _free_port())
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        _pipeline(workdir, f"http://127.0.0.1:{port}", SLICE)
+    finally:
+        mock.terminate()
+        if server.pid:
+            os.kill(server.pid, 15)
+
+
+def _pipeline(workdir: Path, mock: str, source: Path) -> None:
+    from envscaler_core.config import load_settings, public_config
+    from envscaler_core.models import Trajectory
+    from envscaler_core.store import Store
+    from flows.factory import factory_flow
+
+    overrides = {"mine": {"max_tasks": 80, "select_n": 8}, "validate": {"mode": "both", "rounds": ROUNDS},
+                 "scen": {"per_env": 2}, "flow": {"batch_size": 10, "out_dir": str(workdir / "out")},
+                 "store": {"url": f"duckdb:///{workdir / 'bench.duckdb'}"},
+                 "llm": {"base_url": f"{mock}/v1", "api_key": "mock", "max_concurrency": CONCURRENCY}}
+    config = public_config(load_settings(environ={}, overrides=overrides))
+    lat = LATENCY_MS / 1000
+    before = _stats(mock)
+    t0 = time.perf_counter()
+    summary = asyncio.run(factory_flow(run_id="bench", sources=[str(source)], config=config))
+    wall = time.perf_counter() - t0
+    after = _stats(mock)
+    delta = {k: after["by_prompt"].get(k, 0) - before["by_prompt"].get(k, 0) for k in after["by_prompt"]}
+    embeds = after["embedding_requests"] - before["embedding_requests"]
+    store = Store.from_url(config["store"]["url"])
+    try:
+        longest_episode = max((sum(m["role"] == "assistant" for m in t.messages)
+                               for t in store.query(Trajectory, run_id="bench")), default=0)
+    finally:
+        store.close()
+    stages = [  # (stage, request prefixes, depth of the longest dependent chain)
+        ("mine.judge", ("mine.judge_stateful",), 1), ("mine.topic", ("mine.infer_topic",), 1),
+        ("mine.select", (), 1), ("synth", ("synth.",), 4), ("validate", ("validate.",), 1 + 2 * ROUNDS),
+        ("scen", ("scen.",), 5), ("rollout", ("agent.", "user_sim"), longest_episode)]
+    total_ideal = 0.0
+    print(f"{'stage':<12} {'requests':>8} {'depth':>5} {'ideal s':>8}")
+    for stage, prefixes, depth in stages:
+        requests = embeds if stage == "mine.select" else sum(
+            v for k, v in delta.items() if k.startswith(prefixes))
+        ideal = max(requests * lat / CONCURRENCY, depth * lat) if requests else 0.0
+        total_ideal += ideal
+        print(f"{stage:<12} {requests:>8} {depth:>5} {ideal:>8.1f}")
+    print(f"end-to-end at {LATENCY_MS} ms: wall {wall:.1f} s (one flow run, exports included), "
+          f"LLM-bound ideal {total_ideal:.1f} s, ratio {total_ideal / wall:.2f} (target >= 0.8)")
+    funnel, usage = summary["funnel"], summary["usage"]
+    tokens = sum(u["prompt_tokens"] + u["completion_tokens"] for u in usage.values())
+    print(f"funnel {funnel}")
+    print(f"tokens per accepted env {tokens / max(funnel['accepted_envs'], 1):.0f}, "
+          f"per verified scenario {tokens / max(funnel['verified_scenarios'], 1):.0f}")
+    before = _stats(mock)
+    t0 = time.perf_counter()
+    asyncio.run(factory_flow(run_id="bench", sources=[str(source)], config=config))
+    after = _stats(mock)
+    repeated = {k: v - before["by_prompt"].get(k, 0) for k, v in after["by_prompt"].items() if v != before["by_prompt"].get(k, 0)}
+    print(f"resume of the finished run: {after['requests_total'] - before['requests_total']} new LLM requests "
+          f"(target 0) {repeated or ''}, {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Spec: what the stages consider pending and done, read from a real DuckDB store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envscaler_core.config import Settings
+from envscaler_core.models import EnvCandidate, EnvTopic, Run, StageFailure
+from envscaler_core.pipeline import RunContext
+from envscaler_core.pipeline import stages as S
+from envscaler_core.store import Store
+
+CODE = "class Env:\n    def __init__(self, init_config: dict = None):\n        self.x = 1\n"
+
+
+@pytest.fixture
+def ctx(tmp_path: Path):
+    store = Store.from_url(f"duckdb:///{tmp_path / 's.duckdb'}")
+    store.save_run(Run(run_id="r"))
+    yield RunContext(run_id="r", settings=Settings(), store=store, gateway=None, runtime=None)  # type: ignore[arg-type]
+    store.close()
+
+
+def topic(task_fp: str, summary: str = "Clinic scheduler") -> EnvTopic:
+    return EnvTopic(summary=summary, introduction="Books visits.", usefulness=8, modelability=8,
+                    example_task="book a visit", source_task_fp=task_fp, selected=True)
+
+
+def test_two_tasks_with_the_same_topic_text_are_two_topics() -> None:
+    assert topic("a").fingerprint != topic("b").fingerprint
+
+
+def test_identical_code_from_two_topics_is_validated_once(ctx: RunContext) -> None:
+    a, b = (EnvCandidate(topic_fp=t, class_name="Env", class_code=CODE) for t in ("t1", "t2"))
+    ctx.store.upsert([a, b], "r")
+    report = S.mark_duplicates(ctx)
+    assert report.done == 1
+    keep, dup = sorted([a, b], key=lambda c: c.fingerprint)
+    assert S.pending_validate(ctx) == [keep.fingerprint]
+    marked = ctx.store.get(EnvCandidate, dup.fingerprint, "r")
+    assert marked.status == "duplicate" and keep.fingerprint[:12] in marked.failure_reason
+    assert S.mark_duplicates(ctx).done == 0  # re-running the step changes nothing
+
+
+def test_topic_is_pending_until_it_has_a_candidate(ctx: RunContext) -> None:
+    t = topic("a")
+    ctx.store.upsert([t], "r")
+    assert S.pending_synth(ctx) == [t.fingerprint]
+    ctx.store.upsert([EnvCandidate(topic_fp=t.fingerprint, class_name="Env", class_code=CODE)], "r")
+    assert S.pending_synth(ctx) == []
+
+
+def test_item_is_given_up_after_max_attempts(ctx: RunContext) -> None:
+    t = topic("a")
+    ctx.store.upsert([t, StageFailure(stage="synth", item_fp=t.fingerprint, attempts=2, reason="boom")], "r")
+    assert S.pending_synth(ctx) == [t.fingerprint]  # 2 < 3: retried on resume
+    ctx.store.upsert([StageFailure(stage="synth", item_fp=t.fingerprint, attempts=3, reason="boom")], "r")
+    assert S.pending_synth(ctx) == []  # given up, reason kept
+    assert ctx.store.query(StageFailure, run_id="r")[0].reason == "boom"
