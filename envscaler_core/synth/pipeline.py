@@ -11,6 +11,7 @@ alone is returned as a `static_failed` candidate so the attempt stays on record.
 from __future__ import annotations
 
 import ast
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -173,12 +174,12 @@ async def _write_methods(
     spec: EnvSpec, skeleton: str, class_name: str, attempts: int,
     ask: Callable[[Any, BaseModel], Awaitable[Any]], result: SynthResult,
 ) -> list[tuple[Operation, tuple[list[str], str]]]:
-    """One method per operation, each checked on its own inside the skeleton; failures are dropped
-    and logged."""
-    done: list[tuple[Operation, tuple[list[str], str]]] = []
+    """One method per operation, written concurrently (they only depend on the skeleton), each
+    checked on its own inside the skeleton; failures are dropped and logged, order is kept."""
     names = [o.name for o in spec.operations]
-    for op in spec.operations:
-        async def attempt(fb: str | None, op: Operation = op) -> tuple[list[str], str]:
+
+    async def one(op: Operation) -> tuple[tuple[list[str], str] | None, StepLog]:
+        async def attempt(fb: str | None) -> tuple[list[str], str]:
             out = await ask(P.METHOD, P.MethodInput(
                 summary=spec.summary, introduction=spec.introduction, entities=spec.entities, rules=spec.rules,
                 skeleton_code=skeleton, operation_names=names, target=op, feedback=fb))
@@ -190,13 +191,17 @@ async def _write_methods(
             return piece
 
         try:
-            piece, log = await run_step("method", attempts, attempt, target=op.name)
+            return await run_step("method", attempts, attempt, target=op.name)
         except StepFailed as exc:
-            result.steps.append(exc.log)
+            return None, exc.log
+
+    done: list[tuple[Operation, tuple[list[str], str]]] = []
+    for op, (piece, log) in zip(spec.operations, await asyncio.gather(*(one(op) for op in spec.operations)), strict=True):
+        result.steps.append(log)  # in operation order, whatever order they finished in
+        if piece is None:
             result.dropped_operations.append(op.name)
-            continue
-        result.steps.append(log)
-        done.append((op, piece))
+        else:
+            done.append((op, piece))
     return done
 
 
