@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -73,6 +74,7 @@ def _topic_of(ctx: RunContext, step: str) -> Callable[[str], str]:
 async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any,
                     shard: tuple[int, int] = (0, 1)) -> list[BatchReport]:
     log = get_run_logger()
+    started = time.perf_counter()
     if pending is None:  # a whole-run step (selection, dedup): one task, sync or async
         result = task(ctx)
         reports = [await result if inspect.isawaitable(result) else result]
@@ -92,7 +94,7 @@ async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: A
 
         reports = list(await asyncio.gather(*(one(b) for b in _chunks(todo, ctx.settings.flow.batch_size))))
     done, failed = sum(r.done for r in reports), sum(r.failed for r in reports)
-    log.info("%s: %d done, %d failed", name, done, failed)
+    log.info("%s: %d done, %d failed in %.1f s", name, done, failed, time.perf_counter() - started)
     for r in reports:
         for line in r.failures[:5]:
             log.warning("%s failure %s", name, line)
