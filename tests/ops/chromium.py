@@ -44,6 +44,19 @@ def dump_dom(binary: str, profile: Path, url: str, timeout_s: float = 120.0) -> 
     return _run(binary, profile, ["--dump-dom", url], timeout_s).stdout.decode(errors="replace")
 
 
+def dump_dom_showing(binary: str, profile: Path, url: str, needles: list[str], attempts: int = 3) -> str:
+    """The DOM of the first render that shows every needle, else the last render (for the message).
+
+    Lists in the dashboard fill a virtual scroller after a layout pass; under load the dump can come
+    before it, so a page that lacks its content is rendered again (a fresh browser each time)."""
+    dom = ""
+    for _ in range(attempts):
+        dom = dump_dom(binary, profile, url)
+        if all(n in dom for n in needles):
+            break
+    return dom
+
+
 def screenshot(binary: str, profile: Path, url: str, out: Path, timeout_s: float = 120.0) -> Path:
     _run(binary, profile, [f"--screenshot={out}", url], timeout_s)
     if not out.is_file():

@@ -19,7 +19,7 @@ import pytest
 from envscaler_core.config import load_settings, public_config
 from flows.factory import factory_flow
 from tests.fixtures.llm import mock_llm_settings
-from tests.ops.chromium import WINDOW, chromium_binary, dump_dom, png_size, screenshot
+from tests.ops.chromium import WINDOW, chromium_binary, dump_dom_showing, png_size, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.prefect, pytest.mark.slow]
 
@@ -67,20 +67,23 @@ def test_the_server_has_the_flow_run_and_its_funnel_artifact(published: dict[str
 
 def test_the_flow_run_page_shows_the_run(published: dict[str, Any]) -> None:
     run = published["run"]
-    dom = dump_dom(published["browser"], published["profile"], f"{published['ui']}/runs/flow-run/{run.id}")
+    dom = dump_dom_showing(published["browser"], published["profile"], f"{published['ui']}/runs/flow-run/{run.id}",
+                           [f"<title>Flow Run: {run.name}", "envscaler-factory"])
     assert f"<title>Flow Run: {run.name}" in dom, dom[-3000:]
     assert "envscaler-factory" in dom
 
 
 def test_the_artifacts_page_lists_the_funnel(published: dict[str, Any]) -> None:
-    dom = dump_dom(published["browser"], published["profile"], f"{published['ui']}/artifacts")
+    dom = dump_dom_showing(published["browser"], published["profile"], f"{published['ui']}/artifacts", [ARTIFACT_KEY])
     assert ARTIFACT_KEY in dom, dom[-3000:]
 
 
 def test_the_artifact_page_renders_the_funnel_table(published: dict[str, Any]) -> None:
     artifact = published["artifacts"][0]
-    dom = dump_dom(published["browser"], published["profile"], f"{published['ui']}/artifacts/artifact/{artifact.id}")
-    for stage in ("source_tasks", "selected_topics", "accepted_envs", "trajectories"):
+    stages = ("source_tasks", "selected_topics", "accepted_envs", "trajectories")
+    dom = dump_dom_showing(published["browser"], published["profile"], f"{published['ui']}/artifacts/artifact/{artifact.id}",
+                           [f">{stage}<" for stage in stages])
+    for stage in stages:
         assert f">{stage}<" in dom, f"{stage} not rendered: {dom[-3000:]}"
 
 
