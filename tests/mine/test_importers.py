@@ -7,7 +7,7 @@ from pathlib import Path
 
 from envscaler_core.mine import read_sources
 
-DATA = Path("/work/shared/data/source_tasks")
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "source_tasks"  # ../shared beside the clone
 API_BANK = DATA / "api_bank_lv3_train.json"
 BFCL = DATA / "bfcl_v3_live_multiple.json"
 

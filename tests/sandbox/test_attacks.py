@@ -19,6 +19,10 @@ from tests.sandbox.helpers import (
     wait_for_process_count,
 )
 
+REPO = Path(__file__).resolve().parents[2]
+REPO_MARKER = str(REPO / "pwned")  # a host path the jail must not be able to create
+REPO_FILE = str(REPO / "pyproject.toml")  # a host file the jail must not be able to read
+
 
 class Attack:
     """One attack run: the outcome of `attack()`, of a later `ping()`, and the episode's print output."""
@@ -139,7 +143,7 @@ def test_thread_bomb_is_bounded(attack) -> None:
 def test_file_writes_outside_tmp_fail(attack) -> None:
     a = attack("""
         results = {}
-        for path in [MARKER, '/usr/pwned', '/etc/pwned', '/work/main/pwned', '/root/pwned', '/pwned',
+        for path in [MARKER, '/usr/pwned', '/etc/pwned', REPO_MARKER, '/root/pwned', '/pwned',
                      '/tmp/pwned', '/dev/shm/pwned', '/sandbox/worker.py']:
             try:
                 with open(path, 'a') as fh:
@@ -153,11 +157,11 @@ def test_file_writes_outside_tmp_fail(attack) -> None:
         except OSError as exc:
             results['symlink'] = exc.strerror
         return results
-    """)
+    """.replace("REPO_MARKER", repr(REPO_MARKER)))
     assert a.out.ok
     assert "written" not in a.out.result.values() and a.out.result["symlink"] != "made"
     assert set(a.out.result.values()) <= {"Read-only file system", "No such file or directory", "Permission denied"}
-    assert not Path("/work/main/pwned").exists() and not Path("/usr/pwned").exists()
+    assert not Path(REPO_MARKER).exists() and not Path("/usr/pwned").exists()
 
 
 # 7 ---------------------------------------------------------------------------------------------
@@ -165,7 +169,7 @@ def test_secrets_are_not_readable(attack, canary: str) -> None:
     a = attack("""
         found = {'environ': dict(os.environ)}
         paths = ['/proc/self/environ', '/proc/1/environ', os.path.expanduser('~/.netrc'), '/root/.config',
-                 '/etc/shadow', '/etc/passwd', '/work/main/pyproject.toml', '/proc/1/cmdline']
+                 '/etc/shadow', '/etc/passwd', REPO_FILE, '/proc/1/cmdline']
         paths += [f'/proc/{p}/environ' for p in os.listdir('/proc') if p.isdigit()]
         for path in paths:
             try:
@@ -175,12 +179,12 @@ def test_secrets_are_not_readable(attack, canary: str) -> None:
                 found[path] = exc.strerror
         found['pids'] = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
         return found
-    """)
+    """.replace("REPO_FILE", repr(REPO_FILE)))
     assert a.out.ok
     env = a.out.result["environ"]
     assert "OPENAI_API_KEY" not in env and "ENVSCALER_CANARY" not in env
     assert a.out.result["/etc/shadow"] == "No such file or directory"
-    assert a.out.result["/work/main/pyproject.toml"] == "No such file or directory"
+    assert a.out.result[REPO_FILE] == "No such file or directory"
     assert max(a.out.result["pids"]) < 100, "host processes are visible"
 
 

@@ -13,7 +13,7 @@ from envscaler_core.config import MineSettings, Settings
 from envscaler_core.mine import infer_topics, judge_tasks, read_sources, select_topics
 from envscaler_core.synth import extract_tools, static_problems, synthesize_env
 
-API_BANK = Path("/work/shared/data/source_tasks/api_bank_lv3_train.json")
+API_BANK = Path(__file__).resolve().parents[3] / "shared" / "data" / "source_tasks" / "api_bank_lv3_train.json"
 
 
 @pytest.fixture
