@@ -182,18 +182,23 @@ async def synthesize(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
 # ---- Stage 3: validate --------------------------------------------------------------------------
 
 def mark_duplicates(ctx: RunContext) -> BatchReport:
-    """Candidates with identical code (two topics, one class) are validated once: the one with the
-    smallest fingerprint is kept, the others are marked `duplicate` with a pointer to it."""
+    """Candidates with identical code (two topics, one class) are validated once. The keeper is one
+    that validation already decided, else the smallest fingerprint, so shards running this step at
+    different moments agree; the others are marked `duplicate` with a pointer to it.
+
+    Residual race (documented): two shards may each start validating a same-code candidate before
+    either has run this step after the other's synthesis; both are then validated. Nothing is lost,
+    the second env is a duplicate by content."""
     report = BatchReport(stage="validate.dedup")
-    keep: dict[tuple[str, str], EnvCandidate] = {}
+    groups: dict[tuple[str, str], list[EnvCandidate]] = {}
+    for cand in ctx.store.query(EnvCandidate, run_id=ctx.run_id):
+        groups.setdefault((cand.class_name, cand.class_code), []).append(cand)
     marked: list[Record] = []
-    for cand in sorted(ctx.store.query(EnvCandidate, run_id=ctx.run_id), key=lambda c: c.fingerprint):
-        key = (cand.class_name, cand.class_code)
-        if key not in keep:
-            keep[key] = cand
-        elif cand.status == "generated":
-            marked.append(cand.model_copy(update={
-                "status": "duplicate", "failure_reason": f"same code as candidate {keep[key].fingerprint[:12]}"}))
+    for group in groups.values():
+        keep = min(group, key=lambda c: (c.status in ("generated", "duplicate"), c.fingerprint))
+        marked += [c.model_copy(update={"status": "duplicate",
+                                        "failure_reason": f"same code as candidate {keep.fingerprint[:12]}"})
+                   for c in group if c is not keep and c.status == "generated"]
     report.done = len(marked)
     _write(ctx, report, marked)
     return report

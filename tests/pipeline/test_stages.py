@@ -59,3 +59,13 @@ def test_item_is_given_up_after_max_attempts(ctx: RunContext) -> None:
     ctx.store.upsert([StageFailure(stage="synth", item_fp=t.fingerprint, attempts=3, reason="boom")], "r")
     assert S.pending_synth(ctx) == []  # given up, reason kept
     assert ctx.store.query(StageFailure, run_id="r")[0].reason == "boom"
+
+
+def test_a_candidate_already_validated_stays_the_keeper(ctx: RunContext) -> None:
+    a, b = sorted((EnvCandidate(topic_fp=t, class_name="Env", class_code=CODE) for t in ("t1", "t2")),
+                  key=lambda c: c.fingerprint)
+    # another shard validated the larger fingerprint before this one synthesized the smaller
+    ctx.store.upsert([a, b.model_copy(update={"status": "accepted"})], "r")
+    S.mark_duplicates(ctx)
+    assert ctx.store.get(EnvCandidate, a.fingerprint, "r").status == "duplicate"
+    assert ctx.store.get(EnvCandidate, b.fingerprint, "r").status == "accepted"
