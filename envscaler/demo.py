@@ -57,7 +57,7 @@ def ensure_prefect_server(home: Path, port: int = 4200, wait_s: float = 180.0) -
     home.mkdir(parents=True, exist_ok=True)
     log = open(home / "server.log", "ab")  # noqa: SIM115 (owned by the detached server)
     env = dict(os.environ, PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_UI_ENABLED="true")
+               PREFECT_UI_ENABLED="true", PREFECT_UI_API_URL=api_url)  # else the UI calls :4200 whatever the port
     prefect = Path(sys.executable).with_name("prefect")
     proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)

@@ -33,7 +33,11 @@ class RunSummary(BaseModel):
 def top_reasons(reasons: list[str], n: int = 5, width: int = 100) -> list[tuple[str, int]]:
     """The most common reasons, cut to `width` characters so messages that differ only in ids or
     tracebacks further on count together."""
-    return Counter(r.strip().splitlines()[0][:width] if r.strip() else "?" for r in reasons).most_common(n)
+    def key(reason: str) -> str:
+        first = reason.strip().splitlines()[0] if reason.strip() else "?"
+        return first.split(" | ")[0][:width]  # "contract: ... | judge: ..." -> the fact, not the commentary
+
+    return Counter(key(r) for r in reasons).most_common(n)
 
 
 def summary_markdown(s: RunSummary) -> str:
