@@ -16,6 +16,6 @@ def test_summary_shows_funnel_tokens_and_retries() -> None:
                    usage={"mine": {"calls": 4, "cached": 1, "retries": 2, "prompt_tokens": 10,
                                    "completion_tokens": 5, "cost_usd": 0.5}})
     text = summary_text(s)
-    assert "source_tasks" in text and "4 (1 cached, 2 retries)" not in text
+    assert "  source_tasks       3" in text
     assert "LLM calls 4 (1 cached, 2 retries), tokens 15, cost $0.5000" in text
     assert "| mine | 4 | 1 | 2 | 10 | 5 | 0.5000 |" in summary_markdown(s)
