@@ -1,0 +1,59 @@
+"""Spec: the operator's mistakes end in one line on stderr and exit 2, before any flow starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ENVSCALER = Path(sys.executable).with_name("envscaler")
+SLICE = Path(__file__).resolve().parents[2] / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
+
+
+def envscaler(*args: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ENVSCALER_", "PREFECT_API"))}
+    base.update(ENVSCALER_DB_URL=f"duckdb:///{tmp_path / 'cli.duckdb'}", **env)
+    return subprocess.run([str(ENVSCALER), *args], capture_output=True, text=True, env=base, timeout=120)
+
+
+def assert_one_line_error(out: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert out.returncode == 2, out
+    assert "Traceback" not in out.stderr + out.stdout
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+    assert all(n in lines[0] for n in needles), lines[0]
+
+
+def test_missing_api_key(tmp_path: Path) -> None:
+    out = envscaler("run", "-s", str(SLICE), tmp_path=tmp_path)
+    assert_one_line_error(out, "no API key", "OPENAI_API_KEY")
+
+
+def test_unreachable_endpoint(tmp_path: Path) -> None:
+    out = envscaler("run", "-s", str(SLICE), tmp_path=tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+    assert_one_line_error(out, "unreachable", "127.0.0.1:9")
+
+
+def test_missing_source_file(tmp_path: Path) -> None:
+    out = envscaler("run", "-s", str(tmp_path / "nope.json"), tmp_path=tmp_path)
+    assert_one_line_error(out, "not found", "nope.json")
+
+
+def test_bad_config_value_names_the_field(tmp_path: Path) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[validate]\nthreshold = 3\n")
+    out = envscaler("run", "-s", str(SLICE), "-c", str(cfg), tmp_path=tmp_path)
+    assert_one_line_error(out, "validate.threshold")
+
+
+@pytest.mark.parametrize("verb", ["status", "resume"])
+def test_unknown_run(verb: str, tmp_path: Path) -> None:
+    assert_one_line_error(envscaler(verb, "no-such-run", tmp_path=tmp_path), "no run 'no-such-run'")
+
+
+def test_unknown_stage(tmp_path: Path) -> None:
+    out = envscaler("run", "-s", str(SLICE), "--stages", "mine,bake", tmp_path=tmp_path)
+    assert_one_line_error(out, "bake")
