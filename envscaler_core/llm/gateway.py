@@ -244,25 +244,28 @@ class LLMGateway:
 
     # ---- cache and audit -------------------------------------------------------------------------
 
-    def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
+    # Store I/O runs in a worker thread: a synchronous database round trip inside the event loop
+    # would stall every other in-flight call of the batch (measured in benchmarks/bench_pipeline.py).
+
+    async def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
         if not self.settings.cache:
             return None
         hit = self._memory.get(fingerprint)
         if hit is None and self.store is not None:
-            hit = self.store.cached_response(fingerprint)
+            hit = await asyncio.to_thread(self.store.cached_response, fingerprint)
             if hit is not None:
                 self._memory.put(fingerprint, hit)
         return hit
 
-    def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
-                response: dict[str, Any] | None = None) -> None:
+    async def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
+                      response: dict[str, Any] | None = None) -> None:
         cached = status == "cached"
         self.ledger.add(call.stage, calls=1, cached=cached)
         if status == "ok" and response is not None and self.settings.cache:
             self._memory.put(call.fingerprint, response)
         if self.store is None:
             return
-        self.store.record_llm_call(LLMCall(
+        await asyncio.to_thread(self.store.record_llm_call, LLMCall(
             fingerprint=call.fingerprint, run_id=self.run_id, stage=call.stage, prompt_id=call.prompt_id,
             model=call.model, status=status, attempts=0 if cached else 1 + call.retries, repairs=call.repairs,
             prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens, cost_usd=call.cost_usd,
@@ -277,7 +280,7 @@ class LLMGateway:
         except LLMOutputInvalid:
             raise
         except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
-            self._record(call, "error", error=str(exc))
+            await self._record(call, "error", error=str(exc))
             raise
 
     # ---- public API ------------------------------------------------------------------------------
@@ -290,14 +293,14 @@ class LLMGateway:
         model_name = self.model_for(stage, model)
         fp = request_fingerprint("structured", model_name, messages, None, STRUCTURED_SAMPLING, prompt_spec.tag)
         call = _Call(fp, stage, model_name, prompt_spec.id)
-        hit = self._lookup(fp)
+        hit = await self._lookup(fp)
         if hit is not None:
             try:
                 out = prompt_spec.output_model.model_validate_json(_json_text(hit["message"].get("content") or ""))
             except (ValidationError, KeyError, AttributeError, TypeError):
                 pass  # a stale or foreign cache entry: ask again
             else:
-                self._record(call, "cached")
+                await self._record(call, "cached")
                 return out
 
         async def body() -> O:
@@ -312,10 +315,10 @@ class LLMGateway:
                 except ValidationError as exc:
                     reason = _invalid_reason(exc)
                 else:
-                    self._record(call, "ok", response={"message": message, "usage": usage})
+                    await self._record(call, "ok", response={"message": message, "usage": usage})
                     return out
                 if call.repairs >= self.settings.repair_attempts:
-                    self._record(call, "output_invalid", error=reason)
+                    await self._record(call, "output_invalid", error=reason)
                     raise LLMOutputInvalid(
                         f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
                         reason, content)
@@ -334,16 +337,16 @@ class LLMGateway:
         tag = prompt.tag if prompt is not None else None
         fp = request_fingerprint("chat", model_name, msgs, tools, {"sample": sample}, tag)
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
-        hit = self._lookup(fp)
+        hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
-            self._record(call, "cached")
+            await self._record(call, "cached")
             return ChatReply(message=dict(hit["message"]), usage=dict(hit.get("usage") or {}), cached=True)
 
         async def body() -> ChatReply:
             headers = {PROMPT_HEADER: tag} if tag else {}
             what = f"chat {tag}" if tag else "chat request"
             message, usage = await self._complete(call, msgs, tools, {}, headers, what)
-            self._record(call, "ok", response={"message": message, "usage": usage})
+            await self._record(call, "ok", response={"message": message, "usage": usage})
             return ChatReply(message=message, usage=usage)
 
         return await self._audited(call, body)
@@ -360,9 +363,9 @@ class LLMGateway:
     async def _embed_batch(self, texts: list[str], stage: str, model_name: str) -> list[list[float]]:
         fp = request_fingerprint("embed", model_name, texts, None, {}, None)
         call = _Call(fp, stage, model_name, None)
-        hit = self._lookup(fp)
+        hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("embeddings"), list) and len(hit["embeddings"]) == len(texts):
-            self._record(call, "cached")
+            await self._record(call, "cached")
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
@@ -373,7 +376,7 @@ class LLMGateway:
             if len(vectors) != len(texts):
                 raise LLMUnavailableError(
                     f"LLM endpoint {self.endpoint} returned {len(vectors)} embeddings for {len(texts)} texts")
-            self._record(call, "ok", response={"embeddings": vectors})
+            await self._record(call, "ok", response={"embeddings": vectors})
             return vectors
 
         return await self._audited(call, body)
