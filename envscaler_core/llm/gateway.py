@@ -244,8 +244,9 @@ class LLMGateway:
 
     # ---- cache and audit -------------------------------------------------------------------------
 
-    # Store I/O runs in a worker thread: a synchronous database round trip inside the event loop
-    # would stall every other in-flight call of the batch (measured in benchmarks/bench_pipeline.py).
+    # The cache lookup (a read) runs in a worker thread so a database round trip does not stall the
+    # other in-flight calls; the audit write stays synchronous, right after the response, so that a
+    # kill can lose at most the calls that were still on the wire (resume pays only for those).
 
     async def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
         if not self.settings.cache:
@@ -257,15 +258,15 @@ class LLMGateway:
                 self._memory.put(fingerprint, hit)
         return hit
 
-    async def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
-                      response: dict[str, Any] | None = None) -> None:
+    def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
+                response: dict[str, Any] | None = None) -> None:
         cached = status == "cached"
         self.ledger.add(call.stage, calls=1, cached=cached)
         if status == "ok" and response is not None and self.settings.cache:
             self._memory.put(call.fingerprint, response)
         if self.store is None:
             return
-        await asyncio.to_thread(self.store.record_llm_call, LLMCall(
+        self.store.record_llm_call(LLMCall(
             fingerprint=call.fingerprint, run_id=self.run_id, stage=call.stage, prompt_id=call.prompt_id,
             model=call.model, status=status, attempts=0 if cached else 1 + call.retries, repairs=call.repairs,
             prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens, cost_usd=call.cost_usd,
@@ -280,7 +281,7 @@ class LLMGateway:
         except LLMOutputInvalid:
             raise
         except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
-            await self._record(call, "error", error=str(exc))
+            self._record(call, "error", error=str(exc))
             raise
 
     # ---- public API ------------------------------------------------------------------------------
@@ -300,7 +301,7 @@ class LLMGateway:
             except (ValidationError, KeyError, AttributeError, TypeError):
                 pass  # a stale or foreign cache entry: ask again
             else:
-                await self._record(call, "cached")
+                self._record(call, "cached")
                 return out
 
         async def body() -> O:
@@ -315,10 +316,10 @@ class LLMGateway:
                 except ValidationError as exc:
                     reason = _invalid_reason(exc)
                 else:
-                    await self._record(call, "ok", response={"message": message, "usage": usage})
+                    self._record(call, "ok", response={"message": message, "usage": usage})
                     return out
                 if call.repairs >= self.settings.repair_attempts:
-                    await self._record(call, "output_invalid", error=reason)
+                    self._record(call, "output_invalid", error=reason)
                     raise LLMOutputInvalid(
                         f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
                         reason, content)
@@ -339,14 +340,14 @@ class LLMGateway:
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
-            await self._record(call, "cached")
+            self._record(call, "cached")
             return ChatReply(message=dict(hit["message"]), usage=dict(hit.get("usage") or {}), cached=True)
 
         async def body() -> ChatReply:
             headers = {PROMPT_HEADER: tag} if tag else {}
             what = f"chat {tag}" if tag else "chat request"
             message, usage = await self._complete(call, msgs, tools, {}, headers, what)
-            await self._record(call, "ok", response={"message": message, "usage": usage})
+            self._record(call, "ok", response={"message": message, "usage": usage})
             return ChatReply(message=message, usage=usage)
 
         return await self._audited(call, body)
@@ -365,7 +366,7 @@ class LLMGateway:
         call = _Call(fp, stage, model_name, None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("embeddings"), list) and len(hit["embeddings"]) == len(texts):
-            await self._record(call, "cached")
+            self._record(call, "cached")
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
@@ -376,7 +377,7 @@ class LLMGateway:
             if len(vectors) != len(texts):
                 raise LLMUnavailableError(
                     f"LLM endpoint {self.endpoint} returned {len(vectors)} embeddings for {len(texts)} texts")
-            await self._record(call, "ok", response={"embeddings": vectors})
+            self._record(call, "ok", response={"embeddings": vectors})
             return vectors
 
         return await self._audited(call, body)
