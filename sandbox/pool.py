@@ -25,7 +25,7 @@ from sandbox.episode import SandboxEpisode
 from sandbox.limits import SandboxLimits
 from sandbox.zygote import Zygote, ZygoteError
 
-WORKER = Path(__file__).with_name("worker.py")
+JAIL_FILES = ("worker.py", "seccomp_filter.py")  # stdlib-only modules the jail runs, copied side by side
 
 
 class SandboxPool:
@@ -55,9 +55,10 @@ class SandboxPool:
         """A world-readable copy of the worker: the sandbox uid cannot read the project checkout."""
         path = tempfile.mkdtemp(prefix="envscaler-sandbox-")
         os.chmod(path, 0o755)
-        target = Path(path) / "worker.py"
-        shutil.copyfile(WORKER, target)
-        os.chmod(target, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
+        for name in JAIL_FILES:
+            target = Path(path) / name
+            shutil.copyfile(Path(__file__).with_name(name), target)
+            os.chmod(target, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
         return path
 
     # -- EnvRuntime ---------------------------------------------------------------------------
