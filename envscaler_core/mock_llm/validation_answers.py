@@ -1,0 +1,195 @@
+"""The mock's Stage 3 roles: the test state, the proposer's exploration policy and an honest,
+rule-based judge that decides only from the facts in its payload (never from knowing which library
+domain is defective)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from typing import Any
+
+from envscaler_core.mock_llm.lookup import by_class, by_tools, canonical, class_in, need
+from envscaler_core.mock_llm.protocol import MockCannotAnswer
+from envscaler_core.prompts import validate as PV
+
+
+def test_state(inp: PV.StateInput) -> dict[str, Any]:
+    domain = need(by_class(inp.class_name) or by_class(class_in(inp.class_code)), "class")
+    states = domain.initial_states
+    index = inp.variation % len(states)
+    return {"analysis": f"Library state {index} of {domain.name}.", "state": copy.deepcopy(states[index])}
+
+
+def _split_params(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_tool_line(line: str) -> tuple[str, list[tuple[str, str]]]:
+    """`name(a: string, b: ['integer', 'null']) - desc` -> ("name", [("a", "string"), ("b", "integer")])."""
+    name, _, rest = line.partition("(")
+    depth, end = 1, len(rest)
+    for i, ch in enumerate(rest):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0:
+            end = i
+            break
+    params = []
+    for part in _split_params(rest[:end]):
+        pname, _, ptype = part.partition(":")
+        types = [t for t in re.findall(r"[a-z]+", ptype) if t != "null"] or ["any"]
+        params.append((pname.strip(), types[0]))
+    return name.strip(), params
+
+
+def _values(state: Any, key: str, out: list[Any] | None = None) -> list[Any]:
+    """Distinct scalars stored under `key` anywhere in the state, depth first in dict order, plus the
+    elements of lists stored under `available_<key>s` (e.g. a doctor's open slots) ahead of them."""
+    out = [] if out is None else out
+    if isinstance(state, dict):
+        options = state.get(f"available_{key}s")
+        if isinstance(options, list):
+            out.extend(o for o in options if isinstance(o, str | int | float) and o not in out)
+        value = state.get(key)
+        if isinstance(value, str | int | float | bool) and value not in out:
+            out.append(value)
+        children = list(state.values())
+    elif isinstance(state, list):
+        children = state
+    else:
+        return out
+    for child in children:
+        if isinstance(child, dict | list):
+            _values(child, key, out)
+    return out
+
+
+_DEFAULTS: dict[str, Any] = {"string": "sample", "integer": 1, "number": 1.0, "boolean": True, "array": [],
+                             "object": {}, "any": "sample"}
+_WRONG_TYPE: dict[str, Any] = {"string": 12345, "integer": "not-a-number", "number": "not-a-number",
+                               "boolean": "maybe", "array": "not-a-list", "object": "not-an-object", "any": None}
+
+
+def _fits(value: Any, ptype: str) -> bool:
+    checks: dict[str, Callable[[Any], bool]] = {
+        "string": lambda v: isinstance(v, str), "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool), "array": lambda v: isinstance(v, list),
+        "object": lambda v: isinstance(v, dict),
+    }
+    return checks.get(ptype, lambda v: True)(value)
+
+
+def _positive_value(name: str, ptype: str, state: dict[str, Any], hints: dict[str, Any], k: int) -> Any:
+    """The k-th distinct value the state holds for this parameter (so repeated cases explore different
+    entities), else a domain hint, else a default of the right type."""
+    base = name.removeprefix("new_")
+    found = [v for v in _values(state, base if base != name else name) if _fits(v, ptype)]
+    if not found and base != name:
+        found = [v for v in _values(state, name) if _fits(v, ptype)]
+    if found:
+        return found[k % len(found)]
+    for hint in (hints.get(name), hints.get(base)):
+        if hint is not None and _fits(hint, ptype):
+            return hint
+    return _DEFAULTS.get(ptype, "sample")
+
+
+def propose_call(inp: PV.ProposeInput) -> dict[str, Any]:
+    if not inp.tools:
+        raise MockCannotAnswer("propose_call: the tool list is empty")
+    parsed = [parse_tool_line(line) for line in inp.tools]
+    domain = by_tools({name for name, _ in parsed})
+    hints = domain.example_values if domain is not None else {}
+
+    def tested(name: str) -> int:
+        return inp.stats[name].total if name in inp.stats else 0
+
+    order = sorted(range(len(parsed)), key=lambda i: (tested(parsed[i][0]), i))
+    name, params = parsed[order[0]]
+    stats = inp.stats.get(name, PV.ToolStats())
+    case = "positive" if stats.positive <= stats.negative else "negative"
+    k = stats.positive if case == "positive" else stats.negative + 1
+    args = {p: _positive_value(p, t, inp.state, hints, k) for p, t in params}
+    if case == "positive":
+        thought = f"{name} has {stats.total} tested call(s); try it with values taken from the current state."
+        return {"thought": thought, "tool": name, "args": args, "case_type": case}
+    style = stats.negative % 3
+    ids = [p for p, _ in params if p.endswith("id")]
+    numbers = [p for p, t in params if t in ("integer", "number")]
+    strings = [p for p, t in params if t == "string"]
+    if not params:
+        args, what = {"unexpected": 1}, "an argument the tool does not take"
+    elif style == 0 and ids:
+        args[ids[0]] = f"no-such-{ids[0].replace('_', '-')}-{inp.round}"
+        what = f"a nonexistent {ids[0]}"
+    elif style in (0, 1) and (numbers or strings):
+        if numbers:
+            args[numbers[0]] = -999
+            what = f"an out-of-range {numbers[0]}"
+        else:
+            args[strings[0]] = ""
+            what = f"an empty {strings[0]}"
+    else:
+        pname, ptype = params[0]
+        args[pname] = _WRONG_TYPE.get(ptype)
+        what = f"a wrongly typed {pname}"
+    thought = f"{name} has {stats.negative} negative case(s); check it rejects {what} without changing state."
+    return {"thought": thought, "tool": name, "args": args, "case_type": case}
+
+
+_FATAL_KINDS = ("exception", "timeout", "crash", "unserializable", "oversize")
+
+
+def _state_changed(inp: PV.JudgeInput) -> bool:
+    if inp.state_before or inp.state_after:
+        return canonical(inp.state_before) != canonical(inp.state_after)
+    return bool(inp.state_diff.get("changes")) if "changes" in inp.state_diff else bool(inp.state_diff)
+
+
+def judge_call(inp: PV.JudgeInput) -> dict[str, Any]:
+    """Rule-based and honest: only the facts in the payload decide the verdict."""
+    obs, changed = inp.observation, _state_changed(inp)
+
+    def verdict(v: str, reason: str) -> dict[str, Any]:
+        facts = f"tool={inp.tool} kind={inp.tool_kind} case={inp.case_type} state_changed={changed}"
+        return {"analysis": f"Facts: {facts}.", "verdict": v, "reason": reason}
+
+    if isinstance(obs, dict) and obs.get("error_kind") in _FATAL_KINDS:
+        return verdict("fail", f"the call ended in {obs['error_kind']}: {str(obs.get('error'))[:200]}; tools must "
+                               "return {'success': False, 'error': ...} for bad input instead of raising")
+    if isinstance(obs, dict) and obs.get("error_kind") == "schema":
+        if inp.case_type == "negative":
+            return verdict("pass", "ok")
+        return verdict("warning", "the arguments were rejected by the tool schema before the tool ran")
+    if not isinstance(obs, dict):
+        return verdict("fail", f"the tool returned a non-dict value ({type(obs).__name__}: {str(obs)[:80]!r}); "
+                               "it must return a dict with a 'success' key")
+    if "success" not in obs:
+        return verdict("fail", "the returned dict has no 'success' key")
+    if obs.get("success") is False and changed:
+        return verdict("fail", "the call failed (success False) but changed the state; a failed call must leave "
+                               "the state unchanged (validate before mutating)")
+    if inp.tool_kind == "query" and changed:
+        return verdict("fail", "a query tool changed the state; queries must only read")
+    if inp.case_type == "positive" and obs.get("success") is False:
+        return verdict("warning", f"a positive case was refused: {str(obs.get('error'))[:160]}")
+    if inp.case_type == "negative" and obs.get("success") is True:
+        return verdict("warning", "a negative case was accepted; the tool lacks input validation")
+    if inp.tool_kind == "state_change" and obs.get("success") is True and not changed:
+        return verdict("warning", "the change reported success but the state did not change")
+    return verdict("pass", "ok")
