@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,12 +34,6 @@ LATENCY_MS = 300
 CONCURRENCY = 64
 ROUNDS = 30
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _stats(base: str) -> dict[str, Any]:
@@ -90,11 +83,12 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="envscaler-bench-"))
     os.environ["PREFECT_HOME"] = str(workdir / "prefect")
-    from envscaler.demo import SLICE, ensure_prefect_server
+    from envscaler.demo import SLICE
+    from envscaler.prefect_server import ensure_prefect_server, free_port
 
-    port = _free_port()
+    port = free_port()
     mock = _start_mock(port)
-    server = ensure_prefect_server(workdir / "prefect", _free_port())
+    server = ensure_prefect_server(workdir / "prefect", free_port())
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
         _pipeline(workdir, f"http://127.0.0.1:{port}", SLICE)
@@ -103,8 +97,7 @@ def main() -> None:
             _skelbuilder(workdir, f"http://127.0.0.1:{port}", full)
     finally:
         mock.terminate()
-        if server.pid:
-            os.kill(server.pid, 15)
+        server.stop()
 
 
 def _pipeline(workdir: Path, mock: str, source: Path) -> None:

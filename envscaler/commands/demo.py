@@ -22,7 +22,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         workdir = workdir.resolve()
         home = workdir / "prefect"
         os.environ.setdefault("PREFECT_HOME", str(home))  # before prefect is imported anywhere
-        from envscaler.demo import DEMO_OVERRIDES, SLICE, ensure_prefect_server
+        from envscaler.demo import DEMO_OVERRIDES, SLICE
+        from envscaler.prefect_server import ensure_prefect_server
         from envscaler.runner import new_run_id, run_factory, settings_from
         from envscaler.status import print_summary
         from envscaler_core.mock_llm.server import MockServer
