@@ -22,11 +22,13 @@ SMALL = {"mine": {"max_tasks": 30, "select_n": 4}, "validate": {"mode": "both", 
          "scen": {"per_env": 1}, "flow": {"batch_size": 5}}
 
 
-def small_settings(tmp_path: Path, mock_server: Any, **extra: Any) -> dict[str, Any]:
+def small_settings(tmp_path: Path, mock_server: Any, name: str = "f", llm: dict[str, Any] | None = None,
+                   **extra: Any) -> dict[str, Any]:
+    """A small run's config (flow parameters) on a DuckDB file `<name>.duckdb` and the session mock."""
     from envscaler_core.config import load_settings
 
-    overrides = {**SMALL, "store": {"url": f"duckdb:///{tmp_path / 'f.duckdb'}"},
-                 "llm": mock_llm_settings(mock_server.base_url).model_dump(mode="json"),
+    overrides = {**SMALL, "store": {"url": f"duckdb:///{tmp_path / (name + '.duckdb')}"},
+                 "llm": mock_llm_settings(mock_server.base_url, **(llm or {})).model_dump(mode="json"),
                  "flow": {**SMALL["flow"], "out_dir": str(tmp_path / "out")}, **extra}
     return public_config(load_settings(environ={}, overrides=overrides))
 

@@ -12,20 +12,11 @@ from typing import Any
 
 import pytest
 
-from envscaler_core.config import load_settings, public_config
 from envscaler_core.store import Store
 from flows.factory import factory_flow
-from tests.flows.test_factory import SLICE, SMALL
-from tests.fixtures.llm import mock_llm_settings
+from tests.flows.test_factory import SLICE, small_settings
 
 pytestmark = [pytest.mark.prefect, pytest.mark.slow]
-
-
-def config(tmp: Path, name: str, mock: Any, llm: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
-    overrides = {**SMALL, "store": {"url": f"duckdb:///{tmp / (name + '.duckdb')}"},
-                 "llm": mock_llm_settings(mock.base_url, **(llm or {})).model_dump(mode="json"),
-                 "flow": {**SMALL["flow"], "out_dir": str(tmp / "out")}, **extra}
-    return public_config(load_settings(environ={}, overrides=overrides))
 
 
 def run(run_id: str, cfg: dict[str, Any]) -> dict[str, Any]:
@@ -34,13 +25,13 @@ def run(run_id: str, cfg: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def reference(prefect_api: str, mock_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return run("reference", config(tmp_path_factory.mktemp("ref"), "ref", mock_server))
+    return run("reference", small_settings(tmp_path_factory.mktemp("ref"), mock_server, "ref"))
 
 
 def test_budget_cap_stops_resumably_and_raising_it_finishes_the_run(
         reference: dict[str, Any], mock_server: Any, tmp_path: Path) -> None:
     spent = sum(u["prompt_tokens"] + u["completion_tokens"] for u in reference["usage"].values())
-    capped = config(tmp_path, "budget", mock_server, budget={"max_tokens": spent // 3})
+    capped = small_settings(tmp_path, mock_server, "budget", budget={"max_tokens": spent // 3})
     stopped = run("capped", capped)
     assert stopped["status"] == "stopped_budget"
     assert stopped["funnel"] != reference["funnel"], "a third of the budget finished the whole run"
@@ -59,7 +50,7 @@ def test_run_under_429_500_malformed_and_timeouts_loses_nothing_and_counts_retri
     mock = mock_stats_reset
     mock.set_faults(p_429=0.20, p_500=0.05, p_malformed=0.05, p_timeout=0.02, timeout_s=1.5, retry_after_s=0.05,
                     seed=7)
-    cfg = config(tmp_path, "faults", mock, llm={"timeout_s": 0.75, "max_retries": 10, "repair_attempts": 4,
+    cfg = small_settings(tmp_path, mock, "faults", llm={"timeout_s": 0.75, "max_retries": 10, "repair_attempts": 4,
                                                 "backoff_base_s": 0.02, "backoff_max_s": 0.2})
     summary = run("faulty", cfg)
     injected = mock.stats()["faults_injected"]
