@@ -80,10 +80,6 @@ def positive_values(param: str, schema: dict[str, Any], state: dict[str, Any]) -
     return found or [_default(schema)]
 
 
-def positive_value(param: str, schema: dict[str, Any], state: dict[str, Any]) -> Any:
-    return positive_values(param, schema, state)[0]
-
-
 def negative_value(param: str, schema: dict[str, Any]) -> Any:
     """Same type, but pointing at nothing: a missing id, an empty string, a negative number."""
     kind = _kind(schema)
