@@ -7,13 +7,12 @@ import pytest
 
 from envscaler_core.store import Store
 from tests.export.records import Populated, populate
-from tests.scenarios.helpers import borrow
 
 
 @pytest.fixture
-def runtime(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def runtime(sandbox_pool):
     """The real sandbox pool (the sandbox component's session fixture)."""
-    return borrow(request, "sandbox_pool", "sandbox")
+    return sandbox_pool
 
 
 @pytest.fixture

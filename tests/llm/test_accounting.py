@@ -9,15 +9,15 @@ import pytest
 from envscaler_core.config import BudgetSettings, Price
 from envscaler_core.llm import BudgetExceeded, LLMGateway
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
+from envscaler_core.store import Store
 from tests.fixtures.llm import mock_llm_settings
 from tests.llm.helpers import call_rows
 
-store_mod = pytest.importorskip("envscaler_core.store", reason="dependency missing: envscaler_core.store")
 
 
 @pytest.fixture
 def store(tmp_path):
-    with store_mod.Store.from_url(f"duckdb:///{tmp_path / 'usage.duckdb'}") as s:
+    with Store.from_url(f"duckdb:///{tmp_path / 'usage.duckdb'}") as s:
         yield s
 
 

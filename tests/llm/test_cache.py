@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from envscaler_core.llm import LLMGateway
 from envscaler_core.llm.cache import request_fingerprint
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
+from envscaler_core.store import Store
 from tests.fixtures.llm import mock_llm_settings
 from tests.llm.helpers import call_rows
 
@@ -24,13 +23,12 @@ def test_an_identical_call_is_served_from_memory_with_no_http(mock_stats_reset) 
 
 
 def test_a_resumed_run_reads_answers_from_the_store_with_no_http(mock_stats_reset, tmp_path) -> None:
-    store_mod = pytest.importorskip("envscaler_core.store", reason="dependency missing: envscaler_core.store")
     url = f"duckdb:///{tmp_path / 'resume.duckdb'}"
     settings = mock_llm_settings(mock_stats_reset.base_url)
-    with store_mod.Store.from_url(url) as store:
+    with Store.from_url(url) as store:
         first = LLMGateway(settings, store=store, run_id="run-1").structured_sync(JUDGE_STATEFUL, TASK)
     assert mock_stats_reset.stats()["requests_total"] == 1
-    with store_mod.Store.from_url(url) as store:  # a new process would start exactly like this
+    with Store.from_url(url) as store:  # a new process would start exactly like this
         gw = LLMGateway(settings, store=store, run_id="run-1")
         again = gw.structured_sync(JUDGE_STATEFUL, TASK)
         rows = call_rows(store, "run-1")

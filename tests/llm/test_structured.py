@@ -9,6 +9,7 @@ import pytest
 
 from envscaler_core.llm import LLMGateway, LLMOutputInvalid
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, StatefulJudgement, TaskInput
+from envscaler_core.store import Store
 from tests.fixtures.llm import mock_llm_settings
 from tests.llm.helpers import call_rows
 
@@ -17,8 +18,7 @@ TASK = TaskInput(task="Cancel my order #4 and refund it to my card.")
 
 @pytest.fixture
 def store(tmp_path):
-    store_mod = pytest.importorskip("envscaler_core.store", reason="dependency missing: envscaler_core.store")
-    with store_mod.Store.from_url(f"duckdb:///{tmp_path / 'llm.duckdb'}") as s:
+    with Store.from_url(f"duckdb:///{tmp_path / 'llm.duckdb'}") as s:
         yield s
 
 

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from envscaler_core.models import Run
 from envscaler_core.store import Store
 from tests.export.records import RUN_ID, populate
-from tests.scenarios.helpers import borrow, library_env, scenario
+from tests.scenarios.helpers import library_env, scenario
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def db_url(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
     """A DuckDB store with the populated run, closed so the server process can open it."""
     url = f"duckdb:///{tmp_path / 'store.duckdb'}"
     with Store.from_url(url) as store:
-        populate(store, borrow(request, "sandbox_pool", "sandbox"))
+        populate(store, request.getfixturevalue("sandbox_pool"))
     yield url
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
-
+from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.mine import infer_topics, judge_tasks
 from envscaler_core.models.source import SourceTask
 
@@ -39,8 +38,7 @@ def test_judge_sets_stateful_and_reason_in_input_order() -> None:
 
 
 def test_judgement_that_stays_invalid_returns_the_task_unjudged_with_reason() -> None:
-    errors = pytest.importorskip("envscaler_core.llm.errors", reason="dependency missing: envscaler_core.llm (H2)")
-    exc = errors.LLMOutputInvalid.__new__(errors.LLMOutputInvalid)
+    exc = LLMOutputInvalid.__new__(LLMOutputInvalid)
     Exception.__init__(exc, "bad json")
     exc.reason = "bad json"
     out = asyncio.run(judge_tasks([task("Cancel order 4")], ScriptedGateway({"Cancel order 4": exc})))

@@ -1,11 +1,8 @@
 """Requests built the way the real server builds them (rendered prompt -> `extract_input`), and
-environments to run the library's code in: the real sandbox pool when its fixture exists, otherwise
-an in-process instance of the library's own TRUSTED class (never LLM-written code)."""
+episodes of the library's classes in the real sandbox pool."""
 
 from __future__ import annotations
 
-import copy
-import json
 from typing import Any
 
 import pytest
@@ -40,31 +37,6 @@ def tool_dicts(domain: Domain) -> list[dict[str, Any]]:
     return [t.model_dump() for t in extract_tools(domain.class_source, domain.class_name)]
 
 
-class InProcessEpisode:
-    """Runs the library's trusted class in this process (fallback when no sandbox fixture exists)."""
-
-    def __init__(self, domain: Domain, state: dict[str, Any]) -> None:
-        namespace: dict[str, Any] = {}
-        exec(compile(domain.class_source, domain.env_file, "exec"), namespace)  # trusted library file
-        self.keys = list(state)
-        self.env = namespace[domain.class_name](copy.deepcopy(state))
-
-    @property
-    def state(self) -> dict[str, Any]:
-        return json.loads(json.dumps({k: getattr(self.env, k) for k in self.keys}))
-
-    def call(self, tool: str, args: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        """(observation as the judge sees it, state after)."""
-        try:
-            result = getattr(self.env, tool)(**args)
-        except Exception as exc:  # what the sandbox reports as error_kind "exception"
-            return {"error": f"{type(exc).__name__}: {exc}", "error_kind": "exception"}, self.state
-        return result, self.state
-
-    def close(self) -> None:
-        pass
-
-
 class SandboxEpisode:
     def __init__(self, pool: Any, domain: Domain, state: dict[str, Any]) -> None:
         self.ep = pool.open_episode(domain.class_source, domain.class_name, state, tools=tool_dicts(domain))
@@ -82,13 +54,5 @@ class SandboxEpisode:
         self.ep.close()
 
 
-def sandbox_or_none(request: pytest.FixtureRequest) -> Any:
-    try:
-        return request.getfixturevalue("sandbox_pool")
-    except pytest.FixtureLookupError:
-        return None
-
-
-def open_env(request: pytest.FixtureRequest, domain: Domain, state: dict[str, Any]) -> Any:
-    pool = sandbox_or_none(request)
-    return SandboxEpisode(pool, domain, state) if pool is not None else InProcessEpisode(domain, state)
+def open_env(request: pytest.FixtureRequest, domain: Domain, state: dict[str, Any]) -> "SandboxEpisode":
+    return SandboxEpisode(request.getfixturevalue("sandbox_pool"), domain, state)

@@ -1,7 +1,6 @@
 """Spec: the chat roles. The agent maps a library task (or the simulated user's words) to its plan and
 emits one tool call per turn, reading progress from the messages; the simulated user reveals the goal
-and stops once the agent reports completion. Tool results come from the real sandbox when
-`sandbox_pool` exists, else from the library's trusted class in-process."""
+and stops once the agent reports completion. Tool results come from the real sandbox."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Spec: the validation roles. The proposer is a deterministic exploration policy; the judge decides
 from the facts in its payload alone, and those facts (produced by running the defective variants in
-the real sandbox when `sandbox_pool` exists, else in-process on the library's trusted code) are
-enough for it to reject every planted defect."""
+the real sandbox) are enough for it to reject every planted defect."""
 
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
 """Spec: the mock library's domains are real env classes with verified scenarios.
 
-Scenario verification runs through the real sandbox (`sandbox_pool`) and the real
-`verify_scenario`; if that fixture is unavailable it falls back to executing the library's own
-trusted classes and checks in this process (never LLM-written code)."""
+Scenario verification runs through the real sandbox (`sandbox_pool`) and the real `verify_scenario`."""
 
 from __future__ import annotations
 
 import ast
-import copy
 import json
 
 import pytest
@@ -17,7 +14,6 @@ from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
 from envscaler_core.scenarios import verify_scenario
 from envscaler_core.synth import extract_tools, static_problems
-from tests.mock_llm.helpers import InProcessEpisode, sandbox_or_none
 
 DOMAINS = library.domains()
 IDS = [d.name for d in DOMAINS]
@@ -88,32 +84,12 @@ def _env(domain) -> AcceptedEnv:
                        tool_kinds=domain.tool_kinds, score=1.0, validation_mode="programmatic")
 
 
-def _in_process_verdicts(domain, sc) -> tuple[list[bool], list[bool]]:
-    ep = InProcessEpisode(domain, sc.initial_state)
-    for step in sc.reference_solution:
-        result, _ = ep.call(step["tool"], step["args"])
-        assert isinstance(result, dict) and result.get("success") is True, (step, result)
-    final = ep.state
-    before, after = [], []
-    for source in sc.checks:
-        namespace = {"initial_state": copy.deepcopy(sc.initial_state)}
-        exec(source, namespace)  # trusted library check
-        before.append(namespace["check_func"](copy.deepcopy(sc.initial_state)))
-        after.append(namespace["check_func"](final))
-    return before, after
-
-
 @pytest.mark.parametrize(("domain", "index"), SCENARIOS, ids=SCENARIO_IDS)
-def test_scenario_checks_are_false_initially_and_true_after_the_reference_solution(request, domain, index):
+def test_scenario_checks_are_false_initially_and_true_after_the_reference_solution(sandbox_pool, domain, index):
     sc = domain.scenarios[index]
-    pool = sandbox_or_none(request)
-    if pool is None:
-        before, after = _in_process_verdicts(domain, sc)
-        assert before == [False] * len(sc.checks) and after == [True] * len(sc.checks)
-        return
     scenario = Scenario(env_id=f"env_{domain.name}", initial_state=sc.initial_state, task=sc.task,
                         checklist=sc.checklist, checks=[CheckSpec(item=i, code=c) for i, c in zip(sc.checklist, sc.checks)],
                         reference_solution=[ToolCall.model_validate(c) for c in sc.reference_solution])
-    report = verify_scenario(scenario, _env(domain), pool, 5.0)
+    report = verify_scenario(scenario, _env(domain), sandbox_pool, 5.0)
     assert report.ok, report.reason
     assert all(s.ok and s.success for s in report.solution)

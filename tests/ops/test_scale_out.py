@@ -54,16 +54,8 @@ def _pool_name() -> str:
 @pytest.fixture(scope="module")
 def factory_db(postgres_server: Any) -> Iterator[str]:
     """One database for the module's single scaled-out run (the per-test `postgres_url` is too short-lived)."""
-    import psycopg
-
-    name = f"ops_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(postgres_server.conninfo(), autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield postgres_server.url(name)
-    finally:
-        with psycopg.connect(postgres_server.conninfo(), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_server.fresh_database("ops") as url:
+        yield url
 
 
 def _deploy(env: dict[str, str], pool: str) -> None:

@@ -1,12 +1,10 @@
 import pytest
 
-from tests.scenarios.helpers import borrow
-
 
 @pytest.fixture
-def runtime(request: pytest.FixtureRequest):
-    """The real sandbox pool (H1's session fixture)."""
-    return borrow(request, "sandbox_pool", "sandbox")
+def runtime(sandbox_pool):
+    """The real sandbox pool (the sandbox component's session fixture)."""
+    return sandbox_pool
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""A small hand-written environment and scenario used by the scenario and rollout specs, plus fixtures
-that borrow the real sandbox pool and the real mock LLM from their owners' plugins."""
+"""A small hand-written environment and scenario used by the scenario and rollout specs, plus the real
+mock-LLM gateway and the mock library's domains as Stage 3 would hand them on."""
 
 from __future__ import annotations
 
@@ -103,25 +103,17 @@ def scenario(checks: list[CheckSpec] | None = None, plan: list[ToolCall] | None 
     )
 
 
-def borrow(request: pytest.FixtureRequest, name: str, owner: str) -> Any:
-    """A fixture from another component's plugin; skip (with the reason) while it is not built yet."""
-    try:
-        return request.getfixturevalue(name)
-    except pytest.FixtureLookupError:
-        pytest.skip(f"dependency missing: fixture {name!r} ({owner}) is not available yet")
-
-
 def mock_gateway(request: pytest.FixtureRequest) -> Any:
-    """The real LLMGateway talking HTTP to the real mock server (H2's `llm_settings` fixture)."""
-    llm = pytest.importorskip("envscaler_core.llm", reason="dependency missing: envscaler_core.llm (gateway)")
-    settings = borrow(request, "llm_settings", "llm")
-    llm_cfg = getattr(settings, "llm", settings)
-    return llm.LLMGateway(llm_cfg)
+    """The real LLMGateway talking HTTP to the real mock server (the `llm_settings` fixture)."""
+    from envscaler_core.llm import LLMGateway
+
+    return LLMGateway(request.getfixturevalue("llm_settings").llm)
 
 
 def library_domains() -> list[Any]:
-    lib = pytest.importorskip("envscaler_core.mock_llm.library", reason="dependency missing: mock library")
-    return list(lib.domains())
+    from envscaler_core.mock_llm import library
+
+    return list(library.domains())
 
 
 def domain_env(domain: Any) -> AcceptedEnv:

@@ -1,5 +1,5 @@
 """End to end over the real mock LLM server: real API-Bank tasks -> judge -> topics -> select ->
-synthesize. Skips (with the reason) only while the gateway or the mock server fixture is missing."""
+synthesize."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from envscaler_core.config import MineSettings, Settings
+from envscaler_core.llm import LLMGateway
 from envscaler_core.mine import infer_topics, judge_tasks, read_sources, select_topics
 from envscaler_core.synth import extract_tools, static_problems, synthesize_env
 
@@ -17,13 +18,8 @@ API_BANK = Path(__file__).resolve().parents[3] / "shared" / "data" / "source_tas
 
 
 @pytest.fixture
-def gateway(request: pytest.FixtureRequest) -> Any:
-    llm = pytest.importorskip("envscaler_core.llm", reason="dependency missing: envscaler_core.llm (gateway, H2)")
-    try:
-        settings = request.getfixturevalue("llm_settings")
-    except pytest.FixtureLookupError:
-        pytest.skip("dependency missing: fixture 'llm_settings' (tests/fixtures/llm.py, H2) is not available yet")
-    return llm.LLMGateway(getattr(settings, "llm", settings))
+def gateway(llm_settings: Settings) -> LLMGateway:
+    return LLMGateway(llm_settings.llm)
 
 
 async def _pipeline(gateway: Any) -> tuple[list[Any], list[Any], list[Any]]:
