@@ -51,6 +51,16 @@ def _settings(config: Path | None) -> Any:
         fail(str(exc))
 
 
+def _open_pool(config: Path | None) -> Any:
+    """The sandbox pool for `config`, or one clear line and exit 2 when no backend is usable."""
+    from sandbox import SandboxPool, SandboxUnavailable
+
+    try:
+        return SandboxPool(_settings(config).sandbox)
+    except SandboxUnavailable as exc:
+        fail(f"no usable sandbox: {exc}")
+
+
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     sub = typer.Typer(help=help_text, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -63,7 +73,6 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section)."),
     ) -> None:
         from envscaler_core.runtime import EnvLoadError
-        from sandbox import SandboxPool, SandboxUnavailable
 
         try:
             source = code.read_text(encoding="utf-8")
@@ -75,12 +84,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             initial = _read_json(state, "--state")
             if not isinstance(initial, dict):
                 fail(f"--state {state}: must hold a JSON object")
-        settings = _settings(config)
-        try:
-            pool = SandboxPool(settings.sandbox)
-        except SandboxUnavailable as exc:
-            fail(f"no usable sandbox: {exc}")
-        with pool:
+        with _open_pool(config) as pool:
             try:
                 episode = pool.open_episode(source, class_name, initial)
             except EnvLoadError as exc:
@@ -96,14 +100,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
     @sub.command("check", help="Start the sandbox and print the backend it picked and what it protects.")
     def check(config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section).")) -> None:
-        from sandbox import SandboxPool, SandboxUnavailable
-
-        settings = _settings(config)
-        try:
-            pool = SandboxPool(settings.sandbox)
-        except SandboxUnavailable as exc:
-            fail(f"no usable sandbox: {exc}")
-        with pool:
+        with _open_pool(config) as pool:
             info = pool.info()
         typer.echo(f"backend: {info['backend']} (python {info['python']}, {info['workers']} warm workers, "
                    f"seccomp {'on' if info['seccomp'] else 'OFF'})")
