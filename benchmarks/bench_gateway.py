@@ -36,8 +36,8 @@ THROUGHPUT_ROUNDS = 3
 
 def serve() -> None:
     """Child process: a mock with a constant answer (the brain is not what is measured)."""
-    from envscaler_core.mock_llm.protocol import MockReply
-    from envscaler_core.mock_llm.server import MockServer
+    from mock_llm.protocol import MockReply
+    from mock_llm.server import MockServer
 
     with MockServer(lambda req: MockReply(content='{"ok": true}')) as mock:
         print(mock.root_url, flush=True)

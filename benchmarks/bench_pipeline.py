@@ -58,7 +58,7 @@ def _start_mock(port: int) -> subprocess.Popen[bytes]:
 def programmatic_throughput() -> float:
     """Envs per minute through programmatic validation (30 probes, real sandbox, no LLM)."""
     from envscaler_core.config import SandboxSettings, Settings
-    from envscaler_core.mock_llm import library
+    from mock_llm import library
     from envscaler_core.models import EnvCandidate
     from envscaler_core.synth import extract_tools
     from envscaler_core.validation import validate_candidate

@@ -26,7 +26,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler.prefect_server import ensure_prefect_server
         from envscaler.runner import new_run_id, run_factory, settings_from
         from envscaler.status import print_summary
-        from envscaler_core.mock_llm.server import MockServer
+        from mock_llm.server import MockServer
 
         if prefect not in ("server", "ephemeral"):
             fail("--prefect must be 'server' or 'ephemeral'")

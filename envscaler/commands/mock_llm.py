@@ -29,8 +29,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         import uvicorn
 
-        from envscaler_core.mock_llm.http_state import FaultConfig
-        from envscaler_core.mock_llm.server import create_app, listening_socket, uvicorn_config
+        from mock_llm.http_state import FaultConfig
+        from mock_llm.server import create_app, listening_socket, uvicorn_config
 
         faults = FaultConfig(
             p_429=fault_429, p_500=fault_500, p_timeout=fault_timeout, p_malformed=fault_malformed,

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 
 from envscaler_core.config import LLMSettings
-from envscaler_core.mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest, MockToolCall
-from envscaler_core.mock_llm.server import MockServer
+from mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest, MockToolCall
+from mock_llm.server import MockServer
 from tests.fixtures.llm import mock_llm_settings
 
 

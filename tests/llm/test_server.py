@@ -15,9 +15,9 @@ import httpx
 import openai
 import pytest
 
-from envscaler_core.mock_llm.http_state import FaultConfig
-from envscaler_core.mock_llm.protocol import MockReply
-from envscaler_core.mock_llm.server import MockServer
+from mock_llm.http_state import FaultConfig
+from mock_llm.protocol import MockReply
+from mock_llm.server import MockServer
 from tests.llm.conftest import tiny_embedding
 
 TOOLS = [{"type": "function", "function": {"name": "cancel_order", "description": "Cancel an order.",

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from envscaler_core.mock_llm import brain
-from envscaler_core.mock_llm.library.model import Domain
-from envscaler_core.mock_llm.protocol import MockReply, MockRequest
+from mock_llm import brain
+from mock_llm.library.model import Domain
+from mock_llm.protocol import MockReply, MockRequest
 from envscaler_core.prompts import ChatPrompt, PromptSpec, extract_input
 from envscaler_core.synth import extract_tools
 

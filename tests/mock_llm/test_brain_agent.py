@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from envscaler_core.mock_llm import library
-from envscaler_core.mock_llm.protocol import MockCannotAnswer
+from mock_llm import library
+from mock_llm.protocol import MockCannotAnswer
 from envscaler_core.prompts.agent import (
     AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, DONE_MARKER, STOP_MARKER, USER_SIMULATOR,
 )

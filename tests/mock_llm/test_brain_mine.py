@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from envscaler_core.mock_llm import brain, library
+from mock_llm import brain, library
 from envscaler_core.prompts import mine as PM
 from tests.mock_llm.helpers import ask
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from envscaler_core.mock_llm import library
-from envscaler_core.mock_llm.library import code as libcode
+from mock_llm import library
+from mock_llm.library import code as libcode
 from envscaler_core.models.spec import Operation
 from envscaler_core.prompts import STRUCTURED_PROMPTS
 from envscaler_core.prompts import mine as PM

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from envscaler_core.mock_llm import library
+from mock_llm import library
 from envscaler_core.prompts import validate as PV
 from envscaler_core.synth import extract_tools
 from envscaler_core.synth.tool_schema import tool_lines

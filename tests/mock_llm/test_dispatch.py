@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from envscaler_core.mock_llm import brain
-from envscaler_core.mock_llm.protocol import MockCannotAnswer, MockRequest
+from mock_llm import brain
+from mock_llm.protocol import MockCannotAnswer, MockRequest
 from envscaler_core.prompts import CHAT_PROMPTS, STRUCTURED_PROMPTS
 from envscaler_core.prompts import mine as PM
 from envscaler_core.prompts import scen as PS

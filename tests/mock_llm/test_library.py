@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from envscaler_core.mock_llm import library
+from mock_llm import library
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
 from envscaler_core.scenarios import verify_scenario

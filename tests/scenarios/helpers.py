@@ -111,7 +111,7 @@ def mock_gateway(request: pytest.FixtureRequest) -> Any:
 
 
 def library_domains() -> list[Any]:
-    from envscaler_core.mock_llm import library
+    from mock_llm import library
 
     return list(library.domains())
 

@@ -11,7 +11,7 @@ import pytest
 
 from envscaler_core.config import Settings
 from envscaler_core.llm import LLMGateway
-from envscaler_core.mock_llm import library
+from mock_llm import library
 from envscaler_core.models import EnvCandidate, EnvSpec
 from envscaler_core.models.spec import Entity
 from envscaler_core.synth import extract_tools

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from envscaler_core.mock_llm.library.model import Domain
+from mock_llm.library.model import Domain
 
 
 def _class(tree: ast.Module, class_name: str) -> ast.ClassDef:

@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from envscaler_core.mock_llm.lookup import by_class, by_tools, canonical, class_in, need
-from envscaler_core.mock_llm.protocol import MockCannotAnswer
+from mock_llm.lookup import by_class, by_tools, canonical, class_in, need
+from mock_llm.protocol import MockCannotAnswer
 from envscaler_core.prompts import validate as PV
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from envscaler_core.mock_llm.library import checks as C
-from envscaler_core.mock_llm.library.model import Domain, LibraryScenario
+from mock_llm.library import checks as C
+from mock_llm.library.model import Domain, LibraryScenario
 
 BASE = {
     "patients": {

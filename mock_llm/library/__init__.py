@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from envscaler_core.mock_llm.library.domains import clinic, equipment_loans, fitness, insurance, medication, records
-from envscaler_core.mock_llm.library.domains import surgery_waitlist
-from envscaler_core.mock_llm.library.model import Domain, LibraryScenario
+from mock_llm.library.domains import clinic, equipment_loans, fitness, insurance, medication, records
+from mock_llm.library.domains import surgery_waitlist
+from mock_llm.library.model import Domain, LibraryScenario
 
 MIN_SCORE = 2.0
 

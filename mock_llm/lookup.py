@@ -8,9 +8,9 @@ import json
 import re
 from typing import Any
 
-from envscaler_core.mock_llm import library
-from envscaler_core.mock_llm.library.model import Domain, LibraryScenario
-from envscaler_core.mock_llm.protocol import MockCannotAnswer
+from mock_llm import library
+from mock_llm.library.model import Domain, LibraryScenario
+from mock_llm.protocol import MockCannotAnswer
 
 WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 """A word, for keyword matching and the bag-of-words embedding."""

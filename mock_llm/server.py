@@ -33,8 +33,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from envscaler_core.config import StageModels
-from envscaler_core.mock_llm.http_state import FaultConfig, MockState
-from envscaler_core.mock_llm.protocol import Handler, MockCannotAnswer, MockReply, MockRequest
+from mock_llm.http_state import FaultConfig, MockState
+from mock_llm.protocol import Handler, MockCannotAnswer, MockReply, MockRequest
 from envscaler_core.prompts.base import PROMPT_HEADER, extract_input, parse_tag
 
 Embedder = Callable[[str], list[float]]
@@ -68,7 +68,7 @@ class _Brain:
             if self.handler is not None and self.embedder is not None:
                 return
             try:
-                from envscaler_core.mock_llm import brain
+                from mock_llm import brain
             except Exception as exc:  # ImportError or a broken library: report it per request
                 self.load_error = f"mock brain unavailable ({type(exc).__name__}: {exc})"
                 return
@@ -128,7 +128,7 @@ def _reply_message(reply: MockReply, counter: itertools.count, malformed: bool) 
 
 def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None, faults: FaultConfig | None = None,
                reject_key: str | None = DEFAULT_REJECT_KEY) -> Starlette:
-    """The ASGI app. `brain=None` uses `envscaler_core.mock_llm.brain` (lazily); any `Handler` works."""
+    """The ASGI app. `brain=None` uses `mock_llm.brain` (lazily); any `Handler` works."""
     state = MockState(faults)
     source = _Brain(brain, embedder)
     ids = itertools.count(1)

@@ -21,15 +21,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from envscaler_core.mock_llm import library
-from envscaler_core.mock_llm.library import code as libcode
-from envscaler_core.mock_llm.chat_answers import agent_converse, agent_solve, user_sim
-from envscaler_core.mock_llm.library.model import Domain
-from envscaler_core.mock_llm.lookup import (
+from mock_llm import library
+from mock_llm.library import code as libcode
+from mock_llm.chat_answers import agent_converse, agent_solve, user_sim
+from mock_llm.library.model import Domain
+from mock_llm.lookup import (
     WORD, by_class, by_text, by_tools, canonical, class_in, need, scenario_by_task, stable_seed,
 )
-from envscaler_core.mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest
-from envscaler_core.mock_llm.validation_answers import judge_call, propose_call, test_state
+from mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest
+from mock_llm.validation_answers import judge_call, propose_call, test_state
 from envscaler_core.prompts import CHAT_PROMPTS, STRUCTURED_PROMPTS
 from envscaler_core.prompts import mine as PM
 from envscaler_core.prompts import scen as PS

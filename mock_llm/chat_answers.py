@@ -7,10 +7,10 @@ import copy
 import re
 from typing import Any
 
-from envscaler_core.mock_llm import library
-from envscaler_core.mock_llm.library.model import LibraryScenario
-from envscaler_core.mock_llm.lookup import WORD
-from envscaler_core.mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest, MockToolCall
+from mock_llm import library
+from mock_llm.library.model import LibraryScenario
+from mock_llm.lookup import WORD
+from mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest, MockToolCall
 from envscaler_core.prompts.agent import DONE_MARKER, STOP_MARKER
 
 
