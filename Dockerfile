@@ -7,6 +7,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY envscaler ./envscaler
 COPY envscaler_core ./envscaler_core
+COPY mock_llm ./mock_llm
 COPY sandbox ./sandbox
 COPY tasks ./tasks
 COPY flows ./flows
