@@ -37,6 +37,7 @@ from envscaler_core.models import (
     Trajectory,
     ValidationRound,
 )
+from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 
 SCHEMA_VERSION = 1
 """Bump when a table changes shape; a store written by a newer version is refused on open."""
@@ -104,6 +105,9 @@ RECORD_KINDS: dict[type[Record], RecordKind] = {
             all_passed=Boolean(),
         ),
         _kind(StageFailure, "stage_failures", stage=String(), item_fp=String()),
+        # EnvScaler imports (envscaler_core/interop): the records verbatim plus our audit of each.
+        _kind(ImportedEnv, "envscaler_envs", env_id=String(), status=String()),
+        _kind(ImportedScenario, "envscaler_scenarios", env_id=String(), split=String(), audit=String()),
     )
 }
 
