@@ -14,6 +14,7 @@ class RunSummary(BaseModel):
     funnel: dict[str, int]
     usage: dict[str, dict[str, Any]] = Field(default_factory=dict)
     top_failures: list[tuple[str, int]] = Field(default_factory=list)
+    audit: dict[str, Any] | None = Field(default=None, description="EnvScaler import audit (interop.summary), if any.")
 
     @property
     def tokens(self) -> int:
@@ -53,6 +54,10 @@ def summary_markdown(s: RunSummary) -> str:
     lines.append("")
     if s.top_failures:
         lines += ["| top failure reasons | n |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in s.top_failures]
+    if s.audit:
+        from envscaler_core.interop.summary import audit_markdown
+
+        lines += ["", audit_markdown(s.audit)]
     return "\n".join(lines)
 
 
@@ -65,6 +70,11 @@ def summary_text(s: RunSummary) -> str:
     lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}, cost ${s.cost_usd:.4f}")
     for reason, n in s.top_failures:
         lines.append(f"  failure x{n}: {reason}")
+    if s.audit:
+        from envscaler_core.interop.summary import audit_lines
+
+        lines.append("  EnvScaler import audit:")
+        lines += ["  " + line for line in audit_lines(s.audit)]
     return "\n".join(lines)
 
 
@@ -78,5 +88,7 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     reasons = [f"{f.stage}: {f.reason}" for f in store.query(StageFailure, run_id=run_id)]
     reasons += [f"rejected env: {c.failure_reason}" for c in store.query(EnvCandidate, run_id=run_id, where={"status": "rejected"})]
     reasons += [f"rejected scenario: {s.rejection_reason}" for s in store.query(Scenario, run_id=run_id, where={"status": "rejected"})]
+    from envscaler_core.interop.summary import audit_summary
+
     return RunSummary(run_id=run_id, status=run.status, funnel=store.funnel(run_id), usage=store.llm_usage(run_id),
-                      top_failures=top_reasons(reasons))
+                      top_failures=top_reasons(reasons), audit=audit_summary(store, run_id))
