@@ -27,7 +27,7 @@ from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_c
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions
 from envscaler_core.interop.summary import IMPORT_STAGE, summarize
 from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
-from envscaler_core.models.interop import ImportedEnv, ImportedScenario
+from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
 from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.runtime import EnvRuntime
 
@@ -140,14 +140,15 @@ def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes:
     imported_scenarios: list[ImportedScenario] = []
     for env, mine, outcome in zip(order, groups, outcomes):
         imported_envs.append(ImportedEnv(
-            env_id=env.env_id, position=env.position, source=env.source, record=env.record, class_name=env.class_name,
+            env_id=env.env_id, position=env.position, source=env.source, record_json=record_text(env.record),
+            class_name=env.class_name,
             candidate_fp=outcome.candidate.fingerprint, status="accepted" if outcome.accepted else "rejected",
             reasons=outcome.reasons, score=outcome.score))
         records += [outcome.candidate, *outcome.rounds, *([outcome.env] if outcome.env else [])]
         for s, verdict in zip(mine, outcome.scenarios):
             imported_scenarios.append(ImportedScenario(
                 split=s.split, position=s.position, source=s.source, env_id=s.env_id, task_id=s.task_id,
-                record=s.record, audit=verdict.audit, reasons=verdict.reasons, checks=verdict.checks,  # type: ignore[arg-type]
+                record_json=record_text(s.record), audit=verdict.audit, reasons=verdict.reasons, checks=verdict.checks,  # type: ignore[arg-type]
                 reference_solution=verdict.solution, solution_origin=verdict.origin))  # type: ignore[arg-type]
             if verdict.audit == "verified":
                 records.append(_factory_scenario(s, verdict.solution))

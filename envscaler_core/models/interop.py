@@ -8,6 +8,7 @@ and for every scenario the class of its worst check function.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -48,27 +49,41 @@ class ImportedEnv(Record):
     env_id: str = Field(min_length=1, description="EnvScaler's id (the metadata dict key), kept as is.")
     position: int = Field(ge=0, description="Order in the metadata file; exports keep it.")
     source: str = Field(description="Where it was read, e.g. 'env_metadata.json[env_3]'.")
-    record: dict[str, Any] = Field(description="The env record exactly as read (type markers kept).")
+    record_json: str = Field(description="The env record exactly as read: JSON text, so key order and type "
+                             "markers survive the store's canonical (key-sorted) JSON.")
     class_name: str
     candidate_fp: str = Field(description="The EnvCandidate our validation judged.")
     status: Literal["accepted", "rejected"]
     reasons: list[str] = Field(default_factory=list, description="Why it was rejected (empty when accepted).")
     score: float = Field(default=0.0, ge=0.0, le=1.0)
 
+    @property
+    def record(self) -> dict[str, Any]:
+        return dict(json.loads(self.record_json))
+
 
 class ImportedScenario(Record):
     """One scenario record (RL: with `checklist_with_func`; SFT: without), verbatim, with its audit."""
 
-    fingerprint_fields: ClassVar[tuple[str, ...]] = ("split", "position", "record")
+    fingerprint_fields: ClassVar[tuple[str, ...]] = ("split", "position", "record_json")
 
     split: Split
     position: int = Field(ge=0, description="Order within its split (EnvScaler addresses scenarios by index).")
     source: str = Field(description="File and index it was read from, e.g. 'rl.json[12]'.")
     env_id: str
     task_id: str = Field(description="EnvScaler's task_id as text (not unique in EnvScaler's own data).")
-    record: dict[str, Any] = Field(description="The scenario record exactly as read (type markers kept).")
+    record_json: str = Field(description="The scenario record exactly as read (JSON text, key order kept).")
     audit: AuditClass
     reasons: list[str] = Field(default_factory=list)
     checks: list[CheckAudit] = Field(default_factory=list)
     reference_solution: list[ToolCall] = Field(default_factory=list, description="Calls that verified it, if any.")
     solution_origin: Literal["agent", "file"] | None = None
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return dict(json.loads(self.record_json))
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """A record as order-preserving JSON text (what `record_json` holds)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
