@@ -33,6 +33,7 @@ class ScenarioVerdict(BaseModel):
     checks: list[CheckAudit] = Field(default_factory=list)
     solution: list[ToolCall] = Field(default_factory=list)
     origin: str | None = None
+    attempts: list[str] = Field(default_factory=list)
     state0: str | None = Field(default=None, description="Initial state as marker JSON (for --solve; not stored).")
 
 
@@ -150,7 +151,8 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
 def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCall], problem: str | None,
            origin: str) -> ScenarioVerdict:
     """Fold one verification attempt into the verdict. Only success changes the class: a failed
-    attempt is not a reference solution, so the scenario stays as it was, with the reason added."""
+    attempt is not a reference solution, so the scenario stays as it was and the attempt is noted
+    (apart from the audit's reasons, which describe the scenario, so they survive export/import)."""
     cls, _ = scenario_class(audits)
     if problem is None and cls == "verified":
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
@@ -159,7 +161,7 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
-    return verdict.model_copy(update={"reasons": list(dict.fromkeys([*verdict.reasons, problem]))})
+    return verdict.model_copy(update={"attempts": [*verdict.attempts, f"{origin}: {problem}"]})
 
 
 def verify(runner: HarnessRunner, env: EnvInput,

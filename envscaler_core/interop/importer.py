@@ -149,7 +149,8 @@ def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes:
             imported_scenarios.append(ImportedScenario(
                 split=s.split, position=s.position, source=s.source, env_id=s.env_id, task_id=s.task_id,
                 record_json=record_text(s.record), audit=verdict.audit, reasons=verdict.reasons, checks=verdict.checks,  # type: ignore[arg-type]
-                reference_solution=verdict.solution, solution_origin=verdict.origin))  # type: ignore[arg-type]
+                reference_solution=verdict.solution, solution_origin=verdict.origin,  # type: ignore[arg-type]
+                attempts=verdict.attempts))
             if verdict.audit == "verified":
                 records.append(_factory_scenario(s, verdict.solution))
     records += imported_envs + imported_scenarios

@@ -84,7 +84,7 @@ async def solve(targets: list[Target], runtime: EnvRuntime, gateway: Any, settin
         tried = [(k, calls) for k, calls in zip(open_, played) if isinstance(calls, list)]
         for k, why in zip(open_, played):
             if isinstance(why, str):
-                verdicts[k] = verdicts[k].model_copy(update={"reasons": list(dict.fromkeys([*verdicts[k].reasons, why]))})
+                verdicts[k] = verdicts[k].model_copy(update={"attempts": [*verdicts[k].attempts, f"agent: {why}"]})
         by_env: dict[str, list[tuple[int, list[ToolCall]]]] = {}
         for k, calls in tried:
             by_env.setdefault(targets[k][0].env_id, []).append((k, calls))

@@ -78,6 +78,7 @@ class ImportedScenario(Record):
     checks: list[CheckAudit] = Field(default_factory=list)
     reference_solution: list[ToolCall] = Field(default_factory=list, description="Calls that verified it, if any.")
     solution_origin: Literal["agent", "file"] | None = None
+    attempts: list[str] = Field(default_factory=list, description="Why each solution tried so far did not verify it.")
 
     @property
     def record(self) -> dict[str, Any]:

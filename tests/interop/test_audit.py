@@ -87,7 +87,7 @@ def test_verified_scenarios_keep_the_replayed_solution_and_drop_calls_envscaler_
     assert loan.audit == "verified" and loan.solution_origin == "file"
     assert [(c.tool, c.args) for c in loan.reference_solution] == [("return_book", {"loan_id": "L1"})]
     assert by_task["0301-101502"].audit == "unproven"
-    assert "the reference solution leaves a check False" in by_task["0301-101502"].reasons
+    assert by_task["0301-101502"].attempts == ["file: the reference solution leaves a check False"]
 
 
 def test_type_markers_reach_checks_as_python_types(fixture_import: dict[str, Any]) -> None:
