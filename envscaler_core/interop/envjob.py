@@ -55,13 +55,16 @@ def candidate_of(env: EnvInput) -> EnvCandidate:
 
 def static_problems(env: EnvInput) -> list[str]:
     """What the source alone shows: it does not parse, or a tool has no method behind it (an agent
-    calling it would only ever get an error, and probes would never notice)."""
+    calling it would only ever get an error, and probes would never notice).
+
+    Call it from one thread at a time: CPython 3.11's `ast.parse` keeps its recursion counter in
+    shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
     try:
         tree = ast.parse(env.code)
     except SyntaxError as exc:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
-    except (ValueError, RecursionError) as exc:
-        return [f"env_class_code does not compile: {exc}"]
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return [f"env_class_code does not compile: {type(exc).__name__}: {exc}"]
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == env.class_name), None)
     if cls is None:
         return []  # built some other way: the loader decides
@@ -78,9 +81,9 @@ def _programmatic(settings: Settings) -> Settings:
 
 
 def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: EnvRuntime,
-              settings: Settings) -> EnvOutcome:
+              settings: Settings, static: list[str]) -> EnvOutcome:
     candidate = candidate_of(env)
-    reasons = static_problems(env)
+    reasons = list(static)
     if load_error is not None:
         reasons.append(f"does not load the way EnvScaler's runtime loads it: {short(load_error, 300)}")
     score, rounds = 0.0, []
@@ -107,7 +110,8 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
 
 
 def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str, list[ToolCall]],
-              runtime: EnvRuntime, settings: Settings, runner: HarnessRunner) -> EnvOutcome:
+              runtime: EnvRuntime, settings: Settings, runner: HarnessRunner, static: list[str]) -> EnvOutcome:
+    """`static` = `static_problems(env)`, computed by the caller on its own thread."""
     from envscaler_core.interop.solutions import scenario_key
 
     items = [{"class_name": s.class_name, "config": s.config} for s in scenarios]
@@ -115,7 +119,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     empty, loaded = loaded[-1], loaded[:-1]
     test = next((s.config for s, r in zip(scenarios, loaded) if "state" in r and s.class_name == env.class_name), None)
     load_error = None if test is not None or "state" in empty else str(empty.get("error"))
-    outcome = judge_env(env, test, load_error, runtime, settings)
+    outcome = judge_env(env, test, load_error, runtime, settings, static)
     if not outcome.accepted:
         why = f"env {env.env_id} rejected"
         outcome.scenarios = [ScenarioVerdict(audit="env_rejected", reasons=[why]) for _ in scenarios]

@@ -109,6 +109,13 @@ def save_markers(obj):
     raise UnsupportedValue(f"{type(obj).__name__} value")
 
 
+def fresh(text: str):
+    """A private copy of a state from its marker JSON: parsing is a deep copy at C speed, and the
+    marker walk only runs when the text holds a marker."""
+    value = _loads(text)
+    return restore_markers(value) if '"__type__"' in text else value
+
+
 def _clean(text: str) -> str:
     """Valid UTF-8 (a lone surrogate from untrusted data would make the whole reply unsendable)."""
     return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
@@ -146,9 +153,10 @@ def load_instance(compiled, class_name: str, config):
     return instance
 
 
-def snapshot(instance) -> dict:
-    """`get_state_info`: every instance attribute except dunders, deep-copied."""
-    return _deepcopy({k: v for k, v in vars(instance).items() if not (k.startswith("__") and k.endswith("__"))})
+def public_vars(instance) -> dict:
+    """`get_state_info` without its deep copy: every instance attribute except dunders. Callers turn
+    it into text at once, which copies it just as well."""
+    return {k: v for k, v in vars(instance).items() if not (k.startswith("__") and k.endswith("__"))}
 
 
 def _on_alarm(signum, frame):
@@ -217,7 +225,7 @@ class EnvScalerInteropHarness:
         try:
             with timer:
                 instance = load_instance(compiled, item["class_name"], restore_markers(item.get("config")))
-                return {"state": state_text(snapshot(instance))}
+                return {"state": state_text(public_vars(instance))}
         except _ItemTimeout:
             return {"error": f"loading timed out after {timer.seconds:g} s"}
         except UnsupportedValue as exc:
@@ -258,7 +266,7 @@ class EnvScalerInteropHarness:
                         raise
                     except Exception as exc:  # noqa: BLE001 - EnvScaler's step catches Exception
                         calls.append({"status": "raised", "error": describe(exc)})
-                return {"state": state_text(snapshot(instance)), "calls": calls}
+                return {"state": state_text(public_vars(instance)), "calls": calls}
         except _ItemTimeout:
             return {"error": f"replay timed out after {timer.seconds:g} s", "calls": calls}
         except UnsupportedValue as exc:
@@ -274,21 +282,21 @@ class EnvScalerInteropHarness:
         compiled: dict = {}
         for item in items:
             try:
-                initial = restore_markers(_loads(item["initial"]))
-                final = restore_markers(_loads(item["final"]))
+                fresh(item["initial"])
+                fresh(item["final"])
             except BaseException as exc:  # noqa: BLE001
                 result = [{"v": None, "kind": "error", "error": f"unreadable state: {describe(exc)}"}
                           for _ in item["checks"]]
             else:
-                result = [self._check_one(src, initial, final, timer, compiled) for src in item["checks"]]
+                result = [self._check_one(src, item["initial"], item["final"], timer, compiled) for src in item["checks"]]
             if not batch.add(result, 60 * len(result) + sum(len(r.get("error") or "") for r in result)):
                 break
         return batch.reply()
 
-    def _check_one(self, source, initial, final, timer: _Timer, compiled: dict) -> dict:
+    def _check_one(self, source, initial: str, final: str, timer: _Timer, compiled: dict) -> dict:
         if not isinstance(source, str):
             return {"v": None, "kind": "error", "error": f"check_func is a {type(source).__name__}, not source text"}
-        namespace = {"__builtins__": dict(_BUILTINS), "initial_state": _deepcopy(initial)}
+        namespace = {"__builtins__": dict(_BUILTINS), "initial_state": fresh(initial)}
         try:
             with timer:
                 code = compiled.get(source)
@@ -297,7 +305,7 @@ class EnvScalerInteropHarness:
                 exec(code, namespace)
                 if "check_func" not in namespace:
                     return {"v": None, "kind": "error", "error": "Function 'check_func' not found."}
-                value = namespace["check_func"](_deepcopy(final))
+                value = namespace["check_func"](fresh(final))
         except _ItemTimeout:
             return {"v": None, "kind": "error", "error": f"check_func timed out after {timer.seconds:g} s"}
         except BaseException as exc:  # noqa: BLE001 - untrusted code may raise anything

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings, public_config
 from envscaler_core.interop.batch import HarnessRunner, run_many
-from envscaler_core.interop.envjob import EnvOutcome, audit_env
+from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions
 from envscaler_core.interop.summary import IMPORT_STAGE, summarize
@@ -61,7 +61,8 @@ def _jobs(envs: list[EnvInput], scenarios: list[ScenarioInput], solutions: dict,
         groups[s.env_id].append(s)
 
     def job(env: EnvInput, mine: list[ScenarioInput]) -> Any:
-        return lambda runner: audit_env(env, mine, solutions, runtime, settings, runner)
+        static = static_problems(env)  # here, on this thread: ast.parse is not thread-safe on 3.11
+        return lambda runner: audit_env(env, mine, solutions, runtime, settings, runner, static)
 
     # Largest envs first: with a thread pool, the long jobs should not start last.
     order = sorted(envs, key=lambda e: -len(groups[e.env_id]))

@@ -65,7 +65,7 @@ def env_structure(code: str, class_name: str) -> dict[str, Any]:
     """`{"states": {attr: {type, used_by, modified_by}}, "methods": {m: {calls, reads, writes}}}`, sorted lists."""
     try:
         tree = ast.parse(code)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {"states": {}, "methods": {}}
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     if cls is None:
@@ -132,7 +132,7 @@ def operation_list(env: AcceptedEnv, spec: EnvSpec | None) -> list[dict[str, Any
 
     try:
         sources = method_sources(env.class_code, env.class_name)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         sources = {}
     ops = {op.name: op for op in spec.operations} if spec else {}
     out = []
