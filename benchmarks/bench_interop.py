@@ -177,7 +177,7 @@ def full_import(env_path: str, rl_path: str, tmp: str) -> dict[str, Any]:
             seconds = time.perf_counter() - t0
     finally:
         pool.close()
-    return {"seconds": seconds, "summary": report.summary,
+    return {"seconds": seconds, "summary": report.summary, "phases": report.seconds,
             "peak_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024}
 
 
@@ -213,6 +213,7 @@ def main() -> None:
         print(f"ratio batched/in-process: {s_rate / b_rate:.3f}; batched/unbatched: {s_rate / u_rate:.1f}x")
         print(f"whole import + audit (read, validate {ENVS} envs, load states, run checks, write store): "
               f"{whole['seconds']:.1f} s = {n / whole['seconds']:.0f} scenarios/s, peak +{whole['peak_mb']:.0f} MB")
+        print(f"  phases (s): {whole['phases']} (audit = validation of every env + initial states + checks)")
         print(f"audit: {json.dumps({k: whole['summary'][k] for k in ('envs', 'scenarios')})}")
 
 

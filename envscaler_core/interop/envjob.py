@@ -110,8 +110,10 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
 
 
 def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str, list[ToolCall]],
-              runtime: EnvRuntime, settings: Settings, runner: HarnessRunner, static: list[str]) -> EnvOutcome:
-    """`static` = `static_problems(env)`, computed by the caller on its own thread."""
+              runtime: EnvRuntime, settings: Settings, runner: HarnessRunner, static: list[str],
+              keep_states: bool = False) -> EnvOutcome:
+    """`static` = `static_problems(env)`, computed by the caller on its own thread; `keep_states`
+    keeps the initial state of each unproven scenario for a later `--solve`."""
     from envscaler_core.interop.solutions import scenario_key
 
     items = [{"class_name": s.class_name, "config": s.config} for s in scenarios]
@@ -132,7 +134,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
             checks = [CheckAudit(index=k, item=item, outcome="check_error", error=why) for k, (item, _) in enumerate(s.checks or [])]
             verdicts.append(ScenarioVerdict(audit="check_error", reasons=[why], checks=checks))
         elif s.checks is None:
-            verdicts.append(ScenarioVerdict(audit="unproven", reasons=[SFT_NO_CHECKS], state0=r["state"]))
+            verdicts.append(ScenarioVerdict(audit="unproven", reasons=[SFT_NO_CHECKS]))
         else:
             verdicts.append(ScenarioVerdict(audit="check_error", state0=r["state"]))
             pending.append(i)
@@ -142,13 +144,14 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     for i, result in zip(pending, raw):
         audits = initial_audits([item for item, _ in scenarios[i].checks or []], result)
         cls, reasons = scenario_class(audits)
-        verdicts[i] = verdicts[i].model_copy(update={"audit": cls, "reasons": reasons, "checks": audits})
+        keep = verdicts[i].state0 if cls == "unproven" else None  # what solving (and replays below) need
+        verdicts[i] = verdicts[i].model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": keep})
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
             if verdicts[i].audit == "unproven" and scenario_key(scenarios[i].record) in solutions]
     for (i, calls), (audits, kept, problem) in zip(todo, verify(runner, env, [
             (scenarios[i], verdicts[i].state0 or "{}", verdicts[i].checks, calls) for i, calls in todo])):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file")
-    outcome.scenarios = verdicts
+    outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ class ImportReport(BaseModel):
     summary: dict[str, Any]
     problems: list[str] = Field(default_factory=list, description="Malformed records, 'file[index]: why'.")
     notes: list[str] = Field(default_factory=list, description="Warnings that did not skip anything.")
+    seconds: dict[str, float] = Field(default_factory=dict, description="Wall time per phase: read, audit, solve, write.")
 
 
 def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
@@ -55,14 +57,14 @@ def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
 
 
 def _jobs(envs: list[EnvInput], scenarios: list[ScenarioInput], solutions: dict, runtime: EnvRuntime,
-          settings: Settings) -> tuple[list[Any], list[list[ScenarioInput]], list[EnvInput]]:
+          settings: Settings, solve: bool) -> tuple[list[Any], list[list[ScenarioInput]], list[EnvInput]]:
     groups: dict[str, list[ScenarioInput]] = {e.env_id: [] for e in envs}
     for s in scenarios:
         groups[s.env_id].append(s)
 
     def job(env: EnvInput, mine: list[ScenarioInput]) -> Any:
         static = static_problems(env)  # here, on this thread: ast.parse is not thread-safe on 3.11
-        return lambda runner: audit_env(env, mine, solutions, runtime, settings, runner, static)
+        return lambda runner: audit_env(env, mine, solutions, runtime, settings, runner, static, keep_states=solve)
 
     # Largest envs first: with a thread pool, the long jobs should not start last.
     order = sorted(envs, key=lambda e: -len(groups[e.env_id]))
@@ -77,6 +79,7 @@ def import_envscaler(
     envs_path, scenario_paths = Path(envs_path), [Path(p) for p in scenario_paths]
     sources = [str(p.resolve()) for p in (envs_path, *scenario_paths)]
     _check_run(store, run_id, sources)
+    clock = _Clock()
     envs, env_problems, skipped = read_envs(envs_path)
     scenarios, scen_problems = read_scenarios(scenario_paths, envs, skipped)
     notes = [f"{e.source}: {n}" for e in envs for n in e.notes]
@@ -88,21 +91,35 @@ def import_envscaler(
         notes.append(f"reference solutions from {solutions_path} ({len(solutions)}), replayed before use")
     problems = [str(p) for p in (*env_problems, *scen_problems, *sol_problems)]
 
+    clock.lap("read")
     threads = threads or settings.sandbox.workers or os.cpu_count() or 1
-    jobs, groups, order = _jobs(envs, scenarios, solutions, runtime, settings)
+    jobs, groups, order = _jobs(envs, scenarios, solutions, runtime, settings, solve)
     outcomes: list[EnvOutcome] = run_many(runtime, settings.sandbox.call_timeout_s, jobs, threads,
                                           settings.scen.check_timeout_s)
+    clock.lap("audit")
     stopped = None
     if solve:
         stopped = _solve(outcomes, order, groups, runtime, settings, attempts, threads, gateway, store, run_id)
         if stopped:
             notes.append(stopped)
+        clock.lap("solve")
     records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems)
     store.upsert(records, run_id)
     store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources,
                        config=public_config(settings), error=stopped, updated_at=utcnow()))
+    clock.lap("write")
     return ImportReport(run_id=run_id, summary=summarize(run_id, imported_envs, imported_scenarios, problems),
-                        problems=problems, notes=notes)
+                        problems=problems, notes=notes, seconds=clock.laps)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.start, self.laps = time.perf_counter(), {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round(now - self.start, 3)
+        self.start = now
 
 
 def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[ScenarioInput]], runtime: EnvRuntime,

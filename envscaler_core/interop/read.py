@@ -96,8 +96,19 @@ def load_json(path: Path) -> Any:
 _SAFE_PICKLE = {"py/tuple": "tuple", "py/set": "set"}
 
 
+def _has_pickle_tags(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(isinstance(k, str) and k.startswith("py/") for k in value) or any(_has_pickle_tags(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_pickle_tags(v) for v in value)
+    return False
+
+
 def execution_form(value: Any, where: str = "") -> Any:
-    """`value` with jsonpickle's `py/tuple`/`py/set` as EnvScaler markers; any other `py/` tag -> _Bad."""
+    """`value` with jsonpickle's `py/tuple`/`py/set` as EnvScaler markers; any other `py/` tag -> _Bad.
+    A value without tags is returned as is (no copy: 10k scenarios should not cost two trees each)."""
+    if not _has_pickle_tags(value):
+        return value
     if isinstance(value, dict):
         tags = [k for k in value if isinstance(k, str) and k.startswith("py/")]
         if tags:
