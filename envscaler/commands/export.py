@@ -17,7 +17,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         run_id: str = typer.Argument(..., help="The run to export."),
         db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
         out: Path | None = typer.Option(None, "--out", help="Base directory (default flow.out_dir); files go to OUT/RUN_ID/."),
-        fmt: str = typer.Option("all", "--format", help="all | sft | llamafactory | rl | envscaler (comma-separated allowed)."),
+        fmt: str = typer.Option("all", "--format", help="all (= sft,llamafactory,rl) | sft | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
         verified_only: bool = typer.Option(False, "--verified-only", help="envscaler format: only accepted envs, "
                                            "verified RL scenarios and loadable SFT scenarios (default: everything, audit included)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),

@@ -13,7 +13,10 @@ EXPORT_SCHEMA_VERSION = 1
 """Bump when a file's row shape changes; consumers check it before reading."""
 
 ExportFormat = Literal["sft", "llamafactory", "rl", "envscaler"]
-ALL_FORMATS: tuple[ExportFormat, ...] = ("sft", "llamafactory", "rl", "envscaler")
+ALL_FORMATS: tuple[ExportFormat, ...] = ("sft", "llamafactory", "rl")
+"""What "all" means: our own training formats (the factory's export stage writes these)."""
+EXTRA_FORMATS: tuple[ExportFormat, ...] = ("envscaler",)
+"""Formats written only on request: EnvScaler's own files (envscaler_core/interop/export.py)."""
 
 FILE_NAMES = {
     "envs": "envs.jsonl",

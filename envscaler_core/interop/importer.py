@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,9 @@ from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.runtime import EnvRuntime
 
 
+RUN_ID = re.compile(r"[A-Za-z0-9_.-]+")  # what `Run.run_id` accepts
+
+
 class ImportRefused(ValueError):
     """The import cannot start (e.g. the run id belongs to another run); nothing was written."""
 
@@ -46,6 +50,8 @@ class ImportReport(BaseModel):
 
 
 def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ImportRefused(f"run id {run_id!r} is not usable: letters, digits, '.', '_' and '-' only")
     run = store.get_run(run_id)
     if run is None:
         return

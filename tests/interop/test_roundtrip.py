@@ -43,7 +43,8 @@ def factory(prefect_api: str, mock_server: Any, tmp_path_factory: pytest.TempPat
         envs = store.query(AcceptedEnv, run_id=RUN)
         scenarios = store.query(Scenario, run_id=RUN)
     assert envs and any(s.status == "verified" for s in scenarios), summary
-    return {"out": tmp / "out" / RUN, "envs": envs, "scenarios": scenarios, "tmp": tmp}
+    out = _export(load_settings(environ={}, overrides=config), RUN, tmp / "envscaler-out")
+    return {"out": out, "envs": envs, "scenarios": scenarios, "tmp": tmp}
 
 
 def _copy(out: Path, target: Path, with_solutions: bool = True) -> Path:
