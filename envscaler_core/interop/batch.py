@@ -102,6 +102,28 @@ class HarnessRunner:
         return [r if r is not None else {"error": "not run"} for r in results]
 
 
+    def run_alone(self, method: str, item: dict[str, Any], fixed: dict[str, Any] | None = None,
+                  timeout_arg: str = "item_timeout_s") -> dict[str, Any]:
+        """One item in a process of its own (closed before and after), for code that must not share."""
+        self.close()
+        try:
+            return self.run(method, [item], fixed, timeout_arg)[0]
+        finally:
+            self.close()
+
+    def run_checks(self, items: Sequence[dict[str, Any]]) -> list[Any]:
+        """`run_checks` items, batched, except those whose code `screen.needs_isolation` flags."""
+        from envscaler_core.interop.screen import needs_isolation
+
+        alone = {i for i, item in enumerate(items) if any(needs_isolation(src) for src in item["checks"])}
+        shared = [i for i in range(len(items)) if i not in alone]
+        results: list[Any] = [None] * len(items)
+        for i, result in zip(shared, self.run("run_checks", [items[i] for i in shared], None, "check_timeout_s")):
+            results[i] = result
+        for i in sorted(alone):
+            results[i] = self.run_alone("run_checks", items[i], None, "check_timeout_s")
+        return results
+
     def _count_timeouts(self, result: Any) -> None:
         """Three items that ran into their timer in one session: the rest get a short leash (a file
         whose every check loops forever would otherwise cost the full timer per check)."""

@@ -138,9 +138,8 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
         else:
             verdicts.append(ScenarioVerdict(audit="check_error", state0=r["state"]))
             pending.append(i)
-    raw = runner.run("run_checks", [{"initial": verdicts[i].state0, "final": verdicts[i].state0,
-                                     "checks": [src for _, src in scenarios[i].checks or []]} for i in pending],
-                     None, "check_timeout_s")
+    raw = runner.run_checks([{"initial": verdicts[i].state0, "final": verdicts[i].state0,
+                              "checks": [src for _, src in scenarios[i].checks or []]} for i in pending])
     for i, result in zip(pending, raw):
         audits = initial_audits([item for item, _ in scenarios[i].checks or []], result)
         cls, reasons = scenario_class(audits)
@@ -208,9 +207,8 @@ def verify(runner: HarnessRunner, env: EnvInput,
         else:
             problems.append(None)
     ok = [k for k, p in enumerate(problems) if p is None]
-    raw = runner.run("run_checks", [{"initial": jobs[k][1], "final": finals[k]["state"],
-                                     "checks": [src for _, src in jobs[k][0].checks or []]} for k in ok],
-                     None, "check_timeout_s")
+    raw = runner.run_checks([{"initial": jobs[k][1], "final": finals[k]["state"],
+                              "checks": [src for _, src in jobs[k][0].checks or []]} for k in ok])
     judged = dict(zip(ok, raw))
     return [(apply_solution(audits, judged[k]) if k in judged else audits, plans[k], problems[k])
             for k, (_, _, audits, _) in enumerate(jobs)]

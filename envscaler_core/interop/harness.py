@@ -197,6 +197,15 @@ class _Batch:
         return {"done": len(self.results), "results": self.results}
 
 
+def _capped(result: dict, max_chars: int) -> dict:
+    """A state too large for one reply is an error of that item, not a reply the sandbox must kill."""
+    state = result.get("state")
+    if state is not None and len(state) > max_chars:
+        return {"error": f"the state is {len(state)} characters as JSON, over the {max_chars} a reply may carry",
+                "calls": result.get("calls", [])}
+    return result
+
+
 class EnvScalerInteropHarness:
     """Driver of batched work; holds no state (its public state is `{}`)."""
 
@@ -216,7 +225,7 @@ class EnvScalerInteropHarness:
             return {"done": len(items), "results": [{"error": error} for _ in items]}
         timer = _Timer(item_timeout_s)
         for item in items:
-            result = self._load_one(compiled, item, timer)
+            result = _capped(self._load_one(compiled, item, timer), batch.max_chars)
             if not batch.add(result, len(result.get("state") or "") + 200):
                 break
         return batch.reply()
@@ -245,7 +254,7 @@ class EnvScalerInteropHarness:
             return {"done": len(items), "results": [{"error": error} for _ in items]}
         timer = _Timer(item_timeout_s)
         for item in items:
-            result = self._replay_one(compiled, item, timer)
+            result = _capped(self._replay_one(compiled, item, timer), batch.max_chars)
             if not batch.add(result, len(result.get("state") or "") + 100 * len(item.get("calls") or []) + 200):
                 break
         return batch.reply()

@@ -70,8 +70,31 @@ class ScenarioInput(BaseModel):
     checks: list[tuple[str, Any]] | None = Field(description="(check_item, check_func) per RL check; None for SFT.")
 
 
-class _Bad(Exception):
+class _Bad(ValueError):
     """One record is malformed (message = the reason)."""
+
+
+MAX_DEPTH = 64
+"""Nesting a record may have: real env states are a few levels deep, and far deeper values break
+JSON round trips further on (pydantic's JSON reader stops at about 200 levels)."""
+
+
+def sound(record: Any) -> None:
+    """Strict, storable JSON: not nested absurdly deep, no NaN/Infinity, no lone surrogates."""
+    stack = [(record, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _Bad(f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value)
+    try:
+        json.dumps(record, allow_nan=False, ensure_ascii=False).encode("utf-8")
+    except ValueError as exc:  # NaN/Infinity; UnicodeEncodeError is a ValueError too
+        what = "text that is not valid Unicode (a lone surrogate)" if isinstance(exc, UnicodeError) else "NaN or Infinity"
+        raise _Bad(f"holds {what}, which strict JSON cannot carry") from None
 
 
 def load_json(path: Path) -> Any:
@@ -183,6 +206,7 @@ def _tool_kinds(record: dict[str, Any], tools: list[ToolSchema], notes: list[str
 def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     if not isinstance(record, dict):
         raise _Bad(f"env record is a {type(record).__name__}, not an object")
+    sound(record)
     code = _text(record, "env_class_code", empty_ok=False)
     class_name = _text(record, "env_class_name", empty_ok=False)
     if not CLASS_NAME.fullmatch(class_name):
@@ -222,7 +246,7 @@ def read_envs(path: Path) -> tuple[list[EnvInput], list[ReadProblem], set[str]]:
     for index, env_id, record in entries:
         try:
             if not isinstance(env_id, str) or not env_id.strip():
-                raise _Bad("list entry without a string 'env_id'")
+                raise _Bad("empty env id" if isinstance(data, dict) else "list entry without a string 'env_id'")
             if env_id in seen:
                 raise _Bad(f"duplicate env_id {env_id!r} (first at [{seen[env_id]}])")
             envs.append(_env(env_id, len(envs), f"{name}[{index}]", record))
@@ -254,6 +278,7 @@ def _checks(record: dict[str, Any]) -> list[tuple[str, Any]] | None:
 def _scenario(record: Any, known: dict[str, EnvInput], skipped: set[str]) -> tuple[str, dict[str, Any]]:
     if not isinstance(record, dict):
         raise _Bad(f"scenario record is a {type(record).__name__}, not an object")
+    sound(record)
     env_id = record.get("env_id")
     if not isinstance(env_id, str):
         raise _Bad("'env_id' is missing or not a string")

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envscaler_core.interop.read import ReadError, ReadProblem, load_json
+from envscaler_core.interop.read import ReadError, ReadProblem, load_json, sound
 from envscaler_core.models.base import fingerprint_of
 from envscaler_core.models.scenario import ToolCall
 
@@ -53,6 +53,12 @@ def read_solutions(path: Path) -> tuple[dict[str, list[ToolCall]], list[ReadProb
         ok = isinstance(key, str) and isinstance(calls, list) and all(
             isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("arguments", {}), dict)
             for c in calls)
+        if ok:
+            try:
+                sound(entry)
+            except ValueError as exc:
+                problems.append(ReadProblem(file=path.name, index=str(i), reason=str(exc)))
+                continue
         if not ok:
             problems.append(ReadProblem(file=path.name, index=str(i), reason="solution entry needs a string 'key' "
                                         "and 'calls' as a list of {name, arguments}"))
