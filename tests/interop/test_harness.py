@@ -179,3 +179,43 @@ def test_markers_restore_to_python_types_and_save_back_losslessly() -> None:
 def test_a_value_no_marker_can_carry_is_refused() -> None:
     with pytest.raises(UnsupportedValue):
         save_markers({"x": object()})
+
+
+def test_a_check_that_reaches_the_driver_runs_alone_and_cannot_forge_its_neighbours(runner: HarnessRunner) -> None:
+    state = json.dumps({})
+    forger = ("import gc\ndef check_func(final_state):\n    for o in gc.get_objects():\n"
+              "        if isinstance(o, type) and o.__name__ == 'EnvScalerInteropHarness':\n"
+              "            o._check_one = lambda *a, **k: {'v': True, 'kind': 'ok'}\n    return False")
+    honest = "def check_func(final_state):\n    return 1"
+    results = runner.run_checks([{"initial": state, "final": state, "checks": [forger]},
+                                 {"initial": state, "final": state, "checks": [honest]}])
+    assert results[0][0]["v"] is False and results[1][0]["kind"] == "not_bool"
+
+
+def test_a_state_too_large_for_a_reply_is_that_items_error(runner: HarnessRunner) -> None:
+    big = ENV.replace("self._audit_log = []", "self._audit_log = ['x' * 1000] * 2000")
+    results = runner.run("load_states", [{"class_name": "Hotel", "config": {}}, {"class_name": "Nope", "config": {}}],
+                         {"code": big})
+    assert "over the 600000 a reply may carry" in results[0]["error"] and "not found" in results[1]["error"]
+
+
+def test_env_code_that_kills_its_process_on_import_fails_every_item_quickly(runner: HarnessRunner) -> None:
+    items = [{"class_name": "Hotel", "config": {}} for _ in range(20)]
+    results = runner.run("load_states", items, {"code": "import os\nos._exit(0)\n" + ENV})
+    assert all("error" in r for r in results)
+    assert sum(1 for r in results if r["error"].startswith("not run")) >= 15, "the breaker stops after three kills"
+
+
+@pytest.mark.parametrize(("source", "alone"), [
+    ("def check_func(s):\n    return s['a'] == 1", False),
+    ("import re\nfrom datetime import datetime\ndef check_func(s):\n    return bool(re.match('a', 'a'))", False),
+    ("import gc\ndef check_func(s):\n    return False", True),
+    ("def check_func(s):\n    return ().__class__ is tuple", True),
+    ("import json\ndef check_func(s):\n    json.loads = None\n    return False", True),
+    ("import numpy as np\ndef check_func(s):\n    return False", True),
+    ("def check_func(s):\n    return getattr(s, 'x', None) is None", True),
+])
+def test_the_screen_sends_only_checks_with_escape_hatches_to_their_own_process(source: str, alone: bool) -> None:
+    from envscaler_core.interop.screen import needs_isolation
+
+    assert needs_isolation(source) is alone

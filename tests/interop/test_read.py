@@ -105,3 +105,18 @@ def test_an_import_never_lands_in_a_factory_run(envscaler_dir: Path, tmp_path: P
         store.save_run(Run(run_id="factory-1"))
     with pytest.raises(ImportRefused, match="already exists as a factory run"):
         run_import(envscaler_dir, settings, sandbox_pool, run_id="factory-1")
+
+
+@pytest.mark.parametrize(("init_config", "reason"), [
+    ({"x": float("nan")}, "NaN or Infinity"),
+    ({"x": "\ud800"}, "not valid Unicode"),
+    ({"x": json.loads("[" * 70 + "]" * 70)}, "nested more than 64 levels deep"),
+])
+def test_records_that_strict_json_cannot_carry_are_malformed(tmp_path: Path, init_config: Any, reason: str) -> None:
+    envs, _, _ = read_envs(_write(tmp_path / "e.json", {"env_1": _env()}))
+    record = {"env_id": "env_1", "env_class_name": "LibraryLoanSystem", "task_id": "t", "init_config": init_config,
+              "task": "Lend B2."}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps([record], allow_nan=True))
+    scenarios, problems = read_scenarios([path], envs, set())
+    assert scenarios == [] and reason in problems[0].reason and problems[0].index == "0"
