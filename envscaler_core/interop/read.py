@@ -150,8 +150,10 @@ def execution_form(value: Any, where: str = "") -> Any:
 
 def _text(record: dict[str, Any], key: str, *, empty_ok: bool = True) -> str:
     value = record.get(key)
-    if not isinstance(value, str) or (not empty_ok and not value.strip()):
-        what = "missing" if key not in record else f"a {type(value).__name__}, not a {'non-empty ' if not empty_ok else ''}string"
+    if isinstance(value, str) and not empty_ok and not value.strip():
+        raise _Bad(f"'{key}' is empty (EnvScaler's loaders read it)")
+    if not isinstance(value, str):
+        what = "missing" if key not in record else f"a {type(value).__name__}, not a string"
         raise _Bad(f"'{key}' is {what} (EnvScaler's loaders read it)")
     return value
 
