@@ -66,8 +66,22 @@ class HarnessRunner:
 
     def run(self, method: str, items: Sequence[dict[str, Any]], fixed: dict[str, Any] | None = None,
             timeout_arg: str = "item_timeout_s") -> list[dict[str, Any]]:
-        """One harness result per item, in order; a killed item's result is `{"error": ...}`."""
-        sizes = [len(json.dumps(item, default=str)) for item in items]
+        """One harness result per item, in order; a killed item's result is `{"error": ...}`, and so is
+        an item the sandbox's strict JSON cannot carry (NaN in an agent's arguments, say)."""
+        results: list[dict[str, Any] | None] = [None] * len(items)
+        sendable, sizes = [], []
+        for i, item in enumerate(items):
+            try:
+                sizes.append(len(json.dumps(item, allow_nan=False)))
+                sendable.append(i)
+            except (TypeError, ValueError) as exc:
+                results[i] = {"error": f"not strict JSON, so it cannot enter the sandbox: {exc}"}
+        for i, result in zip(sendable, self._run([items[i] for i in sendable], sizes, method, fixed, timeout_arg)):
+            results[i] = result
+        return [r if r is not None else {"error": "not run"} for r in results]
+
+    def _run(self, items: Sequence[dict[str, Any]], sizes: list[int], method: str, fixed: dict[str, Any] | None,
+             timeout_arg: str) -> list[dict[str, Any] | None]:
         results: list[dict[str, Any] | None] = [None] * len(items)
         start, limit = 0, self.max_items
         while start < len(items):
@@ -99,8 +113,7 @@ class HarnessRunner:
             self.hard_failures.append(reason)
             results[start] = {"error": f"the sandbox killed it ({reason})", "hard": True}
             start += 1
-        return [r if r is not None else {"error": "not run"} for r in results]
-
+        return results
 
     def run_alone(self, method: str, item: dict[str, Any], fixed: dict[str, Any] | None = None,
                   timeout_arg: str = "item_timeout_s") -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -119,7 +120,9 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     items = [{"class_name": s.class_name, "config": s.config} for s in scenarios]
     loaded = runner.run("load_states", [*items, {"class_name": env.class_name, "config": None}], {"code": env.code})
     empty, loaded = loaded[-1], loaded[:-1]
-    test = next((s.config for s, r in zip(scenarios, loaded) if "state" in r and s.class_name == env.class_name), None)
+    usable = [s.config for s, r in zip(scenarios, loaded) if "state" in r and s.class_name == env.class_name]
+    # Our own sandbox sees markers as plain JSON (a set becomes a list), so prefer a config without any.
+    test = next((c for c in usable if '"__type__"' not in json.dumps(c)), usable[0] if usable else None)
     load_error = None if test is not None or "state" in empty else str(empty.get("error"))
     outcome = judge_env(env, test, load_error, runtime, settings, static)
     if not outcome.accepted:
