@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from envscaler_core.models import (
+    CheckAudit,
+    ImportedEnv,
+    ImportedScenario,
     AcceptedEnv,
     CheckResult,
     CheckSpec,
@@ -75,4 +78,12 @@ def every_kind() -> list[Record]:
         usage=TokenUsage(prompt_tokens=12, completion_tokens=3),
     )
     failure = StageFailure(stage="validate", item_fp=candidate.fingerprint, attempts=2, reason="timeout in add_book")
-    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure]
+    imported_env = ImportedEnv(  # EnvScaler interop: the record verbatim (as JSON text) and its verdict
+        env_id="env_1", position=0, source="env_metadata.json[env_1]", class_name="Library", candidate_fp=candidate.fingerprint,
+        record_json='{"env_id":"env_1","env_class_name":"Library","tools":[]}', status="rejected", reasons=["no tools"])
+    imported_scenario = ImportedScenario(
+        split="rl", position=0, source="rl.json[0]", env_id="env_1", task_id="0915-142233",
+        record_json='{"env_id":"env_1","task":"Add Dune.","init_config":{"s":{"__type__":"set","items":[1]}}}',
+        audit="verified", checks=[CheckAudit(index=0, item="Dune exists", outcome="verified", on_initial=False, on_solved=True)],
+        reference_solution=[ToolCall(tool="add_book", args={"title": "Dune"})], solution_origin="file")
+    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure, imported_env, imported_scenario]
