@@ -17,12 +17,11 @@ from pydantic import Field
 
 from envscaler_core.bfcl.data import SUBSETS, BFCLTask, Subset, load_tasks
 from envscaler_core.bfcl.executor import SandboxedTask, Verdict, score_in_runtime
-from envscaler_core.bfcl.play import GoldAgent, Playthrough, play_task
+from envscaler_core.bfcl.play import GoldAgent, ModelAgent, Playthrough, play_task
 from envscaler_core.llm.errors import LLMError
 from envscaler_core.models import BFCLEvalReport, BFCLTaskResult, Model, SubsetScore
 from envscaler_core.models.bfcl import EvalAgent
-from envscaler_core.prompts.agent import AGENT_BFCL
-from envscaler_core.rollout.agents import Agent, LLMAgent
+from envscaler_core.rollout.agents import Agent
 from envscaler_core.rollout.loop import _ends_episode
 from envscaler_core.runtime import EnvRuntime
 
@@ -75,7 +74,7 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
     """Play `task` in a sandbox episode and score it; infrastructure errors (endpoint down, budget)
     propagate so the task stays pending, a model that answers unusably makes the task invalid."""
     if agent is None:
-        agent = GoldAgent(task) if request.agent == "gold" else LLMAgent(gateway, AGENT_BFCL, request.model)
+        agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model)
     started = time.perf_counter()
     executor = await asyncio.to_thread(SandboxedTask, runtime, task)
     play, verdict = Playthrough(), None

@@ -23,7 +23,8 @@ from envscaler_core.bfcl.executor import TaskExecutor
 from envscaler_core.bfcl.schemas import tools_for
 from envscaler_core.models.base import Model
 from envscaler_core.models.trajectory import TokenUsage
-from envscaler_core.rollout.agents import Agent, AgentTurn
+from envscaler_core.prompts.agent import AGENT_BFCL
+from envscaler_core.rollout.agents import Agent, AgentTurn, usage_of
 from envscaler_core.rollout.loop import _normalise
 
 UNDECODABLE_REPLY = "Error during decoding: {reason}. The turn ends here."
@@ -54,6 +55,17 @@ def steps_this_turn(messages: list[dict[str, Any]]) -> int:
     """Assistant messages since the last user message."""
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     return sum(1 for m in messages[last_user + 1:] if m.get("role") == "assistant")
+
+
+class ModelAgent:
+    """The model behind the gateway, in native function calling, with BFCL's (empty) system prompt."""
+
+    def __init__(self, gateway: Any, model: str) -> None:
+        self.gateway, self.name = gateway, model
+
+    async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name)
+        return AgentTurn(message=dict(reply.message), usage=usage_of(getattr(reply, "usage", None)))
 
 
 class GoldAgent:
