@@ -119,7 +119,11 @@ def _task(row: dict[str, Any], answer: dict[str, Any] | None, subset: Subset, wh
             involved_classes=row.get("involved_classes"), path=row.get("path") or [], held_out=held,
             excluded_functions=row.get("excluded_function") or [], ground_truth=answer.get("ground_truth"),
         )
-    except (ValidationError, ValueError, TypeError, AttributeError) as exc:
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise BFCLDataError(f"{where}: task {row.get('id')!r} is malformed: {field}: {first['msg']}") from None
+    except (ValueError, TypeError, AttributeError) as exc:
         raise BFCLDataError(f"{where}: task {row.get('id')!r} is malformed: {exc}") from None
     if len(task.ground_truth) != len(task.turns):
         raise BFCLDataError(f"{where}: task {task.id} has {len(task.turns)} turns but {len(task.ground_truth)} "
