@@ -56,7 +56,7 @@ def score_in_process(task: BFCLTask, decoded: list[list[list[str]]]) -> Verdict:
     name = f"reference{next(_serial)}"
     verdict = multi_turn_checker(decoded, task.ground_truth, entry, task.id.rsplit("_", 1)[0], name)
     names = vars(_utils())
-    for key in [k for k in names if k.startswith(f"{name}_")]:
-        del names[key]
+    for key in [k for k in list(names) if k.startswith(f"{name}_")]:
+        names.pop(key, None)
     return Verdict(valid=bool(verdict["valid"]), error_type=verdict.get("error_type"),
                    error_message=verdict.get("error_message"))
