@@ -1,16 +1,22 @@
 """`envscaler`: one CLI for every job. Each verb lives in its own module under `commands/` and is
-imported lazily, so `envscaler --help` is fast and a verb's heavy imports (Prefect) load only when used."""
+imported lazily, so `envscaler --help` is fast and a verb's heavy imports (Prefect) load only when used.
+
+Errors are one line on stderr (exit 2 for input and setup problems); an unexpected exception is one
+line too (exit 1), with the traceback only under `--debug` (anywhere on the command line)."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import typer
 
 app = typer.Typer(
     name="envscaler",
-    help="EnvScaler factory: synthesize stateful tool environments, verified scenarios and training data.",
+    help="EnvScaler factory: synthesize stateful tool environments, verified scenarios and training data. "
+         "Runs live in one store (default: a DuckDB file under ENVSCALER_HOME, ~/.local/share/envscaler; "
+         "override with ENVSCALER_DB_URL or --db). Add --debug to any command for tracebacks.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -20,14 +26,21 @@ app = typer.Typer(
 VERBS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "Run the whole factory on bundled real tasks against the built-in mock LLM."),
     "run": ("run", "Run the factory on source task files."),
-    "resume": ("resume", "Resume a stopped or crashed run by its id."),
-    "status": ("status", "Show a run's funnel, tokens, cost and top rejection reasons."),
+    "resume": ("resume", "Resume a stopped, interrupted or crashed run by its id."),
+    "status": ("status", "Show a run's funnel, tokens, cost, sources and env ids (or list runs); --watch a live one."),
+    "report": ("report", "Write a run's self-contained HTML report (funnel chart, envs, scenarios, trajectories)."),
     "validate": ("validate", "Validate an environment class file (programmatic and/or LLM judge)."),
     "sandbox": ("sandbox", "Run environment code in the sandbox (`sandbox exec`)."),
     "export": ("export", "Export SFT / RL / gym datasets from the store."),
     "serve-mcp": ("serve_mcp", "Serve an accepted environment's tools over MCP."),
     "mock-llm": ("mock_llm", "Start the bundled MOCK OpenAI-compatible LLM server (not a model)."),
 }
+
+
+@app.callback()
+def _root(debug: bool = typer.Option(False, "--debug", help="Show tracebacks and Prefect's own log lines.")) -> None:
+    if debug:
+        os.environ["ENVSCALER_DEBUG"] = "1"
 
 
 def _register() -> None:
@@ -37,12 +50,39 @@ def _register() -> None:
         target(app, verb, help_text)
 
 
+def _take_debug_flag(argv: list[str]) -> list[str]:
+    """`--debug` may follow the verb too (`envscaler run ... --debug`)."""
+    if "--debug" in argv[1:]:
+        os.environ["ENVSCALER_DEBUG"] = "1"
+        return [a for a in argv if a != "--debug"]
+    return argv
+
+
 def main() -> None:
+    from envscaler.console import debug_enabled, prefect_cli_environment
+
+    sys.argv = _take_debug_flag(sys.argv)
+    prefect_cli_environment()
     _register()
+    import click
+
     try:
-        app()
-    except KeyboardInterrupt:
+        code = app(standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as usage:
+        usage.show()
+        sys.exit(usage.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        typer.echo("interrupted", err=True)
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the one-line promise holds for our bugs too
+        if debug_enabled():
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        typer.echo(f"error: unexpected {type(exc).__name__}: {first} (rerun with --debug for the traceback)", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

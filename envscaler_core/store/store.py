@@ -66,10 +66,11 @@ class Store:
         self._closed = False
 
     @classmethod
-    def from_url(cls, url: str) -> Store:
-        """Open (creating if needed) the store at `url`: `duckdb:///path` or `postgresql[+psycopg]://...`."""
+    def from_url(cls, url: str, *, create: bool = True) -> Store:
+        """Open (creating if needed) the store at `url`: `duckdb:///path` or `postgresql[+psycopg]://...`.
+        Read-only verbs pass `create=False`: a DuckDB file that does not exist is `StoreMissing`."""
         location = parse_store_url(url)
-        return cls(open_engine(location), location)
+        return cls(open_engine(location, create=create), location)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
