@@ -17,6 +17,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -62,6 +63,15 @@ def start_temporary_server(wait_s: float = 180.0) -> PrefectServer:
          "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error",
          "--lifespan", "on"],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    try:
+        return _await_temporary(proc, api_url, log, wait_s)
+    except BaseException:  # Ctrl-C while it starts: it is in its own session, so nobody else would stop it
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def _await_temporary(proc: subprocess.Popen[bytes], api_url: str, log: Any, wait_s: float) -> PrefectServer:
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -72,7 +82,6 @@ def start_temporary_server(wait_s: float = 180.0) -> PrefectServer:
         if healthy(api_url, timeout=0.5):
             return PrefectServer(api_url, proc.pid, proc)
         time.sleep(0.2)
-    proc.kill()
     raise RuntimeError(f"the temporary Prefect server did not answer within {wait_s:.0f}s; set PREFECT_API_URL "
                        "to a running server (`prefect server start`)")
 

@@ -136,8 +136,10 @@ def prefect_api() -> Iterator[None]:
 
     try:
         with temporary_settings({PREFECT_API_URL: server.api_url}):
-            yield
-            drain_prefect()  # logs and events go out while the server still listens
+            try:
+                yield
+            finally:
+                drain_prefect()  # logs and events go out while the server still listens, also after Ctrl-C
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop(timeout_s=10)

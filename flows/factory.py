@@ -199,8 +199,9 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
         final = "failed" if isinstance(exc, Exception) else "interrupted"
         changes = {"progress": tracker.finish(final)} if tracker else {}
         with contextlib.suppress(Exception):  # a broken store must not hide why the run stopped
-            ctx.update_run(status=final, error=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
-                           **changes)
+            error = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) if final == "failed" else \
+                f"interrupted ({type(exc).__name__}); continue with `envscaler resume {ctx.run_id}`"
+            ctx.update_run(status=final, error=error, **changes)
         raise
     progress = tracker.finish(status) if tracker else None
     ctx.update_run(stage=ctx.store.get_run(ctx.run_id).stage or "done", status=status, error=error,

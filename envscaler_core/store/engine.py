@@ -58,6 +58,22 @@ def open_engine(location: StoreURL, *, create: bool = True) -> Engine:
     return engine
 
 
+def release_dialect(engine: Engine) -> None:
+    """Let a closed engine's dialect be freed. SQLAlchemy's PostgreSQL dialect (which duckdb_engine
+    extends) memoises `_has_multi_table_query` with a class-level `lru_cache` keyed by the dialect, so
+    every dialect ever used stays alive until interpreter teardown, and with it the result-processor
+    memo keyed by DuckDB's native type objects; torn down after DuckDB's bindings, those are what the
+    `nanobind: leaked instances` dump at exit lists. Dropping the memo and that cache entry frees them now."""
+    from sqlalchemy.dialects.postgresql.base import PGDialect
+
+    memos = getattr(engine.dialect, "__dict__", {}).get("_type_memos")
+    if isinstance(memos, dict) or hasattr(memos, "clear"):
+        memos.clear()
+    cached = getattr(PGDialect, "_has_multi_table_query", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+
+
 def _make_parent(location: StoreURL) -> None:
     assert location.path is not None
     try:
