@@ -47,22 +47,26 @@ def say(message: str, quiet: bool = False) -> None:
         typer.echo(message, err=True)
 
 
-def check_sources(sources: list[Path], settings: Settings, *, quiet: bool = False) -> list[str]:
-    """Read every source file before anything is written: print each file's counts and first problems,
-    and stop with exit 2 on a file that yields no task, an unreadable format, or (strict) a malformed record."""
-    from envscaler_core.mine.source_report import inspect_sources, report_lines, source_errors
-
-    missing = [str(p) for p in sources if not p.is_file()]
+def source_paths(sources: list[Path]) -> list[str]:
+    """Absolute paths of the source files, or exit 2 naming the missing ones (checked first: it is the
+    cheapest mistake to report)."""
+    missing = [str(p) for p in sources if not Path(p).is_file()]
     if missing:
         fail(f"source file(s) not found: {', '.join(missing)}")
-    resolved = [str(p.resolve()) for p in sources]
-    report = inspect_sources(resolved, settings.mine.max_tasks)
-    say("sources:\n" + "\n".join(report_lines(report)), quiet)
+    return [str(Path(p).resolve()) for p in sources]
+
+
+def check_sources(sources: list[str], settings: Settings) -> list[str]:
+    """Read every source file before anything is written (the store is not even created): exit 2 on a file
+    that yields no task, an unreadable format, or (strict) a malformed record; else the report's lines."""
+    from envscaler_core.mine.source_report import inspect_sources, report_lines, source_errors
+
+    report = inspect_sources(sources, settings.mine.max_tasks)
     errors = source_errors(report, strict=settings.mine.strict_sources)
     if errors:
-        more = f" (and {len(errors) - 1} more problem(s) above)" if len(errors) > 1 else ""
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
         fail(errors[0] + more)
-    return resolved
+    return report_lines(report)
 
 
 def check_endpoint(settings: Settings) -> None:
@@ -155,14 +159,20 @@ def drain_prefect(timeout_s: float = 10) -> None:
 
 
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
-                quiet: bool = False) -> dict[str, Any]:
+                quiet: bool = False, read_sources_first: bool = True) -> dict[str, Any]:
     """Run the factory flow in this process; user-caused failures become one line and exit 2, Ctrl-C
-    marks the run interrupted and exits 130 with the resume command."""
+    marks the run interrupted and exits 130 with the resume command. Setup is checked in the order a
+    user fixes it, each failure one line before anything is written: key and endpoint, the sources
+    (read whole), the store; then the sources' report is printed."""
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
     check_endpoint(settings)
+    report = check_sources(sources, settings) if read_sources_first and sources and "mine" in (stages or ["mine"]) \
+        else []
     prefect_cli_environment()
     with claimed_store(settings) as store:
+        if report:
+            say("sources:\n" + "\n".join(report), quiet)
         from envscaler.live_progress import LiveProgress
         from envscaler_core.pipeline.progress import progress_path
 

@@ -18,12 +18,14 @@ EXIT_BUDGET = 3
 
 
 @contextmanager
-def open_store(url: str) -> Iterator[Any]:
-    """A read-only verb's store: a missing DuckDB file is an error, never created."""
-    from envscaler_core.store import Store, StoreError
+def open_store(url: str, run_id: str | None = None) -> Iterator[Any]:
+    """A read-only verb's store: a missing DuckDB file is an error (naming the run asked for), never created."""
+    from envscaler_core.store import Store, StoreError, StoreMissing
 
     try:
         store = Store.from_url(url, create=False)
+    except StoreMissing as exc:
+        fail(f"no run {run_id!r}: {exc}" if run_id else str(exc))
     except StoreError as exc:
         fail(str(exc))
     try:

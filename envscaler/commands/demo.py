@@ -28,7 +28,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         os.environ.setdefault("PREFECT_HOME", str(home))  # before prefect is imported anywhere
         from envscaler.demo import DEMO_OVERRIDES, SLICE
         from envscaler.prefect_server import ensure_prefect_server
-        from envscaler.runner import check_sources, new_run_id, run_factory, settings_from
+        from envscaler.runner import new_run_id, run_factory, settings_from
         from envscaler.status import print_summary
         from mock_llm.server import MockServer
 
@@ -50,7 +50,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             settings = settings_from(None, db, overrides)
             run_id = new_run_id("demo")
             typer.echo(f"[demo] run {run_id}: {SLICE.name} -> topics -> envs -> validation -> scenarios -> rollouts -> exports")
-            summary = run_factory(settings, run_id, check_sources([SLICE], settings, quiet=quiet), quiet=quiet)
+            summary = run_factory(settings, run_id, [str(SLICE)], quiet=quiet)
             requests = mock.stats()["requests_total"]
         typer.echo("")
         print_summary(summary, False)

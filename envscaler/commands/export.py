@@ -23,7 +23,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         from envscaler.runner import settings_from
         from envscaler_core.export import ExportError, export_run, resolve_formats
-        from envscaler_core.store import Store, StoreError
+        from envscaler_core.store import Store, StoreError, StoreMissing
 
         try:
             formats = resolve_formats(f.strip() for f in fmt.split(","))
@@ -35,6 +35,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 manifest = export_run(store, run_id, settings, out, formats=formats)
         except ExportError as exc:
             fail(str(exc))
+        except StoreMissing as exc:
+            fail(f"no run {run_id!r}: {exc}")
         except StoreError as exc:
             fail(f"export of run {run_id} failed, nothing half-written: {exc}")
         except OSError as exc:

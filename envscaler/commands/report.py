@@ -24,7 +24,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler_core.report import write_report
 
         settings = settings_from(config, db)
-        with open_store(settings.store.url) as store:
+        with open_store(settings.store.url, run_id) as store:
             run = store.get_run(run_id)
             if run is None:
                 known = [r.run_id for r in store.list_runs()][-5:]

@@ -24,7 +24,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler.status import open_store, print_summary
 
         located = settings_from(config, db)
-        with open_store(located.store.url) as store:
+        with open_store(located.store.url, run_id) as store:
             run = store.get_run(run_id)
             known = [r.run_id for r in store.list_runs()][-5:]
         if run is None:
@@ -37,5 +37,5 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         settings = settings_from(None, None, config)  # the run's own settings; the key from the environment
         if db:  # the same run, reached through a different URL (e.g. a moved file)
             settings = settings.model_copy(update={"store": settings.store.model_copy(update={"url": db})})
-        summary = run_factory(settings, run_id, list(run.sources), quiet=quiet)
+        summary = run_factory(settings, run_id, list(run.sources), quiet=quiet, read_sources_first=False)
         print_summary(summary, json_out)

@@ -26,7 +26,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No source report or live progress; only the summary."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
-        from envscaler.runner import check_sources, new_run_id, run_factory, settings_from
+        from envscaler.runner import new_run_id, run_factory, settings_from, source_paths
         from envscaler.status import print_summary
         from flows.factory import STAGES
 
@@ -34,8 +34,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         bad = [s for s in chosen or [] if s not in STAGES]
         if bad:
             fail(f"--stages: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
+        paths = source_paths(source)
         settings = settings_from(config, db, {"mine": {"strict_sources": True}} if strict else None)
         rid = run_id or new_run_id()
-        sources = check_sources(source, settings, quiet=quiet)
-        summary = run_factory(settings, rid, sources, chosen, quiet=quiet)
+        summary = run_factory(settings, rid, paths, chosen, quiet=quiet)
         print_summary(summary, json_out)

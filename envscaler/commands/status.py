@@ -73,7 +73,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     """Print the run once; True when there is nothing more to watch (the run is not active)."""
     from envscaler.status import pid_alive, print_summary, progress_text, run_progress
     from envscaler_core.pipeline.report import build_summary
-    from envscaler_core.store import Store, StoreError
+    from envscaler_core.store import Store, StoreError, StoreMissing
 
     live = run_progress(url, run_id)
     active = live is not None and live.status == "running" and pid_alive(live.pid)
@@ -83,9 +83,11 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
                 known = [r.run_id for r in store.list_runs()][-5:]
                 fail(f"no run {run_id!r} in {url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
             summary = build_summary(store, run_id)
+    except StoreMissing as exc:
+        fail(f"no run {run_id!r}: {exc}")
     except StoreError as exc:
         if live is None:
-            fail(str(exc) if not active else f"run {run_id}: no progress published yet")
+            fail(str(exc))
         if clear:
             typer.echo("\033[2J\033[H", nl=False)
         typer.echo(live.model_dump_json(indent=2) if json_out else
