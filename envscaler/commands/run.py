@@ -28,12 +28,14 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         from envscaler.runner import new_run_id, run_factory, settings_from, source_paths
         from envscaler.status import print_summary
-        from flows.factory import STAGES
 
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
-        bad = [s for s in chosen or [] if s not in STAGES]
-        if bad:
-            fail(f"--stages: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
+        if chosen:
+            from flows.factory import STAGES  # imports Prefect: only when needed
+
+            bad = [s for s in chosen if s not in STAGES]
+            if bad:
+                fail(f"--stages: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
         paths = source_paths(source)
         settings = settings_from(config, db, {"mine": {"strict_sources": True}} if strict else None)
         rid = run_id or new_run_id()
