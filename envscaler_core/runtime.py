@@ -51,6 +51,31 @@ class EnvLoadError(Exception):
     """The code does not compile, the class is missing, or the initial state is rejected."""
 
 
+def _summary(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return f"{type(value).__name__} of {len(value)} entr{'y' if len(value) == 1 else 'ies'}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def config_not_loaded(config: dict[str, Any] | None, state: dict[str, Any]) -> str | None:
+    """Why a freshly loaded state does not hold the config it was loaded from, or None.
+
+    Loading sets every top-level key of the config as an attribute, so each public key must come back
+    unchanged; when it does not (a property, a `__setattr__` or `__slots__` swallowing it), the env
+    would silently run on other data than the scenario describes. Keys starting with `_` are private
+    attributes, which are not part of the state, so they cannot be checked here."""
+    for key, value in (config or {}).items():
+        if key.startswith("_"):
+            continue
+        if key not in state:
+            return f"attribute {key!r} is missing after loading (the config gives {_summary(value)})"
+        if state[key] != value:
+            return (f"attribute {key!r} holds {_summary(state[key])} after loading, "
+                    f"but the config gives {_summary(value)}")
+    return None
+
+
 class Episode(Protocol):
     @property
     def state(self) -> dict[str, Any]: ...

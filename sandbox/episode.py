@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from envscaler_core.runtime import CallOutcome, EnvLoadError
+from envscaler_core.runtime import CallOutcome, EnvLoadError, config_not_loaded
 from sandbox.child import Child, ChildFailure, encode
 from sandbox.diff import state_diff
 from sandbox.schema import check_call, index_tools
@@ -65,6 +65,10 @@ class SandboxEpisode:
         if reply.get("ok") is not True or not isinstance(reply.get("state"), dict):
             child.kill()
             raise EnvLoadError(str(reply.get("error") or "the worker sent an invalid load reply")[:MAX_ERROR_CHARS])
+        problem = None if restore is not None else config_not_loaded(self._initial, reply["state"])
+        if problem:
+            child.kill()
+            raise EnvLoadError(f"initial state did not load: {problem}")
         self._child, self._state = child, reply["state"]
         self.last_output = str(reply.get("output", ""))
 

@@ -260,29 +260,21 @@ class EpisodeChild:
         return '{"ok":true,"state":' + text + ',"output":' + dumps(clean(self.out.take())) + "}"
 
     @staticmethod
-    def construct(cls: type, init):
-        """cls(init_config) when __init__ takes an argument; else cls() and the keys set as attributes."""
+    def construct(cls: type, init: dict | None):
+        """EnvScaler's runtime, step for step: `cls(<deep copy of the config>)` (`cls({})` when there is
+        none), `cls()` if that raises TypeError, then every top-level key of another deep copy set as an
+        attribute. Classes in EnvScaler's own style declare empty containers and rely on that setattr;
+        self-loading classes get the same values twice. The second copy keeps a stored `init_config`
+        from aliasing the live containers (the reference aliases them: its `init_config` drifts)."""
+        config = init or {}
         try:
-            sig = inspect.signature(cls)
-        except (TypeError, ValueError):
-            sig = None
-        if init is None:
-            if sig is not None and any(
-                p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                for p in sig.parameters.values()
-            ):
-                return cls({})
-            return cls()
-        takes_arg = True
-        if sig is not None:
+            inst = cls(copy.deepcopy(config))
+        except TypeError as first:
             try:
-                sig.bind(init)
+                inst = cls()
             except TypeError:
-                takes_arg = False
-        if takes_arg:
-            return cls(init)
-        inst = cls()
-        for key, value in init.items():
+                raise first from None
+        for key, value in copy.deepcopy(config).items():
             setattr(inst, key, value)
         return inst
 

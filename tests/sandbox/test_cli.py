@@ -68,3 +68,27 @@ def test_check_names_the_backend() -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("backend: bwrap")
     assert "network" in proc.stdout
+
+
+def test_exec_runs_an_envscaler_style_class_on_the_given_state(tmp_path: Path) -> None:
+    from tests.sandbox.envscaler_style import LIBRARY_CODE, LIBRARY_STATE
+
+    (tmp_path / "env.py").write_text(LIBRARY_CODE)
+    (tmp_path / "state.json").write_text(json.dumps(LIBRARY_STATE))
+    (tmp_path / "calls.json").write_text(json.dumps([{"tool": "get_book", "args": {"book_id": "B1"}}]))
+    proc = run("exec", "--code", str(tmp_path / "env.py"), "--class", "LibraryDesk",
+               "--state", str(tmp_path / "state.json"), "--calls", str(tmp_path / "calls.json"))
+    assert proc.returncode == 0, proc.stderr
+    first = json.loads(proc.stdout.splitlines()[0])
+    assert first["result"] == {"success": True, "data": LIBRARY_STATE["books"]["B1"]}
+
+
+def test_exec_says_when_the_state_does_not_load(tmp_path: Path) -> None:
+    (tmp_path / "env.py").write_text("class A:\n    __slots__ = ('__dict__',)\n    def __setattr__(self, k, v):\n        pass\n")
+    (tmp_path / "state.json").write_text('{"items": {"x": 1}}')
+    (tmp_path / "calls.json").write_text("[]")
+    proc = run("exec", "--code", str(tmp_path / "env.py"), "--class", "A",
+               "--state", str(tmp_path / "state.json"), "--calls", str(tmp_path / "calls.json"))
+    assert proc.returncode == 2
+    assert "initial state did not load: attribute 'items' is missing" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

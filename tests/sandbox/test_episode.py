@@ -201,3 +201,53 @@ def test_a_forgotten_episode_does_not_leave_a_live_process(jail: SandboxPool, ba
     del ep
     gc.collect()
     assert wait_for_process_count(jail, baseline) == baseline
+
+
+# ---- loading exactly as EnvScaler's runtime does (construct with the config, then setattr every key) ----
+
+def test_an_envscaler_style_class_runs_on_the_state_it_was_given(sandbox_pool: SandboxPool) -> None:
+    from tests.sandbox.envscaler_style import LIBRARY_CODE, LIBRARY_STATE
+
+    with sandbox_pool.open_episode(LIBRARY_CODE, "LibraryDesk", LIBRARY_STATE) as ep:
+        assert ep.state["books"] == LIBRARY_STATE["books"] and ep.state["members"] == LIBRARY_STATE["members"]
+        assert ep.call("get_book", {"book_id": "B1"}).result["data"]["title"] == "Dune"
+        lent = ep.call("lend_book", {"book_id": "B1", "member_id": "M1"})
+        assert lent.result["success"] is True
+        assert ep.call("lend_book", {"book_id": "B2", "member_id": "M1"}).result == {
+            "success": False, "error": "no copies left"}
+
+
+def test_the_stored_init_config_does_not_alias_the_live_containers(sandbox_pool: SandboxPool) -> None:
+    from tests.sandbox.envscaler_style import LIBRARY_CODE, LIBRARY_STATE
+
+    with sandbox_pool.open_episode(LIBRARY_CODE, "LibraryDesk", LIBRARY_STATE) as ep:
+        out = ep.call("lend_book", {"book_id": "B1", "member_id": "M1"})
+        assert out.state["books"]["B1"]["copies_available"] == 1
+        assert out.state["init_config"] == LIBRARY_STATE
+        assert [c["path"] for c in out.state_diff["changes"]] == ["/books/B1/copies_available", "/members/M1/borrowed/0"]
+
+
+def test_a_constructor_that_rejects_the_config_falls_back_to_no_arguments(sandbox_pool: SandboxPool) -> None:
+    code = ("class A:\n    def __init__(self):\n        self.items = {}\n"
+            "    def count(self) -> dict:\n        return {'success': True, 'data': len(self.items)}\n")
+    with sandbox_pool.open_episode(code, "A", {"items": {"x": 1, "y": 2}}) as ep:
+        assert ep.call("count", {}).result == {"success": True, "data": 2}
+
+
+@pytest.mark.parametrize("code, needle", [
+    ("class A:\n    __slots__ = ('__dict__',)\n    def __setattr__(self, k, v):\n        pass\n",
+     "initial state did not load: attribute 'items' is missing after loading"),
+    ("class A:\n    def __init__(self, init_config=None):\n        object.__setattr__(self, 'items', {})\n"
+     "    def __setattr__(self, k, v):\n        object.__setattr__(self, k, {} if k == 'items' else v)\n",
+     "initial state did not load: attribute 'items' holds dict of 0 entries after loading, but the config gives "
+     "dict of 2 entries"),
+])
+def test_a_state_that_did_not_load_is_a_load_error(sandbox_pool: SandboxPool, code: str, needle: str) -> None:
+    with pytest.raises(EnvLoadError, match=needle):
+        sandbox_pool.open_episode(code, "A", {"items": {"x": 1, "y": 2}})
+
+
+def test_a_property_without_setter_named_like_a_config_key_is_a_load_error(sandbox_pool: SandboxPool) -> None:
+    code = "class A:\n    @property\n    def items(self):\n        return {}\n"
+    with pytest.raises(EnvLoadError, match="AttributeError"):
+        sandbox_pool.open_episode(code, "A", {"items": {"x": 1}})
