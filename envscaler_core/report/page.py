@@ -41,9 +41,27 @@ ol.checks li{margin-bottom:6px}.proof{font-size:12px;color:var(--muted)}
 .msg.assistant{align-self:flex-start;background:#fff}.msg.tool{align-self:flex-start;background:#f3f8f1;margin-left:24px}.msg.system{background:#fafafa;align-self:stretch;max-width:100%}
 .call{font:12px ui-monospace,monospace;color:#5c3bdb}.trajectory{margin:12px 0;padding-top:6px;border-top:1px dashed var(--line)}.checkres{margin-top:6px;font-size:12px}
 .kpi{display:inline-block;margin:0 22px 8px 0}.kpi b{display:block;font-size:20px}
+body.page main>section{display:none}body.page main>section.shown{display:block}
+section.focus>*:not(h2):not(.shown){display:none}section.focus>.trajectory.shown{border-top:0}
 """
 
 SCRIPT = """
+// A link to an env (#env-...) or to one of its scenarios or trajectories shows that env as its own page
+// (the target alone, for a scenario or a trajectory), starting at the top; #overview shows everything.
+function route() {
+  var id = decodeURIComponent(location.hash.slice(1)), el = id ? document.getElementById(id) : null;
+  document.body.classList.remove('page');
+  document.querySelectorAll('.shown, .focus').forEach(function (e) { e.classList.remove('shown', 'focus'); });
+  var section = el ? el.closest('main > section') : null;
+  if (!section || section.id === 'overview') return;
+  document.body.classList.add('page');
+  section.classList.add('shown');
+  if (el !== section) { section.classList.add('focus'); el.classList.add('shown'); }
+  window.scrollTo(0, 0);
+}
+window.addEventListener('hashchange', route);
+window.addEventListener('load', function () { if (document.body.classList.contains('page')) window.scrollTo(0, 0); });
+route();
 document.getElementById('envfilter').addEventListener('input', function (e) {
   var q = e.target.value.toLowerCase();
   document.querySelectorAll('nav a.envlink').forEach(function (a) {
