@@ -15,7 +15,7 @@ import typer
 app = typer.Typer(
     name="envscaler",
     help="EnvScaler factory: synthesize stateful tool environments, verified scenarios and training data. "
-         "Runs live in one store (default: a DuckDB file under ENVSCALER_HOME, ~/.local/share/envscaler; "
+         "Runs live in one store (default: a DuckDB file under ENVSCALER_DATA_DIR, ~/.local/share/envscaler; "
          "override with ENVSCALER_DB_URL or --db). Add --debug to any command for tracebacks.",
     no_args_is_help=True,
     add_completion=False,

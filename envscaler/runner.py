@@ -22,7 +22,7 @@ from typing import Any
 import typer
 
 from envscaler.commands._common import fail
-from envscaler_core.config import ConfigError, Settings, envscaler_home, load_settings, public_config
+from envscaler_core.config import ConfigError, Settings, envscaler_data_dir, load_settings, public_config
 
 EXIT_INTERRUPTED = 130
 
@@ -176,7 +176,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         from envscaler.live_progress import LiveProgress
         from envscaler_core.pipeline.progress import progress_path
 
-        progress = progress_path(settings.store.url, run_id, envscaler_home())
+        progress = progress_path(settings.store.url, run_id, envscaler_data_dir())
         progress.unlink(missing_ok=True)
         say(f"run {run_id} (store {store.url}); Ctrl-C stops it, `envscaler resume {run_id}` continues it", quiet)
         try:

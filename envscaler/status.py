@@ -52,20 +52,20 @@ def pid_alive(pid: int | None) -> bool:
 
 def published_progress(store_url: str) -> list[Any]:
     """Progress files of the runs whose processes are alive, newest first (for a locked store)."""
-    from envscaler_core.config import envscaler_home
+    from envscaler_core.config import envscaler_data_dir
     from envscaler_core.pipeline.progress import progress_path, read_progress
 
-    folder = progress_path(store_url, "x", envscaler_home()).parent
+    folder = progress_path(store_url, "x", envscaler_data_dir()).parent
     found = [read_progress(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
     live = [p for p in found if p is not None and p.status == "running" and pid_alive(p.pid)]
     return sorted(live, key=lambda p: p.updated_at, reverse=True)
 
 
 def run_progress(store_url: str, run_id: str) -> Any:
-    from envscaler_core.config import envscaler_home
+    from envscaler_core.config import envscaler_data_dir
     from envscaler_core.pipeline.progress import progress_path, read_progress
 
-    return read_progress(progress_path(store_url, run_id, envscaler_home()))
+    return read_progress(progress_path(store_url, run_id, envscaler_data_dir()))
 
 
 def print_summary(summary: dict[str, Any], as_json: bool) -> None:

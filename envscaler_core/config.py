@@ -80,24 +80,24 @@ class SandboxSettings(_Section):
     python: str | None = Field(default=None, description="Absolute interpreter path readable by the sandbox uid.")
 
 
-def envscaler_home(environ: dict[str, str] | None = None) -> Path:
-    """The one place runs live unless configured otherwise: `$ENVSCALER_HOME`, else
+def envscaler_data_dir(environ: dict[str, str] | None = None) -> Path:
+    """The one place runs live unless configured otherwise: `$ENVSCALER_DATA_DIR`, else
     `$XDG_DATA_HOME/envscaler`, else `~/.local/share/envscaler`. The demo, `run`, `status`, `export`,
     `serve-mcp` and `report` all default to the store here, whatever directory they are started from."""
     env = os.environ if environ is None else environ
-    if env.get("ENVSCALER_HOME"):
-        return Path(env["ENVSCALER_HOME"]).expanduser().resolve()
+    if env.get("ENVSCALER_DATA_DIR"):
+        return Path(env["ENVSCALER_DATA_DIR"]).expanduser().resolve()
     data = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
     return (data / "envscaler").resolve()
 
 
 def default_store_url() -> str:
-    return f"duckdb:///{envscaler_home() / 'envscaler.duckdb'}"
+    return f"duckdb:///{envscaler_data_dir() / 'envscaler.duckdb'}"
 
 
 class StoreSettings(_Section):
     url: str = Field(default_factory=default_store_url,
-                     description="Default: a DuckDB file under ENVSCALER_HOME (see `envscaler_home`).")
+                     description="Default: a DuckDB file under ENVSCALER_DATA_DIR (see `envscaler_data_dir`).")
 
 
 class MineSettings(_Section):

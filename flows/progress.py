@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from uuid import UUID
 
-from envscaler_core.config import envscaler_home
+from envscaler_core.config import envscaler_data_dir
 from envscaler_core.models.progress import RunProgress
 from envscaler_core.pipeline import RunContext
 from envscaler_core.pipeline.progress import ProgressTracker, Sink, file_sink, progress_path
@@ -72,7 +72,7 @@ class PrefectProgress:
 def make_tracker(ctx: RunContext, shard: tuple[int, int]) -> ProgressTracker:
     """File (every 0.5 s) and run-row (every 5 s) sinks; the funnel is re-read on forced publishes."""
     name = ctx.run_id if shard[1] == 1 else f"{ctx.run_id}.shard-{shard[0]}-of-{shard[1]}"
-    path: Path = progress_path(ctx.settings.store.url, name, envscaler_home())
+    path: Path = progress_path(ctx.settings.store.url, name, envscaler_data_dir())
     sinks = [file_sink(path), Sink("run row", lambda p: ctx.update_run(progress=p), interval_s=5.0)]
     return ProgressTracker(ctx.run_id, ctx.gateway.usage_by_stage, store=ctx.store.url, sinks=sinks,
                            funnel=lambda: ctx.store.funnel(ctx.run_id))

@@ -16,7 +16,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the exports, the report and the Prefect "
                                      "home go."),
         db: str | None = typer.Option(None, "--db", help="Store URL (default: the one store every verb uses, under "
-                                      "ENVSCALER_HOME; or ENVSCALER_DB_URL)."),
+                                      "ENVSCALER_DATA_DIR; or ENVSCALER_DB_URL)."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No live progress; only the summary."),
         prefect: str = typer.Option("server", "--prefect", help="'server': reuse or start a local Prefect server (dashboard); "
                                     "'ephemeral': a temporary one for this process only."),

@@ -16,7 +16,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         run_id: str = typer.Argument(..., help="The run to report on."),
         out: Path | None = typer.Option(None, "--out", "-o", help="HTML file to write (default: "
                                         "<flow.out_dir>/<RUN_ID>/report.html)."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_HOME)."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
     ) -> None:
         from envscaler.runner import settings_from

@@ -21,7 +21,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
         stages: str | None = typer.Option(None, "--stages", help="Comma-separated subset: mine,synth,validate,scen,rollout,export."),
         db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL; default: "
-                                      "a DuckDB file under ENVSCALER_HOME, ~/.local/share/envscaler)."),
+                                      "a DuckDB file under ENVSCALER_DATA_DIR, ~/.local/share/envscaler)."),
         strict: bool = typer.Option(False, "--strict", help="Refuse to start if any source record is malformed."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No source report or live progress; only the summary."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),

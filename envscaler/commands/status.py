@@ -17,7 +17,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def status(
         run_id: str | None = typer.Argument(None, help="Run id; omit to list runs."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_HOME)."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
         config: Path | None = typer.Option(None, "--config", "-c"),
         watch: bool = typer.Option(False, "--watch", "-w", help="Refresh every few seconds until the run ends."),
         every: float = typer.Option(2.0, "--every", min=0.2, help="Seconds between refreshes with --watch."),

@@ -29,7 +29,7 @@ Usage = Callable[[], dict[str, dict[str, Any]]]
 
 def progress_path(store_url: str, run_id: str, home: Path | None = None) -> Path:
     """Where a run publishes its progress: beside a DuckDB file (so `status` finds it from the store URL
-    alone while the run holds the file), else under `home` (ENVSCALER_HOME) for server stores."""
+    alone while the run holds the file), else under `home` (ENVSCALER_DATA_DIR) for server stores."""
     try:
         location = parse_store_url(store_url)
     except Exception:  # noqa: BLE001 - a bad URL fails elsewhere with its own message
