@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 from envscaler_core.models import (
-    CheckAudit,
-    ImportedEnv,
-    ImportedScenario,
     AcceptedEnv,
+    BFCLEvalReport,
+    BFCLTaskResult,
+    CheckAudit,
     CheckResult,
     CheckSpec,
     Entity,
     EnvCandidate,
     EnvSpec,
     EnvTopic,
+    ImportedEnv,
+    ImportedScenario,
     Operation,
     Record,
     Scenario,
     SourceTask,
     StageFailure,
+    SubsetScore,
     TokenUsage,
     ToolCall,
     ToolFunction,
@@ -86,4 +89,14 @@ def every_kind() -> list[Record]:
         record_json='{"env_id":"env_1","task":"Add Dune.","init_config":{"s":{"__type__":"set","items":[1]}}}',
         audit="verified", checks=[CheckAudit(index=0, item="Dune exists", outcome="verified", on_initial=False, on_solved=True)],
         reference_solution=[ToolCall(tool="add_book", args={"title": "Dune"})], solution_origin="file")
-    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure, imported_env, imported_scenario]
+    bfcl_result = BFCLTaskResult(
+        task_id="multi_turn_base_0", subset="base", agent="llm", model="gpt-4.1-mini", valid=False,
+        error_type="multi_turn:instance_state_mismatch", error_message="state differs", details={"differences": {}},
+        turns=1, steps=2, tool_calls=1, decoded=[[["ls(a=True)"]]],
+        messages=[{"role": "user", "content": "List."}, {"role": "assistant", "content": "Done."}],
+        usage=TokenUsage(prompt_tokens=5, completion_tokens=1), elapsed_s=0.25,
+    )
+    bfcl_report = BFCLEvalReport(agent="llm", model="gpt-4.1-mini", complete=True, overall=0.0,
+                                 subsets={"base": SubsetScore(tasks=1, valid=0, accuracy=0.0)})
+    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure, bfcl_result, bfcl_report,
+            imported_env, imported_scenario]
