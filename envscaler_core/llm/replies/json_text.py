@@ -1,0 +1,227 @@
+"""Find JSON objects inside a model's answer text and read them leniently but unambiguously.
+
+Where: fenced blocks first (any fence language or none; the closing fence must start a line, so a
+fence *inside* a JSON string does not end the block), then every top-level balanced `{…}` of the
+text, found by a scanner that respects string quoting.
+
+How: strict JSON (control characters allowed inside strings: models put raw newlines in code
+fields); else JSON with `//`, `/* */` or `#` comments and trailing commas removed (outside strings);
+else a Python literal (single quotes, True/False/None), which many models trained on Python emit.
+Each relaxation has exactly one reading, so accepting it cannot change the meaning. A string that
+itself holds a JSON object (double encoding) is read once more.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+_FENCE = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*(?=\n|$)",
+                    re.DOTALL)
+# CPython's AST constructor keeps its recursion depth in interpreter-wide state; two threads building
+# ASTs at once can trip "AST constructor recursion depth mismatch". Every literal_eval here holds this.
+AST_LOCK = threading.Lock()
+
+
+class NotJSON(ValueError):
+    """A candidate that no accepted reading turns into a value; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One place in the answer that may hold the object: its text, span and a human name for it."""
+
+    text: str
+    start: int
+    end: int
+    where: str
+    fenced: bool
+
+
+@dataclass(frozen=True)
+class Fence:
+    lang: str
+    body: str
+    start: int
+    end: int
+
+
+def fences(text: str) -> list[Fence]:
+    """Fenced blocks in order of appearance."""
+    return [Fence(m.group("lang").strip().lower(), m.group("body"), m.start(), m.end()) for m in _FENCE.finditer(text)]
+
+
+def _string_end(text: str, i: int) -> int:
+    """Index just past the string literal starting at `text[i]` (a quote), or len(text) if unclosed."""
+    quote, i = text[i], i + 1
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == quote:
+            return i + 1
+        if ch == "\n" and quote == "'":  # a Python string cannot span lines; an apostrophe in prose
+            return i
+        i += 1
+    return len(text)
+
+
+def matching_brace(text: str, start: int) -> int | None:
+    """End index (exclusive) of the balanced `{…}` starting at `start`, honouring quotes; None if it
+    never closes (a truncated or prose brace)."""
+    depth, i = 0, start
+    while i < len(text):
+        ch = text[i]
+        if ch in "\"'":
+            i = _string_end(text, i)
+            continue
+        if ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1 if ch == "}" else None
+            if depth < 0:
+                return None
+        i += 1
+    return None
+
+
+def balanced_objects(text: str) -> list[tuple[int, int]]:
+    """Spans of the top-level balanced objects of `text`, left to right (nested ones are part of
+    their parent; a brace that never closes is skipped)."""
+    spans, i = [], 0
+    while (i := text.find("{", i)) != -1:
+        end = matching_brace(text, i)
+        if end is None:
+            i += 1
+            continue
+        spans.append((i, end))
+        i = end
+    return spans
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def candidates(text: str) -> list[Candidate]:
+    """Fenced blocks (in order), then the balanced objects of the whole text not already covered."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for n, block in enumerate(fences(text), start=1):
+        body = block.body.strip()
+        if body:
+            lang = f" ({block.lang})" if block.lang else ""
+            found.append(Candidate(body, block.start, block.end, f"fenced block {n}{lang}", True))
+            seen.add(body)
+    whole = text.strip()
+    if whole[:1] in ('"', "[") and whole not in seen:  # a double-encoded or listed object
+        found.append(Candidate(whole, 0, len(text), "the whole reply", False))
+        seen.add(whole)
+    for k, (start, end) in enumerate(balanced_objects(text), start=1):
+        body = text[start:end]
+        if body.strip() not in seen:
+            found.append(Candidate(body, start, end, f"object {k} (line {_line_of(text, start)})", False))
+            seen.add(body.strip())
+    return found
+
+
+def unclosed_object_line(text: str) -> int | None:
+    """Line of the first `{` that never closes, when the text has no balanced object at all."""
+    start = text.find("{")
+    if start == -1 or balanced_objects(text):
+        return None
+    return _line_of(text, start)
+
+
+def _relaxed(text: str) -> str:
+    """`text` without comments and trailing commas outside strings (the only rewrites made)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = _string_end(text, i)
+            out.append(text[i:end])
+            i = end
+            continue
+        if text.startswith("//", i) or ch == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close == -1 else close + 2
+            continue
+        if ch == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\n":
+                j += 1
+            if j < n and text[j] in "}]":
+                i += 1
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _jsonable(value: Any, path: str = "") -> Any:
+    """A Python literal's value as JSON data: tuples become lists; other non-JSON values refuse."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise NotJSON(f"a key at {path or 'the top level'} is not a string")
+        return {k: _jsonable(v, f"{path}.{k}" if path else k) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    raise NotJSON(f"{path or 'the value'} is a Python {type(value).__name__}, which JSON cannot hold")
+
+
+def _excerpt(text: str, pos: int) -> str:
+    lo, hi = max(0, pos - 20), min(len(text), pos + 20)
+    return text[lo:hi].replace("\n", "\\n")
+
+
+def load_value(text: str) -> Any:
+    """The value `text` holds under the readings above; NotJSON with the strict parser's complaint."""
+    try:
+        value = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        first = exc
+        value = _lenient(text)
+        if value is _NOTHING:
+            raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno} "
+                          f"(near {_excerpt(text, first.pos)!r})") from None
+    if isinstance(value, str) and value.strip().startswith(("{", "[")):
+        try:
+            return load_value(value.strip())
+        except NotJSON:
+            return value
+    return value
+
+
+_NOTHING = object()
+
+
+def _lenient(text: str) -> Any:
+    relaxed = _relaxed(text)
+    if relaxed != text:
+        try:
+            return json.loads(relaxed, strict=False)
+        except json.JSONDecodeError:
+            pass
+    if "'" not in text and not re.search(r"\b(True|False|None)\b", text):
+        return _NOTHING
+    try:
+        with AST_LOCK:
+            value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOTHING
+    return _jsonable(value)

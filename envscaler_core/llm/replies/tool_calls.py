@@ -1,0 +1,125 @@
+"""An assistant turn in one strict OpenAI shape, whatever the endpoint sent.
+
+Accepted, because each has exactly one meaning:
+- reasoning in `reasoning_content`/`reasoning` or `<think>` blocks in `content`: moved to
+  `reasoning_content` (kept in the trajectory, never shown to the env or the user simulator);
+- text beside tool calls (kept as `content`), `content` as "" or None or a list of text parts;
+- any tool-call id format (`call_0`, `toolu_…`, 9-char alphanumerics); a missing or repeated id gets
+  a fresh one; a missing `type` is "function";
+- arguments as a JSON string (compact, pretty-printed or padded with whitespace), as an object, as
+  "" / null for a tool without parameters, JSON with trailing commas or comments, or double-encoded;
+- the legacy `function_call` field, and `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks
+  in the content when the server ran no tool parser (only for tools that were offered);
+- a `refusal` with no content becomes the content (the turn is still a turn).
+Arguments that cannot be read stay as the model wrote them: running the call then reports the precise
+problem to the model as an observation, which is what a real env does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from envscaler_core.llm.replies.json_text import NotJSON, load_value
+from envscaler_core.llm.replies.reasoning import content_text, reasoning_field, split_reasoning
+from envscaler_core.llm.replies.structured import ReplyProblem, shown
+
+_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL | re.IGNORECASE)
+
+
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as a dict; ReplyProblem says precisely why not."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        raise ReplyProblem(f"arguments must be a JSON object, found {shown(raw)}")
+    text = raw.strip()
+    if not text or text == "null":
+        return {}
+    try:
+        value = load_value(text)
+    except NotJSON as exc:
+        raise ReplyProblem(f"arguments are not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ReplyProblem(f"arguments must be a JSON object, found {shown(value)}")
+    return value
+
+
+def canonical_arguments(raw: Any) -> str:
+    """Compact JSON text of readable arguments; unreadable ones unchanged (as text)."""
+    try:
+        return json.dumps(parse_arguments(raw), ensure_ascii=False)
+    except ReplyProblem:
+        return raw if isinstance(raw, str) else json.dumps(raw, default=str)
+
+
+def _raw_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = message.get("tool_calls")
+    if isinstance(calls, dict):
+        calls = [calls]
+    out = [c for c in calls or [] if isinstance(c, dict)]
+    legacy = message.get("function_call")
+    if not out and isinstance(legacy, dict) and legacy.get("name"):
+        out = [{"type": "function", "function": legacy}]
+    return out
+
+
+def _calls_in_text(text: str, offered: set[str]) -> tuple[list[dict[str, Any]], str]:
+    """Hermes/Qwen-style `<tool_call>` blocks naming offered tools, and the text without them."""
+    found = []
+    for match in _TOOL_CALL_TAG.finditer(text):
+        try:
+            value = load_value(match.group(1))
+        except NotJSON:
+            return [], text
+        if not isinstance(value, dict) or value.get("name") not in offered:
+            return [], text
+        found.append({"type": "function", "function": {"name": value["name"],
+                                                       "arguments": value.get("arguments", value.get("parameters"))}})
+    return found, _TOOL_CALL_TAG.sub("", text).strip()
+
+
+def _call(raw: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+    fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+    name = str(fn.get("name") or raw.get("name") or "").strip()
+    arguments = fn["arguments"] if "arguments" in fn else raw.get("arguments", fn.get("parameters"))
+    call_id = raw.get("id")
+    call_id = str(call_id).strip() if call_id not in (None, "") else fallback_id
+    return {"id": call_id or fallback_id, "type": "function",
+            "function": {"name": name, "arguments": canonical_arguments(arguments)}}
+
+
+def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | None = None,
+                        turn: int = 0) -> dict[str, Any]:
+    """The assistant turn as `{role, content, tool_calls?, reasoning_content?}` (see module docstring)."""
+    split = split_reasoning(message.get("content"), reasoning_field(message))
+    content = split.answer
+    raw_calls = _raw_calls(message)
+    if not raw_calls and tools and "<tool_call>" in content.lower():
+        offered = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
+        raw_calls, content = _calls_in_text(content, offered)
+    if not content and not raw_calls and split.tail is not None:
+        content = ""  # reasoning never closed and nothing after it: an empty turn, not the reasoning
+    if not content and isinstance(message.get("refusal"), str) and message["refusal"].strip():
+        content = message["refusal"].strip()
+    out: dict[str, Any] = {"role": "assistant", "content": content if content or not raw_calls else None}
+    if raw_calls:
+        calls, used = [], set()
+        for i, raw in enumerate(raw_calls):
+            call = _call(raw, f"call_{turn}_{i}")
+            if call["id"] in used:
+                call["id"] = f"{call['id']}_{i}"
+            used.add(call["id"])
+            calls.append(call)
+        out["tool_calls"] = calls
+    if split.reasoning:
+        out["reasoning_content"] = split.reasoning
+    return out
+
+
+def answer_text(message: dict[str, Any]) -> str:
+    """What a chat turn *says* (reasoning removed): for the simulated user and done/stop markers."""
+    return split_reasoning(content_text(message.get("content")), None).answer
