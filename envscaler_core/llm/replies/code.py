@@ -21,6 +21,7 @@ from envscaler_core.llm.replies.reasoning import split_reasoning
 
 Accept = Callable[[ast.Module], bool]
 _PYTHON_LANGS = {"", "python", "py", "python3", "py3", "ipython", "pycon"}
+_REASONING_TAG = re.compile(r"</?(think|thinking|reasoning)\s*>", re.IGNORECASE)
 _CODE_START = re.compile(r"^(?:@|def |async def |class |import |from \S+ import |[A-Za-z_]\w*\s*(?::[^=]+)?=)")
 
 
@@ -45,6 +46,16 @@ def _normalised(source: str) -> str:
     return textwrap.dedent(source.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")).strip("\n")
 
 
+def _without_reasoning(text: str) -> str:
+    """Line endings and BOMs normalised, reasoning blocks removed, indentation kept (a method snippet
+    indented as inside its class must stay dedentable)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    if _REASONING_TAG.search(text):
+        split = split_reasoning(text)
+        return split.answer or split.tail or ""
+    return text
+
+
 def _trimmed(text: str) -> str | None:
     """The text from its first code-looking line, with trailing prose lines dropped until it parses."""
     lines = text.split("\n")
@@ -62,8 +73,7 @@ def _trimmed(text: str) -> str | None:
 
 def extract_code(text: str, accept: Accept | None = None) -> str:
     """The Python source the model meant (see the module docstring)."""
-    split = split_reasoning(text)
-    answer = split.answer or split.tail or ""
+    answer = _without_reasoning(text)
     blocks = [b for b in fences(answer)]
     ordered = [b.body for b in blocks if b.lang in _PYTHON_LANGS] + [b.body for b in blocks if b.lang not in _PYTHON_LANGS]
     pieces = [_normalised(body) for body in ordered]

@@ -98,9 +98,12 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
     split = split_reasoning(message.get("content"), reasoning_field(message))
     content = split.answer
     raw_calls = _raw_calls(message)
-    if not raw_calls and tools and "<tool_call>" in content.lower():
+    if not raw_calls and tools:
         offered = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
-        raw_calls, content = _calls_in_text(content, offered)
+        if "<tool_call>" in content.lower():
+            raw_calls, content = _calls_in_text(content, offered)
+        elif split.tail is not None and "<tool_call>" in split.tail.lower():  # calls after reasoning never closed
+            raw_calls, _ = _calls_in_text(split.tail, offered)
     if not content and not raw_calls and split.tail is not None:
         content = ""  # reasoning never closed and nothing after it: an empty turn, not the reasoning
     if not content and isinstance(message.get("refusal"), str) and message["refusal"].strip():
