@@ -60,10 +60,9 @@ class RealismConfig(BaseModel):
     @field_validator("names")
     @classmethod
     def _known(cls, names: list[str]) -> list[str]:
-        unknown = sorted(set(names) - set(FORMS) - set(CODE_STYLES))
-        if unknown:
-            raise ValueError(f"unknown realism form(s) {unknown}; known forms: {', '.join(FORMS)}; "
-                             f"code styles: {', '.join(CODE_STYLES)}")
+        problem = unknown_names(names)
+        if problem:
+            raise ValueError(problem)
         return names
 
     @classmethod
@@ -76,7 +75,20 @@ class RealismConfig(BaseModel):
             return cls(mode="on")
         if text == "all":
             return cls(mode="all")
-        return cls(mode="exact", names=[n.strip() for n in text.split(",") if n.strip()])
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        problem = unknown_names(names)
+        if problem:
+            raise ValueError(problem)
+        return cls(mode="exact", names=names)
+
+
+def unknown_names(names: list[str]) -> str | None:
+    """One line naming the unknown forms and listing the known ones, or None."""
+    unknown = sorted(set(names) - set(FORMS) - set(CODE_STYLES))
+    if not unknown:
+        return None
+    return (f"unknown realism form(s) {', '.join(unknown)} (expected off, on, all or forms among "
+            f"{', '.join(FORMS)}; code styles {', '.join(CODE_STYLES)})")
 
 
 @dataclass(frozen=True)
