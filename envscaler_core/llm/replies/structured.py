@@ -5,7 +5,8 @@ objects of the answer, each read by `json_text.load_value`; the first that valid
 candidates that validate but *differ* are ambiguous (an example and an answer both fitting the
 schema): nothing is guessed, the repair turn says so. An object wrapped once under a key that is not
 one of the model's fields (`{"result": {...}}`), or a one-element list around it, is unwrapped: each
-has exactly one reading. When the reasoning never closed, only an object that ends the reply counts.
+has exactly one reading. When the reasoning never closed (or only a reasoning field was sent), the
+answer is the *last* object that validates: a model writes its drafts first and its answer last.
 
 Every refusal is a `ReplyProblem` whose message names what was wrong, where, what was expected and
 what was found; the gateway puts it into the repair turn verbatim.
@@ -105,16 +106,13 @@ def _opening(text: str) -> str:
 
 def parse_answer(split: SplitReply, model: type[O]) -> O:
     """The validated output model from a reply already split by `split_reasoning`."""
-    text, ending_only = split.answer, False
+    text, in_reasoning = split.answer, False
     if not text.strip():
         if split.tail is None:
             raise ReplyProblem("the reply has no answer: its content is empty" +
                                (" and it holds only reasoning" if split.reasoning else ""))
-        text, ending_only = split.tail, True
+        text, in_reasoning = split.tail, True
     cands = candidates(text)
-    if ending_only:
-        end = len(text.rstrip())
-        cands = [c for c in cands if c.end >= end]
     valid_fenced: list[tuple[Candidate, BaseModel]] = []
     valid_loose: list[tuple[Candidate, BaseModel]] = []
     complaints: list[str] = []
@@ -130,13 +128,16 @@ def parse_answer(split: SplitReply, model: type[O]) -> O:
             (valid_fenced if cand.fenced else valid_loose).append((cand, out))
         elif error is not None:
             complaints.append(f"{cand.where} does not fit the schema: {describe_validation(error)}")
+    if in_reasoning and (valid_fenced or valid_loose):
+        # Reasoning that never closed: drafts come first, the answer last (what follows the reasoning).
+        return max(valid_fenced + valid_loose, key=lambda found: found[0].end)[1]  # type: ignore[return-value]
     if valid_fenced:
         return _pick(valid_fenced)  # type: ignore[return-value]
     if valid_loose:
         return _pick(valid_loose)  # type: ignore[return-value]
     if complaints:
         raise ReplyProblem("; ".join(complaints[:2]) + (f" (+{len(complaints) - 2} more)" if len(complaints) > 2 else ""))
-    if ending_only:
+    if in_reasoning:
         raise ReplyProblem("the reply opened its reasoning (<think>) and never closed it, and no JSON object "
                            "follows the reasoning; close it with </think>, then give the JSON object")
     line = unclosed_object_line(text)
