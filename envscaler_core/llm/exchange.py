@@ -35,7 +35,13 @@ class Exchange:
 
     @property
     def truncated(self) -> bool:
+        """Cut off by the output limit: worth asking again with more room."""
         return self.finish_reason == "length"
+
+    @property
+    def incomplete(self) -> bool:
+        """Cut off for any reason (output limit, content filter): never to be parsed as an answer."""
+        return self.finish_reason in ("length", "content_filter")
 
     @property
     def usage(self) -> dict[str, int]:

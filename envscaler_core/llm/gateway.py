@@ -96,6 +96,8 @@ def structured_answer(message: dict[str, Any], model: type[O]) -> O:
 
 
 def _cut_off_reason(exchange: Exchange) -> str:
+    if exchange.finish_reason == "content_filter":
+        return "the endpoint's content filter stopped the reply before it was complete (finish_reason 'content_filter')"
     return (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
             "(finish_reason 'length') before it was complete")
 
@@ -334,7 +336,7 @@ class LLMGateway:
             while True:
                 exchange = await self._complete(call, convo, None, STRUCTURED_SAMPLING, headers, what)
                 message = exchange.message
-                if exchange.truncated:  # never parsed as if complete
+                if exchange.incomplete:  # never parsed as if complete
                     reason = _cut_off_reason(exchange)
                 else:
                     try:
@@ -352,7 +354,7 @@ class LLMGateway:
                         reason, content)
                 call.repairs += 1
                 convo = [*convo, {"role": "assistant", "content": _said(message)},
-                         {"role": "user", "content": _repair_turn(reason, exchange.truncated)}]
+                         {"role": "user", "content": _repair_turn(reason, exchange.incomplete)}]
 
         return await self._audited(call, body)
 
@@ -376,10 +378,10 @@ class LLMGateway:
             headers = {PROMPT_HEADER: tag} if tag else {}
             what = f"chat {tag}" if tag else "chat request"
             exchange = await self._complete(call, msgs, tools, {}, headers, what)
-            if exchange.truncated:
+            if exchange.incomplete:
                 reason = _cut_off_reason(exchange)
                 self._record(call, "output_invalid", error=reason)
-                raise LLMOutputInvalid(f"{what}: {reason}, even with more room", reason,
+                raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
             self._record(call, "ok", response={"message": exchange.message, "usage": _recorded_usage(exchange)})
             return ChatReply(message=normalise_assistant(exchange.message, tools), usage=exchange.usage,

@@ -135,7 +135,7 @@ def parse_answer(split: SplitReply, model: type[O]) -> O:
         return _pick(valid_fenced)  # type: ignore[return-value]
     if valid_loose:
         return _pick(valid_loose)  # type: ignore[return-value]
-    if complaints:
+    if complaints and not in_reasoning:  # braces inside reasoning are not attempts at the answer
         raise ReplyProblem("; ".join(complaints[:2]) + (f" (+{len(complaints) - 2} more)" if len(complaints) > 2 else ""))
     if in_reasoning:
         raise ReplyProblem("the reply opened its reasoning (<think>) and never closed it, and no JSON object "
