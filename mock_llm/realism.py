@@ -147,17 +147,18 @@ def needed_room(message: dict[str, Any]) -> int:
     return max(1, -(-chars // 4))
 
 
-def truncate(message: dict[str, Any]) -> dict[str, Any]:
-    """The message cut off where an output limit would cut it (content, else the tool arguments)."""
+def truncate(message: dict[str, Any], room: int) -> dict[str, Any]:
+    """The message cut off where an output limit of `room` tokens would cut it (each text in proportion)."""
+    keep = min(1.0, room / needed_room(message))
     out = dict(message)
     if isinstance(out.get("content"), str) and out["content"]:
-        out["content"] = out["content"][: int(len(out["content"]) * TRUNCATE_AT)]
+        out["content"] = out["content"][: int(len(out["content"]) * keep)]
     if out.get("tool_calls"):
         calls = []
         for call in out["tool_calls"]:
             args = call["function"]["arguments"]
             text = args if isinstance(args, str) else json.dumps(args)
-            calls.append({**call, "function": {**call["function"], "arguments": text[: int(len(text) * TRUNCATE_AT)]}})
+            calls.append({**call, "function": {**call["function"], "arguments": text[: int(len(text) * keep)]}})
         out["tool_calls"] = calls
     return out
 

@@ -223,7 +223,7 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
         if plan is not None and "length" in plan.forms and not room:
             room = int(needed_room(message) * TRUNCATE_AT)  # the "server default" output limit this reply runs into
         if room and int(room) < needed_room(message):
-            message, finish = truncate(message), "length"
+            message, finish = truncate(message, int(room)), "length"
         prompt_tokens = estimate_tokens(_prompt_chars(messages, tools))
         completion_tokens = needed_room(message)
         response: dict[str, Any] = {
