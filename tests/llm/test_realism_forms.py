@@ -9,6 +9,7 @@ text, reasoning set aside.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -71,13 +72,23 @@ def _chat_requests() -> list[tuple[Any, list[dict[str, Any]], list[dict[str, Any
 
 
 def _answers(server: Any) -> tuple[dict[str, Any], list[Any], int]:
+    """Every structured prompt and chat request once, concurrently on one event loop."""
     gw = _gateway(server)
     before = server.stats()["requests_total"]
-    structured = {pid: meaning(pid, gw.structured_sync(spec, INPUTS[pid], stage="scen"))
-                  for pid, spec in STRUCTURED_PROMPTS.items()}
-    chats = [chat_meaning(gw.chat_sync(msgs, prompt=prompt, stage=stage, tools=tools))
-             for prompt, msgs, tools, stage in _chat_requests()]
-    return structured, chats, server.stats()["requests_total"] - before
+
+    async def everything() -> tuple[list[Any], list[Any]]:
+        try:
+            outs = await asyncio.gather(*(gw.structured(spec, INPUTS[pid], stage="scen")
+                                          for pid, spec in STRUCTURED_PROMPTS.items()))
+            replies = await asyncio.gather(*(gw.chat(msgs, prompt=prompt, stage=stage, tools=tools)
+                                             for prompt, msgs, tools, stage in _chat_requests()))
+            return list(outs), list(replies)
+        finally:
+            await gw.aclose()
+
+    outs, replies = asyncio.run(everything())
+    structured = {pid: meaning(pid, out) for pid, out in zip(STRUCTURED_PROMPTS, outs, strict=True)}
+    return structured, [chat_meaning(r) for r in replies], server.stats()["requests_total"] - before
 
 
 @pytest.fixture(scope="module")
