@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 from envscaler_core.llm.replies import REASONING_FIELDS
 
 MAX_LENGTH_RETRIES = 2
+CUT_OFF = ("length", "max_tokens", "max_output_tokens")  # OpenAI's word, and proxies passing another API's
 MIN_ROOM = 1024
 CHARS_PER_TOKEN = 4
 
@@ -36,12 +37,12 @@ class Exchange:
     @property
     def truncated(self) -> bool:
         """Cut off by the output limit: worth asking again with more room."""
-        return self.finish_reason == "length"
+        return self.finish_reason in CUT_OFF
 
     @property
     def incomplete(self) -> bool:
         """Cut off for any reason (output limit, content filter): never to be parsed as an answer."""
-        return self.finish_reason in ("length", "content_filter")
+        return self.truncated or self.finish_reason == "content_filter"
 
     @property
     def usage(self) -> dict[str, int]:
@@ -83,8 +84,8 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
     choice = resp.choices[0]
     message = assistant_message(choice.message)
     usage = getattr(resp, "usage", None)
-    prompt = getattr(usage, "prompt_tokens", None) if usage is not None else None
-    completion = getattr(usage, "completion_tokens", None) if usage is not None else None
+    prompt = _count(usage, "prompt_tokens", "input_tokens")
+    completion = _count(usage, "completion_tokens", "output_tokens")
     estimated = 0
     if prompt is None:
         prompt = estimate_tokens(prompt_chars(messages, tools))
@@ -93,6 +94,18 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
         completion = estimate_tokens(completion_chars(message))
         estimated += completion
     return Exchange(message, int(prompt), int(completion), estimated, getattr(choice, "finish_reason", None))
+
+
+def _count(usage: Any, *names: str) -> int | None:
+    """A token count under its OpenAI name or the name some proxies use; None when absent."""
+    if usage is None:
+        return None
+    extra = getattr(usage, "model_extra", None) or {}
+    for name in names:
+        value = getattr(usage, name, None) if name in type(usage).model_fields else extra.get(name)
+        if isinstance(value, int | float):
+            return int(value)
+    return None
 
 
 def outgoing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -383,8 +383,14 @@ class LLMGateway:
                 self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
+            message = normalise_assistant(exchange.message, tools)
+            said = message.get("tool_calls") or (message.get("content") or "").strip()
+            if not said and message.get("reasoning_content"):
+                reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"
+                self._record(call, "output_invalid", error=reason)
+                raise LLMOutputInvalid(f"{what}: {reason}", reason, str(exchange.message.get("content") or ""))
             self._record(call, "ok", response={"message": exchange.message, "usage": _recorded_usage(exchange)})
-            return ChatReply(message=normalise_assistant(exchange.message, tools), usage=exchange.usage,
+            return ChatReply(message=message, usage=exchange.usage,
                              usage_estimated=exchange.estimated_tokens > 0)
 
         return await self._audited(call, body)

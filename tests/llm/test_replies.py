@@ -160,3 +160,40 @@ def test_verdicts_and_case_types_ignore_case_and_emphasis() -> None:
     assert JudgeOutput.model_validate({"analysis": "", "verdict": "**PASS**", "reason": ""}).verdict == "pass"
     call = ProposedCall.model_validate({"thought": "", "tool": "t", "args": '{"x": 1}', "case_type": "'Negative'"})
     assert (call.args, call.case_type) == ({"x": 1}, "negative")
+
+
+OFFERED = [{"type": "function", "function": {"name": "get"}}]
+
+
+@pytest.mark.parametrize("content", [
+    '[TOOL_CALLS][{"name": "get", "arguments": {"id": 1}}]',
+    '{"name": "get", "parameters": {"id": 1}}',
+    '```json\n[{"name": "get", "arguments": {"id": 1}}]\n```',
+    '<|channel|>analysis<|message|>need {id}<|end|><|start|>assistant<|channel|>commentary to=functions.get '
+    '<|constrain|>json<|message|>{"id": 1}<|call|>',
+], ids=["mistral", "llama", "fenced-list", "harmony"])
+def test_tool_calls_written_as_text_by_other_model_families_are_read(content) -> None:
+    msg = normalise_assistant({"content": content}, OFFERED)
+    assert [(c["function"]["name"], c["function"]["arguments"]) for c in msg["tool_calls"]] == [("get", '{"id": 1}')]
+
+
+def test_json_naming_a_tool_that_was_not_offered_is_just_text() -> None:
+    assert "tool_calls" not in normalise_assistant({"content": '{"name": "rm", "parameters": {}}'}, OFFERED)
+
+
+def test_harmony_final_channel_is_the_answer_and_analysis_is_reasoning() -> None:
+    draft = '{"analysis": "draft", "stateful": false}'
+    text = (f"<|channel|>analysis<|message|>maybe {draft}<|end|><|start|>assistant<|channel|>final<|message|>"
+            f"{GOOD}<|return|>")
+    assert parse(text).analysis == "a"
+
+
+@pytest.mark.parametrize("content", ["{analysis: 'a', stateful: true}", "{'analysis': 'a', 'stateful': true, // ok\n}",
+                                     "{\"analysis\": \"a\", 'stateful': True}"])
+def test_json5_like_spellings_are_read(content) -> None:
+    assert parse(content).stateful is True
+
+
+def test_reasoning_details_lists_are_set_aside() -> None:
+    msg = normalise_assistant({"content": "hi", "reasoning_details": [{"type": "reasoning.text", "text": "deep"}]})
+    assert (msg["content"], msg["reasoning_content"]) == ("hi", "deep")

@@ -180,3 +180,23 @@ def test_a_chat_turn_still_cut_off_with_more_room_is_an_unusable_output(endpoint
     with pytest.raises(LLMOutputInvalid, match="cut off"):
         gateway(endpoint, max_output_tokens=1024).chat_sync([{"role": "user", "content": "x"}], stage="agent", tools=TOOLS)
     assert len(endpoint.requests) == 2
+
+
+def test_a_chat_turn_with_only_reasoning_is_an_unusable_output(endpoint) -> None:
+    endpoint.script(completion("<think>I should say hello but I keep thinking"))
+    with pytest.raises(LLMOutputInvalid, match="only reasoning"):
+        gateway(endpoint).chat_sync([{"role": "user", "content": "x"}], stage="user_sim")
+
+
+@pytest.mark.parametrize("finish", ["max_tokens", "max_output_tokens"])
+def test_other_apis_words_for_a_cut_off_reply_are_understood(endpoint, finish) -> None:
+    endpoint.script(completion(GOOD, finish=finish), completion(GOOD))
+    assert gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK).stateful is True
+    assert len(endpoint.requests) == 2
+
+
+def test_usage_under_input_and_output_token_names_is_read_not_estimated(endpoint, store) -> None:
+    endpoint.script(completion(GOOD, usage={"input_tokens": 30, "output_tokens": 5}))
+    gateway(endpoint, store).structured_sync(JUDGE_STATEFUL, TASK)
+    row = call_rows(store, "r1")[0]
+    assert (row["prompt_tokens"], row["completion_tokens"], store.llm_usage("r1")["mine"]["estimated_tokens"]) == (30, 5, 0)

@@ -5,8 +5,9 @@ fence *inside* a JSON string does not end the block), then every top-level balan
 text, found by a scanner that respects string quoting.
 
 How: strict JSON (control characters allowed inside strings: models put raw newlines in code
-fields); else JSON with `//`, `/* */` or `#` comments and trailing commas removed (outside strings);
-else a Python literal (single quotes, True/False/None), which many models trained on Python emit.
+fields); else the JSON5-like spelling rewritten to JSON outside strings (comments, trailing commas,
+single-quoted strings, bare keys, True/False/None); else a Python literal (tuples, escapes), which
+many models trained on Python emit.
 Each relaxation has exactly one reading, so accepting it cannot change the meaning. A string that
 itself holds a JSON object (double encoding) is read once more.
 """
@@ -140,24 +141,49 @@ def unclosed_object_line(text: str) -> int | None:
     return _line_of(text, start)
 
 
-def _relaxed(text: str) -> str:
-    """`text` without comments and trailing commas outside strings (the only rewrites made)."""
+_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _json_string(body: str) -> str:
+    """A single-quoted string's body as a JSON string literal (its escapes kept, `\\'` unescaped)."""
+    return '"' + body.replace("\\'", "'").replace('"', '\\"') + '"'
+
+
+def _without_comments(text: str) -> str:
+    """`//`, `#` and `/* */` comments removed outside strings."""
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if ch == '"':
+        if ch in "\"'":
             end = _string_end(text, i)
             out.append(text[i:end])
             i = end
-            continue
-        if text.startswith("//", i) or ch == "#":
+        elif text.startswith("//", i) or ch == "#":
             while i < n and text[i] != "\n":
                 i += 1
-            continue
-        if text.startswith("/*", i):
+        elif text.startswith("/*", i):
             close = text.find("*/", i + 2)
             i = n if close == -1 else close + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _relaxed(text: str) -> str:
+    """`text` in strict JSON spelling, for the JSON5-like liberties models take, each rewritten only
+    outside strings: comments removed, trailing commas removed, single-quoted strings double-quoted,
+    bare identifier keys quoted, Python's True/False/None as true/false/null."""
+    text = _without_comments(text)
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            end = _string_end(text, i)
+            out.append(text[i:end] if ch == '"' else _json_string(text[i + 1:end - 1]))
+            i = end
             continue
         if ch == ",":
             j = i + 1
@@ -166,6 +192,19 @@ def _relaxed(text: str) -> str:
             if j < n and text[j] in "}]":
                 i += 1
                 continue
+        if ch.isalpha() or ch == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word, k = text[i:j], j
+            while k < n and text[k] in " \t":
+                k += 1
+            if k < n and text[k] == ":" and word not in ("true", "false", "null"):
+                out.append(f'"{word}"')
+            else:
+                out.append(_CONSTANTS.get(word, word))
+            i = j
+            continue
         out.append(ch)
         i += 1
     return "".join(out)

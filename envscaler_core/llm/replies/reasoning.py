@@ -15,10 +15,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking", "reasoning_details")
 _TAG_NAMES = "think|thinking|reasoning"
 _OPEN = re.compile(rf"\A\s*<({_TAG_NAMES})\s*>", re.IGNORECASE)
 _ORPHAN_CLOSE = re.compile(rf"</({_TAG_NAMES})\s*>", re.IGNORECASE)
+# gpt-oss "harmony" text from a server that did not parse it: analysis channels are reasoning, the
+# final channel is the answer (commentary channels addressed to a tool are calls: see tool_calls).
+_HARMONY = re.compile(r"<\|channel\|>\s*(\w+)([^<]*)(?:<\|constrain\|>\w*)?<\|message\|>(.*?)"
+                      r"(?=<\|end\|>|<\|return\|>|<\|call\|>|<\|start\|>|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,13 @@ def content_text(content: Any) -> str:
 
 
 def reasoning_field(message: dict[str, Any]) -> str | None:
-    """The reasoning a server already separated out (`reasoning_content`, `reasoning`, `thinking`)."""
+    """The reasoning a server already separated out (`reasoning_content`, `reasoning`, `thinking`,
+    OpenRouter's `reasoning_details` list)."""
     found = []
     for key in REASONING_FIELDS:
         value = message.get(key)
+        if isinstance(value, list):
+            value = "\n".join(str(v.get("text") or v.get("summary") or "") for v in value if isinstance(v, dict))
         if isinstance(value, dict):  # e.g. {"content": "..."} or {"text": "..."}
             value = value.get("content") or value.get("text")
         if isinstance(value, str) and value.strip():
@@ -72,6 +79,9 @@ def split_reasoning(content: Any, reasoning: str | None = None) -> SplitReply:
     """Separate the answer from the reasoning in `content` (plus an already separated `reasoning`)."""
     parts = [reasoning] if reasoning else []
     text = clean_text(content_text(content))
+    if "<|channel|>" in text:
+        text, harmony_reasoning = harmony_final(text)
+        parts += harmony_reasoning
     tail = None
     removed = False
     while (opened := _OPEN.match(text)) is not None:
@@ -94,3 +104,16 @@ def split_reasoning(content: Any, reasoning: str | None = None) -> SplitReply:
         tail = reasoning  # a reasoning parser swallowed a reply that never closed its reasoning
     joined = "\n\n".join(p for p in parts if p)
     return SplitReply(answer=text, reasoning=joined or None, tail=tail)
+
+
+def harmony_messages(text: str) -> list[tuple[str, str, str]]:
+    """(channel, header, body) of each harmony message in `text`."""
+    return [(m.group(1).lower(), m.group(2).strip(), m.group(3).strip()) for m in _HARMONY.finditer(text)]
+
+
+def harmony_final(text: str) -> tuple[str, list[str]]:
+    """The final channel's text (the answer) and the analysis channels' texts (reasoning)."""
+    messages = harmony_messages(text)
+    reasoning = [body for channel, _, body in messages if channel == "analysis"]
+    finals = [body for channel, _, body in messages if channel == "final"]
+    return (finals[-1] if finals else ""), reasoning

@@ -8,8 +8,10 @@ Accepted, because each has exactly one meaning:
   a fresh one; a missing `type` is "function";
 - arguments as a JSON string (compact, pretty-printed or padded with whitespace), as an object, as
   "" / null for a tool without parameters, JSON with trailing commas or comments, or double-encoded;
-- the legacy `function_call` field, and `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks
-  in the content when the server ran no tool parser (only for tools that were offered);
+- the legacy `function_call` field, and tool calls written as text when the server ran no tool
+  parser (only for tools that were offered): `<tool_call>{"name": …, "arguments": …}</tool_call>`
+  blocks (Hermes, Qwen), a content that is nothing but `{"name": …, "parameters": …}` objects (Llama),
+  optionally after `[TOOL_CALLS]` (Mistral), and gpt-oss harmony `to=functions.<tool>` messages;
 - a `refusal` with no content becomes the content (the turn is still a turn).
 Arguments that cannot be read stay as the model wrote them: running the call then reports the precise
 problem to the model as an observation, which is what a real env does.
@@ -22,7 +24,8 @@ import re
 from typing import Any
 
 from envscaler_core.llm.replies.json_text import NotJSON, load_value
-from envscaler_core.llm.replies.reasoning import content_text, reasoning_field, split_reasoning
+from envscaler_core.llm.replies.json_text import fences
+from envscaler_core.llm.replies.reasoning import content_text, harmony_messages, reasoning_field, split_reasoning
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
 
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL | re.IGNORECASE)
@@ -82,6 +85,41 @@ def _calls_in_text(text: str, offered: set[str]) -> tuple[list[dict[str, Any]], 
     return found, _TOOL_CALL_TAG.sub("", text).strip()
 
 
+_CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+
+
+def _calls_as_json(text: str, offered: set[str]) -> list[dict[str, Any]]:
+    """The whole content (or its one fenced block) as JSON tool calls: `{"name", "arguments"}` or
+    `{"name", "parameters"}` (Llama's spelling), alone or in a list, optionally after Mistral's
+    `[TOOL_CALLS]`; only when every object names an offered tool and has no other keys."""
+    body = text.strip().removeprefix("[TOOL_CALLS]").strip()
+    blocks = fences(body)
+    if len(blocks) == 1 and body.startswith(("```", "~~~")):
+        body = blocks[0].body.strip()
+    if not body.startswith(("{", "[")):
+        return []
+    try:
+        value = load_value(body)
+    except NotJSON:
+        return []
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, dict) and v.get("name") in offered and set(v) <= _CALL_KEYS for v in items):
+        return []
+    return [{"type": "function", "function": {"name": v["name"], "arguments": v.get("arguments", v.get("parameters"))}}
+            for v in items]
+
+
+def _harmony_calls(raw: Any, offered: set[str]) -> list[dict[str, Any]]:
+    """gpt-oss commentary messages addressed `to=functions.<tool>`, from unparsed harmony text."""
+    text = content_text(raw)
+    found = []
+    for _, header, body in harmony_messages(text):
+        target = re.search(r"to=functions\.([\w.-]+)", header)
+        if target and target.group(1) in offered:
+            found.append({"type": "function", "function": {"name": target.group(1), "arguments": body}})
+    return found
+
+
 def _call(raw: dict[str, Any], fallback_id: str) -> dict[str, Any]:
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
     name = str(fn.get("name") or raw.get("name") or "").strip()
@@ -100,10 +138,14 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
     raw_calls = _raw_calls(message)
     if not raw_calls and tools:
         offered = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
-        if "<tool_call>" in content.lower():
+        if "<|channel|>" in content_text(message.get("content")):
+            raw_calls = _harmony_calls(message.get("content"), offered)
+        elif "<tool_call>" in content.lower():
             raw_calls, content = _calls_in_text(content, offered)
         elif split.tail is not None and "<tool_call>" in split.tail.lower():  # calls after reasoning never closed
             raw_calls, _ = _calls_in_text(split.tail, offered)
+        elif (json_calls := _calls_as_json(content, offered)):
+            raw_calls, content = json_calls, ""
     if not content and not raw_calls and split.tail is not None:
         content = ""  # reasoning never closed and nothing after it: an empty turn, not the reasoning
     if not content and isinstance(message.get("refusal"), str) and message["refusal"].strip():
