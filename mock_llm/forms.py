@@ -15,7 +15,7 @@ import random
 from typing import Any
 
 from envscaler_core.prompts.agent import DONE_MARKER, STOP_MARKER
-from mock_llm.realism import Plan, _foreign_id, group_member
+from mock_llm.realism import Plan, foreign_id, group_member
 
 _THINK = ("The request asks for one object with the schema's fields {{...}}. A first draft:\n"
           "```json\n{{\"draft\": true, \"fields\": [\"?\"]}}\n```\nNo: the draft misses required fields; "
@@ -134,7 +134,7 @@ def tool_turn(calls: list[tuple[str, dict[str, Any]]], plan: Plan, first_id: int
     out = []
     for i, (name, args) in enumerate(calls):
         arguments: Any = _arguments(args, plan)
-        call: dict[str, Any] = {"id": _foreign_id(id_style, rng, name, i) if "foreign_ids" in plan.forms
+        call: dict[str, Any] = {"id": foreign_id(id_style, rng, name, i) if "foreign_ids" in plan.forms
                                 else f"call_mock_{first_id + i}",
                                 "type": "function", "function": {"name": name, "arguments": arguments}}
         if "type_missing" in plan.forms:

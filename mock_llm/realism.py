@@ -46,7 +46,6 @@ MIXED_RATES: dict[str, float] = {
 Truncation is rare on purpose: each one costs a request (the retry with more room)."""
 CODE_STYLE_RATE = 0.5
 TRUNCATE_AT = 0.6  # a "length" reply keeps this share of its characters
-_GROUP_OF = {f: g for g, members in GROUPS.items() for f in members}
 
 
 class RealismConfig(BaseModel):
@@ -163,7 +162,7 @@ def truncate(message: dict[str, Any], room: int) -> dict[str, Any]:
     return out
 
 
-def _foreign_id(style: int, rng: random.Random, name: str, index: int) -> str:
+def foreign_id(style: int, rng: random.Random, name: str, index: int) -> str:
     alnum = string.ascii_letters + string.digits
     if style == 0:
         return f"call_{index}"
@@ -175,12 +174,5 @@ def _foreign_id(style: int, rng: random.Random, name: str, index: int) -> str:
 
 
 def group_member(plan: Plan, group: str) -> str | None:
+    """The plan's form from an exclusive group, if it has one."""
     return next((f for f in GROUPS[group] if f in plan.forms), None)
-
-
-def is_form(name: str) -> bool:
-    return name in FORMS
-
-
-def group_of(name: str) -> str | None:
-    return _GROUP_OF.get(name)
