@@ -209,7 +209,7 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
             payload = None
         tools = body.get("tools") or None
         model = str(body.get("model") or "mock")
-        plan = None if malformed else plan_for(state.realism, request_key(body, tag))
+        plan = None if malformed or state.realism.mode == "off" else plan_for(state.realism, request_key(body, tag))
         req = MockRequest(prompt_id=prompt_id, prompt_version=version, payload=payload, messages=messages,
                           tools=tools, model=model, realism=plan)
         reply = await anyio.to_thread.run_sync(source.dispatch, req)
