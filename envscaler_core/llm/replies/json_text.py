@@ -56,34 +56,37 @@ def fences(text: str) -> list[Fence]:
     return [Fence(m.group("lang").strip().lower(), m.group("body"), m.start(), m.end()) for m in _FENCE.finditer(text)]
 
 
+_DOUBLE = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SINGLE = re.compile(r"'(?:[^'\\\n]|\\.)*'")
+_SPECIAL = re.compile(r"[\"'{}\[\]]")
+
+
 def _string_end(text: str, i: int) -> int:
-    """Index just past the string literal starting at `text[i]` (a quote), or len(text) if unclosed."""
-    quote, i = text[i], i + 1
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == quote:
-            return i + 1
-        if ch == "\n" and quote == "'":  # a Python string cannot span lines; an apostrophe in prose
-            return i
-        i += 1
-    return len(text)
+    """Index just past the string literal starting at `text[i]` (a quote): an unclosed double-quoted
+    string runs to the end; a single quote that does not close on its line is an apostrophe in prose."""
+    if text[i] == '"':
+        match = _DOUBLE.match(text, i)
+        return match.end() if match else len(text)
+    match = _SINGLE.match(text, i)
+    if match:
+        return match.end()
+    newline = text.find("\n", i)
+    return i + 1 if newline == -1 else newline
 
 
 def matching_brace(text: str, start: int) -> int | None:
     """End index (exclusive) of the balanced `{…}` starting at `start`, honouring quotes; None if it
     never closes (a truncated or prose brace)."""
     depth, i = 0, start
-    while i < len(text):
+    while (found := _SPECIAL.search(text, i)) is not None:
+        i = found.start()
         ch = text[i]
         if ch in "\"'":
-            i = _string_end(text, i)
+            i = max(_string_end(text, i), i + 1)
             continue
         if ch in "{[":
             depth += 1
-        elif ch in "}]":
+        else:
             depth -= 1
             if depth == 0:
                 return i + 1 if ch == "}" else None
@@ -111,16 +114,22 @@ def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def candidates(text: str) -> list[Candidate]:
-    """Fenced blocks (in order), then the balanced objects of the whole text not already covered."""
-    found: list[Candidate] = []
-    seen: set[str] = set()
+def fenced_candidates(text: str) -> list[Candidate]:
+    """The non-empty fenced blocks of `text`, in order."""
+    found = []
     for n, block in enumerate(fences(text), start=1):
         body = block.body.strip()
         if body:
             lang = f" ({block.lang})" if block.lang else ""
             found.append(Candidate(body, block.start, block.end, f"fenced block {n}{lang}", True))
-            seen.add(body)
+    return found
+
+
+def loose_candidates(text: str, seen: set[str] = frozenset()) -> list[Candidate]:  # type: ignore[assignment]
+    """The whole text when it is a JSON string or list, then every top-level balanced object; none
+    whose text is in `seen` (already a fenced candidate)."""
+    found: list[Candidate] = []
+    seen = set(seen)
     whole = text.strip()
     if whole[:1] in ('"', "[") and whole not in seen:  # a double-encoded or listed object
         found.append(Candidate(whole, 0, len(text), "the whole reply", False))
@@ -131,6 +140,12 @@ def candidates(text: str) -> list[Candidate]:
             found.append(Candidate(body, start, end, f"object {k} (line {_line_of(text, start)})", False))
             seen.add(body.strip())
     return found
+
+
+def candidates(text: str) -> list[Candidate]:
+    """Fenced blocks (in order), then the balanced objects of the whole text not already covered."""
+    fenced = fenced_candidates(text)
+    return fenced + loose_candidates(text, {c.text for c in fenced})
 
 
 def unclosed_object_line(text: str) -> int | None:

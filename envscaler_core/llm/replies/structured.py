@@ -14,11 +14,14 @@ what was found; the gateway puts it into the repair turn verbatim.
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from envscaler_core.llm.replies.json_text import Candidate, NotJSON, candidates, load_value, unclosed_object_line
+from envscaler_core.llm.replies.json_text import (
+    Candidate, NotJSON, fenced_candidates, load_value, loose_candidates, unclosed_object_line,
+)
 from envscaler_core.llm.replies.reasoning import SplitReply
 
 O = TypeVar("O", bound=BaseModel)
@@ -104,18 +107,9 @@ def _opening(text: str) -> str:
     return line[:80] + ("..." if len(line) > 80 else "")
 
 
-def parse_answer(split: SplitReply, model: type[O]) -> O:
-    """The validated output model from a reply already split by `split_reasoning`."""
-    text, in_reasoning = split.answer, False
-    if not text.strip():
-        if split.tail is None:
-            raise ReplyProblem("the reply has no answer: its content is empty" +
-                               (" and it holds only reasoning" if split.reasoning else ""))
-        text, in_reasoning = split.tail, True
-    cands = candidates(text)
-    valid_fenced: list[tuple[Candidate, BaseModel]] = []
-    valid_loose: list[tuple[Candidate, BaseModel]] = []
-    complaints: list[str] = []
+def _valid(cands: list[Candidate], model: type[O], complaints: list[str]) -> list[tuple[Candidate, BaseModel]]:
+    """The candidates that read and validate; why the others do not goes to `complaints`."""
+    valid: list[tuple[Candidate, BaseModel]] = []
     for cand in cands:
         try:
             value = load_value(cand.text)
@@ -125,14 +119,34 @@ def parse_answer(split: SplitReply, model: type[O]) -> O:
             continue
         out, error = _validated(value, model)
         if out is not None:
-            (valid_fenced if cand.fenced else valid_loose).append((cand, out))
+            valid.append((cand, out))
         elif error is not None:
             complaints.append(f"{cand.where} does not fit the schema: {describe_validation(error)}")
+    return valid
+
+
+def parse_answer(split: SplitReply, model: type[O]) -> O:
+    """The validated output model from a reply already split by `split_reasoning`."""
+    text, in_reasoning = split.answer, False
+    if not text.strip():
+        if split.tail is None:
+            raise ReplyProblem("the reply has no answer: its content is empty" +
+                               (" and it holds only reasoning" if split.reasoning else ""))
+        text, in_reasoning = split.tail, True
+    elif text[:1] == "{":  # the clean form: the whole answer is the object (one reading, no scan needed)
+        try:
+            return model.model_validate(json.loads(text, strict=False))
+        except (ValueError, ValidationError):
+            pass
+    complaints: list[str] = []
+    fenced = fenced_candidates(text)
+    valid_fenced = _valid(fenced, model, complaints)
+    if valid_fenced and not in_reasoning:
+        return _pick(valid_fenced)  # type: ignore[return-value]
+    valid_loose = _valid(loose_candidates(text, {c.text for c in fenced}), model, complaints)
     if in_reasoning and (valid_fenced or valid_loose):
         # Reasoning that never closed: drafts come first, the answer last (what follows the reasoning).
         return max(valid_fenced + valid_loose, key=lambda found: found[0].end)[1]  # type: ignore[return-value]
-    if valid_fenced:
-        return _pick(valid_fenced)  # type: ignore[return-value]
     if valid_loose:
         return _pick(valid_loose)  # type: ignore[return-value]
     if complaints and not in_reasoning:  # braces inside reasoning are not attempts at the answer
