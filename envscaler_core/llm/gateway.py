@@ -365,7 +365,7 @@ class LLMGateway:
         msgs = [dict(m) for m in messages]
         model_name = self.model_for(stage, model)
         tag = prompt.tag if prompt is not None else None
-        fp = request_fingerprint("chat", model_name, msgs, tools, {"sample": sample}, tag)
+        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample}, tag)  # what is sent
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):

@@ -12,7 +12,7 @@ from envscaler_core.models.base import Model, Record
 
 class ToolCall(Model):
     tool: str
-    args: ToolArgs = Field(default_factory=dict, description="An object; a JSON string holding one is read as it.")
+    args: ToolArgs = Field(default_factory=dict)  # a JSON string holding an object is read as that object
 
 
 class CheckSpec(Model):

@@ -2,14 +2,16 @@
 
 - `ToolArgs`: a tool call's arguments as an object, or as a JSON string holding one (models mirror
   the OpenAI tool-call format, where arguments are a string), or null/"" for none.
-- `choice(...)`: a closed set of words ("pass", "positive") matched case-insensitively, with markdown
-  emphasis and quotes around the word removed (`**Pass**`, `'Fail'`, `WARNING`); the reference's
-  parser rejected those although each has one reading.
+- `LooseWord`: a closed set of words ("pass", "positive") or a boolean ("Yes.", "**true**") matched
+  case-insensitively, with markdown emphasis, quotes and a final period removed (`**Pass**`, `'Fail'`,
+  `WARNING`); the reference's parser rejected those although each has one reading.
+- `Score10`: a 1-10 score also written "8/10" or "8 out of 10".
 Anything else still fails validation with pydantic's precise message.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator
@@ -38,6 +40,16 @@ def _word(value: Any) -> Any:
     return value
 
 
+_OUT_OF_TEN = re.compile(r"^\s*(\d+)\s*(?:/|out of)\s*10\s*$", re.IGNORECASE)
+
+
+def _score(value: Any) -> Any:
+    if isinstance(value, str) and (match := _OUT_OF_TEN.match(value)):
+        return int(match.group(1))
+    return value
+
+
 ToolArgs = Annotated[dict[str, Any], BeforeValidator(_args)]
+Score10 = Annotated[int, BeforeValidator(_score)]
 LooseWord = BeforeValidator(_word)
 """Use as `Annotated[Literal["pass", "fail"], LooseWord]`."""
