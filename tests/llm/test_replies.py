@@ -197,3 +197,23 @@ def test_json5_like_spellings_are_read(content) -> None:
 def test_reasoning_details_lists_are_set_aside() -> None:
     msg = normalise_assistant({"content": "hi", "reasoning_details": [{"type": "reasoning.text", "text": "deep"}]})
     assert (msg["content"], msg["reasoning_content"]) == ("hi", "deep")
+
+
+@pytest.mark.parametrize(("stateful", "score"), [("Yes.", "8/10"), ("**true**", "8 out of 10"), ("YES", " 8 ")])
+def test_judgements_and_scores_in_the_spellings_models_use(stateful, score) -> None:
+    from envscaler_core.prompts.mine import TopicInference
+
+    assert parse(f'{{"analysis": "a", "stateful": "{stateful}"}}').stateful is True
+    topic = TopicInference.model_validate({"analysis": "a", "summary": "s", "introduction": "i",
+                                           "usefulness": score, "modelability": 7})
+    assert topic.usefulness == 8
+
+
+def test_a_score_out_of_another_scale_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from envscaler_core.prompts.mine import TopicInference
+
+    with pytest.raises(ValidationError):
+        TopicInference.model_validate({"analysis": "a", "summary": "s", "introduction": "i", "usefulness": "4/5",
+                                       "modelability": 7})
