@@ -15,6 +15,12 @@ repair happened), rollouts = the longest trajectory's assistant turns. The print
 sum(ideal) / measured wall time (target >= 0.8). Also printed: programmatic validation throughput
 (envs per minute, 30 probes each, no LLM), tokens per accepted env and per verified scenario, and
 the cost of resuming the finished run (new LLM requests; target 0).
+
+Realism: the same demo-size run twice against two mocks without latency, one answering cleanly and
+one answering like real endpoints (`--realism on`: prose, fences, <think>, reasoning fields, foreign
+tool-call ids, missing usage, occasional cut-off replies, env classes in EnvScaler's and other
+styles). Printed: both funnels, their ratio per stage (target 1.00), and the extra LLM requests
+realism cost (length retries and repair turns; target <= 5%).
 """
 
 from __future__ import annotations
@@ -41,10 +47,10 @@ def _stats(base: str) -> dict[str, Any]:
         return json.load(r)
 
 
-def _start_mock(port: int) -> subprocess.Popen[bytes]:
+def _start_mock(port: int, latency_ms: int = LATENCY_MS, realism: str = "off") -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).with_name("envscaler")
-    proc = subprocess.Popen([str(exe), "mock-llm", "--port", str(port), "--latency-ms", str(LATENCY_MS)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([str(exe), "mock-llm", "--port", str(port), "--latency-ms", str(latency_ms),
+                             "--realism", realism], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         try:
             _stats(f"http://127.0.0.1:{port}")
@@ -91,6 +97,7 @@ def main() -> None:
     server = ensure_prefect_server(workdir / "prefect", free_port())
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
+        _realism(workdir, SLICE)
         _pipeline(workdir, f"http://127.0.0.1:{port}", SLICE)
         full = ROOT.parent / "shared" / "data" / "source_tasks" / "api_bank_lv3_train.json"
         if full.is_file():
@@ -164,6 +171,63 @@ def _pipeline(workdir: Path, mock: str, source: Path) -> None:
     repeated = {k: v - before["by_prompt"].get(k, 0) for k, v in after["by_prompt"].items() if v != before["by_prompt"].get(k, 0)}
     print(f"resume of the finished run: {after['requests_total'] - before['requests_total']} new LLM requests "
           f"(target 0) {repeated or ''}, {time.perf_counter() - t0:.1f} s")
+
+
+def _overrides(workdir: Path, mock: str, name: str) -> dict[str, Any]:
+    return {"mine": {"max_tasks": 80, "select_n": 8}, "validate": {"mode": "both", "rounds": ROUNDS},
+            "scen": {"per_env": 2}, "flow": {"batch_size": 10, "out_dir": str(workdir / f"out-{name}")},
+            "store": {"url": f"duckdb:///{workdir / (name + '.duckdb')}"},
+            "llm": {"base_url": f"{mock}/v1", "api_key": "mock", "max_concurrency": CONCURRENCY}}
+
+
+def _run_against(workdir: Path, source: Path, realism: str) -> dict[str, Any]:
+    """One factory run against a fresh latency-free mock with `realism`; funnel, requests, repairs."""
+    from envscaler.prefect_server import free_port
+    from envscaler_core.config import load_settings, public_config
+    from envscaler_core.store import Store
+    from flows.factory import factory_flow
+    from sqlalchemy import text
+
+    port = free_port()
+    mock = _start_mock(port, latency_ms=0, realism=realism)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        config = public_config(load_settings(environ={}, overrides=_overrides(workdir, base, f"realism-{realism}")))
+        summary = asyncio.run(factory_flow(run_id=f"realism-{realism}", sources=[str(source)], config=config))
+        stats = _stats(base)
+    finally:
+        mock.terminate()
+        mock.wait(timeout=30)
+    store = Store.from_url(config["store"]["url"])
+    try:
+        with store.engine.connect() as conn:
+            repairs, retries, estimated = conn.execute(text(
+                "SELECT coalesce(sum(repairs), 0), coalesce(sum(attempts - 1), 0), coalesce(sum(estimated_tokens), 0) "
+                "FROM llm_calls WHERE status <> 'cached'")).one()
+    finally:
+        store.close()
+    return {"funnel": summary["funnel"], "status": summary["status"], "requests": stats["requests_total"],
+            "repairs": int(repairs), "retries": int(retries), "estimated_tokens": int(estimated),
+            "forms": stats.get("forms_used", {})}
+
+
+def _realism(workdir: Path, source: Path) -> None:
+    off = _run_against(workdir, source, "off")
+    on = _run_against(workdir, source, "on")
+    print(f"realism off: {off['status']}, funnel {off['funnel']}")
+    print(f"realism on:  {on['status']}, funnel {on['funnel']}")
+    ratios = {k: (on["funnel"][k] / v if v else (1.0 if not on["funnel"][k] else float("inf")))
+              for k, v in off["funnel"].items()}
+    worst = min(ratios.values())
+    print("  funnel ratio on/off per stage: " + ", ".join(f"{k} {r:.2f}" for k, r in ratios.items())
+          + f"; worst {worst:.2f} (target 1.00)")
+    extra = on["requests"] - off["requests"]
+    print(f"  LLM requests: off {off['requests']}, on {on['requests']}: {extra:+d} ({extra / off['requests']:+.1%}, "
+          f"target <= +5%); on: {on['retries']} retries (cut-off replies asked again with more room), "
+          f"{on['repairs']} repair turns; off: {off['retries']} retries, {off['repairs']} repairs")
+    used = ", ".join(f"{k} {v}" for k, v in sorted(on["forms"].items(), key=lambda kv: -kv[1]))
+    print(f"  forms the realistic mock used (replies): {used}")
+    print(f"  tokens estimated because usage was missing: {on['estimated_tokens']}")
 
 
 def _skelbuilder(workdir: Path, mock: str, source: Path) -> None:

@@ -158,6 +158,19 @@ def drain_prefect(timeout_s: float = 10) -> None:
             worker.drain_all(timeout=timeout_s)
 
 
+@contextlib.contextmanager
+def flow_session(settings: Settings) -> Iterator[Any]:
+    """What every verb that runs a flow needs around it: Prefect without telemetry and with a one-line
+    console, the store claimed in this process (a DuckDB file another run holds fails here, before
+    anything is recorded), and a Prefect API (the configured one, or a temporary server in its own session)."""
+    from envscaler.console import prefect_cli_environment, quiet_prefect_console
+
+    prefect_cli_environment()
+    with claimed_store(settings) as store, prefect_api():
+        quiet_prefect_console()
+        yield store
+
+
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
                 quiet: bool = False, read_sources_first: bool = True) -> dict[str, Any]:
     """Run the factory flow in this process; user-caused failures become one line and exit 2, Ctrl-C

@@ -65,6 +65,8 @@ class LLMSettings(_Section):
     max_concurrency: int = Field(default=64, ge=1)
     requests_per_minute: int | None = Field(default=None, ge=1)
     repair_attempts: int = Field(default=2, ge=0, description="Structured-output repair turns; never unbounded.")
+    max_output_tokens: int = Field(default=16384, ge=256, description=(
+        "Ceiling of the output room asked for when a reply was cut off (finish_reason 'length') and is retried."))
     cache: bool = True
     prices: dict[str, Price] = Field(default_factory=_default_prices)
 

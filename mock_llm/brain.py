@@ -25,11 +25,13 @@ from mock_llm import library
 from mock_llm.library import code as libcode
 from mock_llm.bfcl_answers import agent_bfcl
 from mock_llm.chat_answers import agent_converse, agent_solve, user_sim
+from mock_llm.library import styles
 from mock_llm.library.model import Domain
 from mock_llm.lookup import (
     WORD, by_class, by_text, by_tools, canonical, class_in, need, scenario_by_task, stable_seed,
 )
 from mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest
+from mock_llm.realism import code_styles_for
 from mock_llm.validation_answers import judge_call, propose_call, test_state
 from envscaler_core.prompts import CHAT_PROMPTS, STRUCTURED_PROMPTS
 from envscaler_core.prompts import mine as PM
@@ -199,6 +201,23 @@ _CHAT: dict[str, Callable[[MockRequest], MockReply]] = {
 }
 
 
+def _restyled(req: MockRequest, inp: Any, answer: dict[str, Any]) -> dict[str, Any]:
+    """Stage 2 answers in the env class's code styles (realism); the same meaning, other code."""
+    if req.realism is None or not req.prompt_id or not req.prompt_id.startswith("synth."):
+        return answer
+    if req.prompt_id == "synth.class_skeleton":
+        domain = need(by_class(answer["class_name"]), "class")
+        chosen = code_styles_for(req.realism, domain.class_name)
+        return {**answer, "code": styles.restyle_skeleton(answer["code"], domain, chosen)}
+    if req.prompt_id in ("synth.operations", "synth.method"):
+        domain = _synth_domain(inp.skeleton_code, inp.summary, inp.introduction)
+        chosen = code_styles_for(req.realism, domain.class_name)
+        if req.prompt_id == "synth.operations":
+            return {**answer, "operations": styles.restyle_operations(answer["operations"], chosen)}
+        return {**answer, "code": styles.restyle_method(answer["code"], chosen)}
+    return answer
+
+
 def _check_version(req: MockRequest, version: int) -> None:
     if req.prompt_version is not None and req.prompt_version != version:
         raise MockCannotAnswer(f"the mock answers {req.prompt_id}@{version}, not @{req.prompt_version}")
@@ -224,6 +243,6 @@ def dispatch(req: MockRequest) -> MockReply:
     except ValidationError as exc:
         raise MockCannotAnswer(f"{req.prompt_id}: input does not match {spec.input_model.__name__}: "
                                f"{exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from None
-    answer = _STRUCTURED[req.prompt_id](inp)
+    answer = _restyled(req, inp, _STRUCTURED[req.prompt_id](inp))
     out = spec.output_model.model_validate(answer)  # a script bug must surface here, not in the client
     return MockReply(content=out.model_dump_json())

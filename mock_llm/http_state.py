@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mock_llm.realism import RealismConfig
+
 FaultKind = Literal["ok", "429", "500", "timeout", "malformed"]
 
 
@@ -38,11 +40,14 @@ class FaultConfig(BaseModel):
 class MockState:
     """Faults + counters. Only touched from the server's event loop, so no locking is needed."""
 
-    def __init__(self, faults: FaultConfig | None = None) -> None:
+    def __init__(self, faults: FaultConfig | None = None, realism: RealismConfig | None = None) -> None:
         self.initial = faults or FaultConfig()
+        self.initial_realism = realism or RealismConfig()
         self.reset()
 
     def reset(self) -> None:
+        self.realism = self.initial_realism.model_copy(deep=True)
+        self.forms_used: Counter[str] = Counter()
         self.faults = self.initial.model_copy(deep=True)
         self.script: deque[FaultKind] = deque(self.faults.script)
         self.rng = random.Random(self.faults.seed)
@@ -110,5 +115,7 @@ class MockState:
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "faults": self.faults.model_dump(exclude={"script"}),
+            "realism": self.realism.model_dump(),
+            "forms_used": dict(self.forms_used),
             "script_remaining": list(self.script),
         }

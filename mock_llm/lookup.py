@@ -27,8 +27,14 @@ def canonical(value: Any) -> str:
 
 
 def class_in(code: str) -> str | None:
-    match = re.search(r"^class\s+([A-Za-z_]\w*)", code, re.MULTILINE)
-    return match.group(1) if match else None
+    """The env class named in `code`: a library class if one is defined (record classes such as
+    TypedDicts or dataclasses may come first), else the first base-less top-level class."""
+    names = re.findall(r"^class\s+([A-Za-z_]\w*)\s*(\(?)", code, re.MULTILINE)
+    known = {d.class_name for d in library.domains()}
+    for name, _ in names:
+        if name in known:
+            return name
+    return next((name for name, paren in names if not paren), names[0][0] if names else None)
 
 
 def by_class(class_name: str | None) -> Domain | None:

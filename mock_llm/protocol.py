@@ -9,7 +9,10 @@ so they are unit-testable without HTTP.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from mock_llm.realism import Plan
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,7 @@ class MockRequest:
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
     model: str
+    realism: "Plan | None" = None  # how this answer should look (forms, env code styles); None = clean
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,12 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from envscaler_core.config import StageModels
+from envscaler_core.prompts import STRUCTURED_PROMPTS
+from envscaler_core.prompts.base import PROMPT_HEADER, extract_input, parse_tag
+from mock_llm import forms
 from mock_llm.http_state import FaultConfig, MockState
 from mock_llm.protocol import Handler, MockCannotAnswer, MockReply, MockRequest
-from envscaler_core.prompts.base import PROMPT_HEADER, extract_input, parse_tag
+from mock_llm.realism import TRUNCATE_AT, Plan, RealismConfig, needed_room, plan_for, request_key, truncate
 
 Embedder = Callable[[str], list[float]]
 Serve = Callable[[dict[str, Any], "str | None", bool], Awaitable[JSONResponse]]
@@ -108,6 +111,16 @@ def _corrupt(text: str) -> str:
     return text[: max(1, len(text) // 2)] if text else '{"'
 
 
+def _realistic_message(reply: MockReply, plan: Plan, structured: bool, counter: itertools.count) -> dict[str, Any]:
+    """The reply re-rendered in the plan's forms (same meaning)."""
+    if reply.tool_calls:
+        calls = [(c.name, c.arguments) for c in reply.tool_calls]
+        return forms.tool_turn(calls, plan, next(counter))
+    if structured and reply.content is not None:
+        return forms.structured(reply.content, plan)
+    return forms.text(reply.content or "", plan)
+
+
 def _reply_message(reply: MockReply, counter: itertools.count, malformed: bool) -> tuple[dict[str, Any], int]:
     """OpenAI assistant message (tool arguments as JSON strings) and its completion character count."""
     content = reply.content
@@ -127,9 +140,9 @@ def _reply_message(reply: MockReply, counter: itertools.count, malformed: bool) 
 
 
 def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None, faults: FaultConfig | None = None,
-               reject_key: str | None = DEFAULT_REJECT_KEY) -> Starlette:
+               reject_key: str | None = DEFAULT_REJECT_KEY, realism: RealismConfig | None = None) -> Starlette:
     """The ASGI app. `brain=None` uses `mock_llm.brain` (lazily); any `Handler` works."""
-    state = MockState(faults)
+    state = MockState(faults, realism)
     source = _Brain(brain, embedder)
     ids = itertools.count(1)
 
@@ -196,20 +209,33 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
             payload = None
         tools = body.get("tools") or None
         model = str(body.get("model") or "mock")
+        plan = None if malformed or state.realism.mode == "off" else plan_for(state.realism, request_key(body, tag))
         req = MockRequest(prompt_id=prompt_id, prompt_version=version, payload=payload, messages=messages,
-                          tools=tools, model=model)
+                          tools=tools, model=model, realism=plan)
         reply = await anyio.to_thread.run_sync(source.dispatch, req)
-        message, completion_chars = _reply_message(reply, ids, malformed)
+        if plan is None:
+            message, _ = _reply_message(reply, ids, malformed)
+        else:
+            message = _realistic_message(reply, plan, prompt_id in STRUCTURED_PROMPTS, ids)
+            state.forms_used.update(plan.forms)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        room = body.get("max_completion_tokens") or body.get("max_tokens")
+        if plan is not None and "length" in plan.forms and not room:
+            room = int(needed_room(message) * TRUNCATE_AT)  # the "server default" output limit this reply runs into
+        if room and int(room) < needed_room(message):
+            message, finish = truncate(message, int(room)), "length"
         prompt_tokens = estimate_tokens(_prompt_chars(messages, tools))
-        completion_tokens = estimate_tokens(completion_chars)
-        return JSONResponse({
+        completion_tokens = needed_room(message)
+        response: dict[str, Any] = {
             "id": f"chatcmpl-mock-{next(ids)}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": FINGERPRINT,
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }, headers=MOCK_HEADERS)
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+        }
+        include, usage = forms.usage_field({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                            "total_tokens": prompt_tokens + completion_tokens}, plan)
+        if include:
+            response["usage"] = usage
+        return JSONResponse(response, headers=MOCK_HEADERS)
 
     async def serve_embeddings(body: dict[str, Any], tag: str | None, malformed: bool) -> JSONResponse:
         raw = body.get("input")
@@ -246,6 +272,20 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
         state.reset()
         return JSONResponse(state.snapshot(), headers=MOCK_HEADERS)
 
+    async def set_realism(request: Request) -> JSONResponse:
+        try:
+            changes = await request.json()
+            if isinstance(changes, str):
+                config = RealismConfig.parse(changes)
+            elif isinstance(changes, dict):
+                config = RealismConfig.model_validate(changes)
+            else:
+                raise ValueError("body must be a realism spec string or a RealismConfig object")
+        except (ValueError, json.JSONDecodeError) as exc:
+            return _error(400, f"bad realism setting: {exc}", "invalid_request_error")
+        state.realism = config
+        return JSONResponse(config.model_dump(), headers=MOCK_HEADERS)
+
     async def set_faults(request: Request) -> JSONResponse:
         try:
             changes = await request.json()
@@ -263,6 +303,7 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
         Route("/mock/stats", stats, methods=["GET"]),
         Route("/mock/reset", reset, methods=["POST"]),
         Route("/mock/faults", set_faults, methods=["POST"]),
+        Route("/mock/realism", set_realism, methods=["POST"]),
     ])
 
 
@@ -293,11 +334,13 @@ class MockServer:
 
     def __init__(self, brain: Handler | None = None, *, embedder: Embedder | None = None,
                  faults: FaultConfig | None = None, host: str = "127.0.0.1", port: int = 0,
-                 reject_key: str | None = DEFAULT_REJECT_KEY) -> None:
+                 reject_key: str | None = DEFAULT_REJECT_KEY, realism: RealismConfig | str | None = None) -> None:
         self.host = host
         self._sock = listening_socket(host, port)
         self.port = self._sock.getsockname()[1]
-        app = create_app(brain, embedder=embedder, faults=faults, reject_key=reject_key)
+        if isinstance(realism, str):
+            realism = RealismConfig.parse(realism)
+        app = create_app(brain, embedder=embedder, faults=faults, reject_key=reject_key, realism=realism)
         self._server = uvicorn.Server(uvicorn_config(app, host, self.port))
         self._thread: threading.Thread | None = None
         self._http = httpx.Client(base_url=self.root_url, timeout=10.0)
@@ -340,6 +383,11 @@ class MockServer:
 
     def reset(self) -> dict[str, Any]:
         return self._http.post("/mock/reset").raise_for_status().json()
+
+    def set_realism(self, spec: str | RealismConfig) -> dict[str, Any]:
+        """`off`, `on`, `all`, `"think,no_usage"` or a RealismConfig; until `reset()` restores the startup one."""
+        body: Any = spec.model_dump() if isinstance(spec, RealismConfig) else spec
+        return self._http.post("/mock/realism", json=body).raise_for_status().json()
 
     def set_faults(self, config: dict[str, Any] | None = None, **changes: Any) -> dict[str, Any]:
         """E.g. `set_faults(script=["429", "ok"], retry_after_s=0.3)` or `set_faults(p_500=0.1)`."""

@@ -26,11 +26,21 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                               help="Probability of truncated JSON content."),
         retry_after_s: float = typer.Option(1.0, "--retry-after", min=0, help="Retry-After seconds advertised on 429s."),
         seed: int | None = typer.Option(None, "--seed", help="Seed for fault and latency draws (reproducible faults)."),
+        realism: str = typer.Option(
+            "off", "--realism", envvar="ENVSCALER_MOCK_REALISM",
+            help="Answer in the forms real endpoints send: off | on (forms drawn per request, env class styles per "
+                 "class) | all | a comma-separated list of forms/styles (see docs/mock_llm.md)."),
     ) -> None:
         import uvicorn
 
         from mock_llm.http_state import FaultConfig
+        from mock_llm.realism import RealismConfig
         from mock_llm.server import create_app, listening_socket, uvicorn_config
+
+        try:
+            realism_config = RealismConfig.parse(realism)
+        except ValueError as exc:
+            fail(f"bad --realism / ENVSCALER_MOCK_REALISM value {realism!r}: {exc}")
 
         faults = FaultConfig(
             p_429=fault_429, p_500=fault_500, p_timeout=fault_timeout, p_malformed=fault_malformed,
@@ -48,5 +58,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         typer.echo(f"  use it with: OPENAI_BASE_URL={base} OPENAI_API_KEY=mock")
         typer.echo(f"  faults: 429={fault_429} 500={fault_500} timeout={fault_timeout} malformed={fault_malformed} "
                    f"latency={latency_ms}ms(+{latency_jitter_ms}) seed={seed}; counters at {base[:-3]}/mock/stats")
-        server = uvicorn.Server(uvicorn_config(create_app(faults=faults), host, bound, log_level="info"))
+        shown = realism_config.mode if realism_config.mode != "exact" else ",".join(realism_config.names)
+        typer.echo(f"  realism: {shown} (answer forms real endpoints send; change with POST {base[:-3]}/mock/realism)")
+        app = create_app(faults=faults, realism=realism_config)
+        server = uvicorn.Server(uvicorn_config(app, host, bound, log_level="info"))
         server.run(sockets=[sock])

@@ -21,11 +21,11 @@ from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse
 from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import TaskExecutor
 from envscaler_core.bfcl.schemas import tools_for
+from envscaler_core.llm.replies import normalise_assistant
 from envscaler_core.models.base import Model
 from envscaler_core.models.trajectory import TokenUsage
 from envscaler_core.prompts.agent import AGENT_BFCL
 from envscaler_core.rollout.agents import Agent, AgentTurn, usage_of
-from envscaler_core.rollout.loop import _normalise
 
 UNDECODABLE_REPLY = "Error during decoding: {reason}. The turn ends here."
 
@@ -108,10 +108,10 @@ async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Pla
             reply = await agent.step(out.messages, tools)
             out.steps += 1
             out.usage = _add(out.usage, reply.usage)
-            message = _normalise(reply.message, out.steps)
+            message = normalise_assistant(reply.message, tools, out.steps)  # any endpoint's form, one shape
             out.messages.append(message)
             try:
-                calls = decode_tool_calls(reply.message.get("tool_calls"))
+                calls = decode_tool_calls(message.get("tool_calls"))
             except UndecodableCalls as exc:
                 # BFCL ends the turn; every call still gets its one tool message, so the history stays valid
                 for tc in message.get("tool_calls", []):

@@ -15,7 +15,9 @@ from envscaler_core.llm.errors import BudgetExceeded
 
 log = logging.getLogger(__name__)
 
-STAGE_KEYS = ("calls", "cached", "retries", "prompt_tokens", "completion_tokens", "cost_usd")
+STAGE_KEYS = ("calls", "cached", "retries", "prompt_tokens", "completion_tokens", "estimated_tokens", "cost_usd")
+"""`estimated_tokens`: how many of the stage's prompt + completion tokens were estimated (~4 characters
+per token) because the endpoint sent no `usage`; 0 means every count is the endpoint's own."""
 
 
 class Ledger:
@@ -43,7 +45,7 @@ class Ledger:
         return (prompt_tokens * price.input_per_mtok + completion_tokens * price.output_per_mtok) / 1_000_000
 
     def add(self, stage: str, *, calls: int = 0, cached: bool = False, retries: int = 0, prompt_tokens: int = 0,
-            completion_tokens: int = 0, cost_usd: float = 0.0) -> None:
+            completion_tokens: int = 0, cost_usd: float = 0.0, estimated_tokens: int = 0) -> None:
         """Tokens are added per HTTP response (so the budget sees repair turns as they happen);
         `calls` once per logical call."""
         with self._lock:
@@ -53,6 +55,7 @@ class Ledger:
             row["retries"] += retries
             row["prompt_tokens"] += prompt_tokens
             row["completion_tokens"] += completion_tokens
+            row["estimated_tokens"] += estimated_tokens
             row["cost_usd"] += cost_usd
 
     def totals(self) -> tuple[int, float]:

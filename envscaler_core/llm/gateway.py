@@ -27,7 +27,11 @@ from envscaler_core.llm.cache import CallStore, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
+from envscaler_core.llm.exchange import (
+    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, more_room, outgoing, read_response, room_parameter,
+)
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
+from envscaler_core.llm.replies import ReplyProblem, normalise_assistant, parse_answer, reasoning_field, split_reasoning
 from envscaler_core.llm.retry import Failure, backoff_delay, classify
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
@@ -46,6 +50,7 @@ class ChatReply(BaseModel):
     message: dict[str, Any]
     usage: dict[str, int]
     cached: bool = False
+    usage_estimated: bool = False
 
 
 def is_loopback(base_url: str | None) -> bool:
@@ -73,6 +78,7 @@ class _Call:
     repairs: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated_tokens: int = 0  # of the tokens above, how many the endpoint did not report (estimated)
     cost_usd: float = 0.0
     started: float = 0.0
 
@@ -80,36 +86,39 @@ class _Call:
         self.started = time.perf_counter()
 
 
-def _assistant_message(message: Any) -> dict[str, Any]:
-    """The SDK message as a plain OpenAI assistant dict; `content` always present (may be None)."""
-    data = message.model_dump(exclude_none=True)
-    data["role"] = "assistant"
-    data.setdefault("content", None)
-    return data
+def structured_answer(message: dict[str, Any], model: type[O]) -> O:
+    """The stage's output from an assistant message (raises ReplyProblem with the precise reason)."""
+    split = split_reasoning(message.get("content"), reasoning_field(message))
+    refusal = message.get("refusal")
+    if not split.answer and isinstance(refusal, str) and refusal.strip():
+        raise ReplyProblem(f"the reply is a refusal instead of the JSON object ({refusal.strip()[:200]!r})")
+    return parse_answer(split, model)
 
 
-def _json_text(content: str) -> str:
-    """Tolerate one surrounding markdown fence (real models add them despite instructions)."""
-    text = content.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        if text.rstrip().endswith("```"):
-            text = text.rstrip()[:-3]
-    return text.strip()
+def _cut_off_reason(exchange: Exchange) -> str:
+    if exchange.finish_reason == "content_filter":
+        return "the endpoint's content filter stopped the reply before it was complete (finish_reason 'content_filter')"
+    return (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
+            "(finish_reason 'length') before it was complete")
 
 
-def _invalid_reason(exc: ValidationError) -> str:
-    errors = exc.errors()
-    if errors and errors[0].get("type") == "json_invalid":
-        return f"not valid JSON: {errors[0].get('ctx', {}).get('error', errors[0]['msg'])}"
-    parts = [f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in errors[:5]]
-    more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
-    return "schema mismatch: " + "; ".join(parts) + more
-
-
-def _repair_turn(reason: str) -> str:
-    return (f"Your previous reply was rejected ({reason}). Reply again with exactly one JSON object that "
+def _repair_turn(reason: str, cut_off: bool = False) -> str:
+    if cut_off:
+        return (f"Your previous reply could not be used: {reason}. Reply again with only the JSON object, "
+                "without reasoning or commentary, so that it fits.")
+    return (f"Your previous reply could not be used: {reason}. Reply again with exactly one JSON object that "
             "validates against the JSON Schema in the system message, and nothing else.")
+
+
+def _recorded_usage(exchange: Exchange) -> dict[str, int]:
+    usage = exchange.usage
+    return {**usage, "estimated_tokens": exchange.estimated_tokens} if exchange.estimated_tokens else usage
+
+
+def _said(message: dict[str, Any]) -> str:
+    """What the model said, for the repair conversation: its answer without reasoning."""
+    split = split_reasoning(message.get("content"), None)
+    return split.answer or "(no answer outside the reasoning)"
 
 
 class LLMGateway:
@@ -221,26 +230,42 @@ class LLMGateway:
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
 
-    def _count(self, call: _Call, usage: Any) -> dict[str, int]:
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    def _count(self, call: _Call, prompt: int, completion: int, estimated: int = 0) -> None:
         cost = self.ledger.cost(call.model, prompt, completion)
         call.prompt_tokens += prompt
         call.completion_tokens += completion
+        call.estimated_tokens += estimated
         call.cost_usd += cost
-        self.ledger.add(call.stage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
-        return {"prompt_tokens": prompt, "completion_tokens": completion}
+        self.ledger.add(call.stage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
+                        estimated_tokens=estimated)
 
     async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
-                        headers: dict[str, str], what: str) -> tuple[dict[str, Any], dict[str, int]]:
-        extra: dict[str, Any] = dict(sampling)
-        if tools:
-            extra["tools"] = tools
-        resp = await self._send(call, what, lambda c: c.chat.completions.create(
-            model=call.model, messages=messages, extra_headers=headers, **extra))
-        if not resp.choices:
-            raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
-        return _assistant_message(resp.choices[0].message), self._count(call, resp.usage)
+                        headers: dict[str, str], what: str) -> Exchange:
+        """One completion; a reply cut off by the output limit is asked again with more room (counted
+        as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off."""
+        sent = outgoing(messages)
+        room: int | None = None
+        length_retries = 0
+        while True:
+            extra: dict[str, Any] = dict(sampling)
+            if tools:
+                extra["tools"] = tools
+            if room is not None:
+                extra[room_parameter(self.settings.base_url)] = room
+            resp = await self._send(call, what, lambda c: c.chat.completions.create(
+                model=call.model, messages=sent, extra_headers=headers, **extra))
+            if not resp.choices:
+                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
+            exchange = read_response(resp, sent, tools)
+            self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens)
+            if not exchange.truncated or length_retries >= MAX_LENGTH_RETRIES:
+                return exchange
+            room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
+            if room is None:
+                return exchange
+            length_retries += 1
+            call.retries += 1
+            self.ledger.add(call.stage, retries=1)
 
     # ---- cache and audit -------------------------------------------------------------------------
 
@@ -269,8 +294,8 @@ class LLMGateway:
         self.store.record_llm_call(LLMCall(
             fingerprint=call.fingerprint, run_id=self.run_id, stage=call.stage, prompt_id=call.prompt_id,
             model=call.model, status=status, attempts=0 if cached else 1 + call.retries, repairs=call.repairs,
-            prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens, cost_usd=call.cost_usd,
-            latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
+            prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
+            estimated_tokens=call.estimated_tokens, cost_usd=call.cost_usd, latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
             response=response if status == "ok" else None,
         ))
 
@@ -297,8 +322,8 @@ class LLMGateway:
         hit = await self._lookup(fp)
         if hit is not None:
             try:
-                out = prompt_spec.output_model.model_validate_json(_json_text(hit["message"].get("content") or ""))
-            except (ValidationError, KeyError, AttributeError, TypeError):
+                out = structured_answer(hit["message"], prompt_spec.output_model)
+            except (ReplyProblem, ValidationError, KeyError, AttributeError, TypeError):
                 pass  # a stale or foreign cache entry: ask again
             else:
                 self._record(call, "cached")
@@ -309,23 +334,27 @@ class LLMGateway:
             headers = {PROMPT_HEADER: prompt_spec.tag}
             what = f"prompt {prompt_spec.tag}"
             while True:
-                message, usage = await self._complete(call, convo, None, STRUCTURED_SAMPLING, headers, what)
-                content = message.get("content") or ""
-                try:
-                    out = prompt_spec.output_model.model_validate_json(_json_text(content))
-                except ValidationError as exc:
-                    reason = _invalid_reason(exc)
+                exchange = await self._complete(call, convo, None, STRUCTURED_SAMPLING, headers, what)
+                message = exchange.message
+                if exchange.incomplete:  # never parsed as if complete
+                    reason = _cut_off_reason(exchange)
                 else:
-                    self._record(call, "ok", response={"message": message, "usage": usage})
-                    return out
+                    try:
+                        out = structured_answer(message, prompt_spec.output_model)
+                    except ReplyProblem as exc:
+                        reason = str(exc)
+                    else:
+                        self._record(call, "ok", response={"message": message, "usage": _recorded_usage(exchange)})
+                        return out
+                content = str(message.get("content") or "")
                 if call.repairs >= self.settings.repair_attempts:
                     self._record(call, "output_invalid", error=reason)
                     raise LLMOutputInvalid(
                         f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
                         reason, content)
                 call.repairs += 1
-                convo = [*convo, {"role": "assistant", "content": content},
-                         {"role": "user", "content": _repair_turn(reason)}]
+                convo = [*convo, {"role": "assistant", "content": _said(message)},
+                         {"role": "user", "content": _repair_turn(reason, exchange.incomplete)}]
 
         return await self._audited(call, body)
 
@@ -336,19 +365,33 @@ class LLMGateway:
         msgs = [dict(m) for m in messages]
         model_name = self.model_for(stage, model)
         tag = prompt.tag if prompt is not None else None
-        fp = request_fingerprint("chat", model_name, msgs, tools, {"sample": sample}, tag)
+        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample}, tag)  # what is sent
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
             self._record(call, "cached")
-            return ChatReply(message=dict(hit["message"]), usage=dict(hit.get("usage") or {}), cached=True)
+            usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
+            return ChatReply(message=normalise_assistant(hit["message"], tools), usage=usage, cached=True,
+                             usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")))
 
         async def body() -> ChatReply:
             headers = {PROMPT_HEADER: tag} if tag else {}
             what = f"chat {tag}" if tag else "chat request"
-            message, usage = await self._complete(call, msgs, tools, {}, headers, what)
-            self._record(call, "ok", response={"message": message, "usage": usage})
-            return ChatReply(message=message, usage=usage)
+            exchange = await self._complete(call, msgs, tools, {}, headers, what)
+            if exchange.incomplete:
+                reason = _cut_off_reason(exchange)
+                self._record(call, "output_invalid", error=reason)
+                raise LLMOutputInvalid(f"{what}: {reason}", reason,
+                                       str(exchange.message.get("content") or ""))
+            message = normalise_assistant(exchange.message, tools)
+            said = message.get("tool_calls") or (message.get("content") or "").strip()
+            if not said and message.get("reasoning_content"):
+                reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"
+                self._record(call, "output_invalid", error=reason)
+                raise LLMOutputInvalid(f"{what}: {reason}", reason, str(exchange.message.get("content") or ""))
+            self._record(call, "ok", response={"message": exchange.message, "usage": _recorded_usage(exchange)})
+            return ChatReply(message=message, usage=exchange.usage,
+                             usage_estimated=exchange.estimated_tokens > 0)
 
         return await self._audited(call, body)
 
@@ -372,7 +415,12 @@ class LLMGateway:
         async def body() -> list[list[float]]:
             resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: c.embeddings.create(
                 model=model_name, input=texts, encoding_format="float"))
-            self._count(call, resp.usage)
+            reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
+            if reported is None:
+                estimated = estimate_tokens(sum(len(t) for t in texts))
+                self._count(call, estimated, 0, estimated)
+            else:
+                self._count(call, int(reported), 0)
             vectors = [list(map(float, d.embedding)) for d in sorted(resp.data, key=lambda d: d.index)]
             if len(vectors) != len(texts):
                 raise LLMUnavailableError(

@@ -25,8 +25,15 @@ class LLMCall(Model):
     repairs: int = Field(default=0, ge=0, description="Structured-output repair turns.")
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated_tokens: int = Field(default=0, ge=0, description=(
+        "Of prompt + completion tokens, how many were estimated because the endpoint sent no usage."))
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     error: str | None = None
     response: dict[str, Any] | None = Field(default=None, description="The assistant message, for the cache.")
     created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def usage_estimated(self) -> bool:
+        """True when some of this call's token counts are estimates, not the endpoint's report."""
+        return self.estimated_tokens > 0

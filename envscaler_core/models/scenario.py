@@ -6,12 +6,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from envscaler_core.llm.replies.lenient import ToolArgs
 from envscaler_core.models.base import Model, Record
 
 
 class ToolCall(Model):
     tool: str
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: ToolArgs = Field(default_factory=dict)  # a JSON string holding an object is read as that object
 
 
 class CheckSpec(Model):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
+from envscaler_core.llm.replies.lenient import LooseWord, Score10
 from envscaler_core.prompts.base import PromptSpec
 
 
@@ -13,15 +16,15 @@ class TaskInput(BaseModel):
 
 class StatefulJudgement(BaseModel):
     analysis: str
-    stateful: bool
+    stateful: Annotated[bool, LooseWord]
 
 
 class TopicInference(BaseModel):
     analysis: str
     summary: str = Field(min_length=1)
     introduction: str = Field(min_length=1)
-    usefulness: int = Field(ge=1, le=10)
-    modelability: int = Field(ge=1, le=10)
+    usefulness: Score10 = Field(ge=1, le=10)
+    modelability: Score10 = Field(ge=1, le=10)
 
 
 JUDGE_STATEFUL = PromptSpec(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core.llm.replies.lenient import LooseWord, ToolArgs
 from envscaler_core.models.validation import CaseType, Verdict
 from envscaler_core.prompts.base import PromptSpec
 
@@ -45,8 +46,8 @@ class ProposeInput(BaseModel):
 class ProposedCall(BaseModel):
     thought: str
     tool: str
-    args: dict[str, Any]
-    case_type: CaseType
+    args: ToolArgs
+    case_type: Annotated[CaseType, LooseWord]
 
 
 class JudgeInput(BaseModel):
@@ -66,7 +67,7 @@ class JudgeInput(BaseModel):
 
 class JudgeOutput(BaseModel):
     analysis: str
-    verdict: Verdict
+    verdict: Annotated[Verdict, LooseWord]
     reason: str
 
 

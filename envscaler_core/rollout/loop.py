@@ -14,6 +14,7 @@ from typing import Any
 
 from envscaler_core.config import Settings
 from envscaler_core.llm.errors import LLMError, LLMOutputInvalid, LLMRequestRejected
+from envscaler_core.llm.replies import ReplyProblem, answer_text, normalise_assistant, parse_arguments
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
@@ -28,33 +29,17 @@ USER_OPENING = "Hi! How can I help you today?"
 def observation(ep: Episode, call: dict[str, Any]) -> tuple[str, bool]:
     """Run one OpenAI tool_call; returns (tool message content as JSON, is_error)."""
     fn = call.get("function") or {}
-    name, raw = fn.get("name") or "", fn.get("arguments") or "{}"
+    name = fn.get("name") or ""
     try:
-        args = json.loads(raw) if isinstance(raw, str) else raw
-    except json.JSONDecodeError as exc:
-        return json.dumps({"error": f"arguments are not valid JSON: {exc}", "error_kind": "schema"}), True
-    if not isinstance(args, dict):
-        return json.dumps({"error": "arguments must be a JSON object", "error_kind": "schema"}), True
+        args = parse_arguments(fn.get("arguments"))
+    except ReplyProblem as exc:
+        return json.dumps({"error": str(exc), "error_kind": "schema"}), True
     out = ep.call(name, args)
     if out.ok:
         return json.dumps(out.result, default=str), False
     return json.dumps({"error": out.error, "error_kind": out.error_kind}), True
 
 
-def _normalise(message: dict[str, Any], turn: int) -> dict[str, Any]:
-    """Assistant message in strict OpenAI shape; tool calls get ids when a model omitted them."""
-    msg: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
-    calls = message.get("tool_calls") or []
-    if calls:
-        msg["tool_calls"] = [
-            {"id": c.get("id") or f"call_{turn}_{i}", "type": "function",
-             "function": {"name": (c.get("function") or {}).get("name", ""),
-                          "arguments": (c.get("function") or {}).get("arguments") or "{}"}}
-            for i, c in enumerate(calls)
-        ]
-    if message.get("reasoning_content"):
-        msg["reasoning_content"] = message["reasoning_content"]
-    return msg
 
 
 def _ends_episode(exc: LLMError) -> bool:
@@ -81,7 +66,7 @@ class _UserSim:
         if agent_text is not None:
             self.history.append({"role": "user", "content": agent_text})
         reply = await self.gateway.chat(self.history, prompt=USER_SIMULATOR, stage="user_sim", sample=self.sample)
-        text = str(reply.message.get("content") or "")
+        text = answer_text(reply.message)  # never the reasoning: a "###STOP###" it merely considered must not count
         self.usage = _add(self.usage, usage_of(getattr(reply, "usage", None)))
         self.history.append({"role": "assistant", "content": text})
         return text
@@ -105,7 +90,7 @@ class _Play:
             turn: AgentTurn = await agent.step(messages, tools)
             self.steps += 1
             self.usage = _add(self.usage, turn.usage)
-            msg = _normalise(turn.message, self.steps)
+            msg = normalise_assistant(turn.message, tools, self.steps)  # any agent, any endpoint form
             messages.append(msg)
             if msg.get("tool_calls"):
                 for call in msg["tool_calls"]:  # in order, each answered by exactly one tool message
@@ -116,7 +101,7 @@ class _Play:
             if user is None:
                 self.termination = "agent_done"
                 return
-            reply = await user.say(str(msg.get("content") or ""))
+            reply = await user.say(answer_text(msg))
             if STOP_MARKER in reply:
                 self.termination = "user_stop"
                 return

@@ -13,6 +13,7 @@ from typing import Any
 
 from envscaler_core.config import Settings
 from envscaler_core.llm.errors import LLMOutputInvalid
+from envscaler_core.llm.replies import defines, extract_code
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.models.spec import Operation
@@ -42,7 +43,7 @@ def _operations(env: AcceptedEnv) -> list[Operation]:
 async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: str, item: str, feedback: str | None) -> CheckSpec:
     inp = CheckFunctionInput(introduction=env.introduction, initial_state=state, task=task, item=item, feedback=feedback)
     out = await gateway.structured(CHECK_FUNCTION, inp, stage="scen")
-    return CheckSpec(item=item, code=out.code)
+    return CheckSpec(item=item, code=extract_code(out.code, defines("check_func")))
 
 
 async def _solution(env: AcceptedEnv, gateway: Any, sc: Scenario, feedback: str | None) -> list:

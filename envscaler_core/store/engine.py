@@ -14,7 +14,7 @@ from sqlalchemy import Connection, Engine, create_engine, inspect, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from envscaler_core.store.errors import StoreError, StoreMissing
-from envscaler_core.store.schema import SCHEMA_VERSION, metadata, store_meta
+from envscaler_core.store.schema import MIGRATIONS, SCHEMA_VERSION, metadata, store_meta
 from envscaler_core.store.urls import StoreURL
 
 _PG_SCHEMA_LOCK = 0x656E7673  # arbitrary advisory-lock id: serialises concurrent first opens of one database
@@ -107,6 +107,12 @@ def _ensure_schema(conn: Connection, location: StoreURL) -> None:
     if location.backend == "postgres":
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_SCHEMA_LOCK})
     found = _stored_version(conn)
+    if found is not None and found < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
+        for version in range(found, SCHEMA_VERSION):
+            for statement in MIGRATIONS[version]:
+                conn.execute(text(statement))
+        conn.execute(store_meta.update().where(store_meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))
+        found = SCHEMA_VERSION
     if found is not None and found != SCHEMA_VERSION:
         relation = "newer" if found > SCHEMA_VERSION else "older"
         raise StoreError(

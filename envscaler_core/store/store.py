@@ -237,7 +237,7 @@ class Store:
                     **call.model_dump(
                         include={
                             "fingerprint", "run_id", "stage", "prompt_id", "model", "status", "attempts", "repairs",
-                            "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "error",
+                            "prompt_tokens", "completion_tokens", "estimated_tokens", "cost_usd", "latency_ms", "error",
                         }
                     ),
                     "response": None if call.response is None else canonical_json(call.response),
@@ -267,7 +267,8 @@ class Store:
 
     def llm_usage(self, run_id: str) -> dict[str, dict[str, int | float]]:
         """Per stage: calls (all rows, cache hits included), cached (status "cached"), retries (HTTP
-        attempts beyond the first), prompt/completion tokens and cost, as recorded by the gateway."""
+        attempts beyond the first), prompt/completion tokens, how many of those were estimated (the endpoint
+        sent no usage) and cost, as recorded by the gateway."""
         c = llm_calls.c
         stmt = (
             select(
@@ -277,6 +278,7 @@ class Store:
                 func.sum(case((c.attempts > 1, c.attempts - 1), else_=0)),
                 func.sum(c.prompt_tokens),
                 func.sum(c.completion_tokens),
+                func.sum(func.coalesce(c.estimated_tokens, 0)),
                 func.sum(c.cost_usd),
             )
             .where(c.run_id == run_id)
@@ -292,9 +294,10 @@ class Store:
                 "retries": int(retries or 0),
                 "prompt_tokens": int(prompt or 0),
                 "completion_tokens": int(completion or 0),
+                "estimated_tokens": int(estimated or 0),
                 "cost_usd": float(cost or 0.0),
             }
-            for stage, calls, cached, retries, prompt, completion, cost in rows
+            for stage, calls, cached, retries, prompt, completion, estimated, cost in rows
         }
 
     # -- reporting ----------------------------------------------------------------------------------

@@ -10,20 +10,19 @@ named, wherever it sits in the module.
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\s*\n(.*?)\n?```", re.DOTALL)
+from envscaler_core.llm.replies import defines, extract_code
 
 
 class AssemblyError(ValueError):
     """The pieces cannot be put together (names the piece and the reason)."""
 
 
-def strip_fences(text: str) -> str:
-    """The first fenced block's body if there is one, else the text; prose after a fence is dropped."""
-    match = _FENCE.search(text)
-    return (match.group(1) if match else text).strip("\n")
+def strip_fences(text: str, *names: str) -> str:
+    """The Python source in a model's code field (fences, prose and reasoning removed by
+    `envscaler_core.llm.replies.extract_code`); with `names`, the piece that defines them wins."""
+    return extract_code(text, defines(*names) if names else None)
 
 
 def _import_lines(tree: ast.Module, source: str) -> tuple[list[str], set[int]]:
@@ -42,7 +41,7 @@ def parse_method(code: str, name: str | None = None) -> tuple[list[str], str]:
     Imports inside the function body stay where they are (they are real and local). Raises
     AssemblyError if the snippet does not parse or does not define exactly one function `name`.
     """
-    source = textwrap.dedent(strip_fences(code)).strip("\n")
+    source = textwrap.dedent(strip_fences(code, *([name] if name else []))).strip("\n")
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:

@@ -83,7 +83,7 @@ def _problems_text(problems: list[StaticProblem]) -> str:
 def check_skeleton(code: str, class_name: str) -> str:
     """The skeleton parses, defines `class_name` without base and with __init__, and every name it
     uses is bound; returns the fence-free code or raises ValueError with the problems."""
-    source = strip_fences(code)
+    source = strip_fences(code, class_name)
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:

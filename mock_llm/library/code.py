@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import ast
 import textwrap
+import threading
+from functools import lru_cache
 
-from mock_llm.library.model import Domain
+from mock_llm.library.model import ENVS_DIR, Domain
+from mock_llm.safe_ast import parse
+
+_CACHE_LOCK = threading.Lock()
 
 
 def _class(tree: ast.Module, class_name: str) -> ast.ClassDef:
@@ -28,8 +33,14 @@ def _public(cls: ast.ClassDef) -> list[ast.FunctionDef]:
 
 def skeleton(domain: Domain) -> str:
     """The class file without its public methods (imports, constants, __init__, private helpers)."""
-    source = domain.class_source
-    cls = _class(ast.parse(source), domain.class_name)
+    with _CACHE_LOCK:
+        return _skeleton(domain.env_file, domain.class_name)
+
+
+@lru_cache(maxsize=None)
+def _skeleton(env_file: str, class_name: str) -> str:
+    source = _source(env_file)
+    cls = _class(parse(source), class_name)
     drop: set[int] = set()
     for fn in _public(cls):
         start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
@@ -43,23 +54,42 @@ def skeleton(domain: Domain) -> str:
 
 def operations(domain: Domain) -> list[dict[str, str]]:
     """`[{"name", "description", "kind"}]` in source order; description = docstring summary line."""
-    cls = _class(ast.parse(domain.class_source), domain.class_name)
+    with _CACHE_LOCK:
+        summaries = _summaries(domain.env_file, domain.class_name)
     ops = []
-    for fn in _public(cls):
-        doc = (ast.get_docstring(fn) or fn.name).strip().splitlines()[0]
-        kind = domain.tool_kinds.get(fn.name)
+    for name, doc in summaries:
+        kind = domain.tool_kinds.get(name)
         if kind is None:
-            raise ValueError(f"{domain.name}: tool {fn.name!r} has no kind in tool_kinds")
-        ops.append({"name": fn.name, "description": doc, "kind": kind})
+            raise ValueError(f"{domain.name}: tool {name!r} has no kind in tool_kinds")
+        ops.append({"name": name, "description": doc, "kind": kind})
     return ops
+
+
+@lru_cache(maxsize=None)
+def _summaries(env_file: str, class_name: str) -> tuple[tuple[str, str], ...]:
+    cls = _class(parse(_source(env_file)), class_name)
+    return tuple((fn.name, (ast.get_docstring(fn) or fn.name).strip().splitlines()[0]) for fn in _public(cls))
 
 
 def method_source(domain: Domain, name: str) -> str:
     """The dedented `def` of public method `name`, exactly as written in the library file."""
-    source = domain.class_source
-    cls = _class(ast.parse(source), domain.class_name)
+    with _CACHE_LOCK:
+        methods = _methods(domain.env_file, domain.class_name)
+    if name not in methods:
+        raise KeyError(name)
+    return methods[name]
+
+
+@lru_cache(maxsize=None)
+def _methods(env_file: str, class_name: str) -> dict[str, str]:
+    source = _source(env_file)
+    cls = _class(parse(source), class_name)
+    out = {}
     for fn in _public(cls):
-        if fn.name == name:
-            start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-            return textwrap.dedent("\n".join(source.splitlines()[start - 1: fn.end_lineno])) + "\n"
-    raise KeyError(name)
+        start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        out[fn.name] = textwrap.dedent("\n".join(source.splitlines()[start - 1: fn.end_lineno])) + "\n"
+    return out
+
+
+def _source(env_file: str) -> str:
+    return (ENVS_DIR / env_file).read_text(encoding="utf-8")

@@ -66,6 +66,8 @@ class Domain:
         return {"entities": self.entities, "rules": self.rules}
 
     def tool_names(self) -> list[str]:
-        cls = next(n for n in ast.parse(self.class_source).body
+        from mock_llm.safe_ast import parse
+
+        cls = next(n for n in parse(self.class_source).body
                    if isinstance(n, ast.ClassDef) and n.name == self.class_name)
         return [n.name for n in cls.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")]

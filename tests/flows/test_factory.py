@@ -85,3 +85,35 @@ def test_rerunning_the_same_run_id_sends_no_llm_request_and_writes_no_row(finish
 def test_exports_are_written_for_the_run(finished: dict[str, Any]) -> None:
     out = finished["tmp"] / "out" / "e2e"
     assert (out / "manifest.json").is_file(), sorted(p.name for p in out.glob("*")) if out.exists() else "no export dir"
+
+
+@pytest.fixture(scope="module")
+def finished_realistic(prefect_api: str, realistic_mock_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The same small run against a mock answering like real endpoints (realism `on`): forms drawn per
+    request, env classes in other styles (EnvScaler's own among them) per class."""
+    tmp = tmp_path_factory.mktemp("factory-realistic")
+    config = small_settings(tmp, realistic_mock_server, name="r")
+    realistic_mock_server.reset()
+    summary = run("e2e-realistic", config)
+    return {"summary": summary, "config": config, "stats": realistic_mock_server.stats()}
+
+
+def test_answers_shaped_like_real_endpoints_give_the_same_funnel(finished: dict[str, Any],
+                                                               finished_realistic: dict[str, Any]) -> None:
+    realistic = finished_realistic["summary"]
+    assert realistic["status"] == "completed", realistic
+    assert realistic["funnel"] == finished["summary"]["funnel"], realistic["top_failures"]
+    used = finished_realistic["stats"]["forms_used"]
+    assert {"think", "reasoning_field", "prose_fence", "no_usage", "foreign_ids", "text_beside"} <= set(used), used
+
+
+def test_env_classes_in_envscaler_style_are_accepted_with_their_state_loaded(finished_realistic: dict[str, Any]) -> None:
+    store = Store.from_url(finished_realistic["config"]["store"]["url"])
+    try:
+        envs = store.query(AcceptedEnv, run_id="e2e-realistic")
+        scenarios = store.query(Scenario, run_id="e2e-realistic", where={"status": "verified"})
+    finally:
+        store.close()
+    styled = {e.env_id for e in envs if "self.init_config = init_config" in e.class_code}
+    assert styled, [e.class_name for e in envs]
+    assert any(s.env_id in styled for s in scenarios), "no verified scenario on an EnvScaler-style class"

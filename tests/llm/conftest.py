@@ -54,3 +54,6 @@ def mock(tiny_server: MockServer) -> Iterator[MockServer]:
 @pytest.fixture
 def settings(mock: MockServer) -> LLMSettings:
     return mock_llm_settings(mock.base_url)
+
+
+from tests.llm.scripted_endpoint import endpoint, scripted_endpoint_server  # noqa: E402,F401  (fixtures)

@@ -155,3 +155,29 @@ def test_cli_serves_models_on_the_requested_port() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_realism_is_set_over_http_and_reset_restores_the_startup_setting(mock) -> None:
+    assert mock.set_realism("think,no_usage") == {"mode": "exact", "names": ["think", "no_usage"]}
+    resp = _client(mock).chat.completions.create(model="m", messages=[{"role": "user", "content": "hello"}])
+    assert resp.choices[0].message.content.startswith("<think>") and resp.usage is None
+    assert mock.stats()["forms_used"] == {"think": 1, "no_usage": 1}
+    mock.reset()
+    assert mock.stats()["realism"] == {"mode": "off", "names": []}
+
+
+def test_an_unknown_realism_form_is_a_400_listing_the_known_ones(mock) -> None:
+    resp = httpx.post(f"{mock.root_url}/mock/realism", json="think,sarcasm")
+    assert resp.status_code == 400 and "sarcasm" in resp.text and "reasoning_field" in resp.text
+
+
+def test_an_output_limit_below_the_answer_cuts_it_off_as_a_server_would(mock) -> None:
+    resp = _client(mock).chat.completions.create(model="m", messages=[{"role": "user", "content": "x" * 400}],
+                                                 max_tokens=20)
+    assert resp.choices[0].finish_reason == "length" and len(resp.choices[0].message.content) < 100
+
+
+def test_cli_realism_comes_from_the_flag_or_the_environment() -> None:
+    bad = subprocess.run([str(ENVSCALER), "mock-llm", "--port", "0"], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "ENVSCALER_MOCK_REALISM": "think,sarcasm"})
+    assert bad.returncode != 0 and "unknown realism form(s) sarcasm" in bad.stderr

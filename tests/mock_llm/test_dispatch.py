@@ -60,3 +60,32 @@ def test_topic_for_a_task_outside_the_library_is_refused():
 
 def test_same_request_gets_the_same_answer():
     assert brain.dispatch(_judge_request()) == brain.dispatch(_judge_request())
+
+
+def test_concurrent_stage2_requests_never_fail_inside_the_mock(mock_stats_reset) -> None:
+    """The brain answers in worker threads; every AST it builds is serialised (CPython's AST constructor
+    is not thread-safe: "AST constructor recursion depth mismatch" used to surface as HTTP 500s)."""
+    import asyncio
+
+    import openai
+
+    from envscaler_core.prompts import synth as PY
+    from mock_llm import library
+    from tests.mock_llm.test_brain_structured import inputs_for
+
+    requests = []
+    for domain in library.domains():
+        inputs = inputs_for(domain)
+        requests += [(PY.CLASS_SKELETON, inputs["synth.class_skeleton"]), (PY.OPERATIONS, inputs["synth.operations"]),
+                     (PY.METHOD, inputs["synth.method"])]
+    mock_stats_reset.set_realism("envscaler_class,dataclass_records,typing_annotations")
+
+    async def fire() -> None:
+        client = openai.AsyncOpenAI(base_url=mock_stats_reset.base_url, api_key="mock", max_retries=0)
+        await asyncio.gather(*(client.chat.completions.create(
+            model="m", messages=spec.render(inp), extra_headers={"X-EnvScaler-Prompt": spec.tag})
+            for _ in range(4) for spec, inp in requests))
+        await client.close()
+
+    asyncio.run(fire())
+    assert mock_stats_reset.stats()["by_status"] == {"200": 4 * len(requests)}

@@ -1,0 +1,131 @@
+"""What one HTTP chat completion gives back, read the same way for every endpoint.
+
+Endpoints differ in what they omit: `usage` (many local servers, some proxies), `finish_reason`, or
+`content`. `Exchange` carries the raw assistant message (everything the server sent, for the audit
+log and the cache), the token counts (estimated at ~4 characters per token when `usage` is missing,
+and flagged so accounting can say so), and `finish_reason`, so a reply cut off by the output limit
+("length") is never taken for a complete one.
+
+A cut-off reply is retried with more room: the output limit doubles from what the cut-off reply
+used (at least `MIN_ROOM`), up to `llm.max_output_tokens`, at most `MAX_LENGTH_RETRIES` times.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from envscaler_core.llm.replies import REASONING_FIELDS
+
+MAX_LENGTH_RETRIES = 2
+CUT_OFF = ("length", "max_tokens", "max_output_tokens")  # OpenAI's word, and proxies passing another API's
+MIN_ROOM = 1024
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class Exchange:
+    message: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int
+    estimated_tokens: int  # how many of the two counts above are estimates (0 = the endpoint reported them)
+    finish_reason: str | None
+
+    @property
+    def truncated(self) -> bool:
+        """Cut off by the output limit: worth asking again with more room."""
+        return self.finish_reason in CUT_OFF
+
+    @property
+    def incomplete(self) -> bool:
+        """Cut off for any reason (output limit, content filter): never to be parsed as an answer."""
+        return self.truncated or self.finish_reason == "content_filter"
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+
+def estimate_tokens(chars: int) -> int:
+    return max(1, math.ceil(chars / CHARS_PER_TOKEN)) if chars else 0
+
+
+def _chars(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        return len(value)
+    return len(json.dumps(value, default=str))
+
+
+def prompt_chars(messages: list[dict[str, Any]], tools: Any) -> int:
+    return sum(_chars(m.get("content")) + _chars(m.get("tool_calls")) for m in messages) + _chars(tools)
+
+
+def completion_chars(message: dict[str, Any]) -> int:
+    return (_chars(message.get("content")) + _chars(message.get("tool_calls"))
+            + sum(_chars(message.get(k)) for k in REASONING_FIELDS))
+
+
+def assistant_message(message: Any) -> dict[str, Any]:
+    """The SDK message as a plain dict with everything the server sent (extra fields included);
+    `content` always present. Serializer warnings are off: servers send arguments as objects."""
+    data = message.model_dump(exclude_none=True, warnings=False) if hasattr(message, "model_dump") else dict(message)
+    data["role"] = "assistant"
+    data.setdefault("content", None)
+    return data
+
+
+def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exchange:
+    """One chat completion response as an Exchange (first choice)."""
+    choice = resp.choices[0]
+    message = assistant_message(choice.message)
+    usage = getattr(resp, "usage", None)
+    prompt = _count(usage, "prompt_tokens", "input_tokens")
+    completion = _count(usage, "completion_tokens", "output_tokens")
+    estimated = 0
+    if prompt is None:
+        prompt = estimate_tokens(prompt_chars(messages, tools))
+        estimated += prompt
+    if completion is None:
+        completion = estimate_tokens(completion_chars(message))
+        estimated += completion
+    return Exchange(message, int(prompt), int(completion), estimated, getattr(choice, "finish_reason", None))
+
+
+def _count(usage: Any, *names: str) -> int | None:
+    """A token count under its OpenAI name or the name some proxies use; None when absent."""
+    if usage is None:
+        return None
+    extra = getattr(usage, "model_extra", None) or {}
+    for name in names:
+        value = getattr(usage, name, None) if name in type(usage).model_fields else extra.get(name)
+        if isinstance(value, int | float):
+            return int(value)
+    return None
+
+
+def outgoing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as sent: earlier turns' reasoning stays in the trajectory but is not sent back (several
+    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read)."""
+    return [{k: v for k, v in m.items() if k not in REASONING_FIELDS} if m.get("role") == "assistant" else m
+            for m in messages]
+
+
+def room_parameter(base_url: str | None) -> str:
+    """OpenAI's own API wants `max_completion_tokens` (reasoning models reject `max_tokens`); every
+    other OpenAI-compatible server understands `max_tokens`."""
+    host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
+    return "max_completion_tokens" if host.endswith("openai.com") else "max_tokens"
+
+
+def more_room(current: int | None, used: int, ceiling: int) -> int | None:
+    """The next output limit after a cut-off reply, or None when it cannot grow any more."""
+    base = current if current is not None else used
+    grown = min(ceiling, max(2 * base, MIN_ROOM))
+    if current is not None and grown <= current:
+        return None
+    return grown

@@ -1,0 +1,281 @@
+"""Find JSON objects inside a model's answer text and read them leniently but unambiguously.
+
+Where: fenced blocks first (any fence language or none; the closing fence must start a line, so a
+fence *inside* a JSON string does not end the block), then every top-level balanced `{…}` of the
+text, found by a scanner that respects string quoting.
+
+How: strict JSON (control characters allowed inside strings: models put raw newlines in code
+fields); else the JSON5-like spelling rewritten to JSON outside strings (comments, trailing commas,
+single-quoted strings, bare keys, True/False/None); else a Python literal (tuples, escapes), which
+many models trained on Python emit.
+Each relaxation has exactly one reading, so accepting it cannot change the meaning. A string that
+itself holds a JSON object (double encoding) is read once more.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+_FENCE = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*(?=\n|$)",
+                    re.DOTALL)
+# CPython's AST constructor keeps its recursion depth in interpreter-wide state; two threads building
+# ASTs at once can trip "AST constructor recursion depth mismatch". Every literal_eval here holds this.
+AST_LOCK = threading.Lock()
+
+
+class NotJSON(ValueError):
+    """A candidate that no accepted reading turns into a value; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One place in the answer that may hold the object: its text, span and a human name for it."""
+
+    text: str
+    start: int
+    end: int
+    where: str
+    fenced: bool
+
+
+@dataclass(frozen=True)
+class Fence:
+    lang: str
+    body: str
+    start: int
+    end: int
+
+
+def fences(text: str) -> list[Fence]:
+    """Fenced blocks in order of appearance."""
+    return [Fence(m.group("lang").strip().lower(), m.group("body"), m.start(), m.end()) for m in _FENCE.finditer(text)]
+
+
+_DOUBLE = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SINGLE = re.compile(r"'(?:[^'\\\n]|\\.)*'")
+_SPECIAL = re.compile(r"[\"'{}\[\]]")
+
+
+def _string_end(text: str, i: int) -> int:
+    """Index just past the string literal starting at `text[i]` (a quote): an unclosed double-quoted
+    string runs to the end; a single quote that does not close on its line is an apostrophe in prose."""
+    if text[i] == '"':
+        match = _DOUBLE.match(text, i)
+        return match.end() if match else len(text)
+    match = _SINGLE.match(text, i)
+    if match:
+        return match.end()
+    newline = text.find("\n", i)
+    return i + 1 if newline == -1 else newline
+
+
+def matching_brace(text: str, start: int) -> int | None:
+    """End index (exclusive) of the balanced `{…}` starting at `start`, honouring quotes; None if it
+    never closes (a truncated or prose brace)."""
+    depth, i = 0, start
+    while (found := _SPECIAL.search(text, i)) is not None:
+        i = found.start()
+        ch = text[i]
+        if ch in "\"'":
+            i = max(_string_end(text, i), i + 1)
+            continue
+        if ch in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return i + 1 if ch == "}" else None
+            if depth < 0:
+                return None
+        i += 1
+    return None
+
+
+def balanced_objects(text: str) -> list[tuple[int, int]]:
+    """Spans of the top-level balanced objects of `text`, left to right (nested ones are part of
+    their parent; a brace that never closes is skipped)."""
+    spans, i = [], 0
+    while (i := text.find("{", i)) != -1:
+        end = matching_brace(text, i)
+        if end is None:
+            i += 1
+            continue
+        spans.append((i, end))
+        i = end
+    return spans
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def fenced_candidates(text: str) -> list[Candidate]:
+    """The non-empty fenced blocks of `text`, in order."""
+    found = []
+    for n, block in enumerate(fences(text), start=1):
+        body = block.body.strip()
+        if body:
+            lang = f" ({block.lang})" if block.lang else ""
+            found.append(Candidate(body, block.start, block.end, f"fenced block {n}{lang}", True))
+    return found
+
+
+def loose_candidates(text: str, seen: set[str] = frozenset()) -> list[Candidate]:  # type: ignore[assignment]
+    """The whole text when it is a JSON string or list, then every top-level balanced object; none
+    whose text is in `seen` (already a fenced candidate)."""
+    found: list[Candidate] = []
+    seen = set(seen)
+    whole = text.strip()
+    if whole[:1] in ('"', "[") and whole not in seen:  # a double-encoded or listed object
+        found.append(Candidate(whole, 0, len(text), "the whole reply", False))
+        seen.add(whole)
+    for k, (start, end) in enumerate(balanced_objects(text), start=1):
+        body = text[start:end]
+        if body.strip() not in seen:
+            found.append(Candidate(body, start, end, f"object {k} (line {_line_of(text, start)})", False))
+            seen.add(body.strip())
+    return found
+
+
+def candidates(text: str) -> list[Candidate]:
+    """Fenced blocks (in order), then the balanced objects of the whole text not already covered."""
+    fenced = fenced_candidates(text)
+    return fenced + loose_candidates(text, {c.text for c in fenced})
+
+
+def unclosed_object_line(text: str) -> int | None:
+    """Line of the first `{` that never closes, when the text has no balanced object at all."""
+    start = text.find("{")
+    if start == -1 or balanced_objects(text):
+        return None
+    return _line_of(text, start)
+
+
+_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _json_string(body: str) -> str:
+    """A single-quoted string's body as a JSON string literal (its escapes kept, `\\'` unescaped)."""
+    return '"' + body.replace("\\'", "'").replace('"', '\\"') + '"'
+
+
+def _without_comments(text: str) -> str:
+    """`//`, `#` and `/* */` comments removed outside strings."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            end = _string_end(text, i)
+            out.append(text[i:end])
+            i = end
+        elif text.startswith("//", i) or ch == "#":
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close == -1 else close + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _relaxed(text: str) -> str:
+    """`text` in strict JSON spelling, for the JSON5-like liberties models take, each rewritten only
+    outside strings: comments removed, trailing commas removed, single-quoted strings double-quoted,
+    bare identifier keys quoted, Python's True/False/None as true/false/null."""
+    text = _without_comments(text)
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            end = _string_end(text, i)
+            out.append(text[i:end] if ch == '"' else _json_string(text[i + 1:end - 1]))
+            i = end
+            continue
+        if ch == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\n":
+                j += 1
+            if j < n and text[j] in "}]":
+                i += 1
+                continue
+        if ch.isalpha() or ch == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word, k = text[i:j], j
+            while k < n and text[k] in " \t":
+                k += 1
+            if k < n and text[k] == ":" and word not in ("true", "false", "null"):
+                out.append(f'"{word}"')
+            else:
+                out.append(_CONSTANTS.get(word, word))
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _jsonable(value: Any, path: str = "") -> Any:
+    """A Python literal's value as JSON data: tuples become lists; other non-JSON values refuse."""
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise NotJSON(f"a key at {path or 'the top level'} is not a string")
+        return {k: _jsonable(v, f"{path}.{k}" if path else k) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    raise NotJSON(f"{path or 'the value'} is a Python {type(value).__name__}, which JSON cannot hold")
+
+
+def _excerpt(text: str, pos: int) -> str:
+    lo, hi = max(0, pos - 20), min(len(text), pos + 20)
+    return text[lo:hi].replace("\n", "\\n")
+
+
+def load_value(text: str) -> Any:
+    """The value `text` holds under the readings above; NotJSON with the strict parser's complaint."""
+    try:
+        value = json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        first = exc
+        value = _lenient(text)
+        if value is _NOTHING:
+            raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno} "
+                          f"(near {_excerpt(text, first.pos)!r})") from None
+    if isinstance(value, str) and value.strip().startswith(("{", "[")):
+        try:
+            return load_value(value.strip())
+        except NotJSON:
+            return value
+    return value
+
+
+_NOTHING = object()
+
+
+def _lenient(text: str) -> Any:
+    relaxed = _relaxed(text)
+    if relaxed != text:
+        try:
+            return json.loads(relaxed, strict=False)
+        except json.JSONDecodeError:
+            pass
+    if "'" not in text and not re.search(r"\b(True|False|None)\b", text):
+        return _NOTHING
+    try:
+        with AST_LOCK:
+            value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _NOTHING
+    return _jsonable(value)

@@ -1,0 +1,90 @@
+"""An OpenAI-compatible endpoint that answers with scripted raw responses, verbatim.
+
+The mock's realism covers the forms we chose; outside endpoints send others (a `refusal`, a
+`content_filter` stop, content as a list of parts, usage missing, ...). This server replays whatever
+raw JSON a spec gives it, one response per request (the last one repeats), and keeps every request
+body it received, so a spec can read the repair turn or the output limit the gateway sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from mock_llm.server import listening_socket, uvicorn_config
+
+
+def completion(content: Any = None, *, finish: str | None = "stop", usage: dict[str, int] | None | bool = True,
+               **message_fields: Any) -> dict[str, Any]:
+    """A raw chat.completion body; `usage=False` leaves the key out, `None` sends null."""
+    message = {"role": "assistant", "content": content, **message_fields}
+    body: dict[str, Any] = {"id": "chatcmpl-x", "object": "chat.completion", "created": 0, "model": "m",
+                            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+    if usage is True:
+        body["usage"] = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    elif usage is not False:
+        body["usage"] = usage
+    return body
+
+
+class ScriptedEndpoint:
+    def __init__(self) -> None:
+        self.responses: list[dict[str, Any]] = []
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        sock = listening_socket("127.0.0.1", 0)
+        self.port = sock.getsockname()[1]
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        self._server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._sock = sock
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *responses: dict[str, Any]) -> "ScriptedEndpoint":
+        with self._lock:
+            self.responses, self.requests = [copy.deepcopy(r) for r in responses], []
+        return self
+
+    async def _chat(self, request: Request) -> JSONResponse:
+        body = await request.json()
+        with self._lock:
+            self.requests.append(body)
+            response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
+        return JSONResponse(response)
+
+    def start(self) -> "ScriptedEndpoint":
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+        self._sock.close()
+
+
+@pytest.fixture(scope="session")
+def scripted_endpoint_server() -> Iterator[ScriptedEndpoint]:
+    server = ScriptedEndpoint().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def endpoint(scripted_endpoint_server: ScriptedEndpoint) -> ScriptedEndpoint:
+    return scripted_endpoint_server.script(completion("{}"))
