@@ -36,7 +36,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         as_flow: bool = typer.Option(False, "--flow", help="Run as the Prefect flow (publishes the audit as an artifact)."),
         json_out: bool = typer.Option(False, "--json", help="Print only the audit as JSON."),
     ) -> None:
-        from envscaler.runner import new_run_id, preflight, settings_from
+        from envscaler.runner import check_endpoint, new_run_id, settings_from
         from envscaler_core.interop.summary import audit_lines
 
         files = [*scenarios, *(more or [])]
@@ -45,7 +45,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"no such file: {path}")
         settings = settings_from(config, db)
         if solve:
-            preflight(settings)
+            check_endpoint(settings)
         run_id = run_id or new_run_id("import")
         report = _run(envs, files, solutions, settings, run_id, solve, attempts, as_flow)
         for line in report["problems"]:
@@ -66,43 +66,45 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
          attempts: int, as_flow: bool) -> dict[str, Any]:
     import asyncio
 
+    from envscaler.runner import EXIT_INTERRUPTED, claimed_store, flow_session
     from envscaler_core.config import public_config
     from envscaler_core.interop.batch import HarnessError
     from envscaler_core.interop.importer import ImportRefused
     from envscaler_core.interop.read import ReadError
     from envscaler_core.llm.errors import LLMConfigError
     from envscaler_core.store import StoreError
+    from sandbox import SandboxUnavailable
 
     try:
         if as_flow:
             from flows.interop import import_flow
 
-            return asyncio.run(import_flow(run_id=run_id, envs=str(envs), scenarios=[str(f) for f in files],
-                                           config=public_config(settings), solve=solve, attempts=attempts,
-                                           solutions=str(solutions) if solutions else None))
-        return _in_process(envs, files, solutions, settings, run_id, solve, attempts)
+            with flow_session(settings):
+                return asyncio.run(import_flow(run_id=run_id, envs=str(envs), scenarios=[str(f) for f in files],
+                                               config=public_config(settings), solve=solve, attempts=attempts,
+                                               solutions=str(solutions) if solutions else None))
+        with claimed_store(settings) as store:
+            return _in_process(store, envs, files, solutions, settings, run_id, solve, attempts)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: nothing of run {run_id} was written (an import is stored whole or not at all)", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except (ReadError, ImportRefused) as exc:
         fail(f"{exc}; nothing imported")
-    except StoreError as exc:
-        fail(f"import failed, nothing written: {exc}")
-    except (HarnessError, LLMConfigError) as exc:
-        fail(f"import failed, nothing written: {exc}")
-
-
-def _in_process(envs: Path, files: list[Path], solutions: Path | None, settings: Settings, run_id: str, solve: bool,
-                attempts: int) -> dict[str, Any]:
-    from envscaler_core.interop.importer import import_envscaler
-    from envscaler_core.store import Store
-    from sandbox import SandboxPool, SandboxUnavailable
-
-    try:
-        runtime = SandboxPool(settings.sandbox)
     except SandboxUnavailable as exc:
         fail(f"the sandbox is unavailable, nothing imported: {exc}")
+    except (StoreError, HarnessError, LLMConfigError) as exc:
+        fail(f"import failed, nothing written: {exc}")
+
+
+def _in_process(store: Any, envs: Path, files: list[Path], solutions: Path | None, settings: Settings, run_id: str,
+                solve: bool, attempts: int) -> dict[str, Any]:
+    from envscaler_core.interop.importer import import_envscaler
+    from sandbox import SandboxPool
+
+    runtime = SandboxPool(settings.sandbox)
     try:
-        with Store.from_url(settings.store.url) as store:
-            report = import_envscaler(envs, files, store=store, runtime=runtime, settings=settings, run_id=run_id,
-                                      solve=solve, attempts=attempts, solutions_path=solutions)
+        report = import_envscaler(envs, files, store=store, runtime=runtime, settings=settings, run_id=run_id,
+                                  solve=solve, attempts=attempts, solutions_path=solutions)
     finally:
         runtime.close()
     return report.model_dump(mode="json")

@@ -93,3 +93,10 @@ def test_the_flow_variant_publishes_the_audit_as_an_artifact(prefect_api: str, e
     found = asyncio.run(artifacts())
     assert report["summary"]["scenarios"]["verified"] == 3
     assert found and "EnvScaler import `flow-run`" in found[0].data and "| check_error | 7 |" in found[0].data
+
+
+@pytest.mark.prefect
+def test_the_cli_runs_the_flow_variant_with_flow(prefect_api: str, envscaler_dir: Path, tmp_path: Path) -> None:
+    done = _import(envscaler_dir, f"duckdb:///{tmp_path / 'flow.duckdb'}", "cli-flow", "--flow", "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["scenarios"]["verified"] == 3
