@@ -193,3 +193,25 @@ def judge_call(inp: PV.JudgeInput) -> dict[str, Any]:
     if inp.tool_kind == "state_change" and obs.get("success") is True and not changed:
         return verdict("warning", "the change reported success but the state did not change")
     return verdict("pass", "ok")
+
+
+_READ_VERBS = {"get", "list", "find", "search", "check", "count", "show", "view", "lookup", "look", "is", "has",
+               "can", "query", "fetch", "retrieve", "compute", "calculate", "read", "describe", "browse", "verify"}
+_WRITE_HINT = re.compile(r"self\.\w+(\[[^\]]*\])*\s*(\+|-)?=[^=]|\.(append|pop|remove|update|insert|clear)\(")
+
+
+def tool_kinds(inp: PV.ToolKindsInput) -> dict[str, Any]:
+    """Labels by purpose, the way a careful reader would: a read verb leading the name or the
+    description makes a query; otherwise the tool is a state change if its code writes anything."""
+    labels = []
+    for tool in inp.tools:
+        first = re.split(r"[_\W]+", tool.name.lower())[0]
+        described = (re.findall(r"[a-z]+", tool.description.lower()) or [""])[0]
+        if first in _READ_VERBS or described in _READ_VERBS or described.removesuffix("s") in _READ_VERBS:
+            kind, reason = "query", f"{tool.name} is meant to read: its name or description leads with a read verb"
+        elif _WRITE_HINT.search(tool.source):
+            kind, reason = "state_change", f"{tool.name} is meant to change the environment"
+        else:
+            kind, reason = "query", f"{tool.name} neither announces nor performs a change"
+        labels.append({"tool": tool.name, "kind": kind, "reason": reason})
+    return {"labels": labels}
