@@ -233,9 +233,15 @@ class EpisodeChild:
         return text, None, None
 
     def load(self, msg: dict) -> str:
-        ns = {"__name__": "envcode", "__builtins__": builtins}
+        # A real module, registered: dataclasses and typing look a class's module up in sys.modules.
+        # dont_inherit: this file's `from __future__ import annotations` must not leak into env code
+        # (it turned every annotation into a string, and a @dataclass in the env could not load).
+        module = types.ModuleType("envcode")
+        module.__dict__["__builtins__"] = builtins
+        sys.modules["envcode"] = module
+        ns = module.__dict__
         try:
-            exec(compile(msg["code"], "<env>", "exec"), ns)
+            exec(compile(msg["code"], "<env>", "exec", dont_inherit=True), ns)
         except BaseException as exc:  # noqa: BLE001 - untrusted code may raise anything
             return error_reply("load", f"the code does not run: {traceback_tail(exc)}", self.out.take())
         cls = ns.get(msg["class_name"])
@@ -365,7 +371,7 @@ def run_checks(req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> Non
         set_cpu_window(limits["call_timeout_s"])
         ns = {"__name__": "check", "__builtins__": builtins, "initial_state": copy.deepcopy(initial)}
         try:
-            exec(compile(msg["source"], "<check>", "exec"), ns)
+            exec(compile(msg["source"], "<check>", "exec", dont_inherit=True), ns)
             func = ns.get("check_func")
             if not callable(func):
                 reply = {"passed": None, "error": "the source defines no callable check_func"}

@@ -317,8 +317,10 @@ class _MethodReader:
                     self.bind_target(gen.target, gen.iter)
                     for cond in gen.ifs:
                         self.read_test(cond)
-            elif isinstance(sub, ast.Compare) and len(sub.ops) == 1:
-                self.read_compare(sub.left, sub.ops[0], sub.comparators[0])
+            elif isinstance(sub, ast.Compare):
+                # a comparison anywhere (`return room["status"] == "available"` in a helper the
+                # guard calls) reads the fields a rule depends on
+                self.read_test(sub)
 
 
 class ClassEffects:

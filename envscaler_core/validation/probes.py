@@ -34,7 +34,8 @@ from envscaler_core.validation.tool_kinds import words
 MISSING_ID = "__missing_id__"
 MAX_CANDIDATES = 6
 MAX_POSITIVE_ATTEMPTS = 8
-MAX_EDGES = 3
+MAX_EDGES = 6
+EDGES_PER_PARAM = 2
 CREATE_VERBS = frozenset({"add", "create", "register", "new", "insert", "open", "issue", "submit", "enroll",
                           "enrol", "book", "reserve", "schedule", "log", "record", "post", "upload", "import",
                           "file", "make", "place", "put", "save", "store", "join", "invite", "assign"})
@@ -113,7 +114,9 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     if schema.get("enum"):
         return ParamOptions(name, kind, list(schema["enum"]))
     keyed = [b for b in bindings if not b.values]
-    reference = bool(keyed) or (kind in ("string", "integer") and id_like(name))
+    id_fields = [b for b in bindings if b.values and any(b.path == rs.path + (rs.id_field,) for rs in sets
+                                                         if rs.id_field) or (b.values and id_like(b.path[-1]))]
+    reference = bool(keyed or id_fields) or (kind in ("string", "integer") and id_like(name))
     bound = [v for b in bindings for v in binding_values(state, b)]
     same = values_under(state, name) + values_under(state, name.removeprefix("new_"))
     named_sets = sets_for_param(name, sets)
@@ -130,7 +133,8 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
             found = later_dates(state, name)[:1] + found  # "after the current due date", "not logged yet"
         values = found + _defaults(name, kind, state)
         return ParamOptions(name, kind, dedup(values), bindings=bindings)
-    by_binding = [rs for rs in sets if any(b.path == rs.path for b in keyed)]
+    by_binding = [rs for rs in sets if any(b.path == rs.path for b in keyed)
+                  or any(b.path[:-1] == rs.path for b in id_fields)]
     records = by_binding or named_sets
     existing = _typed(bound + same + [i for rs in named_sets for i in rs.ids()], kind)
     if not existing:
@@ -188,41 +192,54 @@ class ToolPlan:
         return [Probe(tool=self.tool, case_type="positive", purpose="positive", args=args) for args in out]
 
     def _ordered(self, name: str, chosen: dict[str, Any]) -> list[Any]:
+        """This parameter's candidates given the values already chosen: values structurally linked to
+        them first (the chosen appointment's doctor's slots, the chosen room's building), values
+        another parameter already holds last (a transfer from an account to itself proves little)."""
         opt = self.options[name]
-        linked = self._linked(chosen)
-        if not linked or not opt.bindings:
+        taken = [v for v in chosen.values() if is_scalar(v)]
+        fields, parents = self._linked(chosen)
+        preferred: list[Any] = []
+        if fields or parents:
+            narrowing = (fields | parents) - set(taken)
+            preferred = _typed([v for b in opt.bindings for v in linked_values(self.state, b, narrowing)], opt.kind)
+            preferred += [v for v in opt.values if is_scalar(v) and v in parents]
+        if not preferred and not any(v in taken for v in opt.values if is_scalar(v)):
             return opt.values
-        preferred = _typed([v for b in opt.bindings for v in linked_values(self.state, b, linked)], opt.kind)
-        return dedup(preferred + opt.values) if preferred else opt.values
+        ordered = dedup(preferred + opt.values)
+        return [v for v in ordered if not (is_scalar(v) and v in taken)] + [v for v in ordered if is_scalar(v) and v in taken]
 
-    def _linked(self, chosen: dict[str, Any]) -> set[Any]:
-        """The chosen values and every scalar field of the records they name."""
-        linked: set[Any] = set()
+    def _linked(self, chosen: dict[str, Any]) -> tuple[set[Any], set[Any]]:
+        """(scalar fields of the records the chosen values name, keys of the records they sit in)."""
+        fields: set[Any] = set()
+        parents: set[Any] = set()
         for name, value in chosen.items():
             if not is_scalar(value):
                 continue
-            linked.add(value)
             for rs in self.options[name].records:
-                for key, record in rs.keyed_records():
+                for key, record, above in rs.keyed_records():
                     if key == value:
-                        linked.update(v for v in record.values() if is_scalar(v))
-        return linked
+                        fields.update(v for v in record.values() if is_scalar(v) and not isinstance(v, bool))
+                        parents.update(above)
+        return fields, parents
 
     def edges(self, base: dict[str, Any]) -> list[Probe]:
-        """Existing records that differ from the one in `base` in a field the method's conditions read."""
+        """Existing records that differ from the one in `base` in a field the method's conditions read
+        (up to two per id parameter); parameters that took a fresh id in `base` are left alone."""
         out: list[Probe] = []
         for name, opt in self.options.items():
-            if not opt.reference:
+            if not opt.reference or (name in base and base[name] not in opt.existing):
                 continue
+            mine: list[Probe] = []
             for key, note in self._edge_records(opt, base.get(name)):
                 args = self._around(name, key, base)
-                if all(p.args != args for p in out):
-                    out.append(Probe(tool=self.tool, args=args, case_type="positive", purpose="edge", note=note))
-            if not out and len(opt.existing) > 1:  # no field-guarded branch to aim at: another record
+                if all(p.args != args for p in out + mine):
+                    mine.append(Probe(tool=self.tool, args=args, case_type="positive", purpose="edge", note=note))
+            if not mine and len(opt.existing) > 1:  # no field-guarded branch to aim at: another record
                 other = next((v for v in reversed(opt.existing) if v != base.get(name)), None)
                 if other is not None:
-                    out.append(Probe(tool=self.tool, args=self._around(name, other, base), case_type="positive",
-                                     purpose="edge", note=f"another existing {name}"))
+                    mine.append(Probe(tool=self.tool, args=self._around(name, other, base), case_type="positive",
+                                      purpose="edge", note=f"another existing {name}"))
+            out += mine[:EDGES_PER_PARAM]
         return out[:MAX_EDGES]
 
     def _around(self, name: str, value: Any, base: dict[str, Any]) -> dict[str, Any]:
@@ -231,14 +248,14 @@ class ToolPlan:
         chosen = {name: value}
         for other in self.required:
             if other != name and other in base:
-                linked_first = self._ordered(other, chosen)
-                chosen[other] = linked_first[0] if linked_first is not self.options[other].values else base[other]
+                ordered = self._ordered(other, chosen)
+                chosen[other] = ordered[0] if ordered is not self.options[other].values else base[other]
         return {n: chosen.get(n, base.get(n)) for n in base}
 
     def _edge_records(self, opt: ParamOptions, used: Any) -> list[tuple[Any, str]]:
         picks: list[tuple[Any, str]] = []
         for rs in opt.records:
-            recs = [(k, r) for k, r in rs.keyed_records() if k != used]
+            recs = [(k, r) for k, r, _ in rs.keyed_records() if k != used]
             fields = sorted({f for _, r in recs for f, v in r.items() if is_scalar(v) or v is None})
             if self.guard_fields is not None:
                 fields = [f for f in fields if f in self.guard_fields and f != rs.id_field]

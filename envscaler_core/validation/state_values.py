@@ -125,60 +125,70 @@ def values_under(state: Any, key: str, skip_top: frozenset[str] = SKIP_ATTRS) ->
 
 
 class RecordSet:
-    """Records of one container: `keyed` dicts (key -> record) or lists of records (with an id field)."""
+    """Records found at one path: dicts keyed by id, or lists of records (named by their id field).
+    Each record remembers the keys of the records it sits in (`parents`: the building of a room)."""
 
-    def __init__(self, path: Path, records: list[tuple[Scalar | None, dict[str, Any]]]) -> None:
-        self.path, self.records = path, records
-        self.id_field = _id_field([r for _, r in records])
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: list[tuple[Scalar | None, dict[str, Any]]] = []
+        self.parents: list[tuple[Any, ...]] = []
+        self.id_field: str | None = None
+
+    def add(self, key: Scalar | None, record: dict[str, Any], parents: tuple[Any, ...]) -> None:
+        self.records.append((key, record))
+        self.parents.append(parents)
+
+    def finish(self) -> RecordSet:
+        self.id_field = _id_field([r for _, r in self.records])
+        return self
 
     @property
     def name(self) -> str:
         return next((s for s in reversed(self.path) if s != "*"), "")
 
     def ids(self) -> list[Scalar]:
-        keys = [k for k, _ in self.records if k is not None]
-        if keys:
-            return keys
-        return [r[self.id_field] for _, r in self.records if self.id_field and is_scalar(r.get(self.id_field))]
+        return dedup([k for k, _, _ in self.keyed_records()])
 
-    def keyed_records(self) -> list[tuple[Scalar, dict[str, Any]]]:
-        """(how a tool names the record, record): its key, else its id field's value."""
+    def keyed_records(self) -> list[tuple[Scalar, dict[str, Any], tuple[Any, ...]]]:
+        """(how a tool names the record, record, parent keys): its key, else its id field's value."""
         out = []
-        for key, record in self.records:
+        for (key, record), parents in zip(self.records, self.parents):
             if key is None and self.id_field:
                 key = record.get(self.id_field)
             if key is not None and is_scalar(key):
-                out.append((key, record))
+                out.append((key, record, parents))
         return out
 
 
 def record_sets(state: dict[str, Any], max_depth: int = 4) -> list[RecordSet]:
-    """Every container of records (dict of dicts, list of dicts) in the state, outermost first."""
-    out: list[RecordSet] = []
+    """Every container of records (dict of dicts, list of dicts) in the state, outermost first; the
+    containers at one path (the rooms of every building) form one set."""
+    sets: dict[Path, RecordSet] = {}
 
-    def walk(node: Any, path: Path, depth: int) -> None:
+    def walk(node: Any, path: Path, parents: tuple[Any, ...], depth: int) -> None:
         if depth > max_depth:
             return
         if isinstance(node, dict):
             values = list(node.values())
             if values and all(isinstance(v, dict) for v in values) and path:
-                out.append(RecordSet(path, [(k, v) for k, v in node.items()]))
-                for v in values:
-                    walk(v, path + ("*",), depth + 1)
+                rs = sets.setdefault(path, RecordSet(path))
+                for k, v in node.items():
+                    rs.add(k, v, parents)
+                    walk(v, path + ("*",), parents + (k,), depth + 1)
                 return
             for k, v in node.items():
                 if not path and k in SKIP_ATTRS:
                     continue
-                walk(v, path + (str(k),), depth + 1)
-        elif isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
-            out.append(RecordSet(path, [(None, v) for v in node]))
+                walk(v, path + (str(k),), parents, depth + 1)
+        elif isinstance(node, list) and node and all(isinstance(v, dict) for v in node) and path:
+            rs = sets.setdefault(path, RecordSet(path))
             for v in node:
-                walk(v, path + ("*",), depth + 1)
+                rs.add(None, v, parents)
+            for v in node:
+                walk(v, path + ("*",), parents, depth + 1)
 
-    walk(state, (), 0)
-    # the same records reached twice (a wildcard path and a literal one) count once
-    seen: set[Path] = set()
-    return [s for s in out if not (s.path in seen or seen.add(s.path))]
+    walk(state, (), (), 0)
+    return [rs.finish() for rs in sets.values()]
 
 
 def _id_field(records: list[dict[str, Any]]) -> str | None:

@@ -4,8 +4,9 @@ The contract fact "a query never changes state" needs to know which tools are qu
 without one, the label is inferred and reported with where it came from:
 
 * the *declared* purpose: the tool's name (its leading verb: `get_`, `list_` vs `cancel_`, `add_`)
-  and its docstring's summary ("Retrieve ..." vs "Mark ... as returned"); and, in `llm`/`both`
-  modes, the LLM's reading of name, docstring and code;
+  and its docstring's summary ("Retrieve ..." vs "Mark ... as returned"); when both are silent, the
+  return convention EnvScaler's generator follows (`"data"` for a query, `"message"` for a change);
+  and, in `llm`/`both` modes, the LLM's reading of name, docstring and code;
 * the *observed* code: whether the body (or a helper it calls) writes `self.<attr>`.
 
 The declared purpose wins over the code: a tool called `get_book` whose body also bumps a counter is
@@ -51,7 +52,7 @@ STATE_VERBS = frozenset({
     "upgrade", "downgrade", "merge", "split", "publish", "unpublish", "flag", "resolve", "reopen",
     "escalate", "rollback", "undo", "redo", "bulk", "batch", "mute", "unmute", "hold", "mint", "burn",
     "queue", "enqueue", "dequeue", "pop", "push", "drop", "kick", "ban", "invite", "revert", "give", "take",
-    "top", "make", "bump", "raise", "lower", "fill", "empty", "replace", "swap", "convert", "process",
+    "top", "make", "bump", "freeze", "unfreeze", "thaw", "ping", "touch", "raise", "lower", "fill", "empty", "replace", "swap", "convert", "process",
 })
 # words that are verbs in "book_appointment" but nouns in "Get a member's bookings and credits"
 _NOUNISH = frozenset({"book", "order", "record", "file", "log", "review", "rate", "hold", "place", "credit",
@@ -104,6 +105,24 @@ def doc_kind(doc: str | None) -> Kind | None:
     return verb_kind(words(summary.split(". ")[0]), in_name=False) if summary else None
 
 
+def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
+    """EnvScaler's return convention, when the method follows it: a successful query returns
+    `{"success": True, "data": ...}`, a successful state change `{"success": True, "message": ...}`."""
+    keys: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            pairs = {k.value: v for k, v in zip(node.value.keys, node.value.values)
+                     if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            success = pairs.get("success")
+            if isinstance(success, ast.Constant) and success.value is True:
+                keys |= set(pairs) & {"data", "message"}
+    if keys == {"data"}:
+        return "query"
+    if keys == {"message"}:
+        return "state_change"
+    return None
+
+
 def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, ToolKindLabel]:
     """Heuristic labels (name, docstring, code) for `names`; see the module docstring for the rules."""
     effects = ClassEffects(code, class_name)
@@ -119,6 +138,9 @@ def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, To
         code_note = (f"body writes {', '.join('self.' + a for a in attrs)} (line {writes[0].line}: {writes[0].how})"
                      if writes else "body writes no state")
         declared = [(src, k) for src, k in (("name", by_name), ("docstring", by_doc)) if k is not None]
+        if not declared and fn is not None and returns_kind(fn) is not None:
+            # silent name and docstring: what a success returns (data vs message) is the declaration
+            declared = [("returns", returns_kind(fn))]
         kinds = {k for _, k in declared}
         if len(kinds) == 1:
             kind = kinds.pop()
