@@ -59,6 +59,9 @@ _NOUNISH = frozenset({"book", "order", "record", "file", "log", "review", "rate"
                       "charge", "post", "tag", "comment", "claim", "queue", "top", "return", "empty", "process"})
 _COMPOUND_STATE = {("check", "in"), ("check", "out"), ("sign", "in"), ("sign", "up"), ("sign", "out"),
                    ("log", "in"), ("log", "out"), ("check", "off"), ("set", "up"), ("look", "after")}
+_DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "all", "each", "every", "new",
+                          "some", "any", "whether", "how", "what", "which", "its", "their", "his", "her", "my",
+                          "your", "our", "up", "down", "in", "out", "off", "to", "for"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -82,9 +85,11 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         return None
     if tuple(tokens[:2]) in _COMPOUND_STATE:
         return "state_change"
-    first = _stem(tokens[0])
+    first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
     if first == "return" and not in_name:
         return None  # "Return the item of a loan" and "Returns the items" read alike: the name decides
+    if not in_name and first in _NOUNISH and (len(tokens) < 2 or tokens[1] not in _DETERMINERS):
+        return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
     if first == "return":
         kind = "state_change"  # return_book, return_item: in names, the act of returning
