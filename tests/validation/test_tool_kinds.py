@@ -60,7 +60,7 @@ class Shop:
         return {"success": True}
 
     def summary(self) -> dict:
-        """Totals per status."""
+        """Status overview."""
         return {"success": True, "data": len(self.orders)}
 
     def _advance(self, order):
