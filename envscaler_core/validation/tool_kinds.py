@@ -62,6 +62,8 @@ _COMPOUND_STATE = {("check", "in"), ("check", "out"), ("sign", "in"), ("sign", "
 _DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "all", "each", "every", "new",
                           "some", "any", "whether", "how", "what", "which", "its", "their", "his", "her", "my",
                           "your", "our", "up", "down", "in", "out", "off", "to", "for"})
+SILENT = "name and docstring declare nothing"
+CONFLICT = "name and docstring disagree"
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -88,6 +90,9 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
     if first == "return" and not in_name:
         return None  # "Return the item of a loan" and "Returns the items" read alike: the name decides
+    if not in_name and first == "check" and any(t in ("into", "out") for t in tokens[1:8]) \
+            and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
+        return "state_change"  # "Check the guest into the room": check in, check out
     if not in_name and first in _NOUNISH and (len(tokens) < 2 or tokens[1] not in _DETERMINERS):
         return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
@@ -154,24 +159,26 @@ def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, To
             evidence = f"declared {kind} by {' and '.join(s for s, _ in declared)}; {code_note}{conflict}"
         else:
             kind, source = by_code, "code"
-            why = "name and docstring disagree" if declared else "name and docstring declare nothing"
+            why = CONFLICT if declared else SILENT
             evidence = f"{why}; {code_note}"
         out[name] = ToolKindLabel(kind=kind, source=source, evidence=evidence, writes=attrs)
     return out
 
 
 def merge_llm(heuristic: ToolKindLabel, llm_kind: Kind | None, llm_reason: str = "") -> ToolKindLabel:
-    """Add the LLM's reading. It confirms, or it breaks a tie: when the declared purpose was unclear the
-    LLM's reading of the purpose replaces the code's; when name/docstring were clear and the LLM
-    disagrees, the code's observed writes decide between them."""
+    """Add the LLM's reading. It confirms, or it fills a silence: when name and docstring declared
+    nothing, the LLM's reading of the purpose replaces the code's. When they contradict each other, or
+    were clear and the LLM disagrees, the code's observed writes decide."""
     if llm_kind is None:
         return heuristic
     note = f"; LLM: {llm_kind}" + (f" ({llm_reason[:160]})" if llm_reason else "")
     if llm_kind == heuristic.kind:
         return heuristic.model_copy(update={"source": heuristic.source + "+llm", "evidence": heuristic.evidence + note})
     observed: Kind = "state_change" if heuristic.writes else "query"
-    if heuristic.source == "code":
+    if heuristic.evidence.startswith(SILENT):
         return heuristic.model_copy(update={"kind": llm_kind, "source": "llm", "evidence": heuristic.evidence + note})
+    if heuristic.evidence.startswith(CONFLICT):
+        return heuristic.model_copy(update={"evidence": heuristic.evidence + note + "; the code decides"})
     kind = observed
     source = "llm+code" if kind == llm_kind else heuristic.source
     return heuristic.model_copy(update={"kind": kind, "source": source,
