@@ -60,6 +60,7 @@ class MethodEffects:
     calls: list[tuple[str, int, list[Ref | None], list[str | None]]] = field(default_factory=list)
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     guard_fields: set[str] = field(default_factory=set)
+    literals: dict[str, list[object]] = field(default_factory=dict)  # param -> constants it is compared to
 
 
 def _is_self(node: ast.expr) -> bool:
@@ -205,11 +206,18 @@ class _MethodReader:
             container = self.ref(right)
             if param and container is not None:
                 self.bind(param, Binding(container.path, values=container.holds))
+            elif param and isinstance(right, ast.Tuple | ast.List | ast.Set):
+                self.literal(param, [e.value for e in right.elts if isinstance(e, ast.Constant)])
         elif isinstance(op, ast.Eq | ast.NotEq | ast.Is | ast.IsNot):
             for a, b in ((left, right), (right, left)):
                 param, other = self.param_of(a), self.ref(b)
                 if param and other is not None and not other.holds:
                     self.bind(param, Binding(other.path, values=True))
+
+    def literal(self, param: str, values: list[object]) -> None:
+        """`mode in ("in_person", "virtual")`: the values a membership test accepts."""
+        found = self.out.literals.setdefault(param, [])
+        found += [v for v in values if v not in found]
 
     # ---- writes ----------------------------------------------------------------------------------
     def write(self, ref: Ref | None, node: ast.AST, how: str) -> None:
@@ -352,7 +360,8 @@ class ClassEffects:
         local = self._local[name]
         out = MethodEffects(writes=list(local.writes), param_writes=set(local.param_writes),
                             bindings={k: list(v) for k, v in local.bindings.items()},
-                            guard_fields=set(local.guard_fields))
+                            guard_fields=set(local.guard_fields),
+                            literals={k: list(v) for k, v in local.literals.items()})
         for callee, line, refs, params in local.calls:
             if callee not in self._local:
                 continue
@@ -372,6 +381,8 @@ class ClassEffects:
                     elif not root.startswith("_"):
                         out.writes.append(Write(root, line, f"passes state to {label}(), which modifies it"))
                 if param is not None:
+                    out.literals.setdefault(param, []).extend(
+                        v for v in inner.literals.get(target, []) if v not in out.literals.get(param, []))
                     for binding in inner.bindings.get(target, []):
                         if binding not in out.bindings.setdefault(param, []):
                             out.bindings[param].append(binding)
@@ -385,3 +396,6 @@ class ClassEffects:
 
     def guard_fields(self, name: str) -> set[str]:
         return self.effects(name).guard_fields
+
+    def literals(self, name: str) -> dict[str, list[object]]:
+        return self.effects(name).literals

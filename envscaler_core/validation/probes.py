@@ -26,7 +26,7 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
 from envscaler_core.validation.code_effects import Binding, ClassEffects
 from envscaler_core.validation.state_values import (
-    RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, later_dates, linked_values, missing_value, record_sets,
+    RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
     sets_for_param, values_under,
 )
 from envscaler_core.validation.tool_kinds import words
@@ -62,6 +62,7 @@ class ParamOptions:
     records: list[RecordSet] = field(default_factory=list)
     existing: list[Any] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
+    enumerated: bool = False  # the values are the schema's enum or the code's own list of choices
 
 
 def _kind(schema: dict[str, Any]) -> str:
@@ -89,6 +90,8 @@ def _typed(values: list[Any], kind: str) -> list[Any]:
     for v in values:
         if kind == "integer" and isinstance(v, str) and v.lstrip("-").isdigit():
             v = int(v)
+        elif kind == "string" and isinstance(v, int) and not isinstance(v, bool):
+            v = str(v)  # a string parameter naming integer ids: the class converts it
         if _fits(v, kind):
             out.append(v)
     return dedup(out)
@@ -104,20 +107,36 @@ def _defaults(name: str, kind: str, state: dict[str, Any]) -> list[Any]:
         if "email" in lowered:
             return ["someone@example.com"]
         return ["sample"]
-    return {"integer": [1, 2], "number": [1.0, 10.0], "boolean": [True, False], "array": [[]],
+    return {"integer": [1, 0, 2], "number": [1.0, 10.0], "boolean": [True, False], "array": [[]],
             "object": [{}]}.get(kind, ["sample"])
 
 
+def _objects(name: str, sets: list[RecordSet]) -> list[dict[str, Any]]:
+    """For a dict parameter (`changes`, `updates`, `profile`): one field of an existing record, with its
+    own value, so an update with 'nothing to change' is not the only thing tried."""
+    for rs in sets:
+        for _, record, _ in rs.keyed_records():
+            for field_name, value in record.items():
+                if field_name != rs.id_field and isinstance(value, str) and value:
+                    return [{field_name: value}]
+    return []
+
+
 def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets: list[RecordSet],
-                  bindings: list[Binding], creates: bool) -> ParamOptions:
+                  bindings: list[Binding], creates: bool, literals: list[Any] | None = None) -> ParamOptions:
     kind = _kind(schema)
     if schema.get("enum"):
-        return ParamOptions(name, kind, list(schema["enum"]))
+        return ParamOptions(name, kind, list(schema["enum"]), enumerated=True)
+    if kind == "object":
+        return ParamOptions(name, kind, _objects(name, sets) + [{}])
     keyed = [b for b in bindings if not b.values]
     id_fields = [b for b in bindings if b.values and any(b.path == rs.path + (rs.id_field,) for rs in sets
                                                          if rs.id_field) or (b.values and id_like(b.path[-1]))]
     reference = bool(keyed or id_fields) or (kind in ("string", "integer") and id_like(name))
     bound = [v for b in bindings for v in binding_values(state, b)]
+    if kind == "integer":  # an index into a list the method subscripts (`order["lines"][line_no]`)
+        bound += [i for b in keyed for node in nodes_at(state, b.path) if isinstance(node, list)
+                  for i in range(min(len(node), MAX_CANDIDATES))]
     same = values_under(state, name) + values_under(state, name.removeprefix("new_"))
     named_sets = sets_for_param(name, sets)
     if kind == "array":
@@ -128,11 +147,13 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
         values = [[ids.values[0]]] if ids and ids.values else []
         return ParamOptions(name, kind, values + [[]], reference=False)
     if not reference:
-        found = [v for v in _typed(bound + same, kind) if v != ""][:MAX_CANDIDATES]
+        found = [v for v in _typed(bound + (literals or []) + same, kind) if v != ""][:MAX_CANDIDATES]
+        if creates and kind == "string" and found:
+            found.insert(1, fresh_text(found[0]))  # a unique name or email for something new
         if kind == "string" and _DATE_NAME.search(name.lower()):
             found = later_dates(state, name)[:1] + found  # "after the current due date", "not logged yet"
         values = found + _defaults(name, kind, state)
-        return ParamOptions(name, kind, dedup(values), bindings=bindings)
+        return ParamOptions(name, kind, dedup(values), bindings=bindings, enumerated=bool(literals))
     by_binding = [rs for rs in sets if any(b.path == rs.path for b in keyed)
                   or any(b.path[:-1] == rs.path for b in id_fields)]
     records = by_binding or named_sets
@@ -162,7 +183,8 @@ class ToolPlan:
         self.creates = bool(tokens) and tokens[0] in CREATE_VERBS
         bindings = effects.bindings(self.tool) if effects and self.tool in effects.methods else {}
         self.guard_fields = effects.guard_fields(self.tool) if effects and self.tool in effects.methods else None
-        self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates)
+        literals = effects.literals(self.tool) if effects and self.tool in effects.methods else {}
+        self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n))
                         for n in self.required}
         self.state = state
 
@@ -200,7 +222,7 @@ class ToolPlan:
         fields, parents = self._linked(chosen)
         preferred: list[Any] = []
         if fields or parents:
-            narrowing = (fields | parents) - set(taken)
+            narrowing = fields | parents | set(taken)  # the chosen member narrows members/*/borrowed
             preferred = _typed([v for b in opt.bindings for v in linked_values(self.state, b, narrowing)], opt.kind)
             preferred += [v for v in opt.values if is_scalar(v) and v in parents]
         if not preferred and not any(v in taken for v in opt.values if is_scalar(v)):
@@ -240,6 +262,17 @@ class ToolPlan:
                     mine.append(Probe(tool=self.tool, args=self._around(name, other, base), case_type="positive",
                                       purpose="edge", note=f"another existing {name}"))
             out += mine[:EDGES_PER_PARAM]
+        text = next((n for n, o in self.options.items() if o.kind == "string" and not o.reference
+                     and not o.enumerated and base.get(n)), None)
+        if text is not None:  # a rule on the text ("title required") must refuse without changing anything
+            out.append(Probe(tool=self.tool, args={**base, text: ""}, case_type="positive", purpose="edge",
+                             note=f"{text}=''"))
+        for name, opt in self.options.items():  # the other side of a flag or a known choice
+            if opt.reference or not (opt.kind == "boolean" or opt.enumerated):
+                continue
+            for value in [v for v in opt.values if v != base.get(name)][:EDGES_PER_PARAM]:
+                out.append(Probe(tool=self.tool, args={**base, name: value}, case_type="positive", purpose="edge",
+                                 note=f"{name}={value!r}"))
         return out[:MAX_EDGES]
 
     def _around(self, name: str, value: Any, base: dict[str, Any]) -> dict[str, Any]:

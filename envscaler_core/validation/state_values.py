@@ -261,6 +261,13 @@ def later_dates(state: dict[str, Any], param: str) -> list[str]:
     return [base.isoformat() + (time or "")]
 
 
+def fresh_text(example: str) -> str:
+    """A value shaped like `example` that is surely new: `ana@example.com` -> `new.ana@example.com`."""
+    if "@" in example:
+        return "new." + example
+    return f"{example} 2"
+
+
 def missing_value(existing: list[Scalar], kind: str) -> Scalar:
     """A well-typed value that names nothing in the state."""
     if kind == "integer":

@@ -109,15 +109,32 @@ def name_kind(name: str) -> Kind | None:
     return verb_kind(words(name), in_name=True)
 
 
+# verbs that, conjugated, only describe a change: "Get the next ticket (removes it from the queue)."
+_TELLING_CHANGES = frozenset({"removes", "deletes", "marks", "updates", "increments", "decrements", "consumes",
+                              "pops", "appends", "resets", "clears", "modifies", "creates", "adds", "stores",
+                              "saves", "overwrites", "records", "cancels", "assigns", "moves", "reserves",
+                              "creating", "removing", "deleting", "marking", "updating", "incrementing",
+                              "decrementing", "resetting", "clearing", "storing", "saving", "recording",
+                              "consuming", "appending", "cancelling", "overwriting"})
+
+
 def doc_kind(doc: str | None) -> Kind | None:
-    """The kind the docstring's first sentence declares ("Retrieve ..." / "Mark ... as returned")."""
+    """The kind the docstring's first sentence declares ("Retrieve ..." / "Mark ... as returned"); a
+    query-sounding sentence that also says it removes or marks something declares a change."""
     summary, _ = parse_docstring(doc)
-    return verb_kind(words(summary.split(". ")[0]), in_name=False) if summary else None
+    if not summary:
+        return None
+    tokens = words(summary.split(". ")[0])
+    kind = verb_kind(tokens, in_name=False)
+    if kind != "state_change" and any(t in _TELLING_CHANGES for t in tokens[1:]):
+        return "state_change"
+    return kind
 
 
 def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
     """EnvScaler's return convention, when the method follows it: a successful query returns
-    `{"success": True, "data": ...}`, a successful state change `{"success": True, "message": ...}`."""
+    `{"success": True, "data": ...}` (or another payload), a successful state change
+    `{"success": True, "message": ...}`; a mix declares nothing."""
     keys: set[str] = set()
     for node in ast.walk(fn):
         if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
@@ -125,12 +142,10 @@ def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
                      if isinstance(k, ast.Constant) and isinstance(k.value, str)}
             success = pairs.get("success")
             if isinstance(success, ast.Constant) and success.value is True:
-                keys |= set(pairs) & {"data", "message"}
-    if keys == {"data"}:
-        return "query"
-    if keys == {"message"}:
-        return "state_change"
-    return None
+                keys |= set(pairs) - {"success"}
+    if "message" in keys:
+        return "state_change" if keys == {"message"} else None
+    return "query" if keys else None
 
 
 def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, ToolKindLabel]:
