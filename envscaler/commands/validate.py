@@ -25,7 +25,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def validate(
         code: Path = typer.Option(..., "--code", help="Python file holding the environment class."),
-        class_name: str | None = typer.Option(None, "--class", help="The environment class (default: the file's only top-level class)."),
+        class_name: str | None = typer.Option(None, "--class", help="The environment class (default: the file's only "
+                                              "class, else its only base-less class with public methods)."),
         mode: str = typer.Option("both", "--mode", help="programmatic | llm | both."),
         rounds: int = typer.Option(30, "--rounds", min=1, help="LLM proposer/judge rounds."),
         state: Path | None = typer.Option(None, "--state", help="Test state JSON, used as the class's init config in "
@@ -76,15 +77,24 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _only_class(path: Path, source: str) -> str:
+    """The environment class: the file's only class, else its only class with public methods and no
+    base class (EnvScaler's files hold TypedDict records beside one base-less env class)."""
     import ast
 
+    from envscaler_core.synth.tool_schema import public_methods
+
     try:
-        names = [n.name for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
+        classes = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
     except SyntaxError as exc:
         fail(f"{path}: line {exc.lineno}: {exc.msg}")
-    if len(names) != 1:
-        fail(f"{path}: {len(names)} top-level classes ({', '.join(names) or 'none'}); name one with --class")
-    return names[0]
+    if len(classes) == 1:
+        return classes[0].name
+    envs = [c for c in classes if not c.bases and public_methods(c)]
+    if len(envs) == 1:
+        return envs[0].name
+    names = ", ".join(c.name for c in classes) or "none"
+    fail(f"{path}: {len(classes)} top-level classes ({names}) and {len(envs)} look like an env class "
+         "(no base class, public methods); name one with --class")
 
 
 def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]

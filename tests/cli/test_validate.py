@@ -168,3 +168,13 @@ def test_programmatic_mode_with_a_state_needs_no_llm_endpoint(tmp_path: Path) ->
     code, state = files(tmp_path)
     out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", base_url="http://127.0.0.1:9/v1")
     assert out.returncode == 0 and full(out)["accepted"]
+
+
+def test_an_envscaler_generated_file_needs_no_class_option(tmp_path: Path) -> None:
+    """EnvScaler's files hold TypedDict records beside one base-less env class."""
+    from tests.validation.envscaler_style_env import ENVSCALER_LIBRARY_CODE
+    from tests.scenarios.helpers import STATE as LIBRARY_STATE
+
+    code, state = files(tmp_path, ENVSCALER_LIBRARY_CODE, LIBRARY_STATE)
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic")
+    assert out.returncode == 0 and full(out)["tool_kinds"]["lend_book"]["kind"] == "state_change"
