@@ -26,12 +26,11 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
 from envscaler_core.validation.code_effects import Binding, ClassEffects
 from envscaler_core.validation.state_values import (
-    RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
+    MISSING_ID, RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
     sets_for_param, values_under,
 )
 from envscaler_core.validation.tool_kinds import words
 
-MISSING_ID = "__missing_id__"
 MAX_CANDIDATES = 6
 MAX_POSITIVE_ATTEMPTS = 8
 MAX_EDGES = 6

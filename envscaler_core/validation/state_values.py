@@ -19,6 +19,7 @@ from envscaler_core.validation.code_effects import Binding, Path
 Scalar = str | int | float | bool
 _ID_LIKE = re.compile(r"(^|_)(id|ids|key|code|sku|isbn|uuid|number|no|ref|username|handle|email|slug)$", re.I)
 _SEQUENCE = re.compile(r"^(.*?)(\d+)$")
+MISSING_ID = "__missing_id__"
 SKIP_ATTRS = frozenset({"init_config"})  # EnvScaler classes store their config: a copy, not a place to look
 
 
@@ -273,7 +274,7 @@ def missing_value(existing: list[Scalar], kind: str) -> Scalar:
     if kind == "integer":
         ints = [v for v in existing if isinstance(v, int) and not isinstance(v, bool)]
         return (max(ints) if ints else 0) + 1000
-    return "__missing_id__"
+    return MISSING_ID
 
 
 def dedup(values: list[Any]) -> list[Any]:

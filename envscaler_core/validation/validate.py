@@ -27,7 +27,7 @@ from envscaler_core.models.spec import EnvSpec
 from envscaler_core.models.validation import ToolKindLabel, ValidationReport, ValidationRound
 from envscaler_core.prompts.validate import TEST_STATE, TOOL_KINDS, StateInput, ToolKindsInput, ToolToLabel
 from envscaler_core.runtime import EnvLoadError, EnvRuntime
-from envscaler_core.synth.tool_schema import class_header, method_sources, parse_docstring, state_attributes
+from envscaler_core.synth.tool_schema import class_header, method_sources, state_attributes
 from envscaler_core.validation.llm_pass import LLMPass
 from envscaler_core.validation.programmatic import ProgrammaticPass, open_episode
 from envscaler_core.validation.report import reached, summarize
