@@ -43,9 +43,13 @@ def class_effects(candidate: EnvCandidate) -> ClassEffects | None:
 
 class ProgrammaticPass:
     def __init__(self, candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
-                 kinds: dict[str, str], start: int = 0, limit: int | None = None) -> None:
+                 kinds: dict[str, str], start: int = 0, limit: int | None = None,
+                 effects: ClassEffects | None = None) -> None:
         self.candidate, self.runtime, self.config, self.kinds = candidate, runtime, config, kinds
         self.start, self.limit = start, limit
+        # parsed here, on the caller's thread: CPython 3.11's ast.parse is not safe to run in two
+        # threads at once ("AST constructor recursion depth mismatch"), and run() goes to a worker
+        self.effects = effects if effects is not None else class_effects(candidate)
         self.rounds: list[ValidationRound] = []
 
     def counted(self) -> int:
@@ -56,7 +60,7 @@ class ProgrammaticPass:
         """All probes of every tool (or of the tools in `only`; with `search_only`, just the search for
         an accepted positive call, which is what a coverage top-up after the LLM pass needs)."""
         tools = [t for t in self.candidate.tools if only is None or t.function.name in only]
-        plans = plan_tools(tools, loaded_state, class_effects(self.candidate))
+        plans = plan_tools(tools, loaded_state, self.effects)
         optional: list[Probe] = []
         for plan in plans:
             base, stopped = self._search(plan)

@@ -142,7 +142,7 @@ async def validate_candidate(
         rounds += llm_pass.rounds
         skipped = llm_pass.skipped
         if cfg.mode == "llm":
-            rounds += await asyncio.to_thread(_top_up, candidate, runtime, config, kinds, rounds, loaded)
+            rounds += await _top_up(candidate, runtime, config, kinds, rounds, loaded)
     report = summarize(rounds, cfg.threshold, cfg.mode, skipped, tools=[t.function.name for t in candidate.tools],
                        labels=labels)
     env = _accepted_env(candidate, spec, report, kinds) if report.accepted else None
@@ -150,15 +150,15 @@ async def validate_candidate(
                              loaded_state=loaded, env=env)
 
 
-def _top_up(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any], kinds: dict[str, str],
-            rounds: list[ValidationRound], loaded: dict[str, Any]) -> list[ValidationRound]:
+async def _top_up(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any], kinds: dict[str, str],
+                  rounds: list[ValidationRound], loaded: dict[str, Any]) -> list[ValidationRound]:
     """After an LLM-only pass, the programmatic search for an accepted call on each tool the proposer
     never got to succeed: the code behind its guards must run at least once, whoever finds the way."""
     unreached = {t.function.name for t in candidate.tools} - {r.tool for r in rounds if reached(r)}
     if not unreached:
         return []
     top_up = ProgrammaticPass(candidate, runtime, config, kinds, start=len(rounds))
-    return top_up.run(loaded, only=unreached, search_only=True)
+    return await asyncio.to_thread(top_up.run, loaded, unreached, True)
 
 
 def _accepted_env(candidate: EnvCandidate, spec: EnvSpec | None, report: ValidationReport,
