@@ -22,6 +22,7 @@ from sandbox.backend import Backend, SandboxUnavailable, select_backend
 from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
+from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
 from sandbox.zygote import Zygote, ZygoteError
 
@@ -29,9 +30,12 @@ JAIL_FILES = ("worker.py", "seccomp_filter.py")  # stdlib-only modules the jail 
 
 
 class SandboxPool:
-    def __init__(self, settings: SandboxSettings | None = None, limits: SandboxLimits | None = None) -> None:
+    def __init__(self, settings: SandboxSettings | None = None, limits: SandboxLimits | None = None,
+                 *, imports: JailImports | None = None) -> None:
+        """`imports`: installed packages made importable read-only in the jail (sandbox/imports.py)."""
         self.settings = settings or SandboxSettings()
         self.limits = limits or SandboxLimits()
+        self.imports = imports or JailImports()
         self._workdir = self._make_workdir()
         self._lock = threading.Lock()
         self._rr = itertools.count()
@@ -40,9 +44,14 @@ class SandboxPool:
         # Runs on close(), on garbage collection and at interpreter exit: no jail or temp dir outlives us.
         self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir)
         try:
+            stage_imports(self.imports, self._workdir)
             self.backend: Backend = select_backend(self.settings, self._workdir)
+            boot = {"preload": list(self.imports.preload)}
             for _ in range(self.settings.workers or os.cpu_count() or 1):
-                self.zygotes.append(Zygote(self.backend, self.limits, self._workdir))
+                self.zygotes.append(Zygote(self.backend, self.limits, self._workdir, boot=boot))
+        except ValueError as exc:
+            self.close()
+            raise SandboxUnavailable(str(exc)) from None
         except ZygoteError as exc:
             self.close()
             raise SandboxUnavailable(str(exc)) from None

@@ -24,8 +24,9 @@ class ZygoteError(RuntimeError):
 
 
 class Zygote:
-    def __init__(self, backend: Backend, limits: SandboxLimits, workdir: str) -> None:
+    def __init__(self, backend: Backend, limits: SandboxLimits, workdir: str, boot: dict[str, Any] | None = None) -> None:
         self.backend, self.limits, self.workdir = backend, limits, workdir
+        self.boot = dict(boot or {})  # extra start-up parameters for the worker (e.g. modules to preload)
         self.lock = threading.Lock()
         self.proc: subprocess.Popen[bytes] | None = None
         self.sock: socket.socket | None = None
@@ -39,7 +40,7 @@ class Zygote:
     # -- lifecycle (callers hold self.lock) ---------------------------------------------------
     def _start(self) -> None:
         host, jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        args = json.dumps({**self.limits.model_dump(), "control_fd": jail.fileno()})
+        args = json.dumps({**self.limits.model_dump(), **self.boot, "control_fd": jail.fileno()})
         argv = self.backend.command(self.workdir, [args])
         try:
             with open(self._errlog, "wb") as errlog:
