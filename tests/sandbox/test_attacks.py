@@ -309,7 +309,8 @@ def test_pickle_payloads_and_object_fishing_are_inert(attack) -> None:
         import gc
         names = {type(o).__name__ for o in gc.get_objects()}
         libc = ctypes.CDLL(None, use_errno=True)
-        return {"host_objects": sorted(n for n in names if 'Pool' in n or 'Zygote' in n or 'Settings' in n),
+        host = {'SandboxPool', 'Zygote', 'SandboxEpisode', 'Settings', 'SandboxSettings', 'Child', 'Cgroups'}
+        return {"host_objects": sorted(names & host),
                 "fork": libc.syscall(57), "ptrace": libc.syscall(101, 16, os.getppid(), 0, 0)}
     """)
     assert b.out.ok

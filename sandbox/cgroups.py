@@ -1,0 +1,183 @@
+"""Per-unit cgroups, written by the host: a memory cap for everything one unit can allocate (RSS, kernel
+memory such as pipe buffers and page tables, page cache, anything RLIMIT_AS does not see) and a pids
+cap for its threads.
+
+cgroup v1 (this machine: `memory` and `pids` hierarchies writable by root) and cgroup v2 with
+`memory` and `pids` delegated to the host's own cgroup are supported. Each pool gets one parent
+directory below the host process's own cgroup (so the machine's accounting of the host still holds),
+and each unit one child, created before any untrusted code runs and removed after the unit is reaped.
+Where neither is possible the pool says so loudly (`reason`) and RLIMIT_AS is the only memory bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("sandbox")
+PREFIX = "envscaler-sandbox-"
+
+
+@dataclass
+class UnitCgroup:
+    version: int
+    dirs: list[Path]  # memory first
+    removed: bool = False
+
+    def attach(self, host_pid: int) -> None:
+        for d in self.dirs:
+            (d / "cgroup.procs").write_text(str(host_pid))
+
+    def oom_killed(self) -> bool:
+        """Did the kernel kill something in this unit for exceeding its memory cap?"""
+        name = "memory.oom_control" if self.version == 1 else "memory.events"
+        try:
+            for line in (self.dirs[0] / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value) > 0
+        except (OSError, ValueError):
+            pass
+        return False
+
+    def remove(self) -> bool:
+        """rmdir every hierarchy's directory; False while a process still lingers in one (retry later)."""
+        ok = True
+        for d in self.dirs:
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                ok = False
+        self.removed = ok
+        return ok
+
+
+@dataclass
+class Cgroups:
+    version: int
+    parents: list[Path]  # memory first
+    memory_bytes: int
+    pids_max: int
+    _names: itertools.count = field(default_factory=itertools.count)
+    _pending: list[UnitCgroup] = field(default_factory=list)
+
+    @property
+    def description(self) -> str:
+        return (f"per-unit cgroup v{self.version}: memory cap {self.memory_bytes >> 20} MiB "
+                f"(RSS + kernel memory + page cache), pids.max {self.pids_max}")
+
+    def create_unit(self) -> UnitCgroup:
+        self._retry_pending()
+        name = f"u{next(self._names)}"
+        made: list[Path] = []
+        try:
+            for parent in self.parents:
+                d = parent / name
+                d.mkdir()
+                made.append(d)
+            memory, pids = made[0], made[-1]
+            if self.version == 1:
+                (memory / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
+                if (memory / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
+                    (memory / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
+            else:
+                (memory / "memory.max").write_text(str(self.memory_bytes))
+                (memory / "memory.swap.max").write_text("0")
+            (pids / "pids.max").write_text(str(self.pids_max))
+        except OSError:
+            UnitCgroup(self.version, made).remove()
+            raise
+        return UnitCgroup(self.version, made)
+
+    def release(self, unit: UnitCgroup) -> None:
+        if not unit.remove():
+            self._pending.append(unit)
+
+    def _retry_pending(self) -> None:
+        self._pending = [u for u in self._pending if not u.remove()]
+
+    def close(self) -> None:
+        self._retry_pending()
+        for parent in self.parents:
+            for child in parent.glob("u*"):
+                try:
+                    child.rmdir()
+                except OSError:
+                    pass
+            try:
+                parent.rmdir()
+            except OSError as exc:
+                log.warning("sandbox cgroup %s not removed: %s", parent, exc)
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(mount point, fs type, super options) of every cgroup mount."""
+    out = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fstype, _, rest = right.partition(" ")
+        if fstype in ("cgroup", "cgroup2"):
+            out.append((left.split()[4], fstype, set(rest.split()[-1].split(","))))
+    return out
+
+
+def _own_paths() -> dict[str, str]:
+    """controller (or '' for v2) -> this process's cgroup path in that hierarchy."""
+    out = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            out[name] = path
+    return out
+
+
+def _v1_parents(tag: str) -> list[Path]:
+    mounts = {c: point for point, fstype, opts in _mounts() if fstype == "cgroup" for c in opts}
+    own = _own_paths()
+    missing = [c for c in ("memory", "pids") if c not in mounts or c not in own]
+    if missing:
+        raise OSError(f"no cgroup v1 {'/'.join(missing)} hierarchy")
+    return [Path(mounts[c]) / own[c].lstrip("/") / tag for c in ("memory", "pids")]
+
+
+def _v2_parent(tag: str) -> Path:
+    point = next((p for p, fstype, _ in _mounts() if fstype == "cgroup2"), None)
+    if point is None or "" not in _own_paths():
+        raise OSError("no cgroup v2 mount")
+    own = Path(point) / _own_paths()[""].lstrip("/")
+    delegated = set((own / "cgroup.subtree_control").read_text().split())
+    if not {"memory", "pids"} <= delegated:
+        raise OSError(f"cgroup v2: memory and pids are not enabled in {own}/cgroup.subtree_control")
+    return own / tag
+
+
+def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]:
+    """The pool's cgroups, or (None, why not). Tries v1 (memory+pids hierarchies), then delegated v2."""
+    tag = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    problems = []
+    for version in (1, 2):
+        made: list[Path] = []
+        try:
+            parents = _v1_parents(tag) if version == 1 else [_v2_parent(tag)]
+            for parent in parents:
+                parent.mkdir()
+                made.append(parent)
+            if version == 2:
+                (parents[0] / "cgroup.subtree_control").write_text("+memory +pids")
+            cgroups = Cgroups(version, parents, memory_bytes, pids_max)
+            cgroups.release(cgroups.create_unit())  # prove that units can be made here
+            return cgroups, cgroups.description
+        except OSError as exc:
+            for parent in reversed(made):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    pass
+            problems.append(f"v{version}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
+    return None, "; ".join(problems)
