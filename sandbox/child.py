@@ -51,6 +51,8 @@ def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float)
         return ChildFailure("timeout", f"the call exceeded its {timeout_s:g} s wall-clock limit; the process was killed")
     if failure.kind == "oversize":
         return ChildFailure("oversize", f"{failure}; the process was killed")
+    if not failure.gone:  # garbage from a live process: we killed it, its exit status says nothing more
+        return ChildFailure("crash", f"{failure}; the process was killed")
     if status and status.get("oom_killed"):
         return ChildFailure("crash", f"{failure}: the unit exceeded its memory cap ({status['oom_killed']}) and the "
                                      "kernel killed it")

@@ -130,6 +130,13 @@ class SandboxEpisode:
 
     # -- calls ----------------------------------------------------------------------------------
     @property
+    def host_pid(self) -> int | None:
+        """Host pid of the process running this episode's code now (None until the next call after a
+        crash); for diagnostics and tests that watch it from outside."""
+        child = self._child
+        return None if child is None else child.host_pid
+
+    @property
     def state(self) -> dict[str, Any]:
         with self._lock:
             return _clone(self._state)
