@@ -1,14 +1,14 @@
 """Isolation units: how the zygote gives every episode and every check its own namespaces (jail side,
 standard library only; copied next to worker.py).
 
-A unit is two processes. `clone_unit` forks the zygote straight into fresh user, pid, IPC and mount
-namespaces (the raw `clone` syscall: `os.fork` takes no flags, and `unshare(CLONE_NEWPID)` works only
-once per process). That child is the unit's init: it mounts a private `/proc` showing only its own
-pid namespace (`subset=pid,hidepid=invisible`), forks the member, which runs the untrusted code as pid
-2, and exits with the member's status (128 + signal when it was killed). When the init dies the
-kernel kills everything left in the namespace, so killing a unit is one SIGKILL.
+`clone_unit` forks the zygote straight into fresh user, pid, IPC and mount namespaces (the raw `clone`
+syscall: `os.fork` takes no flags, and `unshare(CLONE_NEWPID)` works only once per process). The child,
+the unit's member, is pid 1 of its own pid namespace; it mounts a private `/proc` showing only that
+namespace (`subset=pid,hidepid=invisible`), hardens itself and only then runs untrusted code. When it
+dies, its namespaces die with it. One clone per unit: docs/sandbox.md compares this with a separate
+init process (two forks per unit, about twice the cost) and with a fresh bwrap jail per unit.
 
-Why each piece (docs/sandbox.md has the measurements):
+Why each piece:
 * own pid namespace: `kill`, `prlimit64`, `F_SETOWN`, `pidfd_open`, `sched_setaffinity` cannot even
   name another unit, the zygote or bwrap's init;
 * private `/proc`: `/proc/<pid>/mem|fd|root|cwd|environ` of other processes do not exist;
@@ -18,6 +18,11 @@ Why each piece (docs/sandbox.md has the measurements):
 * `PR_SET_DUMPABLE 0` (set by the zygote before it forks anything, inherited): even a process that
   could name another one may not ptrace it or open its `/proc` files, because none holds
   CAP_SYS_PTRACE in the jail's user namespace, which owns every unit's memory.
+
+Being its namespace's init, the member ignores signals it sends *itself* without a handler (the kernel
+protects a pid-namespace init); signals from the zygote and the host (SIGKILL, SIGSTOP/SIGCONT) and
+faults (SIGSEGV, ...) work as usual. So the per-call CPU window gets a handler (exit with 128+SIGXCPU,
+reported as SIGXCPU), and `os.abort()` ends in glibc's fallback (SIGSEGV) rather than SIGABRT.
 """
 
 import ctypes
@@ -34,22 +39,17 @@ UNIT_NAMESPACES = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 PROC_OPTIONS = b"subset=pid,hidepid=invisible"
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 1, 4, 24, 47
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 1, 24, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 INTERNAL_ERROR = 70  # the member could not set itself up: the zygote, not the env, is at fault
+CPU_WINDOW_EXCEEDED = 128 + signal.SIGXCPU  # exit status a unit's member uses for its per-call CPU window
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc_gil = ctypes.PyDLL(None, use_errno=True)  # keeps the GIL across the call, as os.fork does
 
 
-def set_nondumpable() -> None:
-    """No other process of the jail's uid may ptrace us or open our /proc files (inherited by forks)."""
-    if _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
-
-
 def clone_unit() -> int:
-    """`os.fork()` into fresh user/pid/IPC/mount namespaces; 0 in the child (its pid namespace's init).
+    """`os.fork()` into fresh user/pid/IPC/mount namespaces; 0 in the child (pid 1 of its namespace).
 
     CPython's own fork hooks run around the raw syscall exactly as in `os.fork` (import lock, at-fork
     callbacks, thread state); the zygote is single-threaded, so nothing else can hold a lock."""
@@ -94,35 +94,13 @@ def report(sock: socket.socket, message: bytes) -> None:
         pass
 
 
-def run_init(ready: socket.socket, member) -> None:
-    """Body of a unit's init (pid 1 of the new namespace); never returns. `member()` runs in the forked
-    member and must end in `os._exit`."""
-    code = INTERNAL_ERROR
+def enter_unit(ready: socket.socket) -> None:
+    """First steps of a freshly cloned member (pid 1 of its namespace): the private /proc. Exits on failure."""
     try:
         mount_private_proc()
-        pid = os.fork()
-        if pid == 0:
-            member()
-            os._exit(INTERNAL_ERROR)
-        close_fds_except(set())  # the init holds nothing another process could use
-        code = _wait_for_member(pid)
-    except BaseException as exc:  # noqa: BLE001 - report and exit, never fall back into the zygote loop
-        report(ready, json.dumps({"ok": False, "error": f"unit init: {type(exc).__name__}: {exc}"[:400]}).encode())
-    finally:
-        os._exit(code)
-
-
-def _wait_for_member(member: int) -> int:
-    code = INTERNAL_ERROR
-    while True:  # as init we also reap anything re-parented to us (nothing can be: fork is refused)
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return code
-        except InterruptedError:
-            continue
-        if pid == member:
-            code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+    except OSError as exc:
+        report(ready, json.dumps({"ok": False, "error": f"unit: {exc}"[:400]}).encode())
+        os._exit(INTERNAL_ERROR)
 
 
 def drop_capabilities() -> None:
@@ -159,6 +137,8 @@ def harden_member(keep: set[int], limits: dict, install_seccomp) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
+    if os.getpid() == 1:  # a pid-namespace init ignores a default-action SIGXCPU: end the call ourselves
+        signal.signal(signal.SIGXCPU, lambda *_: os._exit(CPU_WINDOW_EXCEEDED))
     null = os.open("/dev/null", os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -172,7 +152,7 @@ def harden_member(keep: set[int], limits: dict, install_seccomp) -> None:
 
 
 def probe_units(timeout_s: float = 10.0) -> str | None:
-    """Can this jail make units? Clone one whose member must see only itself in its /proc; None = yes."""
+    """Can this jail make units? Clone one that must see only itself in its private /proc; None = yes."""
     theirs, ours = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         pid = clone_unit()
@@ -182,13 +162,10 @@ def probe_units(timeout_s: float = 10.0) -> str | None:
         return str(exc)
     if pid == 0:
         ours.close()
-
-        def member() -> None:
-            seen = sorted(name for name in os.listdir("/proc") if name.isdigit())
-            report(theirs, b"ok" if seen == [str(os.getpid())] else f"private /proc shows {seen}".encode()[:300])
-            os._exit(0)
-
-        run_init(theirs, member)
+        enter_unit(theirs)
+        seen = sorted(name for name in os.listdir("/proc") if name.isdigit())
+        report(theirs, b"ok" if seen == ["1"] else f"private /proc shows {seen}".encode()[:300])
+        os._exit(0)
     theirs.close()
     answer = ours.recv(1000) if select.select([ours], [], [], timeout_s)[0] else b""
     ours.close()

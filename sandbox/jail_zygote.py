@@ -22,10 +22,8 @@ import socket
 import sys
 import time
 
-from jail_unit import INTERNAL_ERROR, clone_unit, probe_units, run_init
+from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
 from seccomp_filter import probe_seccomp, seccomp_program
-
-MAX_SIGNAL = 64
 
 
 def _dumps(obj) -> bytes:
@@ -33,14 +31,14 @@ def _dumps(obj) -> bytes:
 
 
 def describe_status(status: int, isolated: bool) -> dict:
-    """A reaped unit's fate. A unit's init exits with 128 + the member's signal when the member was killed."""
+    """A reaped unit's fate. A member that is its namespace's init ends its CPU window by exiting with
+    CPU_WINDOW_EXCEEDED (it cannot die from its own SIGXCPU): reported as that signal."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
+    elif isolated and os.WEXITSTATUS(status) == CPU_WINDOW_EXCEEDED:
+        sig = signal.SIGXCPU
     else:
-        code = os.WEXITSTATUS(status)
-        if not (isolated and 128 < code <= 128 + MAX_SIGNAL):
-            return {"exit_code": code}
-        sig = code - 128
+        return {"exit_code": os.WEXITSTATUS(status)}
     try:
         name = signal.Signals(sig).name
     except ValueError:
@@ -59,7 +57,7 @@ class ZygoteLoop:
         self.isolated = limits.get("isolation") == "namespaces" and units_problem is None
         self.limits = dict(limits, seccomp=seccomp_problem is None)
         if self.isolated and self.limits["seccomp"]:
-            seccomp_program(2)  # built once here, inherited by every member (always pid 2 in its namespace)
+            seccomp_program(1)  # built once here, inherited by every member (always pid 1 in its namespace)
         self.hello = {"hello": True, "uid": os.getuid(), "seccomp": seccomp_problem is None,
                       "seccomp_problem": seccomp_problem, "isolation": "namespaces" if self.isolated else "shared",
                       "units_problem": units_problem, "python": sys.version.split()[0]}
@@ -140,13 +138,9 @@ class ZygoteLoop:
                 for fd in self.waiting[1:3]:
                     os.close(fd)
                 self.waiting[3].close()
-
-            def member() -> None:
-                self.member_main(req_r, rep_w, ready_unit, self.limits)
-
             if self.isolated:
-                run_init(ready_unit, member)
-            member()
+                enter_unit(ready_unit)
+            self.member_main(req_r, rep_w, ready_unit, self.limits)
             os._exit(INTERNAL_ERROR)
         os.close(req_r)
         os.close(rep_w)
@@ -154,7 +148,7 @@ class ZygoteLoop:
         return pid, req_w, rep_r, ready_host
 
     def reap(self, pid: int, wait: bool, grace_s: float) -> dict | None:
-        """SIGKILL a unit (its init: the kernel then empties the pid namespace). With `wait`, wait for it and
+        """SIGKILL a unit (its member; with namespaces the kernel then empties them). With `wait`, wait for it and
         describe its end (to explain a failure); without, it is collected later (a plain close). A unit
         whose member already died gets `grace_s` to exit by itself with the member's real cause."""
         status = self.exited.pop(pid, None)

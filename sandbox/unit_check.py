@@ -4,9 +4,8 @@ A unit's member reports "ready" on its setup socket after it has hardened itself
 message with the member's host pid. The host then reads `/proc/<pid>/status`, `/proc/<pid>/limits` and
 `/proc/<pid>/ns/*` (it is root or the same uid, so it can) and refuses the unit unless: seccomp is on
 (mode 2, no_new_privs) when the pool uses it, no capability is left, the uid is the zygote's, one
-thread runs, the rlimits are the configured ones and, with namespaces, the member sits one pid-namespace
-level below the zygote with user/pid/IPC/mount namespaces of its own and its parent (the unit's init)
-is a child of the zygote. A zygote whose memory was tampered with (seccomp flag off, limits changed)
+thread runs, the rlimits are the configured ones, it is a child of this zygote and, with namespaces,
+it sits one pid-namespace level below the zygote with user/pid/IPC/mount namespaces of its own. A zygote whose memory was tampered with (seccomp flag off, limits changed)
 therefore cannot hand out a weak unit: the spawn fails and the pool replaces the zygote.
 """
 
@@ -82,7 +81,6 @@ def unit_problem(host_pid: int, zygote: ProcIdentity, limits: dict[str, Any], is
         status = read_status(host_pid)
         found = read_limits(host_pid)
         ns = namespaces(host_pid) if isolated else {}
-        parent = read_status(int(status.get("PPid", "0"))) if isolated else {}
     except (OSError, ValueError) as exc:
         return f"cannot inspect the unit process {host_pid}: {exc}"
     if seccomp and (status.get("Seccomp") != "2" or status.get("NoNewPrivs") != "1"):
@@ -98,9 +96,8 @@ def unit_problem(host_pid: int, zygote: ProcIdentity, limits: dict[str, Any], is
     depth = len(status.get("NSpid", "").split())
     if depth != zygote.nspid_depth + (1 if isolated else 0):
         return f"pid namespace depth {depth}, expected {zygote.nspid_depth + (1 if isolated else 0)}"
-    grandparent = parent.get("PPid") if isolated else status.get("PPid")
-    if grandparent != str(zygote.host_pid):
-        return f"not a unit of this zygote (parent chain ends at {grandparent}, zygote is {zygote.host_pid})"
+    if status.get("PPid") != str(zygote.host_pid):
+        return f"not a unit of this zygote (its parent is {status.get('PPid')}, the zygote {zygote.host_pid})"
     shared = [name for name in NAMESPACES if ns and ns.get(name) == zygote.namespaces.get(name)] if isolated else []
     if shared:
         return "shares the zygote's " + "/".join(shared) + " namespace"

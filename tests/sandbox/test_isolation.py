@@ -172,8 +172,8 @@ def test_signal_ownership_tricks_cannot_reach_neighbours(jail: SandboxPool, guar
         res['F_SETOWN_EX'] = errno_of(libc.fcntl(fd, 15, ctypes.byref((ctypes.c_int * 2)(0, 1))))
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_ASYNC)   # harmless without an owner
-        res['tgkill'] = errno_of(libc.syscall(234, 1, 1, signal.SIGKILL))
-        res['rt_sigqueueinfo'] = errno_of(libc.syscall(129, 1, signal.SIGKILL, 0))
+        res['tgkill'] = errno_of(libc.syscall(234, 2, 2, signal.SIGKILL))
+        res['rt_sigqueueinfo'] = errno_of(libc.syscall(129, 2, signal.SIGKILL, 0))
         return sorted(set(map(str, res.values())))
     """)
     assert out.ok and out.result == ["EPERM"], out
@@ -325,6 +325,7 @@ def test_nothing_of_an_episode_survives_its_close(jail: SandboxPool, guard) -> N
 def test_each_refused_syscall_reports_eperm(jail: SandboxPool, guard) -> None:
     out = run_attack(jail, """
         import errno
+        assert os.getpid() == 1  # a unit's member is pid 1 of its own namespace: "other" pids are 2 and up
         calls = {
             'kcmp': (312, 1, os.getpid(), 0, 0, 0), 'pidfd_open': (434, 1, 0), 'unshare': (272, 0x10000000),
             'vfork': (58,), 'fork': (57,), 'personality': (135, 0x0040000), 'inotify_init1': (294, 0),
@@ -333,15 +334,15 @@ def test_each_refused_syscall_reports_eperm(jail: SandboxPool, guard) -> None:
             'socket': (41, 1, 1, 0), 'setuid': (105, 0), 'capset': (126, 0, 0), 'bpf': (321, 0, 0, 0),
             'clone with namespaces': (56, 0x10000 | 0x800 | 0x100 | 0x20000000, 0, 0, 0, 0),
             'prctl dumpable': (157, 4, 1, 0, 0, 0), 'setpriority user': (141, 2, 65534, 19),
-            'sched_setaffinity other': (203, 1, 8, 0), 'prlimit other': (302, 1, 9, 0, 0),
+            'sched_setaffinity other': (203, 2, 8, 0), 'prlimit other': (302, 2, 9, 0, 0),
             'setns': (308, 0, 0), 'io_uring_setup': (425, 8, 0), 'fanotify_init': (300, 0, 0),
             'mount proc': (165, b'proc', b'/proc', b'proc', 0, 0), 'umount /proc': (166, b'/proc', 2),
-            'get_robust_list other': (274, 1, 0, 0), 'setpriority other': (141, 0, 1, 19),
+            'get_robust_list other': (274, 2, 0, 0), 'setpriority other': (141, 0, 2, 19),
             'ioctl TIOCSTI': (16, 0, 0x5412, 0), 'fsopen': (430, b'proc', 0), 'open_tree': (428, -100, b'/', 1),
             'socketpair': (53, 1, 1, 0, 0), 'prctl ptracer': (157, 0x59616D61, -1, 0, 0, 0), 'tkill': (200, 1, 9),
             'pidfd_send_signal': (424, 0, 9, 0, 0), 'pidfd_getfd': (438, 0, 0, 0),
             'process_madvise': (440, 0, 0, 0, 0, 0), 'shmget': (29, 0, 4096, 0o1666), 'mq_open': (240, b'/q', 0o102, 0o666, 0),
-            'memfd_create': (319, b'x', 0), 'kill init': (62, 1, 9), 'execve': (59, b'/bin/sh', 0, 0),
+            'memfd_create': (319, b'x', 0), 'kill other': (62, 2, 9), 'execve': (59, b'/bin/sh', 0, 0),
         }
         out = {}
         for name, args in calls.items():
