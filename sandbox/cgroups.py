@@ -1,9 +1,10 @@
 """Per-unit cgroups, written by the host: a memory cap for everything one unit can allocate (RSS, kernel
-memory such as pipe buffers and page tables, page cache, anything RLIMIT_AS does not see) and a pids
-cap for its threads.
+memory such as pipe buffers and page tables, page cache, anything RLIMIT_AS does not see), a pids cap
+for its threads and, where the `cpu` controller is there too, at most one core's worth of CPU (so a
+unit with many threads cannot take the whole machine from the others and the orchestrator).
 
-cgroup v1 (this machine: `memory` and `pids` hierarchies writable by root) and cgroup v2 with
-`memory` and `pids` delegated to the host's own cgroup are supported. Each pool gets one parent
+cgroup v1 (this machine: `memory`, `pids` and `cpu` hierarchies writable by root) and cgroup v2 with
+`memory` and `pids` (and optionally `cpu`) delegated to the host's own cgroup are supported. Each pool gets one parent
 directory below the host process's own cgroup (so the machine's accounting of the host still holds),
 and each unit one child, created before any untrusted code runs and removed after the unit is reaped.
 Where neither is possible the pool says so loudly (`reason`) and RLIMIT_AS is the only memory bound.
@@ -20,6 +21,10 @@ from pathlib import Path
 
 log = logging.getLogger("sandbox")
 PREFIX = "envscaler-sandbox-"
+
+
+CPU_PERIOD_US = 100_000
+CPU_QUOTA_US = 100_000  # one core
 
 
 @dataclass
@@ -61,7 +66,7 @@ class UnitCgroup:
 @dataclass
 class Cgroups:
     version: int
-    parents: list[Path]  # memory first
+    parents: dict[str, Path]  # controller -> the pool's directory in its hierarchy (v2: one for all)
     memory_bytes: int
     pids_max: int
     _names: itertools.count = field(default_factory=itertools.count)
@@ -69,27 +74,35 @@ class Cgroups:
 
     @property
     def description(self) -> str:
+        cpu = ", one core of CPU" if "cpu" in self.parents else " (no cpu controller: CPU not shared fairly)"
         return (f"per-unit cgroup v{self.version}: memory cap {self.memory_bytes >> 20} MiB "
-                f"(RSS + kernel memory + page cache), pids.max {self.pids_max}")
+                f"(RSS + kernel memory + page cache), pids.max {self.pids_max}{cpu}")
 
     def create_unit(self) -> UnitCgroup:
         self._retry_pending()
         name = f"u{next(self._names)}"
         made: list[Path] = []
         try:
-            for parent in self.parents:
+            dirs = {}
+            for controller, parent in self.parents.items():
                 d = parent / name
-                d.mkdir()
-                made.append(d)
-            memory, pids = made[0], made[-1]
+                if d not in made:
+                    d.mkdir()
+                    made.append(d)
+                dirs[controller] = d
             if self.version == 1:
-                (memory / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
-                if (memory / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
-                    (memory / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
+                (dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
+                if (dirs["memory"] / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
+                    (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
+                if "cpu" in dirs:
+                    (dirs["cpu"] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                    (dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(CPU_QUOTA_US))
             else:
-                (memory / "memory.max").write_text(str(self.memory_bytes))
-                (memory / "memory.swap.max").write_text("0")
-            (pids / "pids.max").write_text(str(self.pids_max))
+                (dirs["memory"] / "memory.max").write_text(str(self.memory_bytes))
+                (dirs["memory"] / "memory.swap.max").write_text("0")
+                if "cpu" in dirs:
+                    (dirs["cpu"] / "cpu.max").write_text(f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
+            (dirs["pids"] / "pids.max").write_text(str(self.pids_max))
         except OSError:
             UnitCgroup(self.version, made).remove()
             raise
@@ -104,7 +117,7 @@ class Cgroups:
 
     def close(self) -> None:
         self._retry_pending()
-        for parent in self.parents:
+        for parent in dict.fromkeys(self.parents.values()):
             for child in parent.glob("u*"):
                 try:
                     child.rmdir()
@@ -137,16 +150,17 @@ def _own_paths() -> dict[str, str]:
     return out
 
 
-def _v1_parents(tag: str) -> list[Path]:
+def _v1_parents(tag: str) -> dict[str, Path]:
     mounts = {c: point for point, fstype, opts in _mounts() if fstype == "cgroup" for c in opts}
     own = _own_paths()
     missing = [c for c in ("memory", "pids") if c not in mounts or c not in own]
     if missing:
         raise OSError(f"no cgroup v1 {'/'.join(missing)} hierarchy")
-    return [Path(mounts[c]) / own[c].lstrip("/") / tag for c in ("memory", "pids")]
+    wanted = ["memory", "pids"] + (["cpu"] if "cpu" in mounts and "cpu" in own else [])
+    return {c: Path(mounts[c]) / own[c].lstrip("/") / tag for c in wanted}
 
 
-def _v2_parent(tag: str) -> Path:
+def _v2_parents(tag: str) -> dict[str, Path]:
     point = next((p for p, fstype, _ in _mounts() if fstype == "cgroup2"), None)
     if point is None or "" not in _own_paths():
         raise OSError("no cgroup v2 mount")
@@ -154,7 +168,7 @@ def _v2_parent(tag: str) -> Path:
     delegated = set((own / "cgroup.subtree_control").read_text().split())
     if not {"memory", "pids"} <= delegated:
         raise OSError(f"cgroup v2: memory and pids are not enabled in {own}/cgroup.subtree_control")
-    return own / tag
+    return {c: own / tag for c in ("memory", "pids", "cpu") if c in delegated}
 
 
 def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]:
@@ -164,12 +178,12 @@ def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]
     for version in (1, 2):
         made: list[Path] = []
         try:
-            parents = _v1_parents(tag) if version == 1 else [_v2_parent(tag)]
-            for parent in parents:
+            parents = _v1_parents(tag) if version == 1 else _v2_parents(tag)
+            for parent in dict.fromkeys(parents.values()):
                 parent.mkdir()
                 made.append(parent)
             if version == 2:
-                (parents[0] / "cgroup.subtree_control").write_text("+memory +pids")
+                (parents["memory"] / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in parents))
             cgroups = Cgroups(version, parents, memory_bytes, pids_max)
             cgroups.release(cgroups.create_unit())  # prove that units can be made here
             return cgroups, cgroups.description

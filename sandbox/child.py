@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from sandbox.cgroups import Cgroups, UnitCgroup
     from sandbox.zygote import Zygote
 
-GRACE_S = 0.5
+GRACE_S = 0.2
 
 
 class ChildFailure(Exception):
@@ -168,7 +168,9 @@ class Child:
         self.alive = False
         self._close_fds.detach()
         _release_fds([self.req_fd, self.rep_fd], [])
-        status = self.zygote.reap(self.pid, self.generation, wait, GRACE_S if grace else 0.0)
+        if grace and self._pidfd is not None:  # wait here, not in the zygote: its lock serves other episodes
+            select.select([self._pidfd], [], [], GRACE_S)
+        status = self.zygote.reap(self.pid, self.generation, wait)
         if self._pidfd is not None:
             os.close(self._pidfd)
             self._pidfd = None

@@ -13,6 +13,7 @@ Why each piece:
   name another unit, the zygote or bwrap's init;
 * private `/proc`: `/proc/<pid>/mem|fd|root|cwd|environ` of other processes do not exist;
 * own IPC namespace: SysV objects (also refused by seccomp) die with the unit;
+* own mount namespace: room for the private `/proc`, and the jail's shared `/dev/pts` covered;
 * own user namespace: RLIMIT_NPROC counts this unit's threads only, and the capabilities it grants
   exist solely to mount the private `/proc`; the member drops all of them before any untrusted code;
 * `PR_SET_DUMPABLE 0` (set by the zygote before it forks anything, inherited): even a process that
@@ -37,7 +38,7 @@ import socket
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
 UNIT_NAMESPACES = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNS
 SYS_CLONE = {"x86_64": 56, "aarch64": 220}
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 PROC_OPTIONS = b"subset=pid,hidepid=invisible"
 PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_CAP_AMBIENT = 1, 24, 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -76,6 +77,16 @@ def mount_private_proc() -> None:
         raise OSError(err, f"mounting a private /proc failed: {os.strerror(err)}")
 
 
+def hide_shared_devpts() -> None:
+    """Cover the jail's /dev/pts (one devpts instance for every unit of the jail: a pty one unit opens
+    another could open too, and ptys count against a machine-wide maximum) with an empty read-only tmpfs;
+    /dev/ptmx, a link into it, then leads nowhere."""
+    if os.path.isdir("/dev/pts") and _libc.mount(b"none", b"/dev/pts", b"tmpfs",
+                                                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,mode=0") != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"covering /dev/pts failed: {os.strerror(err)}")
+
+
 def close_fds_except(keep: set[int]) -> None:
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
@@ -95,9 +106,11 @@ def report(sock: socket.socket, message: bytes) -> None:
 
 
 def enter_unit(ready: socket.socket) -> None:
-    """First steps of a freshly cloned member (pid 1 of its namespace): the private /proc. Exits on failure."""
+    """First steps of a freshly cloned member (pid 1 of its namespace): the private /proc, no shared ptys.
+    Exits on failure."""
     try:
         mount_private_proc()
+        hide_shared_devpts()
     except OSError as exc:
         report(ready, json.dumps({"ok": False, "error": f"unit: {exc}"[:400]}).encode())
         os._exit(INTERNAL_ERROR)

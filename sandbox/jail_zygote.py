@@ -20,7 +20,6 @@ import os
 import signal
 import socket
 import sys
-import time
 
 from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
 from seccomp_filter import probe_seccomp, seccomp_program
@@ -80,8 +79,7 @@ class ZygoteLoop:
             if op == "spawn":
                 self.spawn()
             elif op == "reap":
-                status = self.reap(int(request["pid"]), bool(request.get("wait", True)),
-                                   min(float(request.get("grace_s", 0.0)), 2.0))
+                status = self.reap(int(request["pid"]), bool(request.get("wait", True)))
                 self.ctl.send(_dumps({"ok": True, "status": status}))
             elif op == "ping":
                 self.ctl.send(_dumps({"ok": True, "children": len(self.exited)}))
@@ -147,21 +145,17 @@ class ZygoteLoop:
         ready_unit.close()
         return pid, req_w, rep_r, ready_host
 
-    def reap(self, pid: int, wait: bool, grace_s: float) -> dict | None:
+    def reap(self, pid: int, wait: bool) -> dict | None:
         """SIGKILL a unit (its member; with namespaces the kernel then empties them). With `wait`, wait for it and
-        describe its end (to explain a failure); without, it is collected later (a plain close). A unit
-        whose member already died gets `grace_s` to exit by itself with the member's real cause."""
+        describe its end (to explain a failure); without, it is collected later (a plain close). A unit that
+        died by itself has its own status (the host gives a dying unit a moment before asking)."""
         status = self.exited.pop(pid, None)
-        deadline = time.monotonic() + grace_s
-        while status is None and time.monotonic() < deadline:
+        if status is None:
             try:
                 done, got = os.waitpid(pid, os.WNOHANG)
+                status = got if done else None
             except ChildProcessError:
                 return None
-            if done:
-                status = got
-            else:
-                time.sleep(0.002)
         if status is None:
             kills = (os.kill,) if self.isolated else (os.killpg, os.kill)
             for kill in kills:

@@ -8,7 +8,8 @@ new processes and programs, sockets, other processes' memory, limits, scheduling
 (`kill`/`tgkill` only to ourselves; `prlimit64`, `sched_set*`, `setpriority`, `ioprio_set` only on pid
 0 or ourselves), signal-owner tricks (`fcntl` F_SETOWN/F_SETOWN_EX/F_SETSIG/F_SETLEASE/F_NOTIFY, the
 ioctls FIOSETOWN/SIOCSPGRP/TIOCSTI/...), SysV IPC and POSIX mqueues, memfds (anonymous memory
-outside RLIMIT_AS), inotify/fanotify (watching files other units use), `prctl(PR_SET_DUMPABLE)`,
+outside RLIMIT_AS), inotify/fanotify (watching files other units use), `flock` and F_SETPIPE_SZ
+(resources shared by every unit of the uid), `prctl(PR_SET_DUMPABLE)`,
 namespaces, mounts, kernel objects and identity changes. `clone` is allowed only for threads,
 `clone3` answers ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
 """
@@ -40,6 +41,7 @@ DENY = {
     "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
     "memfd_create": 319, "memfd_secret": 447, "inotify_init": 253, "inotify_init1": 294,
     "inotify_add_watch": 254, "fanotify_init": 300, "fanotify_mark": 301, "userfaultfd": 323,
+    "flock": 73,  # locks on the shared read-only files are a channel between units
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     # namespaces, mounts, kernel state, identity
     "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
@@ -59,7 +61,9 @@ NR_FCNTL, NR_IOCTL, NR_PRCTL, NR_SETPRIORITY, NR_IOPRIO_SET = 72, 16, 157, 141, 
 # Syscalls whose first argument is a pid: allowed only for 0 (= the caller) or the caller's own pid.
 PID_FIRST = {"prlimit64": 302, "sched_setaffinity": 203, "sched_setparam": 142, "sched_setscheduler": 144,
              "sched_setattr": 314, "get_robust_list": 274}
-BAD_FCNTL = (8, 10, 15, 1024, 1026)  # F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE, F_NOTIFY
+# F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ (pipe buffers are charged per uid,
+# i.e. to every unit of every jail at once)
+BAD_FCNTL = (8, 10, 15, 1024, 1026, 1031)
 BAD_IOCTL = (0x8901, 0x8902, 0x5412, 0x540E, 0x5410, 0x541C)  # FIOSETOWN SIOCSPGRP TIOCSTI TIOCSCTTY TIOCSPGRP TIOCLINUX
 BAD_PRCTL = (4, 35, 0x59616D61)  # PR_SET_DUMPABLE, PR_SET_MM, PR_SET_PTRACER
 

@@ -243,14 +243,14 @@ class Zygote:
                         raise
         raise AssertionError("unreachable")
 
-    def reap(self, pid: int, generation: int, wait: bool = True, grace_s: float = 0.0) -> dict[str, Any] | None:
+    def reap(self, pid: int, generation: int, wait: bool = True) -> dict[str, Any] | None:
         """Kill a unit (if still running); with `wait`, wait for it and return its exit status description.
         A unit of an earlier jail generation died with that jail: nothing to do."""
         with self.lock:
             if self.sock is None or generation != self.generation or self.proc is None or self.proc.poll() is not None:
                 return None
             try:
-                reply, _ = self._roundtrip({"op": "reap", "pid": pid, "wait": wait, "grace_s": grace_s}, nfds=0)
+                reply, _ = self._roundtrip({"op": "reap", "pid": pid, "wait": wait}, nfds=0)
             except ZygoteError:
                 return None
             status = reply.get("status")

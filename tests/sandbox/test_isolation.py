@@ -365,3 +365,46 @@ def test_huge_mappings_stay_within_the_address_space_cap(jail: SandboxPool, guar
             return type(exc).__name__
     """)
     assert out.ok and out.result in ("OSError", "MemoryError"), out
+
+
+def test_ptys_locks_and_pipe_buffers_shared_by_a_jail_are_out_of_reach(jail: SandboxPool, guard) -> None:
+    """Found by our own red-team pass: all units of a jail shared bwrap's /dev/pts (a pty one unit opened
+    another could open), flock() on the shared read-only files and F_SETPIPE_SZ (charged per uid)."""
+    out = run_attack(jail, """
+        import fcntl
+        res = {}
+        for path in ('/dev/ptmx', '/dev/pts/ptmx', '/dev/pts/0'):
+            try:
+                os.close(os.open(path, os.O_RDWR | os.O_NOCTTY))
+                res[path] = 'opened'
+            except OSError as exc:
+                res[path] = exc.strerror
+        with open('/usr/lib/os-release' if os.path.exists('/usr/lib/os-release') else os.__file__, 'rb') as fh:
+            res['flock'] = errno_of(libc.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB))
+        r, w = os.pipe()
+        res['F_SETPIPE_SZ'] = errno_of(libc.fcntl(w, 1031, 1 << 20))
+        return res
+    """)
+    assert out.ok, out
+    assert "opened" not in out.result.values(), out.result
+    assert out.result["flock"] == out.result["F_SETPIPE_SZ"] == "EPERM"
+
+
+def test_every_unit_sits_in_its_own_cgroups_with_memory_pids_and_cpu_caps(jail: SandboxPool) -> None:
+    """Read from the host, for a live unit: its own cgroup in each hierarchy, with the configured caps
+    (whether the kernel throttles a busy unit depends on the machine's load, so that is not asserted)."""
+    if jail.cgroups is None or jail.cgroups.version != 1:
+        pytest.skip("the per-unit cgroup here is not v1")
+    with jail.open_episode(LIBRARY, "Library", LIBRARY_STATE) as a, jail.open_episode(LIBRARY, "Library", LIBRARY_STATE) as b:
+        paths = []
+        for ep in (a, b):
+            own = {line.split(":")[1]: line.split(":", 2)[2]
+                   for line in Path(f"/proc/{ep.host_pid}/cgroup").read_text().splitlines()}
+            paths.append(own)
+            root = Path("/sys/fs/cgroup")
+            assert (root / "memory" / own["memory"].lstrip("/") / "memory.limit_in_bytes").read_text().strip() == \
+                str(jail.limits.unit_memory_bytes())
+            assert (root / "pids" / own["pids"].lstrip("/") / "pids.max").read_text().strip() == str(jail.limits.nproc)
+            if "cpu" in jail.cgroups.parents:
+                assert (root / "cpu" / own["cpu"].lstrip("/") / "cpu.cfs_quota_us").read_text().strip() == "100000"
+        assert all(paths[0][c] != paths[1][c] for c in ("memory", "pids")), "two units share a cgroup"
