@@ -7,7 +7,12 @@ VPY := $(VENV)/bin/python
 DEMO_SYSDEPS := bubblewrap
 TEST_SYSDEPS := bubblewrap postgresql chromium
 
-.PHONY: demo test venv dev sysdeps-demo sysdeps-test bench clean
+.PHONY: demo test venv dev bfcl sysdeps-demo sysdeps-test bench clean
+
+# BFCL's official multi-turn package, WITHOUT its declared dependencies (torch, faiss, provider SDKs and
+# a numpy pin that would replace ours): the parts `envscaler eval bfcl-mt` uses need only mpmath.
+# Not in pyproject.toml, because pip would then resolve those dependencies. See docs/bfcl.md.
+BFCL_PACKAGES := bfcl-eval==2026.3.23 mpmath==1.3.0
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +24,13 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(VPY) -m pip install -q -e ".[dev]"
 	touch $@
 
-venv: $(VENV)/.installed
-dev: $(VENV)/.installed-dev
+$(VENV)/.installed-bfcl: $(VENV)/.installed Makefile
+	$(VPY) -m pip install -q --no-deps $(BFCL_PACKAGES)
+	touch $@
+
+venv: $(VENV)/.installed $(VENV)/.installed-bfcl
+dev: $(VENV)/.installed-dev $(VENV)/.installed-bfcl
+bfcl: $(VENV)/.installed-bfcl
 
 # Debian packages, installed only when missing and only when we are root with apt-get.
 sysdeps-demo:

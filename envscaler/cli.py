@@ -27,6 +27,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "export": ("export", "Export SFT / RL / gym datasets from the store."),
     "serve-mcp": ("serve_mcp", "Serve an accepted environment's tools over MCP."),
     "mock-llm": ("mock_llm", "Start the bundled MOCK OpenAI-compatible LLM server (not a model)."),
+    "eval": ("eval", "Evaluate a model on an official benchmark (bfcl-mt) in the sandbox, with its own checker."),
 }
 
 

@@ -198,3 +198,13 @@ def load_rl_set(
         ScenarioEnv(env, scenarios[env_id], runtime, max_steps=max_steps, check_timeout_s=check_timeout_s)
         for env_id, env in envs.items()
     ]
+
+
+def load_bfcl_set(subset: str, runtime: EnvRuntime, limit: int | None = None) -> Any:
+    """A gym env over a BFCL multi-turn subset (official package data; BFCL's checker gives the reward).
+    The runtime must make the package importable in the jail: `SandboxPool(...,
+    imports=JailImports(**envscaler_core.bfcl.package.jail_imports()))`. See `envscaler_core.bfcl.gym_env`."""
+    from envscaler_core.bfcl.data import load_tasks
+    from envscaler_core.bfcl.gym_env import BFCLGymEnv
+
+    return BFCLGymEnv(load_tasks(subset, limit), runtime)  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from mock_llm import library
 from mock_llm.library import code as libcode
+from mock_llm.bfcl_answers import agent_bfcl
 from mock_llm.chat_answers import agent_converse, agent_solve, user_sim
 from mock_llm.library.model import Domain
 from mock_llm.lookup import (
@@ -194,6 +195,7 @@ _STRUCTURED: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 _CHAT: dict[str, Callable[[MockRequest], MockReply]] = {
     "agent.solve": agent_solve, "agent.converse": agent_converse, "agent.user_sim": user_sim,
+    "agent.bfcl": agent_bfcl,
 }
 
 

@@ -5,7 +5,8 @@ Design, threat model and limits: docs/sandbox.md. Nothing in here is imported by
 
 from sandbox.backend import SandboxUnavailable
 from sandbox.episode import SandboxEpisode
+from sandbox.imports import JailImports
 from sandbox.limits import SandboxLimits
 from sandbox.pool import SandboxPool
 
-__all__ = ["SandboxEpisode", "SandboxLimits", "SandboxPool", "SandboxUnavailable"]
+__all__ = ["JailImports", "SandboxEpisode", "SandboxLimits", "SandboxPool", "SandboxUnavailable"]

@@ -172,6 +172,17 @@ class ZygoteLoop:
         return describe_status(status, self.isolated)
 
 
+def preload(names) -> None:
+    """Import trusted installed packages once, before any unit exists (sandbox/imports.py), so every unit
+    forks with them loaded. Their top level runs here, in the jail but outside seccomp: never LLM code."""
+    for name in names or ():
+        try:
+            __import__(name)
+        except BaseException as exc:  # noqa: BLE001 - any failure means no usable zygote; the host shows stderr
+            raise SystemExit(f"preloading {name} failed: {type(exc).__name__}: {exc}") from None
+
+
 def serve(limits: dict, member_main) -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    preload(limits.get("preload"))
     ZygoteLoop(limits, member_main).serve()

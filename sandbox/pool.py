@@ -27,6 +27,7 @@ from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
 from sandbox.health import health_problem
+from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
 from sandbox.zygote import Zygote, ZygoteError
 
@@ -36,9 +37,12 @@ log = logging.getLogger("sandbox")
 
 
 class SandboxPool:
-    def __init__(self, settings: SandboxSettings | None = None, limits: SandboxLimits | None = None) -> None:
+    def __init__(self, settings: SandboxSettings | None = None, limits: SandboxLimits | None = None,
+                 *, imports: JailImports | None = None) -> None:
+        """`imports`: installed packages made importable read-only in the jail (sandbox/imports.py)."""
         self.settings = settings or SandboxSettings()
         self.limits = limits or SandboxLimits()
+        self.imports = imports or JailImports()
         self._workdir = self._make_workdir()
         self._lock = threading.Lock()
         self._rr = itertools.count()
@@ -50,18 +54,24 @@ class SandboxPool:
         self._owned_cgroups: list[Cgroups] = []
         self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir, self._owned_cgroups)
         try:
+            stage_imports(self.imports, self._workdir)
             self.backend: Backend = select_backend(self.settings, self._workdir)
             self._open_cgroups()
             allow_shared = self.settings.allow_weak or self.limits.isolation == "shared"
             # A partial, not a bound method: zygotes must not keep the pool alive (its finaliser closes them).
             self._health = functools.partial(health_problem, limits=self.limits, cgroups=self.cgroups,
                                              timeout_s=self.settings.call_timeout_s)
+            boot = {"preload": list(self.imports.preload)}
             for _ in range(self.settings.workers or os.cpu_count() or 1):
-                self.zygotes.append(Zygote(self.backend, self.limits, self._workdir, allow_shared, self._health))
+                self.zygotes.append(Zygote(self.backend, self.limits, self._workdir, allow_shared, self._health,
+                                           boot=boot))
             if not self.zygotes[0].isolated:
                 log.warning("SANDBOX IS WEAK: all episodes and checks of a jail share its pid, IPC and mount "
                             "namespaces and /proc (%s)", self.zygotes[0].hello.get("units_problem")
                             or "limits.isolation='shared'")
+        except ValueError as exc:
+            self.close()
+            raise SandboxUnavailable(str(exc)) from None
         except ZygoteError as exc:
             self.close()
             raise SandboxUnavailable(str(exc)) from None

@@ -46,6 +46,8 @@ from jail_unit import INTERNAL_ERROR, harden_member, report  # noqa: E402
 from jail_zygote import serve  # noqa: E402
 from seccomp_filter import install_seccomp  # noqa: E402
 
+# Installed packages the pool copied next to us (sandbox/imports.py); last, so they never shadow stdlib.
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "site"))
 # Pre-imported so that forked children get them for free (generated code commonly needs them).
 import collections  # noqa: E402, F401
 import dataclasses  # noqa: E402, F401
@@ -172,27 +174,46 @@ def error_reply(kind: str, message: str, output: str = "") -> str:
 # ---------------------------------------------------------------------------------------------
 # child: an episode (one live instance, many calls)
 # ---------------------------------------------------------------------------------------------
+def state_hooks(cls: type):
+    """(snapshot, restore) of a class that owns its state representation (Python objects, not JSON):
+    `__sandbox_state__(self) -> dict` is the JSON-able state (diffed, committed) and
+    `__sandbox_restore__(self, snapshot)` rebuilds the live objects from one; else None."""
+    snap, restore = getattr(cls, "__sandbox_state__", None), getattr(cls, "__sandbox_restore__", None)
+    if snap is None and restore is None:
+        return None
+    if not (callable(snap) and callable(restore)):
+        raise TypeError(f"{cls.__name__} must define both __sandbox_state__ and __sandbox_restore__, or neither")
+    return snap, restore
+
+
 class EpisodeChild:
     def __init__(self, out: CappedOutput, limits: dict) -> None:
         self.out, self.limits = out, limits
         self.inst = None
+        self.hooks = None
         self.committed = "{}"
         self.signatures: dict[str, inspect.Signature] = {}
 
     def public_state(self) -> dict:
-        """The state the host sees: the instance's public attributes (serialised by serialise_state)."""
-        return {k: v for k, v in vars(self.inst).items() if not k.startswith("_")}
+        """The state the host sees: the instance's public attributes, or its own `__sandbox_state__`."""
+        if self.hooks is None:
+            return {k: v for k, v in vars(self.inst).items() if not k.startswith("_")}
+        state = self.hooks[0](self.inst)
+        if not isinstance(state, dict):
+            raise TypeError(f"__sandbox_state__ returned {type(state).__name__}, not a dict")
+        return state
 
-    def restore(self, state: dict) -> None:
-        """Make `state` the instance's public attributes (private ones stay as they are)."""
+    def overwrite(self, state: dict) -> None:
+        """Make the live instance hold a committed snapshot (its public attributes, or its own restore hook)."""
+        if self.hooks is not None:
+            return self.hooks[1](self.inst, state)
         d = vars(self.inst)
         for key in [k for k in d if not k.startswith("_")]:
             del d[key]
         d.update(state)
 
-    def rollback(self) -> None:
-        """Put the instance's public attributes back to the last committed JSON state."""
-        self.restore(_json_loads(self.committed))
+    def rollback(self) -> None:  # back to the last committed state
+        self.overwrite(_json_loads(self.committed))
 
     def serialise_state(self) -> tuple[str | None, str | None, str | None]:
         """(state_json, error_kind, error)."""
@@ -200,7 +221,7 @@ class EpisodeChild:
             text = strict_dumps(self.public_state(), self.limits["max_depth"], self.limits["state_cap"])
         except jail_json.JSONTooLarge as exc:
             return None, "oversize", f"state is {exc.size} characters, over the cap of {exc.cap}"
-        except (TypeError, ValueError, RecursionError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a class's own __sandbox_state__ may raise anything
             return None, "unserializable", f"state is not JSON-serialisable: {type(exc).__name__}: {exc}"
         return text, None, None
 
@@ -215,11 +236,12 @@ class EpisodeChild:
             return error_reply("load", f"no class named {msg['class_name']!r} in the code", self.out.take())
         init = msg.get("init")
         try:
+            self.hooks = state_hooks(cls)
             self.inst = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
             if msg.get("restore") is not None:
-                self.restore(msg["restore"])
+                self.overwrite(msg["restore"])
         except BaseException as exc:  # noqa: BLE001
             return error_reply("load", f"constructing {cls.__name__} failed: {traceback_tail(exc)}", self.out.take())
         text, kind, err = self.serialise_state()

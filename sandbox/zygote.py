@@ -64,9 +64,10 @@ def parse_control(data: bytes) -> Any:
 
 class Zygote:
     def __init__(self, backend: Backend, limits: SandboxLimits, workdir: str, allow_shared: bool,
-                 health_check: Callable[[Zygote], str | None]) -> None:
+                 health_check: Callable[[Zygote], str | None], boot: dict[str, Any] | None = None) -> None:
         self.backend, self.limits, self.workdir = backend, limits, workdir
         self.allow_shared, self.health_check = allow_shared, health_check
+        self.boot = dict(boot or {})  # extra start-up parameters for the worker (e.g. modules to preload)
         self.lock = threading.RLock()
         self.proc: subprocess.Popen[bytes] | None = None
         self.sock: socket.socket | None = None
@@ -102,7 +103,7 @@ class Zygote:
         host, jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         err_r, err_w = os.pipe()
-        args = json.dumps({**self.limits.model_dump(), "control_fd": jail.fileno()})
+        args = json.dumps({**self.limits.model_dump(), **self.boot, "control_fd": jail.fileno()})
         try:
             self.proc = subprocess.Popen(
                 self.backend.command(self.workdir, [args]), pass_fds=(jail.fileno(),), stdin=subprocess.DEVNULL,

@@ -48,7 +48,8 @@ def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # t
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def serve_mcp(
-        env_id: str = typer.Argument(..., help="Accepted env id, e.g. env_1a2b3c4d5e6f."),
+        env_id: str = typer.Argument(..., help="Accepted env id, e.g. env_1a2b3c4d5e6f, or a BFCL multi-turn "
+                                     "task as bfcl:multi_turn_base_0."),
         run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it)."),
         scenario_fp: str | None = typer.Option(None, "--scenario", help="Scenario fingerprint (or prefix) for the initial state."),
         db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
@@ -68,6 +69,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if transport not in ("stdio", "http"):
             fail(f"--transport must be stdio or http, got {transport!r}")
         settings = settings_from(config, db)
+        if env_id.startswith("bfcl:"):  # an official BFCL multi-turn task instead of a synthesized env
+            return _serve_bfcl(env_id.removeprefix("bfcl:"), settings, transport, host, port)
         try:
             # Closed before serving: a DuckDB file is held by one process at a time.
             with Store.from_url(settings.store.url) as store:
@@ -97,3 +100,42 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 episode.close()
         finally:
             pool.close()
+
+
+def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int) -> None:  # type: ignore[no-untyped-def]
+    import anyio
+
+    from envscaler.bfcl_mcp import build_bfcl_server
+    from envscaler.mcp_server import serve_http, serve_stdio
+    from envscaler_core.bfcl.data import BFCLDataError, find_task
+    from envscaler_core.bfcl.executor import SandboxedTask
+    from envscaler_core.bfcl.package import BFCLUnavailable, jail_imports
+    from envscaler_core.runtime import EnvLoadError
+    from sandbox import JailImports, SandboxPool, SandboxUnavailable
+
+    try:
+        task = find_task(task_id)
+        imports = JailImports(**jail_imports())
+    except (BFCLDataError, BFCLUnavailable) as exc:
+        fail(str(exc))
+    try:
+        pool = SandboxPool(settings.sandbox.model_copy(update={"workers": 1}), imports=imports)
+    except SandboxUnavailable as exc:
+        fail(f"sandbox unavailable: {exc}")
+    try:
+        try:
+            live = SandboxedTask(pool, task)
+        except EnvLoadError as exc:
+            fail(f"BFCL task {task_id} does not load in the sandbox: {exc}")
+        try:
+            where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
+            typer.echo(f"serving BFCL task {task.id} ({', '.join(task.involved_classes)}) over {where}", err=True)
+            server = build_bfcl_server(task, live)
+            if transport == "stdio":
+                anyio.run(serve_stdio, server)
+            else:
+                serve_http(server, host, port)
+        finally:
+            live.close()
+    finally:
+        pool.close()

@@ -1,6 +1,7 @@
 """Pydantic v2 models for every record that flows through the factory."""
 
 from envscaler_core.models.base import Model, Record, canonical_json, fingerprint_of, utcnow
+from envscaler_core.models.bfcl import BFCLEvalReport, BFCLTaskResult, SubsetScore
 from envscaler_core.models.env import AcceptedEnv, CandidateStatus, EnvCandidate, ToolFunction, ToolSchema
 from envscaler_core.models.failure import StageFailure
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
@@ -13,7 +14,7 @@ from envscaler_core.models.trajectory import CheckResult, TerminationReason, Tok
 from envscaler_core.models.validation import CaseType, ValidationMode, ValidationReport, ValidationRound, Verdict
 
 __all__ = [
-    "AcceptedEnv", "CandidateStatus", "CaseType", "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec",
+    "AcceptedEnv", "BFCLEvalReport", "BFCLTaskResult", "SubsetScore", "CandidateStatus", "CaseType", "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec",
     "EnvTopic", "Entity", "LLMCall", "LLMCallStatus", "Model", "Operation", "OperationKind", "Record", "Run",
     "RunStatus", "Scenario", "ScenarioStatus", "SourceTask", "StageFailure", "TerminationReason", "TokenUsage", "ToolCall",
     "ToolFunction", "ToolSchema", "Trajectory", "ValidationMode", "ValidationReport", "ValidationRound",

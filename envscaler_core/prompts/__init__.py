@@ -15,7 +15,8 @@ STRUCTURED_PROMPTS: dict[str, PromptSpec] = {
     )
 }
 CHAT_PROMPTS: dict[str, ChatPrompt] = {
-    p.id: p for p in (agent.AGENT_NON_CONVERSATIONAL, agent.AGENT_CONVERSATIONAL, agent.USER_SIMULATOR)
+    p.id: p for p in (agent.AGENT_NON_CONVERSATIONAL, agent.AGENT_CONVERSATIONAL, agent.USER_SIMULATOR,
+                      agent.AGENT_BFCL)
 }
 
 __all__ = [

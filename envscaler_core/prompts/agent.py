@@ -39,3 +39,11 @@ USER_SIMULATOR = ChatPrompt(
         f"goal has been achieved, reply with only {STOP_MARKER}."
     ),
 )
+
+AGENT_BFCL = ChatPrompt(
+    id="agent.bfcl",
+    version=1,
+    # BFCL's OpenAI FC handler sends no system prompt: the messages are the user turns, the assistant's
+    # tool calls and the tool results, and the tools go in the request's `tools`. The text is unused.
+    system="",
+)

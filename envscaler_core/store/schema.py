@@ -27,6 +27,8 @@ from sqlalchemy.types import TypeEngine
 
 from envscaler_core.models import (
     AcceptedEnv,
+    BFCLEvalReport,
+    BFCLTaskResult,
     EnvCandidate,
     EnvSpec,
     EnvTopic,
@@ -104,6 +106,9 @@ RECORD_KINDS: dict[type[Record], RecordKind] = {
             all_passed=Boolean(),
         ),
         _kind(StageFailure, "stage_failures", stage=String(), item_fp=String()),
+        # added tables need no version bump: create_all adds them to an existing store on open
+        _kind(BFCLTaskResult, "bfcl_results", task_id=String(), subset=String(), valid=Boolean()),
+        _kind(BFCLEvalReport, "bfcl_reports", benchmark=String()),
     )
 }
 

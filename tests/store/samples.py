@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from envscaler_core.models import (
     AcceptedEnv,
+    BFCLEvalReport,
+    BFCLTaskResult,
     CheckResult,
     CheckSpec,
     Entity,
@@ -15,6 +17,7 @@ from envscaler_core.models import (
     Scenario,
     SourceTask,
     StageFailure,
+    SubsetScore,
     TokenUsage,
     ToolCall,
     ToolFunction,
@@ -75,4 +78,13 @@ def every_kind() -> list[Record]:
         usage=TokenUsage(prompt_tokens=12, completion_tokens=3),
     )
     failure = StageFailure(stage="validate", item_fp=candidate.fingerprint, attempts=2, reason="timeout in add_book")
-    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure]
+    bfcl_result = BFCLTaskResult(
+        task_id="multi_turn_base_0", subset="base", agent="llm", model="gpt-4.1-mini", valid=False,
+        error_type="multi_turn:instance_state_mismatch", error_message="state differs", details={"differences": {}},
+        turns=1, steps=2, tool_calls=1, decoded=[[["ls(a=True)"]]],
+        messages=[{"role": "user", "content": "List."}, {"role": "assistant", "content": "Done."}],
+        usage=TokenUsage(prompt_tokens=5, completion_tokens=1), elapsed_s=0.25,
+    )
+    bfcl_report = BFCLEvalReport(agent="llm", model="gpt-4.1-mini", complete=True, overall=0.0,
+                                 subsets={"base": SubsetScore(tasks=1, valid=0, accuracy=0.0)})
+    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure, bfcl_result, bfcl_report]

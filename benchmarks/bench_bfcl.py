@@ -1,0 +1,139 @@
+"""BFCL multi-turn: what the sandbox costs, and how close an LLM evaluation gets to its LLM-bound ideal.
+
+1. Gold agent, base subset, per task (play every turn + `multi_turn_checker`): sandboxed (episode per
+   task, checker in a fresh episode) versus the package's in-process executor and checker, in the same
+   run, one task at a time (latency) and 8 tasks in flight (throughput). Target: sandbox <= 1.5x.
+2. The whole base subset through the LLM path (gateway -> HTTP -> mock LLM in its own process, tasks
+   16 in flight, a fresh store per run so nothing comes from the cache) at 0 ms and 300 ms mock
+   latency. The LLM-bound ideal is the list-scheduling bound of the LLM time alone:
+   max(sum of per-task LLM time / concurrency, longest task's LLM time). Target: ideal / wall >= 0.8.
+
+`.venv/bin/python -m benchmarks bench_bfcl` (set BENCH_BFCL_TASKS=N to use the first N base tasks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from envscaler_core.bfcl.data import load_tasks
+from envscaler_core.bfcl.evaluate import EvalRequest, forced_quit_verdict, run_eval
+from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
+from envscaler_core.bfcl.package import jail_imports
+from envscaler_core.bfcl.play import GoldAgent, play_task
+from envscaler_core.bfcl.reference import InProcessTask, score_in_process
+from envscaler_core.config import LLMSettings, SandboxSettings
+from envscaler_core.models import BFCLTaskResult
+
+CONCURRENCY = 16
+
+
+async def gold_task(task: Any, executor_factory: Any, scorer: Any) -> bool:
+    executor = await asyncio.to_thread(executor_factory, task)
+    try:
+        play = await play_task(task, GoldAgent(task), executor)
+    finally:
+        await asyncio.to_thread(executor.close)
+    if play.force_quit:
+        return forced_quit_verdict(play, task).valid
+    return (await asyncio.to_thread(scorer, task, play.decoded)).valid
+
+
+async def gold_run(tasks: list[Any], executor_factory: Any, scorer: Any, in_flight: int) -> tuple[float, list[float]]:
+    gate, per_task = asyncio.Semaphore(in_flight), []
+
+    async def one(task: Any) -> None:
+        async with gate:
+            t0 = time.perf_counter()
+            assert await gold_task(task, executor_factory, scorer), task.id
+            per_task.append(time.perf_counter() - t0)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(t) for t in tasks))
+    return time.perf_counter() - t0, per_task
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def llm_run(tasks: list[Any], pool: Any, base_url: str, latency_ms: float) -> tuple[float, list[int]]:
+    from envscaler_core.llm import LLMGateway
+    from envscaler_core.store import Store
+
+    httpx.post(f"{base_url.removesuffix('/v1')}/mock/faults", json={"latency_ms": latency_ms}).raise_for_status()
+    with tempfile.TemporaryDirectory() as tmp, Store.from_url(f"duckdb:///{tmp}/bench.duckdb") as store:
+        gateway = LLMGateway(LLMSettings(base_url=base_url, api_key="mock", max_concurrency=64), store=store, run_id="b")
+        request = EvalRequest(subsets=["base"], agent="llm", model="mock-bfcl")
+
+        async def main() -> None:
+            try:
+                await run_eval(store, pool, gateway, "b", request, concurrency=CONCURRENCY, tasks=tasks)
+            finally:
+                await gateway.aclose()
+
+        t0 = time.perf_counter()
+        asyncio.run(main())
+        wall = time.perf_counter() - t0
+        results = store.query(BFCLTaskResult, run_id="b")
+    assert all(r.valid for r in results), [r.task_id for r in results if not r.valid]
+    return wall, [r.steps for r in results]
+
+
+def main() -> None:
+    from sandbox import JailImports, SandboxPool
+
+    tasks = load_tasks("base", int(os.environ.get("BENCH_BFCL_TASKS", "200")))
+    print(f"{len(tasks)} base tasks, {sum(len(c) for t in tasks for c in t.ground_truth)} ground-truth calls")
+    with SandboxPool(SandboxSettings(), imports=JailImports(**jail_imports())) as pool:
+        sandboxed = (lambda task: SandboxedTask(pool, task), lambda task, decoded: score_in_runtime(pool, task, decoded))
+        in_process = (InProcessTask, score_in_process)
+        asyncio.run(gold_run(tasks[:10], *sandboxed, 1))  # warm both paths
+        asyncio.run(gold_run(tasks[:10], *in_process, 1))
+        print("\ngold agent, per task (play + checker)   sandboxed   in-process   ratio")
+        for in_flight in (1, 8):
+            wall_s, per_s = asyncio.run(gold_run(tasks, *sandboxed, in_flight))
+            wall_i, per_i = asyncio.run(gold_run(tasks, *in_process, in_flight))
+            print(f"  {in_flight} in flight: wall per task        {wall_s / len(tasks) * 1000:7.1f} ms  "
+                  f"{wall_i / len(tasks) * 1000:7.1f} ms   {wall_s / wall_i:5.2f}x")
+            print(f"  {in_flight} in flight: p50 task latency     {statistics.median(per_s) * 1000:7.1f} ms  "
+                  f"{statistics.median(per_i) * 1000:7.1f} ms   {statistics.median(per_s) / statistics.median(per_i):5.2f}x")
+
+        port = free_port()
+        mock = subprocess.Popen([str(Path(sys.executable).with_name("envscaler")), "mock-llm", "--port", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        base_url = f"http://127.0.0.1:{port}/v1"
+        try:
+            for _ in range(300):
+                try:
+                    httpx.get(f"{base_url}/models", timeout=1).raise_for_status()
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.1)
+            print(f"\nLLM path, whole subset, {CONCURRENCY} tasks in flight (mock LLM in its own process)")
+            for latency in (0.0, 300.0):
+                wall, steps = llm_run(tasks, pool, base_url, latency)
+                llm_s = [s * latency / 1000 for s in steps]
+                ideal = max(sum(llm_s) / CONCURRENCY, max(llm_s, default=0.0))
+                ratio = f"{ideal / wall:.2f}" if latency else "n/a (no LLM time)"
+                print(f"  {latency:5.0f} ms: {len(steps)} tasks, {sum(steps)} LLM calls, wall {wall:6.1f} s, "
+                      f"LLM-bound ideal {ideal:6.1f} s, ideal/wall {ratio}")
+        finally:
+            mock.kill()
+            mock.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""`envscaler eval bfcl-mt`: BFCL multi-turn, played in our sandbox and scored by BFCL's own checker.
+
+Exit 0 when the evaluation finished (whatever the accuracy), 2 with one line when it could not run
+(bad option, package missing, sandbox or endpoint unavailable, locked store; resume with --run-id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import typer
+
+from envscaler.commands._common import fail
+
+BENCHMARKS = ("bfcl-mt",)
+
+
+def _print_table(summary: dict, agent: str, model: str) -> None:
+    typer.echo(f"BFCL multi-turn, run {summary['run_id']}: agent {agent}, model {model}"
+               + ("" if summary["complete"] else " (INCOMPLETE)"))
+    typer.echo(f"{'subset':<16}{'tasks':>7}{'valid':>7}{'accuracy %':>12}")
+    for name, s in summary["subsets"].items():
+        typer.echo(f"{name:<16}{s['tasks']:>7}{s['valid']:>7}{100 * s['accuracy']:>12.2f}")
+    if len(summary["subsets"]) > 1 and summary.get("overall") is not None:
+        typer.echo(f"{'overall (mean)':<30}{100 * summary['overall']:>12.2f}")
+
+
+def register(app: typer.Typer, verb: str, help_text: str) -> None:
+    @app.command(verb, help=help_text)
+    def eval_(
+        benchmark: str = typer.Argument(..., help="Benchmark to run: bfcl-mt (BFCL v4 multi-turn)."),
+        subset: str = typer.Option("base", "--subset", help="base | miss_func | miss_param | long_context | all "
+                                   "(or a comma-separated list)."),
+        limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks of each subset."),
+        agent: str = typer.Option("gold", "--agent", help="gold (replay the ground truth: a harness self-test) "
+                                  "| llm (the configured endpoint)."),
+        model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
+        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    ) -> None:
+        from envscaler.runner import new_run_id, preflight, settings_from
+        from envscaler_core.bfcl.evaluate import GOLD_MODEL, EvalRequest, parse_subsets
+        from envscaler_core.bfcl.package import BFCLUnavailable, package_dir
+        from envscaler_core.config import public_config
+
+        if benchmark not in BENCHMARKS:
+            fail(f"unknown benchmark {benchmark!r}; choose from {', '.join(BENCHMARKS)}")
+        if agent not in ("gold", "llm"):
+            fail(f"--agent must be gold or llm, got {agent!r}")
+        if agent == "gold" and model is not None:
+            fail("--model only applies to --agent llm (the gold agent replays the ground truth)")
+        try:
+            subsets = parse_subsets(subset)
+            package_dir()
+        except (ValueError, BFCLUnavailable) as exc:
+            fail(f"--subset: {exc}" if isinstance(exc, ValueError) else str(exc))
+        settings = settings_from(config, db)
+        if agent == "llm":
+            preflight(settings)
+        request = EvalRequest(subsets=subsets, limit=limit, agent=agent,
+                              model=GOLD_MODEL if agent == "gold" else (model or settings.llm.models.agent))
+        rid = run_id or new_run_id("bfcl")
+        summary = _run(rid, request, public_config(settings))
+        if json_out:
+            typer.echo(json.dumps(summary))
+        else:
+            _print_table(summary, request.agent, request.model)
+
+
+def _run(run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
+    from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
+    from envscaler_core.store import StoreError
+    from flows.eval import EvalConflict, bfcl_eval_flow
+    from sandbox import SandboxUnavailable
+
+    try:
+        return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
+    except EvalConflict as exc:
+        fail(str(exc))
+    except SandboxUnavailable as exc:
+        fail(f"sandbox unavailable: {exc}")
+    except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
+        fail(f"evaluation {run_id} stopped: {exc} (resume with --run-id {run_id})")

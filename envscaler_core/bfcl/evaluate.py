@@ -1,0 +1,153 @@
+"""A BFCL multi-turn evaluation over the store: what is pending, one task end to end, the results table.
+
+Prefect-free (`flows/eval.py` orchestrates). An evaluation is a run id: each finished task is written
+at once as a `BFCLTaskResult`, so a killed evaluation resumed with the same id plays only the tasks
+without a result (and the gateway's cache answers the LLM calls of a task that was in flight).
+Scoring follows BFCL's `eval_runner`: a force-quit task (or one whose inference failed) is invalid
+without running the checker; every other task is what `multi_turn_checker` says, run in the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pydantic import Field
+
+from envscaler_core.bfcl.data import SUBSETS, BFCLTask, Subset, load_tasks
+from envscaler_core.bfcl.executor import SandboxedTask, Verdict, score_in_runtime
+from envscaler_core.bfcl.play import GoldAgent, ModelAgent, Playthrough, play_task
+from envscaler_core.llm.errors import LLMError
+from envscaler_core.models import BFCLEvalReport, BFCLTaskResult, Model, SubsetScore
+from envscaler_core.models.bfcl import EvalAgent
+from envscaler_core.rollout.agents import Agent
+from envscaler_core.rollout.loop import _ends_episode
+from envscaler_core.runtime import EnvRuntime
+
+GOLD_MODEL = "gold"
+
+
+class EvalRequest(Model):
+    """What to evaluate; stored on the run so a resume can be checked against it."""
+
+    subsets: list[Subset] = Field(min_length=1)
+    limit: int | None = Field(default=None, ge=1, description="First N tasks of each subset.")
+    agent: EvalAgent = "gold"
+    model: str = GOLD_MODEL
+
+    def tasks(self) -> list[BFCLTask]:
+        return [task for subset in self.subsets for task in load_tasks(subset, self.limit)]
+
+
+def parse_subsets(value: str) -> list[Subset]:
+    """`base`, `miss_func,long_context` or `all` -> subsets in BFCL's order; ValueError names a bad one."""
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    if names == ["all"]:
+        return list(SUBSETS)
+    bad = [n for n in names if n not in SUBSETS]
+    if bad or not names:
+        raise ValueError(f"unknown subset(s) {bad or [value]}; choose from {', '.join(SUBSETS)} or all")
+    return [s for s in SUBSETS if s in names]
+
+
+def _results(store: Any, run_id: str, request: EvalRequest) -> list[BFCLTaskResult]:
+    rows = store.query(BFCLTaskResult, run_id=run_id, where={"subset": list(request.subsets)})
+    return [r for r in rows if r.agent == request.agent and r.model == request.model]
+
+
+def pending(store: Any, run_id: str, request: EvalRequest) -> list[BFCLTask]:
+    """Requested tasks without a result in this run, in dataset order."""
+    done = {r.task_id for r in _results(store, run_id, request)}
+    return [task for task in request.tasks() if task.id not in done]
+
+
+def forced_quit_verdict(play: Playthrough, task: BFCLTask) -> Verdict:
+    """BFCL's eval_runner message for a task whose inference stopped early."""
+    return Verdict(valid=False, error_type="multi_turn:force_terminated", error_message=(
+        "Model was force-terminated during inference phase. The length of the model result turns "
+        f"({len(play.decoded)}) does not match the length of the ground truth turns ({len(task.ground_truth)})."))
+
+
+async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntime, gateway: Any = None,
+                        agent: Agent | None = None) -> BFCLTaskResult:
+    """Play `task` in a sandbox episode and score it; infrastructure errors (endpoint down, budget)
+    propagate so the task stays pending, a model that answers unusably makes the task invalid."""
+    if agent is None:
+        agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model)
+    started = time.perf_counter()
+    executor = await asyncio.to_thread(SandboxedTask, runtime, task)
+    play, verdict = Playthrough(), None
+    try:
+        play = await play_task(task, agent, executor)
+    except LLMError as exc:
+        if not _ends_episode(exc):
+            raise
+        verdict = Verdict(valid=False, error_type="multi_turn:inference_error",
+                          error_message=f"the model's answer could not be used: {exc}")
+    finally:
+        await asyncio.to_thread(executor.close)
+    if verdict is None:
+        verdict = (forced_quit_verdict(play, task) if play.force_quit or len(play.decoded) != len(task.ground_truth)
+                   else await asyncio.to_thread(score_in_runtime, runtime, task, play.decoded))
+    return BFCLTaskResult(
+        task_id=task.id, subset=task.subset, agent=request.agent, model=request.model, valid=verdict.valid,
+        error_type=verdict.error_type, error_message=verdict.error_message, details=verdict.details,
+        turns=len(play.decoded), steps=play.steps, tool_calls=len(play.observations), force_quit=play.force_quit,
+        decoded=play.decoded, messages=play.messages, usage=play.usage,
+        elapsed_s=round(time.perf_counter() - started, 4),
+    )
+
+
+def build_report(store: Any, run_id: str, request: EvalRequest) -> BFCLEvalReport:
+    """Accuracy per subset over the tasks evaluated so far (denominator: requested tasks with a result)."""
+    results = _results(store, run_id, request)
+    requested = request.tasks()
+    wanted = {t.id for t in requested}
+    scores: dict[str, SubsetScore] = {}
+    for subset in request.subsets:
+        rows = [r for r in results if r.subset == subset and r.task_id in wanted]
+        valid = sum(r.valid for r in rows)
+        scores[subset] = SubsetScore(tasks=len(rows), valid=valid, accuracy=round(valid / len(rows), 4) if rows else 0.0)
+    scored = [s.accuracy for s in scores.values() if s.tasks]
+    return BFCLEvalReport(agent=request.agent, model=request.model, subsets=scores,
+                          overall=round(sum(scored) / len(scored), 4) if scored else None,
+                          complete={r.task_id for r in results} >= wanted)
+
+
+async def run_eval(store: Any, runtime: EnvRuntime, gateway: Any, run_id: str, request: EvalRequest,
+                   concurrency: int | asyncio.Semaphore = 8, on_result: Any = None,
+                   tasks: list[BFCLTask] | None = None) -> None:
+    """Evaluate `tasks` (default: every pending one), `concurrency` at a time, storing each result as
+    it finishes; on an error the tasks already finished stay stored and the rest stay pending."""
+    gate = concurrency if isinstance(concurrency, asyncio.Semaphore) else asyncio.Semaphore(max(1, concurrency))
+
+    async def one(task: BFCLTask) -> None:
+        async with gate:
+            result = await evaluate_task(task, request, runtime, gateway)
+        await asyncio.to_thread(store.upsert, [result], run_id)
+        if on_result is not None:
+            on_result(result)
+
+    todo = pending(store, run_id, request) if tasks is None else tasks
+    jobs = [asyncio.ensure_future(one(task)) for task in todo]
+    try:
+        await asyncio.gather(*jobs)
+    except BaseException:
+        for job in jobs:
+            job.cancel()
+        await asyncio.gather(*jobs, return_exceptions=True)
+        raise
+
+
+def results_table(report: BFCLEvalReport) -> list[list[str]]:
+    """Rows for printing: subset, tasks, valid, accuracy (%), then the unweighted overall."""
+    rows = [[name, str(s.tasks), str(s.valid), f"{100 * s.accuracy:.2f}"] for name, s in report.subsets.items()]
+    if len(report.subsets) > 1 and report.overall is not None:
+        rows.append(["overall (mean)", "", "", f"{100 * report.overall:.2f}"])
+    return rows
+
+
+def summary_json(report: BFCLEvalReport, run_id: str) -> dict[str, Any]:
+    return {"subsets": {name: s.model_dump() for name, s in report.subsets.items()}, "overall": report.overall,
+            "agent": report.agent, "model": report.model, "complete": report.complete, "run_id": run_id}

@@ -1,0 +1,116 @@
+"""BFCL multi-turn tasks behind the gym-style API (`envscaler_core.gym` conventions).
+
+One episode is one task. `reset` opens a sandbox episode on the task's initial configuration and
+returns the first user turn; `step` takes a tool call (`{"tool", "args"}` or an OpenAI tool_call)
+and returns BFCL's observation text, or `{"done": true}`, which ends the current turn (as a reply
+without tool calls does in BFCL) and returns the next user turn. After the last turn the reward is
+1.0 when `multi_turn_checker` finds the episode valid, else 0.0 (0 before that). More than
+`MAX_STEPS_PER_TURN` tool calls in one turn truncate the episode with reward 0, as BFCL force-quits.
+`info["tools"]` is the turn's tool list (held-out functions appear at their turn).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
+from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
+from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
+from envscaler_core.bfcl.schemas import tools_for
+from envscaler_core.runtime import EnvRuntime
+
+StepResult = tuple[str, float, bool, bool, dict[str, Any]]
+
+
+class BFCLGymEnv:
+    def __init__(self, tasks: list[BFCLTask], runtime: EnvRuntime) -> None:
+        if not tasks:
+            raise ValueError("BFCLGymEnv needs at least one task")
+        self.tasks, self.runtime = list(tasks), runtime
+        self._rng = random.Random(0)
+        self._live: SandboxedTask | None = None
+        self.task: BFCLTask | None = None
+        self._turn, self._decoded, self._steps, self._over = 0, [], [], True
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        assert self.task is not None
+        return {"task_id": self.task.id, "turn": self._turn, "turns": len(self.task.turns),
+                "tools": tools_for(self.task, self._turn), **extra}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """`options={"task_index": i}` or `{"task_id": "multi_turn_base_3"}` picks; else seeded random."""
+        if seed is not None:
+            self._rng = random.Random(seed)
+        options = options or {}
+        if "task_id" in options:
+            matches = [i for i, t in enumerate(self.tasks) if t.id == options["task_id"]]
+            if not matches:
+                raise ValueError(f"no task {options['task_id']!r} in this env")
+            index = matches[0]
+        else:
+            index = options.get("task_index", self._rng.randrange(len(self.tasks)))
+            if not isinstance(index, int) or not 0 <= index < len(self.tasks):
+                raise ValueError(f"task_index {index!r} out of range 0..{len(self.tasks) - 1}")
+        self.close()
+        self.task = self.tasks[index]
+        self._live = SandboxedTask(self.runtime, self.task)
+        self._turn, self._decoded, self._steps, self._over = 0, [], [], False
+        return self._user_text(), self._info()
+
+    def _user_text(self) -> str:
+        assert self.task is not None
+        return "\n".join(m["content"] for m in self.task.user_messages(self._turn))
+
+    def step(self, action: dict[str, Any]) -> StepResult:
+        if self._over or self._live is None or self.task is None:
+            raise RuntimeError("the episode is over (or was never started): call reset() first")
+        if isinstance(action, dict) and action.get("done") is True:
+            return self._end_turn()
+        call = action_call(action)
+        try:
+            strings = decode_tool_calls([call]) if call is not None else None
+        except UndecodableCalls as exc:
+            strings, error = None, f"Error during decoding: {exc}"
+        else:
+            error = "Error during decoding: expected {'tool', 'args'}, an OpenAI tool_call or {'done': true}"
+        if not strings:
+            return error, 0.0, False, False, self._info(is_error=True)
+        observation = self._live.execute(strings[0])
+        self._steps.append(strings)
+        if len(self._steps) > MAX_STEPS_PER_TURN:
+            return self._finish(observation, truncated=True)
+        return observation, 0.0, False, False, self._info(is_error=observation.startswith("Error during execution"))
+
+    def _end_turn(self) -> StepResult:
+        assert self.task is not None
+        self._decoded.append(self._steps)
+        self._steps = []
+        if self._turn + 1 < len(self.task.turns):
+            self._turn += 1
+            return self._user_text(), 0.0, False, False, self._info()
+        return self._finish('{"done": true}', truncated=False)
+
+    def _finish(self, observation: str, truncated: bool) -> StepResult:
+        assert self.task is not None and self._live is not None
+        self._over = True
+        final_state = self._live.state
+        self.close()
+        if truncated:
+            valid, verdict = False, {"error_type": "multi_turn:force_terminated"}
+        else:
+            result = score_in_runtime(self.runtime, self.task, self._decoded)
+            valid, verdict = result.valid, result.model_dump(exclude={"details"})
+        info = self._info(verdict=verdict, final_state=final_state, decoded=self._decoded)
+        return observation, 1.0 if valid else 0.0, not truncated, truncated, info
+
+    def close(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.close()
+
+
+def action_call(action: Any) -> dict[str, Any] | None:
+    from envscaler_core.gym import action_to_call
+
+    return action_to_call(action, 0)

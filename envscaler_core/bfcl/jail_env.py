@@ -1,0 +1,139 @@
+"""BFCL multi-turn inside the sandbox: this file's *source text* is the env code of a BFCL episode.
+
+It runs only in a jailed child (stdlib + the `bfcl_eval` package made importable read-only by the
+pool); the host never imports it. Two classes:
+
+* `BFCLEnvironment`: the involved API classes of one task, driven by the package's own executor
+  (`execute_multi_turn_func_call`, the function BFCL's inference loop calls), one call string at a
+  time, so every observation is byte-for-byte what BFCL itself returns. Its state is Python objects
+  (a directory tree, sets, random generators), so it implements the sandbox's snapshot hooks: the
+  snapshot renders every public attribute (the ones `multi_turn_checker` compares) to JSON such
+  that two renderings are equal exactly when the checker's `!=` says the attributes are, plus the
+  log of executed calls; restoring replays that log on freshly loaded instances (which also rebuilds
+  private state: the file system's working directory, each class's random generator) and refuses a
+  replay that does not reproduce the snapshot.
+* `BFCLScorer`: `multi_turn_checker` on the decoded calls of a finished episode, in a fresh child, so
+  nothing the agent's calls did in the episode's process can influence its own score.
+"""
+
+import json
+import math
+import re
+
+import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
+from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+MODEL_NAME = "envscaler"  # part of the package's instance names; must be identifier-safe
+TAG = "__py__"
+DETAILS_CAP = 20000
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def render(value, ancestors=()):
+    """JSON for a Python value, faithful to `==`: containers keep their kind (a tuple is not a list),
+    sets are sorted, objects show their class and public attributes, and a reference back to an
+    enclosing object (a directory's parent) is a marker instead of a cycle."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {TAG: "float", "repr": repr(value)}
+    if isinstance(value, list):
+        return [render(v, ancestors) for v in value]
+    if isinstance(value, tuple):
+        return {TAG: "tuple", "items": [render(v, ancestors) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        items = sorted((render(v, ancestors) for v in value), key=_canonical)
+        return {TAG: type(value).__name__, "items": items}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value) and TAG not in value:
+            return {k: render(v, ancestors) for k, v in value.items()}
+        return {TAG: "dict", "items": [[render(k, ancestors), render(v, ancestors)] for k, v in value.items()]}
+    if id(value) in ancestors:
+        return {TAG: "ref", "class": type(value).__name__, "up": len(ancestors) - ancestors.index(id(value))}
+    if hasattr(value, "isoformat"):
+        return {TAG: type(value).__name__, "iso": value.isoformat()}
+    if hasattr(value, "__dict__"):
+        inner = ancestors + (id(value),)
+        attrs = {k: render(v, inner) for k, v in vars(value).items() if not k.startswith("_")}
+        return {TAG: "object", "class": type(value).__name__, "attrs": attrs}
+    return {TAG: type(value).__name__, "repr": repr(value)}
+
+
+def render_instance(instance):
+    """The attributes `multi_turn_checker` compares (public ones), rendered."""
+    return {k: render(v) for k, v in vars(instance).items() if not k.startswith("_")}
+
+
+class BFCLEnvironment:
+    """One BFCL task's API instances. Config: `{"_bfcl": {"id", "initial_config", "involved_classes",
+    "long_context"}}` (a private key, so the sandbox's loader does not expect it back in the state)."""
+
+    def __init__(self, config):
+        self._spec = config["_bfcl"]
+        self._executed = []
+        self._instances = self._load()
+
+    def _run(self, calls):
+        spec = self._spec
+        return _utils.execute_multi_turn_func_call(
+            calls, spec["initial_config"], spec["involved_classes"], MODEL_NAME, spec["id"],
+            long_context=bool(spec["long_context"]), is_evaL_run=False)
+
+    def _load(self):
+        """Fresh instances: forget the package's cached ones for this task, then let it build them."""
+        for class_name in self._spec["involved_classes"]:
+            name = re.sub(r"[-./:]", "_", f"{MODEL_NAME}_{self._spec['id']}_{class_name}_instance")
+            vars(_utils).pop(name, None)
+        return self._run([])[1]
+
+    def execute(self, call: str) -> str:
+        """Run one call string exactly as BFCL's inference loop does; the result is its observation."""
+        if not isinstance(call, str):
+            raise TypeError(f"call must be a string, got {type(call).__name__}")
+        results, self._instances = self._run([call])
+        self._executed.append(call)
+        return results[0]
+
+    def __sandbox_state__(self):
+        classes = {name: render_instance(inst) for name, inst in self._instances.items()}
+        return {"classes": classes, "executed": list(self._executed)}
+
+    def __sandbox_restore__(self, snapshot):
+        self._instances = self._load()
+        self._executed = []
+        for call in snapshot.get("executed", []):
+            self.execute(call)
+        rebuilt = json.loads(json.dumps(self.__sandbox_state__()["classes"]))
+        if rebuilt != snapshot.get("classes"):
+            raise RuntimeError("replaying the executed calls did not reproduce the snapshot's state")
+
+
+def _json_safe(value):
+    text = json.dumps(render(value), ensure_ascii=False)
+    if len(text) > DETAILS_CAP:
+        return {"truncated": True, "text": text[:DETAILS_CAP]}
+    return json.loads(text)
+
+
+class BFCLScorer:
+    """`multi_turn_checker` for one task (config as for `BFCLEnvironment`, plus nothing else)."""
+
+    def __init__(self, config):
+        self._spec = config["_bfcl"]
+
+    def score(self, decoded: list, ground_truth: list) -> dict:
+        spec = self._spec
+        entry = {"id": spec["id"], "initial_config": spec["initial_config"],
+                 "involved_classes": spec["involved_classes"]}
+        verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
+        out = {"valid": bool(verdict.get("valid")), "error_type": verdict.get("error_type"),
+               "error_message": verdict.get("error_message")}
+        extra = {k: v for k, v in verdict.items() if k not in ("valid", "error_type", "error_message")}
+        if extra:
+            out["details"] = _json_safe(extra)
+        return out

@@ -1,0 +1,135 @@
+"""Play one BFCL multi-turn task the way BFCL's FC inference loop does, through our agent interface.
+
+Per turn: the turn's user message(s) are appended (at a held-out turn: the fixed "I have updated some
+more functions" prompt, with the held-out tools added); the agent is asked for a step; a step with
+tool calls is decoded to call strings, each executed in order and answered by one tool message
+whose content is BFCL's observation text; a step without tool calls (or one that cannot be decoded)
+ends the turn. More than `MAX_STEPS_PER_TURN` tool steps in a turn force-quits the task, which BFCL
+scores as invalid without running the checker. The agent is any `rollout.agents.Agent`: the LLM over
+the gateway (native function calling, no system prompt, as BFCL's OpenAI FC handler) or `GoldAgent`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from pydantic import Field
+
+from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
+from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
+from envscaler_core.bfcl.executor import TaskExecutor
+from envscaler_core.bfcl.schemas import tools_for
+from envscaler_core.models.base import Model
+from envscaler_core.models.trajectory import TokenUsage
+from envscaler_core.prompts.agent import AGENT_BFCL
+from envscaler_core.rollout.agents import Agent, AgentTurn, usage_of
+from envscaler_core.rollout.loop import _normalise
+
+UNDECODABLE_REPLY = "Error during decoding: {reason}. The turn ends here."
+
+
+class Playthrough(Model):
+    """What happened in one task: the conversation and the decoded calls per turn per step."""
+
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    decoded: list[list[list[str]]] = Field(default_factory=list, description="Turn -> tool steps -> call strings.")
+    observations: list[str] = Field(default_factory=list)
+    steps: int = 0
+    force_quit: bool = False
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+def current_turn(task: BFCLTask, messages: list[dict[str, Any]]) -> int:
+    """Which turn a conversation is in, from how many user messages it has (turns may hold several)."""
+    users, seen = sum(1 for m in messages if m.get("role") == "user"), 0
+    for turn in range(len(task.turns)):
+        seen += len(task.user_messages(turn))
+        if users <= seen:
+            return turn
+    return len(task.turns) - 1
+
+
+def steps_this_turn(messages: list[dict[str, Any]]) -> int:
+    """Assistant messages since the last user message."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return sum(1 for m in messages[last_user + 1:] if m.get("role") == "assistant")
+
+
+class ModelAgent:
+    """The model behind the gateway, in native function calling, with BFCL's (empty) system prompt."""
+
+    def __init__(self, gateway: Any, model: str) -> None:
+        self.gateway, self.name = gateway, model
+
+    async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name)
+        return AgentTurn(message=dict(reply.message), usage=usage_of(getattr(reply, "usage", None)))
+
+
+class GoldAgent:
+    """Replays the ground truth: each turn's calls in one step, then a text reply ending the turn.
+    `drop_last=True` leaves out the last call of every turn (a deliberately wrong agent)."""
+
+    def __init__(self, task: BFCLTask, drop_last: bool = False) -> None:
+        self.task, self.drop_last = task, drop_last
+        self.name = "gold-drop-last" if drop_last else "gold"
+
+    async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        turn = current_turn(self.task, messages)
+        plan = list(self.task.ground_truth[turn])
+        if self.drop_last and plan:
+            plan = plan[:-1]
+        if steps_this_turn(messages) or not plan:
+            return AgentTurn(message={"role": "assistant", "content": "Done."})
+        calls = []
+        for i, text in enumerate(plan):
+            name, kwargs = parse_call(text, self.task.involved_classes)
+            calls.append({"id": f"gold_{turn}_{i}", "type": "function",
+                          "function": {"name": name, "arguments": json.dumps(kwargs)}})
+        return AgentTurn(message={"role": "assistant", "content": None, "tool_calls": calls})
+
+
+def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    return TokenUsage(prompt_tokens=a.prompt_tokens + b.prompt_tokens,
+                      completion_tokens=a.completion_tokens + b.completion_tokens)
+
+
+async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Playthrough:
+    """Run all turns of `task`; LLM errors propagate (the caller decides what they mean)."""
+    out = Playthrough()
+    for turn in range(len(task.turns)):
+        tools = tools_for(task, turn)
+        out.messages.extend(task.user_messages(turn))
+        turn_steps: list[list[str]] = []
+        tool_steps = 0
+        while True:
+            reply = await agent.step(out.messages, tools)
+            out.steps += 1
+            out.usage = _add(out.usage, reply.usage)
+            message = _normalise(reply.message, out.steps)
+            out.messages.append(message)
+            try:
+                calls = decode_tool_calls(reply.message.get("tool_calls"))
+            except UndecodableCalls as exc:
+                # BFCL ends the turn; every call still gets its one tool message, so the history stays valid
+                for tc in message.get("tool_calls", []):
+                    out.messages.append({"role": "tool", "tool_call_id": tc["id"],
+                                         "content": UNDECODABLE_REPLY.format(reason=exc)})
+                break
+            if not calls:
+                break
+            turn_steps.append(calls)
+            for call, tc in zip(calls, message["tool_calls"]):
+                observation = await asyncio.to_thread(executor.execute, call)
+                out.observations.append(observation)
+                out.messages.append({"role": "tool", "tool_call_id": tc["id"], "content": observation})
+            tool_steps += 1
+            if tool_steps > MAX_STEPS_PER_TURN:
+                out.force_quit = True
+                break
+        out.decoded.append(turn_steps)
+        if out.force_quit:
+            break
+    return out

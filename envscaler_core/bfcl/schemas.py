@@ -1,0 +1,76 @@
+"""BFCL function docs as the OpenAI tool schemas BFCL's own OpenAI FC handler sends.
+
+The package's path is `load_dataset_entry` (appends " Note that the provided function is in Python 3
+syntax." to every description) then `convert_to_tool(functions, GORILLA_TO_OPENAPI,
+ModelStyle.OPENAI_COMPLETIONS)` in `bfcl_eval.model_handler.utils`. That module cannot be imported
+without the package's heavy dependencies, so the two steps are re-implemented here for the
+OpenAI-completions style only; `tests/bfcl/test_schemas.py` runs the package's own functions (taken
+from its source) on every doc and requires identical output.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from envscaler_core.bfcl.data import BFCLTask, function_docs_for
+
+PYTHON_HINT = " Note that the provided function is in Python 3 syntax."
+GORILLA_TO_OPENAPI = {
+    "integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
+    "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object", "tuple": "array",
+    "any": "string", "byte": "integer", "short": "integer", "long": "integer", "double": "number",
+    "char": "string", "ArrayList": "array", "Array": "array", "HashMap": "object", "Hashtable": "object",
+    "Queue": "array", "Stack": "array", "Any": "string", "String": "string", "Bigint": "integer",
+}
+
+
+def _cast_types(properties: dict[str, Any]) -> dict[str, Any]:
+    """`_cast_to_openai_type` with the GORILLA_TO_OPENAPI mapping (mutates and returns `properties`)."""
+    for key, value in properties.items():
+        if "type" not in value:
+            value["type"] = "string"
+        else:
+            var_type = value["type"]
+            if var_type == "float":
+                value["format"] = "float"
+                value["description"] += " This is a float type value."
+            value["type"] = GORILLA_TO_OPENAPI.get(var_type, "string")
+        if value["type"] in ("array", "object"):
+            if "properties" in value:
+                value["properties"] = _cast_types(value["properties"])
+            elif "items" in value:
+                items = value["items"]
+                items["type"] = GORILLA_TO_OPENAPI[items["type"]]
+                if items["type"] == "array" and "items" in items:
+                    items["items"]["type"] = GORILLA_TO_OPENAPI[items["items"]["type"]]
+                elif items["type"] == "object" and "properties" in items:
+                    items["properties"] = _cast_types(items["properties"])
+        properties[key] = value
+    return properties
+
+
+def to_openai_tools(docs: list[dict[str, Any]], hint: bool = True) -> list[dict[str, Any]]:
+    """BFCL docs -> `[{"type": "function", "function": {...}}]` exactly as BFCL's OpenAI FC handler."""
+    tools = []
+    for doc in copy.deepcopy(docs):
+        if hint:
+            doc["description"] = doc["description"] + PYTHON_HINT
+        if "." in doc["name"]:
+            doc["name"] = re.sub(r"\.", "_", doc["name"])
+        doc["parameters"]["type"] = "object"
+        doc["parameters"]["properties"] = _cast_types(doc["parameters"]["properties"])
+        tools.append({"type": "function", "function": doc})
+    return tools
+
+
+def tools_for(task: BFCLTask, turn: int) -> list[dict[str, Any]]:
+    """The tools offered at `turn` (held-out functions appear from their turn on, appended)."""
+    docs = {d["name"]: d for d in function_docs_for(task.involved_classes)}
+    return to_openai_tools([docs[name] for name in task.function_names(turn)])
+
+
+def all_tools(task: BFCLTask) -> list[dict[str, Any]]:
+    """Every function of the task's classes (what an MCP client or gym policy may call)."""
+    return to_openai_tools(function_docs_for(task.involved_classes))

@@ -1,0 +1,129 @@
+"""BFCL multi-turn evaluation as a Prefect flow: one durable, resumable run per evaluation.
+
+The run id keys every task result in the store. Re-running the flow with the same id resumes it:
+tasks with a result are not played again, and the LLM calls of a task that was in flight when the
+process died are answered by the gateway's persistent cache. Tasks are cut into Prefect tasks of
+`flow.batch_size`; inside a batch, tasks run `llm.max_concurrency`-bounded in parallel, each in its
+own sandbox episode. The results table is stored (`BFCLEvalReport`), published as the artifact
+`bfcl-<run id>` and returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+
+from envscaler_core.bfcl.evaluate import EvalRequest, build_report, pending, results_table, run_eval, summary_json
+from envscaler_core.config import load_settings, public_config
+from envscaler_core.models import Run, utcnow
+
+CONCURRENCY_CAP = 16
+
+
+class EvalConflict(ValueError):
+    """The run id belongs to a factory run or to an evaluation of another agent/model."""
+
+
+def _open(settings: Any, run_id: str, request: EvalRequest) -> tuple[Any, Any, Any]:
+    from envscaler_core.bfcl.package import jail_imports
+    from envscaler_core.llm import LLMGateway
+    from envscaler_core.store import Store
+    from sandbox import JailImports, SandboxPool
+
+    store = Store.from_url(settings.store.url)
+    try:
+        pool = SandboxPool(settings.sandbox, imports=JailImports(**jail_imports()))
+    except BaseException:
+        store.close()
+        raise
+    gateway = None
+    if request.agent == "llm":
+        gateway = LLMGateway(settings.llm, store=store, run_id=run_id, budget=settings.budget)
+    return store, pool, gateway
+
+
+def _begin(store: Any, run_id: str, request: EvalRequest, settings: Any) -> None:
+    run = store.get_run(run_id)
+    if run is not None:
+        stored = run.config.get("eval")
+        if stored is None:
+            raise EvalConflict(f"run {run_id} is a factory run, not an evaluation; pick another --run-id")
+        previous = EvalRequest.model_validate(stored)
+        if (previous.agent, previous.model) != (request.agent, request.model):
+            raise EvalConflict(f"run {run_id} evaluated agent {previous.agent} with model {previous.model}; "
+                               f"resume it with the same --agent/--model or pick another --run-id")
+    config = {**public_config(settings), "eval": request.model_dump(mode="json")}
+    run = (run or Run(run_id=run_id, config=config)).model_copy(
+        update={"status": "running", "error": None, "stage": "eval.bfcl-mt", "config": config, "updated_at": utcnow()})
+    store.save_run(run)
+
+
+def _finish(store: Any, run_id: str, status: str, error: str | None = None) -> None:
+    run = store.get_run(run_id)
+    if run is not None:
+        store.save_run(run.model_copy(update={"status": status, "error": error, "updated_at": utcnow()}))
+
+
+def report_markdown(report: Any, run_id: str) -> str:
+    state = "" if report.complete else " (incomplete)"
+    lines = [f"# BFCL multi-turn: run {run_id}", "", f"agent **{report.agent}**, model `{report.model}`{state}", "",
+             "| subset | tasks | valid | accuracy % |", "|---|---:|---:|---:|"]
+    lines += [f"| {' | '.join(row)} |" for row in results_table(report)]
+    return "\n".join(lines) + "\n"
+
+
+@task(name="bfcl-batch", cache_policy=NO_CACHE, persist_result=False)
+async def evaluate_batch(ctx: dict[str, Any], task_ids: list[str]) -> int:
+    """Play and score one batch of tasks (those of `task_ids` still pending); returns how many ran."""
+    request: EvalRequest = ctx["request"]
+    ids = set(task_ids)
+    todo = [t for t in pending(ctx["store"], ctx["run_id"], request) if t.id in ids]
+    if not todo:
+        return 0
+    log = get_run_logger()
+
+    def note(result: Any) -> None:
+        log.info("%s: %s%s", result.task_id, "valid" if result.valid else "invalid",
+                 "" if result.valid else f" ({result.error_type})")
+
+    await run_eval(ctx["store"], ctx["pool"], ctx["gateway"], ctx["run_id"], request,
+                   concurrency=ctx["gate"], on_result=note, tasks=todo)
+    return len(todo)
+
+
+@flow(name="envscaler-eval-bfcl-mt", log_prints=True, validate_parameters=False)
+async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate (or resume evaluating) `request` under run `run_id`; returns the summary JSON."""
+    req = EvalRequest.model_validate(request)
+    settings = load_settings(overrides=config)
+    store, pool, gateway = await asyncio.to_thread(_open, settings, run_id, req)
+    try:
+        await asyncio.to_thread(_begin, store, run_id, req, settings)
+        # one gate for all batches: at most this many tasks (episodes, LLM conversations) in flight
+        ctx = {"store": store, "pool": pool, "gateway": gateway, "run_id": run_id, "request": req,
+               "gate": asyncio.Semaphore(min(CONCURRENCY_CAP, settings.llm.max_concurrency))}
+        todo = [t.id for t in pending(store, run_id, req)]
+        size = settings.flow.batch_size
+        try:
+            await asyncio.gather(*(evaluate_batch(ctx, todo[start:start + size]) for start in range(0, len(todo), size)))
+        except BaseException as exc:
+            await asyncio.to_thread(_finish, store, run_id, "failed" if isinstance(exc, Exception) else "interrupted",
+                                    f"{type(exc).__name__}: {exc}")
+            raise
+        report = await asyncio.to_thread(build_report, store, run_id, req)
+        await asyncio.to_thread(store.upsert, [report], run_id)
+        await asyncio.to_thread(_finish, store, run_id, "completed")
+        summary = summary_json(report, run_id)
+        key = "bfcl-" + "".join(c if c.isalnum() else "-" for c in run_id.lower())
+        await create_markdown_artifact(key=key[:100], markdown=report_markdown(report, run_id),
+                                       description=f"BFCL multi-turn results of run {run_id}")
+        return summary
+    finally:
+        if gateway is not None:
+            await gateway.aclose()
+        await asyncio.to_thread(pool.close)
+        await asyncio.to_thread(store.close)

@@ -1,0 +1,84 @@
+"""Spec: BFCL tasks are reachable like synthesized envs: through the gym API (reward = BFCL's checker)
+and through `envscaler serve-mcp bfcl:<task id>` driven by the official MCP client over stdio."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from envscaler_core.bfcl.calls import parse_call
+from envscaler_core.bfcl.data import find_task
+from envscaler_core.bfcl.reference import InProcessTask
+from envscaler_core.gym import load_bfcl_set
+from sandbox import SandboxPool
+
+
+def _play(env: Any, task_id: str, drop_last: bool = False) -> tuple[float, dict[str, Any], list[str]]:
+    obs, info = env.reset(options={"task_id": task_id})
+    task, observations, reward = env.task, [], 0.0
+    for turn, calls in enumerate(task.ground_truth):
+        for text in calls[:-1] if drop_last and calls else calls:
+            name, args = parse_call(text, task.involved_classes)
+            obs, reward, terminated, truncated, info = env.step({"tool": name, "args": args})
+            observations.append(obs)
+        obs, reward, terminated, truncated, info = env.step({"done": True})
+    assert terminated and not truncated
+    return reward, info, observations
+
+
+def test_gym_episode_replaying_the_ground_truth_earns_the_reward(bfcl_pool: SandboxPool) -> None:
+    env = load_bfcl_set("base", bfcl_pool, limit=3)
+    reward, info, observations = _play(env, "multi_turn_base_1")
+    reference = InProcessTask(find_task("multi_turn_base_1"))
+    assert observations == [reference.execute(c) for turn in reference.task.ground_truth for c in turn]
+    reference.close()
+    assert reward == 1.0 and info["verdict"]["valid"] is True
+
+
+def test_gym_episode_missing_calls_earns_nothing(bfcl_pool: SandboxPool) -> None:
+    env = load_bfcl_set("base", bfcl_pool, limit=1)
+    reward, info, _ = _play(env, "multi_turn_base_0", drop_last=True)
+    assert reward == 0.0 and info["verdict"]["error_type"].startswith("multi_turn:")
+
+
+def test_gym_tools_gain_the_held_out_function_at_its_turn(bfcl_pool: SandboxPool) -> None:
+    env = load_bfcl_set("miss_func", bfcl_pool, limit=1)
+    task = find_task("multi_turn_miss_func_0")
+    [(held_turn, [held])] = task.held_out.items()
+    _, info = env.reset(options={"task_id": task.id})
+    names = lambda i: {t["function"]["name"] for t in i["tools"]}  # noqa: E731
+    assert held not in names(info)
+    for _ in range(held_turn):
+        obs, _, _, _, info = env.step({"done": True})
+    assert held in names(info) and obs.startswith("I have updated some more functions")
+    env.close()
+
+
+def test_a_bfcl_task_over_mcp_answers_like_the_package() -> None:
+    params = StdioServerParameters(command=sys.executable, cwd=str(Path(__file__).parents[2]),
+                                   args=["-m", "envscaler.cli", "serve-mcp", "bfcl:multi_turn_base_0"])
+
+    async def main() -> Any:
+        async with Client(params, read_timeout_seconds=60) as client:
+            listed = await client.list_tools()
+            made = await client.call_tool("mkdir", {"dir_name": "temp"})
+            listing = await client.call_tool("ls", {})
+            bad = await client.call_tool("cd", {"folder": "no_such_dir"})
+            state = await client.call_tool("envscaler_get_state", {})
+            return listed, made, listing, bad, state
+
+    listed, made, listing, bad, state = anyio.run(main)
+    names = {t.name for t in listed.tools}
+    assert {"ls", "mkdir", "post_tweet", "envscaler_get_state"} <= names
+    reference = InProcessTask(find_task("multi_turn_base_0"))
+    assert made.content[0].text == reference.execute("mkdir(dir_name='temp')")
+    assert listing.content[0].text == reference.execute("ls()")
+    assert bad.content[0].text == reference.execute("cd(folder='no_such_dir')")
+    reference.close()
+    assert json.loads(state.content[0].text)["executed"][0] == "mkdir(dir_name='temp')"
