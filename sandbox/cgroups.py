@@ -6,7 +6,8 @@ unit with many threads cannot take the whole machine from the others and the orc
 cgroup v1 (this machine: `memory`, `pids` and `cpu` hierarchies writable by root) and cgroup v2 with
 `memory` and `pids` (and optionally `cpu`) delegated to the host's own cgroup are supported. Each pool gets one parent
 directory below the host process's own cgroup (so the machine's accounting of the host still holds),
-and each unit one child, created before any untrusted code runs and removed after the unit is reaped.
+and each unit one child, created (or reused once empty: the limits are the same) before any untrusted
+code runs; the pool removes them when it closes.
 Where neither is possible the pool says so loudly (`reason`) and RLIMIT_AS is the only memory bound.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +25,9 @@ log = logging.getLogger("sandbox")
 PREFIX = "envscaler-sandbox-"
 
 
-CPU_PERIOD_US = 100_000
+CPU_PERIOD_US = 100_000  # the kernel's default period
 CPU_QUOTA_US = 100_000  # one core
+MAX_FREE = 32
 
 
 @dataclass
@@ -32,22 +35,33 @@ class UnitCgroup:
     version: int
     dirs: list[Path]  # memory first
     removed: bool = False
+    oom_base: int = 0  # the kernel's OOM-kill count when the current unit moved in (directories are reused)
 
     def attach(self, host_pid: int) -> None:
+        self.oom_base = self._oom_kills()
         for d in self.dirs:
             (d / "cgroup.procs").write_text(str(host_pid))
 
-    def oom_killed(self) -> bool:
-        """Did the kernel kill something in this unit for exceeding its memory cap?"""
+    def empty(self) -> bool:
+        try:
+            return not (self.dirs[0] / "cgroup.procs").read_text().strip()
+        except OSError:
+            return False
+
+    def _oom_kills(self) -> int:
         name = "memory.oom_control" if self.version == 1 else "memory.events"
         try:
             for line in (self.dirs[0] / name).read_text().splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":
-                    return int(value) > 0
+                    return int(value)
         except (OSError, ValueError):
             pass
-        return False
+        return 0
+
+    def oom_killed(self) -> bool:
+        """Did the kernel kill something of the current unit for exceeding its memory cap?"""
+        return self._oom_kills() > self.oom_base
 
     def remove(self) -> bool:
         """rmdir every hierarchy's directory; False while a process still lingers in one (retry later)."""
@@ -69,8 +83,10 @@ class Cgroups:
     parents: dict[str, Path]  # controller -> the pool's directory in its hierarchy (v2: one for all)
     memory_bytes: int
     pids_max: int
+    swap: bool = field(default_factory=lambda: len(Path("/proc/swaps").read_text().splitlines()) > 1)
     _names: itertools.count = field(default_factory=itertools.count)
-    _pending: list[UnitCgroup] = field(default_factory=list)
+    _free: list[UnitCgroup] = field(default_factory=list)  # released, to be reused once empty
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def description(self) -> str:
@@ -79,8 +95,12 @@ class Cgroups:
                 f"(RSS + kernel memory + page cache), pids.max {self.pids_max}{cpu}")
 
     def create_unit(self) -> UnitCgroup:
-        self._retry_pending()
-        name = f"u{next(self._names)}"
+        """A cgroup for one unit: an emptied one from an earlier unit, else a new one."""
+        with self._lock:
+            for i, unit in enumerate(self._free):
+                if unit.empty():
+                    return self._free.pop(i)
+            name = f"u{next(self._names)}"
         made: list[Path] = []
         try:
             dirs = {}
@@ -92,10 +112,9 @@ class Cgroups:
                 dirs[controller] = d
             if self.version == 1:
                 (dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
-                if (dirs["memory"] / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
+                if self.swap and (dirs["memory"] / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
                     (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
                 if "cpu" in dirs:
-                    (dirs["cpu"] / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
                     (dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(CPU_QUOTA_US))
             else:
                 (dirs["memory"] / "memory.max").write_text(str(self.memory_bytes))
@@ -109,14 +128,15 @@ class Cgroups:
         return UnitCgroup(self.version, made)
 
     def release(self, unit: UnitCgroup) -> None:
-        if not unit.remove():
-            self._pending.append(unit)
-
-    def _retry_pending(self) -> None:
-        self._pending = [u for u in self._pending if not u.remove()]
+        """The unit is killed (perhaps still exiting): keep its cgroup for a later unit, within reason."""
+        with self._lock:
+            self._free.append(unit)
+            while len(self._free) > MAX_FREE and self._free[0].remove():
+                self._free.pop(0)
 
     def close(self) -> None:
-        self._retry_pending()
+        for unit in self._free:
+            unit.remove()
         for parent in dict.fromkeys(self.parents.values()):
             for child in parent.glob("u*"):
                 try:
