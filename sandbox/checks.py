@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from envscaler_core.runtime import CheckOutcome
@@ -30,8 +31,7 @@ def run_checks(pool: SandboxPool, checks: list[str], initial_state: dict[str, An
         states = json.dumps({"initial_state": initial_state, "final_state": final_state}, allow_nan=False).encode()
     except (TypeError, ValueError, RecursionError) as exc:
         return [CheckOutcome(passed=None, error=f"states are not JSON-serialisable: {exc}") for _ in checks]
-    outcomes = []
-    for src in checks:
+    def timed(src: str) -> CheckOutcome:
         t0 = time.perf_counter()
         try:
             outcome = _one(pool, src, states, timeout_s)
@@ -39,8 +39,15 @@ def run_checks(pool: SandboxPool, checks: list[str], initial_state: dict[str, An
             log.exception("sandbox: unexpected error while running a check")
             outcome = CheckOutcome(passed=None, error=f"crash: internal sandbox error: {type(exc).__name__}: {exc}")
         outcome.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
-        outcomes.append(outcome)
-    return outcomes
+        return outcome
+
+    # The checks are independent units: run as many at once as there are zygotes (each makes its next unit
+    # while the others' run), in order of the batch.
+    workers = min(len(checks), len(pool.zygotes))
+    if workers <= 1:
+        return [timed(src) for src in checks]
+    with ThreadPoolExecutor(workers, thread_name_prefix="sandbox-checks") as ex:
+        return list(ex.map(timed, checks))
 
 
 def _one(pool: SandboxPool, src: str, states: bytes, timeout_s: float) -> CheckOutcome:

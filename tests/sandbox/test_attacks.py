@@ -390,3 +390,19 @@ def test_unserializable_state_keeps_the_previous_state(attack, value: str) -> No
     assert "previous state is kept" in a.out.error
     assert a.out.state == {"n": 0}
     assert a.after.state == {"n": 1}
+
+
+@pytest.mark.slow
+def test_the_per_call_cpu_window_ends_a_cpu_loop_although_the_unit_is_its_namespace_init() -> None:
+    """A unit's member is pid 1 of its namespace, so a default-action SIGXCPU would be ignored; its handler
+    ends the call instead, reported as a CPU-time timeout (here the wall clock is far away)."""
+    from envscaler_core.config import SandboxSettings
+    from sandbox import SandboxLimits
+
+    with SandboxPool(SandboxSettings(workers=1, call_timeout_s=30), SandboxLimits(memory_mb=256)) as pool:
+        code = attack_code("soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\n"
+                           "resource.setrlimit(resource.RLIMIT_CPU, (1, hard))\nwhile True:\n    pass")
+        with pool.open_episode(code, "Attack", {"n": 0}) as ep:
+            out = ep.call("attack", {})
+            assert _kinds(out) == (False, "timeout") and "CPU-time limit (SIGXCPU)" in out.error, out
+            assert ep.call("ping", {}).ok
