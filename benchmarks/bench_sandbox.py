@@ -171,7 +171,8 @@ def main() -> None:
             SandboxPool(settings.sandbox, SandboxLimits(isolation="shared", cgroup="off")) as before:
         info = pool.info()
         print(f"backend={info['backend']} seccomp={info['seccomp']} isolation={info['isolation']} "
-              f"cgroup=v{info['cgroup']} workers={info['workers']} python={info['python']}")
+              f"cgroup=v{info['cgroup']} workers={info['workers']} python={info['python']} "
+              f"load average={os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (absolute numbers scale with it)")
         inproc = statistics.median(in_process_ms(5000))
         new, old = measure(pool), measure(before)
         w50 = new["warm_p50"]
