@@ -17,6 +17,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,19 +135,34 @@ class Cgroups:
             while len(self._free) > MAX_FREE and self._free[0].remove():
                 self._free.pop(0)
 
-    def close(self) -> None:
-        for unit in self._free:
-            unit.remove()
-        for parent in dict.fromkeys(self.parents.values()):
-            for child in parent.glob("u*"):
+    def close(self, patience_s: float = 5.0) -> None:
+        """Remove every unit's directory and the pool's own. Units killed a moment ago may still be exiting
+        (and, without a jail pid namespace, waiting to be reaped), which keeps a cgroup busy: retry a while."""
+        parents = list(dict.fromkeys(self.parents.values()))
+        deadline = time.monotonic() + patience_s
+        while True:
+            left = []
+            for parent in parents:
+                for child in parent.glob("u*"):
+                    try:
+                        child.rmdir()
+                    except FileNotFoundError:
+                        pass
+                    except OSError:
+                        left.append(child)
                 try:
-                    child.rmdir()
-                except OSError:
+                    parent.rmdir()
+                except FileNotFoundError:
                     pass
-            try:
-                parent.rmdir()
-            except OSError as exc:
-                log.warning("sandbox cgroup %s not removed: %s", parent, exc)
+                except OSError as exc:
+                    left.append(parent)
+                    problem = exc
+            if not left:
+                return
+            if time.monotonic() > deadline:
+                log.warning("sandbox cgroups not removed: %s (%s)", ", ".join(map(str, left)), problem)
+                return
+            time.sleep(0.02)
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -191,6 +207,23 @@ def _v2_parents(tag: str) -> dict[str, Path]:
     return {c: own / tag for c in ("memory", "pids", "cpu") if c in delegated}
 
 
+def sweep_stale(where: Path) -> None:
+    """Remove the (empty) cgroups of pools whose host process is gone: killed hosts cannot clean up."""
+    for pool_dir in where.glob(f"{PREFIX}*"):
+        owner = pool_dir.name[len(PREFIX):].split("-", 1)[0]
+        if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+            continue
+        for unit in pool_dir.glob("u*"):
+            try:
+                unit.rmdir()
+            except OSError:
+                pass
+        try:
+            pool_dir.rmdir()
+        except OSError:
+            pass
+
+
 def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]:
     """The pool's cgroups, or (None, why not). Tries v1 (memory+pids hierarchies), then delegated v2."""
     tag = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -200,6 +233,7 @@ def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]
         try:
             parents = _v1_parents(tag) if version == 1 else _v2_parents(tag)
             for parent in dict.fromkeys(parents.values()):
+                sweep_stale(parent.parent)
                 parent.mkdir()
                 made.append(parent)
             if version == 2:

@@ -85,3 +85,14 @@ def test_a_unit_over_its_cgroup_memory_cap_is_killed_and_named(canary: str) -> N
             assert (out.ok, out.error_kind) == (False, "crash"), out
             assert "memory cap (96 MiB)" in out.error
             assert ep.call("ping", {}).ok
+
+
+def test_cgroups_left_by_a_killed_host_are_swept_by_the_next_pool(sandbox_pool: SandboxPool) -> None:
+    if sandbox_pool.cgroups is None:
+        pytest.skip("no per-unit cgroups on this host")
+    dead = next(pid for pid in range(4_000_000, 3_000_000, -1) if not Path(f"/proc/{pid}").exists())
+    stale = [parent.parent / f"envscaler-sandbox-{dead}-0badc0de" for parent in sandbox_pool.cgroups.parents.values()]
+    for d in dict.fromkeys(stale):
+        (d / "u0").mkdir(parents=True)
+    with SandboxPool(SandboxSettings(workers=1)):
+        assert not any(d.exists() for d in stale)
