@@ -408,3 +408,18 @@ def test_every_unit_sits_in_its_own_cgroups_with_memory_pids_and_cpu_caps(jail: 
             if "cpu" in jail.cgroups.parents:
                 assert (root / "cpu" / own["cpu"].lstrip("/") / "cpu.cfs_quota_us").read_text().strip() == "100000"
         assert all(paths[0][c] != paths[1][c] for c in ("memory", "pids")), "two units share a cgroup"
+
+
+def test_session_process_group_and_parent_death_games_reach_no_one(jail: SandboxPool, guard) -> None:
+    out = run_attack(jail, """
+        res = {'setsid': errno_of(libc.setsid()), 'setpgid': errno_of(libc.setpgid(0, 0)),
+               'pdeathsig': errno_of(libc.prctl(1, signal.SIGKILL, 0, 0, 0))}
+        for target in (0, -1, -os.getpid(), -2, 2, 3):
+            res[f'kill {target}'] = errno_of(libc.kill(target, signal.SIGKILL))
+        res['setpgid other'] = errno_of(libc.setpgid(2, os.getpid()))
+        return res
+    """)
+    assert out.ok, out
+    kills = {k: v for k, v in out.result.items() if k.startswith("kill")}
+    assert set(kills.values()) == {"EPERM"}, kills
+    assert out.result["setpgid other"] in ("EPERM", "ESRCH")
