@@ -1,7 +1,8 @@
 """`envscaler demo`: the whole factory on bundled real tasks, against the built-in MOCK LLM.
 
 Everything is local and labelled: the mock LLM server on loopback (a deterministic script that
-exercises the machinery, not a model), a DuckDB file under `var/demo/`, and a local Prefect server
+exercises the machinery, not a model), the default store (the one `status`, `export`, `serve-mcp`
+and `report` read without flags), exports and the HTML report under `var/demo/out/`, and a local Prefect server
 (started in the background if none answers, so the dashboard outlives the demo).
 """
 

@@ -1,5 +1,10 @@
 """A local Prefect server for the demo, the benchmarks and the test session: reuse one that answers,
-or start `prefect server start` detached and wait for it."""
+or start `prefect server start` detached and wait for it; and the temporary API server `envscaler run`
+starts when no PREFECT_API_URL is set.
+
+Every server we start runs in its own session (process group): a terminal's Ctrl-C goes to the
+foreground process group, and a server that received it too would die while the flow still has to
+report its final state to it (the flow then retried against a dead port for minutes)."""
 
 from __future__ import annotations
 
@@ -7,10 +12,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -32,6 +39,51 @@ class PrefectServer:
             self.proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+
+
+QUIET_SERVER_ENV = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_LOGGING_LEVEL": "ERROR"}
+"""No telemetry calls home (they failed offline with an ERROR line per run), no access log."""
+
+
+def start_temporary_server(wait_s: float = 180.0) -> PrefectServer:
+    """Prefect's API (no UI) on a free loopback port, in its own session, stopped by the caller with
+    `.stop()` once the flow has reported its final state. The database is the configured PREFECT_HOME's."""
+    from prefect.settings import get_current_settings
+
+    port = free_port()
+    api_url = f"http://127.0.0.1:{port}/api"
+    env = {**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True), **QUIET_SERVER_ENV,
+           "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+    env.pop("PREFECT_API_URL", None)
+    import prefect
+
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (the server's stderr; a pipe nobody drains would block it)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent), "--factory",
+         "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error",
+         "--lifespan", "on"],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    try:
+        return _await_temporary(proc, api_url, log, wait_s)
+    except BaseException:  # Ctrl-C while it starts: it is in its own session, so nobody else would stop it
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def _await_temporary(proc: subprocess.Popen[bytes], api_url: str, log: Any, wait_s: float) -> PrefectServer:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            err = log.read().decode(errors="replace").strip().splitlines()
+            raise RuntimeError(f"the temporary Prefect server exited with {proc.returncode}"
+                               + (f": {err[-1]}" if err else ""))
+        if healthy(api_url, timeout=0.5):
+            return PrefectServer(api_url, proc.pid, proc)
+        time.sleep(0.2)
+    raise RuntimeError(f"the temporary Prefect server did not answer within {wait_s:.0f}s; set PREFECT_API_URL "
+                       "to a running server (`prefect server start`)")
 
 
 def free_port() -> int:
@@ -61,8 +113,7 @@ def ensure_prefect_server(home: Path, port: int = 4200, wait_s: float = 180.0, *
     log = open(home / "server.log", "ab")  # noqa: SIM115 (owned by the detached server)
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     # PREFECT_UI_API_URL: else the dashboard calls the default port 4200, whatever port we chose
-    env.update(PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_UI_ENABLED="true",
-               PREFECT_UI_API_URL=api_url)
+    env.update(QUIET_SERVER_ENV, PREFECT_HOME=str(home), PREFECT_UI_ENABLED="true", PREFECT_UI_API_URL=api_url)
     prefect = Path(sys.executable).with_name("prefect")
     proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)

@@ -80,8 +80,24 @@ class SandboxSettings(_Section):
     python: str | None = Field(default=None, description="Absolute interpreter path readable by the sandbox uid.")
 
 
+def envscaler_data_dir(environ: dict[str, str] | None = None) -> Path:
+    """The one place runs live unless configured otherwise: `$ENVSCALER_DATA_DIR`, else
+    `$XDG_DATA_HOME/envscaler`, else `~/.local/share/envscaler`. The demo, `run`, `status`, `export`,
+    `serve-mcp` and `report` all default to the store here, whatever directory they are started from."""
+    env = os.environ if environ is None else environ
+    if env.get("ENVSCALER_DATA_DIR"):
+        return Path(env["ENVSCALER_DATA_DIR"]).expanduser().resolve()
+    data = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") else Path.home() / ".local" / "share"
+    return (data / "envscaler").resolve()
+
+
+def default_store_url() -> str:
+    return f"duckdb:///{envscaler_data_dir() / 'envscaler.duckdb'}"
+
+
 class StoreSettings(_Section):
-    url: str = "duckdb:///envscaler.duckdb"
+    url: str = Field(default_factory=default_store_url,
+                     description="Default: a DuckDB file under ENVSCALER_DATA_DIR (see `envscaler_data_dir`).")
 
 
 class MineSettings(_Section):
@@ -92,6 +108,7 @@ class MineSettings(_Section):
     selection: Literal["kmeans", "farthest_point"] = "farthest_point"
     seed: int = 42
     max_tasks: int | None = Field(default=None, ge=1, description="Cap on source tasks read (demo slices).")
+    strict_sources: bool = Field(default=False, description="Any malformed source record stops the run before it starts.")
 
 
 class SynthSettings(_Section):
@@ -193,16 +210,20 @@ def _set_path(data: dict[str, Any], keys: list[str], value: str) -> None:
     node[keys[-1]] = value
 
 
-def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[str, ...], str]]:
+    """The overrides, and for each setting path the variable that set it (named in error messages)."""
     data: dict[str, Any] = {}
+    origin: dict[tuple[str, ...], str] = {}
     for name, path in _ENV_ALIASES.items():
         if environ.get(name):
             _set_path(data, list(path), environ[name])
+            origin[path] = name
     for name, value in environ.items():
         if name.startswith(_ENV_PREFIX) and "__" in name:
             keys = [k.lower() for k in name[len(_ENV_PREFIX):].split("__")]
             _set_path(data, keys, value)
-    return data
+            origin[tuple(keys)] = name
+    return data, origin
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -221,16 +242,40 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     (CLI flags, later wins); raise ConfigError with the offending field path (e.g.
     `validate.threshold: Input should be less than or equal to 1`)."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
-    data = _merge(data, _env_overrides(dict(os.environ if environ is None else environ)))
+    env = dict(os.environ if environ is None else environ)
+    from_env, origin = _env_overrides(env)
+    data = _merge(data, from_env)
     data = _merge(data, overrides or {})
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        where = f" in {path}" if path else ""
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid configuration{where}: {problems}") from None
+        raise ConfigError(_describe(exc, path, {k: (v, env[v]) for k, v in origin.items()}, overrides or {})) from None
+
+
+def _describe(exc: ValidationError, path: str | Path | None, origin: dict[tuple[str, ...], tuple[str, str]],
+              overrides: dict[str, Any]) -> str:
+    """Name where each bad value came from: the environment variable that set it, else the file."""
+    problems, from_file = [], False
+    for err in exc.errors():
+        loc = tuple(str(p) for p in err["loc"])
+        field = ".".join(loc)
+        var = next((named for keys, named in origin.items() if loc[:len(keys)] == keys), None)
+        if var is not None and not _overridden(overrides, loc):
+            problems.append(f"{field}: {err['msg']} (from environment variable {var[0]}={var[1]!r}; fix or unset it)")
+        else:
+            from_file = True
+            problems.append(f"{field}: {err['msg']}")
+    where = f" in {path}" if path and from_file else ""
+    return f"invalid configuration{where}: " + "; ".join(problems)
+
+
+def _overridden(overrides: dict[str, Any], loc: tuple[str, ...]) -> bool:
+    node: Any = overrides
+    for key in loc:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
 
 
 def public_config(settings: Settings) -> dict[str, Any]:

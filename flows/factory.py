@@ -9,8 +9,10 @@ answered from the gateway's persistent cache. A Prefect flow-run retry does exac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import time
+from pathlib import Path
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -22,6 +24,8 @@ from envscaler_core.models import Run, utcnow
 from envscaler_core.pipeline import BatchReport, RunContext
 from envscaler_core.pipeline import stages as S
 from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
+from envscaler_core.pipeline.progress import ProgressTracker
+from flows.progress import artifact_key, make_tracker, publishing
 from tasks import stages as T
 from tasks.context import open_context
 
@@ -72,29 +76,42 @@ def _topic_of(ctx: RunContext, step: str) -> Callable[[str], str]:
 
 
 async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: Any,
-                    shard: tuple[int, int] = (0, 1)) -> list[BatchReport]:
+                    shard: tuple[int, int] = (0, 1), tracker: ProgressTracker | None = None) -> list[BatchReport]:
     log = get_run_logger()
     started = time.perf_counter()
     if pending is None:  # a whole-run step (selection, dedup): one task, sync or async
+        if tracker:
+            tracker.step_started(name)
         result = task(ctx)
         reports = [await result if inspect.isawaitable(result) else result]
+        if tracker:
+            tracker.batch_done(reports[0].done, reports[0].failed)
     else:
         todo = pending(ctx)
         if shard[1] > 1:
             root = _topic_of(ctx, name)
             todo = [fp for fp in todo if in_shard(root(fp), shard)]
+        if tracker:
+            tracker.step_started(name, total=len(todo))
         if not todo:
             log.info("%s: nothing pending", name)
+            if tracker:
+                tracker.step_finished()
             return []
         limit = asyncio.Semaphore(ctx.settings.flow.batches_in_flight)  # the gateway caps LLM concurrency underneath
 
         async def one(batch: list[str]) -> BatchReport:
             async with limit:
-                return await task(ctx, batch)
+                report = await task(ctx, batch)
+            if tracker:
+                tracker.batch_done(report.done, report.failed)
+            return report
 
         reports = list(await asyncio.gather(*(one(b) for b in _chunks(todo, ctx.settings.flow.batch_size))))
     done, failed = sum(r.done for r in reports), sum(r.failed for r in reports)
     log.info("%s: %d done, %d failed in %.1f s", name, done, failed, time.perf_counter() - started)
+    if tracker:
+        tracker.step_finished()
     for r in reports:
         for line in r.failures[:5]:
             log.warning("%s failure %s", name, line)
@@ -110,8 +127,40 @@ def _begin(ctx: RunContext, sources: Sequence[str]) -> None:
     ctx.store.save_run(run)
 
 
+def planned_steps(stages: Sequence[str], sources: Sequence[str]) -> list[str]:
+    steps = ["mine.ingest"] if "mine" in stages and sources else []
+    for stage in STAGES:
+        if stage in stages:
+            steps += ["export"] if stage == "export" else [name for name, _, _ in _STEPS[stage]]
+    return steps
+
+
+def _export(ctx: RunContext, tracker: ProgressTracker | None) -> str:
+    from envscaler_core.export import export_run
+
+    if tracker:
+        tracker.step_started("export")
+    manifest = export_run(ctx.store, ctx.run_id, ctx.settings)
+    if tracker:
+        tracker.batch_done(1, 0)
+        tracker.step_finished()
+    return str(Path(manifest.out_dir).resolve())
+
+
+def _write_report(ctx: RunContext) -> str | None:
+    """The HTML report beside the exports; a failure to write it is a warning, not a failed run."""
+    from envscaler_core.report import write_report
+
+    target = Path(ctx.settings.flow.out_dir).resolve() / ctx.run_id / "report.html"
+    try:
+        return str(write_report(ctx.store, ctx.run_id, target))
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        get_run_logger().warning("report not written to %s: %s: %s", target, type(exc).__name__, exc)
+        return None
+
+
 async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[str],
-                     shard: tuple[int, int] = (0, 1)) -> RunSummary:
+                     shard: tuple[int, int] = (0, 1), tracker: ProgressTracker | None = None) -> RunSummary:
     """Chain the requested stages over the store; record the outcome on the run either way.
 
     With `shard=(i, n)` this process only takes the pending items of partition i of n, so n workers
@@ -123,38 +172,50 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
     if unknown:
         raise ValueError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
     _begin(ctx, sources)
+    outputs: dict[str, str] = {}
     try:
         if "mine" in stages and sources:
             ctx.set_stage("mine.ingest")
-            T.ingest(ctx, list(sources))
+            if tracker:
+                tracker.step_started("mine.ingest")
+            ingested = T.ingest(ctx, list(sources))
+            if tracker:
+                tracker.batch_done(ingested.done, 0)
+                tracker.step_finished()
         for stage in STAGES:
             if stage not in stages:
                 continue
             if stage == "export":
                 ctx.set_stage("export")
-                from envscaler_core.export import export_run
-
-                export_run(ctx.store, ctx.run_id, ctx.settings)
+                outputs["exports"] = _export(ctx, tracker)
                 continue
             for name, pending, task in _STEPS[stage]:
                 ctx.set_stage(name)
-                await _run_step(ctx, name, pending, task, shard)
+                await _run_step(ctx, name, pending, task, shard, tracker)
         status, error = "completed", None
     except BudgetExceeded as exc:
         status, error = "stopped_budget", str(exc)
     except BaseException as exc:
-        ctx.set_stage(ctx.store.get_run(ctx.run_id).stage or "?", "failed" if isinstance(exc, Exception)
-                      else "interrupted", f"{type(exc).__name__}: {exc}")
+        final = "failed" if isinstance(exc, Exception) else "interrupted"
+        changes = {"progress": tracker.finish(final)} if tracker else {}
+        with contextlib.suppress(Exception):  # a broken store must not hide why the run stopped
+            error = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) if final == "failed" else \
+                f"interrupted ({type(exc).__name__}); continue with `envscaler resume {ctx.run_id}`"
+            ctx.update_run(status=final, error=error, **changes)
         raise
-    run = ctx.set_stage(ctx.store.get_run(ctx.run_id).stage or "done", status, error)
+    progress = tracker.finish(status) if tracker else None
+    ctx.update_run(stage=ctx.store.get_run(ctx.run_id).stage or "done", status=status, error=error,
+                   **({"progress": progress} if progress else {}))
+    if report := _write_report(ctx):
+        outputs["report"] = report
+    run = ctx.update_run(outputs={**ctx.store.get_run(ctx.run_id).outputs, **outputs})
     summary = build_summary(ctx.store, ctx.run_id)
     await _publish(summary)
     return summary.model_copy(update={"status": run.status})
 
 
 async def _publish(summary: RunSummary) -> None:
-    key = "funnel-" + "".join(c if c.isalnum() else "-" for c in summary.run_id.lower())
-    await create_markdown_artifact(key=key[:100], markdown=summary_markdown(summary),
+    await create_markdown_artifact(key=artifact_key("funnel", summary.run_id), markdown=summary_markdown(summary),
                                    description=f"EnvScaler funnel for run {summary.run_id}")
 
 
@@ -166,8 +227,11 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
         raise ValueError(f"shard_index {shard_index} is not in [0, {shard_count})")
     settings = load_settings(overrides=config)  # environment first (API key, DB URL), explicit config wins
     ctx = await asyncio.to_thread(open_context, settings, run_id)
+    chosen = list(stages or STAGES)
     try:
-        summary = await run_stages(ctx, sources, list(stages or STAGES), (shard_index, shard_count))
+        tracker = make_tracker(ctx, (shard_index, shard_count))
+        async with publishing(tracker, planned_steps(chosen, sources)):
+            summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)
     finally:
         await ctx.gateway.aclose()  # its HTTP pool belongs to this event loop, which ends with the flow
         await asyncio.to_thread(ctx.close)

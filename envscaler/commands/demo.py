@@ -13,7 +13,11 @@ from envscaler.commands._common import fail
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def demo(
-        workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the DuckDB file, exports and Prefect home go."),
+        workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the exports, the report and the Prefect "
+                                     "home go."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (default: the one store every verb uses, under "
+                                      "ENVSCALER_DATA_DIR; or ENVSCALER_DB_URL)."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No live progress; only the summary."),
         prefect: str = typer.Option("server", "--prefect", help="'server': reuse or start a local Prefect server (dashboard); "
                                     "'ephemeral': a temporary one for this process only."),
         port: int = typer.Option(4200, "--prefect-port", help="Port for a Prefect server the demo starts."),
@@ -40,21 +44,22 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             os.environ["PREFECT_API_URL"] = server.api_url
         with MockServer() as mock:
             typer.echo(f"[demo] MOCK LLM (scripted, not a model) at {mock.base_url}")
-            db = workdir / "envscaler.duckdb"
             overrides = {**DEMO_OVERRIDES, "mine": {**DEMO_OVERRIDES["mine"], "max_tasks": max_tasks},
                          "llm": {"base_url": mock.base_url, "api_key": "mock"},
-                         "store": {"url": f"duckdb:///{db}"}, "flow": {**DEMO_OVERRIDES["flow"], "out_dir": str(workdir / "out")}}
-            settings = settings_from(None, None, overrides)
+                         "flow": {**DEMO_OVERRIDES["flow"], "out_dir": str(workdir / "out")}}
+            settings = settings_from(None, db, overrides)
             run_id = new_run_id("demo")
             typer.echo(f"[demo] run {run_id}: {SLICE.name} -> topics -> envs -> validation -> scenarios -> rollouts -> exports")
-            summary = run_factory(settings, run_id, [str(SLICE)])
+            summary = run_factory(settings, run_id, [str(SLICE)], quiet=quiet)
             requests = mock.stats()["requests_total"]
         typer.echo("")
         print_summary(summary, False)
+        outputs = summary.get("outputs") or {}
         typer.echo("")
         typer.echo("where to look:")
-        typer.echo(f"  store      {db}   (envscaler status {run_id} --db duckdb:///{db})")
-        typer.echo(f"  exports    {workdir / 'out' / run_id}")
+        typer.echo(f"  report     {outputs.get('report', '(not written)')}   (open it in a browser)")
+        typer.echo(f"  store      {settings.store.url}   (envscaler status {run_id})")
+        typer.echo(f"  exports    {outputs.get('exports', workdir / 'out' / run_id)}")
         if server is not None:
             started = f" (started by the demo, pid {server.pid}; stop with `kill {server.pid}`)" if server.pid else ""
             typer.echo(f"  dashboard  {server.ui_url}/runs{started}")

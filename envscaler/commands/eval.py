@@ -42,7 +42,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
         json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     ) -> None:
-        from envscaler.runner import new_run_id, preflight, settings_from
+        from envscaler.runner import check_endpoint, new_run_id, settings_from
         from envscaler_core.bfcl.evaluate import GOLD_MODEL, EvalRequest, parse_subsets
         from envscaler_core.bfcl.package import BFCLUnavailable, package_dir
         from envscaler_core.config import public_config
@@ -60,28 +60,36 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"--subset: {exc}" if isinstance(exc, ValueError) else str(exc))
         settings = settings_from(config, db)
         if agent == "llm":
-            preflight(settings)
+            check_endpoint(settings)
         request = EvalRequest(subsets=subsets, limit=limit, agent=agent,
                               model=GOLD_MODEL if agent == "gold" else (model or settings.llm.models.agent))
         rid = run_id or new_run_id("bfcl")
-        summary = _run(rid, request, public_config(settings))
+        summary = _run(settings, rid, request, public_config(settings))
         if json_out:
             typer.echo(json.dumps(summary))
         else:
             _print_table(summary, request.agent, request.model)
 
 
-def _run(run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
+def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
+    """The eval flow inside the CLI's flow session; Ctrl-C exits 130 with the command that resumes it."""
+    from envscaler.runner import EXIT_INTERRUPTED, flow_session
     from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
     from envscaler_core.store import StoreError
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
+    resume = f"envscaler eval bfcl-mt --run-id {run_id} (with the same --subset/--limit/--agent)"
     try:
-        return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
+        with flow_session(settings):
+            return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n  {resume}",
+                   err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except EvalConflict as exc:
         fail(str(exc))
     except SandboxUnavailable as exc:
         fail(f"sandbox unavailable: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
-        fail(f"evaluation {run_id} stopped: {exc} (resume with --run-id {run_id})")
+        fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")

@@ -23,7 +23,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         from envscaler.runner import settings_from
         from envscaler_core.export import ExportError, export_run, resolve_formats
-        from envscaler_core.store import Store, StoreError
+        from envscaler_core.store import Store, StoreError, StoreMissing
 
         try:
             formats = resolve_formats(f.strip() for f in fmt.split(","))
@@ -31,14 +31,17 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"--format: {exc}")
         settings = settings_from(config, db)
         try:
-            with Store.from_url(settings.store.url) as store:
+            with Store.from_url(settings.store.url, create=False) as store:
                 manifest = export_run(store, run_id, settings, out, formats=formats)
         except ExportError as exc:
             fail(str(exc))
+        except StoreMissing as exc:
+            fail(f"no run {run_id!r}: {exc}")
         except StoreError as exc:
             fail(f"export of run {run_id} failed, nothing half-written: {exc}")
         except OSError as exc:
-            fail(f"export of run {run_id} failed writing files: {exc}")
+            where = exc.filename or out or settings.flow.out_dir
+            fail(f"export of run {run_id}: cannot write {where}: {exc.strerror or exc}; pass --out <writable directory>")
         if json_out:
             typer.echo(manifest.model_dump_json(indent=2))
         else:

@@ -17,13 +17,14 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         config: Path | None = typer.Option(None, "--config", "-c", help="Only to locate the store; the run keeps its own settings."),
         max_tokens: int | None = typer.Option(None, "--max-tokens", help="Raise the run's token budget (e.g. after a budget stop)."),
         max_cost: float | None = typer.Option(None, "--max-cost", help="Raise the run's cost budget in USD."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No live progress; only the summary."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         from envscaler.runner import run_factory, settings_from
         from envscaler.status import open_store, print_summary
 
         located = settings_from(config, db)
-        with open_store(located.store.url) as store:
+        with open_store(located.store.url, run_id) as store:
             run = store.get_run(run_id)
             known = [r.run_id for r in store.list_runs()][-5:]
         if run is None:
@@ -36,5 +37,5 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         settings = settings_from(None, None, config)  # the run's own settings; the key from the environment
         if db:  # the same run, reached through a different URL (e.g. a moved file)
             settings = settings.model_copy(update={"store": settings.store.model_copy(update={"url": db})})
-        summary = run_factory(settings, run_id, list(run.sources))
+        summary = run_factory(settings, run_id, list(run.sources), quiet=quiet, read_sources_first=False)
         print_summary(summary, json_out)

@@ -73,7 +73,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             return _serve_bfcl(env_id.removeprefix("bfcl:"), settings, transport, host, port)
         try:
             # Closed before serving: a DuckDB file is held by one process at a time.
-            with Store.from_url(settings.store.url) as store:
+            with Store.from_url(settings.store.url, create=False) as store:
                 env, scenario, rid = _find(store, env_id, run_id, scenario_fp)
         except StoreError as exc:
             fail(str(exc))

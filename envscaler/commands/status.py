@@ -1,8 +1,11 @@
-"""`envscaler status [RUN_ID]`: the funnel, tokens, cost and top rejection reasons of a run (or the run list)."""
+"""`envscaler status [RUN_ID] [--watch]`: a run's funnel, tokens, cost, sources, steps, env ids and
+top rejection reasons (or the run list). Works while a run is active: a DuckDB store held by the
+running process is read through the progress that run publishes beside the file."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import typer
@@ -14,26 +17,90 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def status(
         run_id: str | None = typer.Argument(None, help="Run id; omit to list runs."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL)."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
         config: Path | None = typer.Option(None, "--config", "-c"),
+        watch: bool = typer.Option(False, "--watch", "-w", help="Refresh every few seconds until the run ends."),
+        every: float = typer.Option(2.0, "--every", min=0.2, help="Seconds between refreshes with --watch."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         from envscaler.runner import settings_from
-        from envscaler.status import open_store, print_summary
-        from envscaler_core.pipeline.report import build_summary
 
         settings = settings_from(config, db)
-        with open_store(settings.store.url) as store:
-            if run_id is None:
-                runs = store.list_runs()
-                if json_out:
-                    typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
-                for r in [] if json_out else runs:
-                    typer.echo(f"{r.run_id}  {r.status:<15} stage={r.stage or '-':<12} updated={r.updated_at:%Y-%m-%d %H:%M:%S}")
-                if not runs and not json_out:
-                    typer.echo(f"no runs in {settings.store.url}")
+        if run_id is None:
+            _list(settings.store.url, json_out)
+            return
+        if not watch:
+            _show(settings.store.url, run_id, json_out)
+            return
+        while True:
+            finished = _show(settings.store.url, run_id, json_out, clear=not json_out)
+            if finished:
                 return
+            time.sleep(every)
+
+
+def _list(url: str, json_out: bool) -> None:
+    from envscaler.status import published_progress, run_table
+    from envscaler_core.store import Store, StoreError, StoreMissing
+
+    try:
+        with Store.from_url(url, create=False) as store:
+            runs = store.list_runs()
+    except StoreMissing:
+        typer.echo(f"no runs yet: {url} does not exist (start one with `envscaler demo` or `envscaler run`)")
+        return
+    except StoreError as exc:
+        active = published_progress(url)
+        if not active:
+            fail(str(exc))
+        if json_out:
+            typer.echo(json.dumps([p.model_dump(mode="json") for p in active], indent=2))
+            return
+        typer.echo(f"{url} is held by a running process; active run(s):")
+        for p in active:
+            typer.echo(f"  {p.run_id}  running  {p.current.name if p.current else '-'}  (pid {p.pid}; "
+                       f"`envscaler status {p.run_id} --watch`)")
+        return
+    if json_out:
+        typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
+    elif not runs:
+        typer.echo(f"no runs in {url}")
+    else:
+        typer.echo("\n".join(run_table(runs)))
+
+
+def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
+    """Print the run once; True when there is nothing more to watch (the run is not active)."""
+    from envscaler.status import pid_alive, print_summary, progress_text, run_progress
+    from envscaler_core.pipeline.report import build_summary
+    from envscaler_core.store import Store, StoreError, StoreMissing
+
+    live = run_progress(url, run_id)
+    active = live is not None and live.status == "running" and pid_alive(live.pid)
+    try:
+        with Store.from_url(url, create=False) as store:
             if store.get_run(run_id) is None:
-                fail(f"no run {run_id!r} in {settings.store.url}")
+                known = [r.run_id for r in store.list_runs()][-5:]
+                fail(f"no run {run_id!r} in {url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
             summary = build_summary(store, run_id)
+    except StoreMissing as exc:
+        fail(f"no run {run_id!r}: {exc}")
+    except StoreError as exc:
+        if live is None:
+            fail(str(exc))
+        if clear:
+            typer.echo("\033[2J\033[H", nl=False)
+        typer.echo(live.model_dump_json(indent=2) if json_out else
+                   f"(store held by the running process, pid {live.pid}; live figures)\n{progress_text(live)}")
+        return not active
+    if active and live is not None:
+        summary = summary.model_copy(update={"progress": live})
+    if clear:
+        typer.echo("\033[2J\033[H", nl=False)
+    try:
         print_summary(summary.model_dump(mode="json"), json_out)
+    except typer.Exit:
+        if active:
+            return False
+        raise
+    return not active

@@ -8,6 +8,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from envscaler_core.models.base import Model, utcnow
+from envscaler_core.models.progress import RunProgress
+from envscaler_core.models.source_report import SourceReport
 
 RunStatus = Literal["running", "completed", "failed", "stopped_budget", "interrupted"]
 
@@ -21,3 +23,6 @@ class Run(Model):
     config: dict[str, Any] = Field(default_factory=dict, description="The run's config, as JSON.")
     sources: list[str] = Field(default_factory=list)
     error: str | None = None
+    sources_report: SourceReport | None = Field(default=None, description="What reading the sources gave, per file.")
+    progress: RunProgress | None = Field(default=None, description="Per-step counts, LLM use and timings.")
+    outputs: dict[str, str] = Field(default_factory=dict, description="What the run wrote: 'exports', 'report' -> path.")

@@ -7,6 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core.models.progress import RunProgress
+from envscaler_core.models.source_report import SourceReport
+
 
 class RunSummary(BaseModel):
     run_id: str
@@ -14,6 +17,11 @@ class RunSummary(BaseModel):
     funnel: dict[str, int]
     usage: dict[str, dict[str, Any]] = Field(default_factory=dict)
     top_failures: list[tuple[str, int]] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="Why a failed or interrupted run stopped.")
+    env_ids: list[str] = Field(default_factory=list, description="Accepted envs (for `serve-mcp ENV_ID`).")
+    outputs: dict[str, str] = Field(default_factory=dict, description="'exports', 'report' -> where they went.")
+    sources_report: SourceReport | None = None
+    progress: RunProgress | None = None
 
     @property
     def tokens(self) -> int:
@@ -53,24 +61,44 @@ def summary_markdown(s: RunSummary) -> str:
     lines.append("")
     if s.top_failures:
         lines += ["| top failure reasons | n |", "|---|---:|"] + [f"| {r} | {n} |" for r, n in s.top_failures]
+    if s.outputs.get("report"):
+        lines += ["", f"Report: [{s.outputs['report']}](file://{s.outputs['report']}) (open it in a browser)"]
+    if s.outputs.get("exports"):
+        lines += ["", f"Exports: `{s.outputs['exports']}`"]
     return "\n".join(lines)
 
 
 def summary_text(s: RunSummary) -> str:
+    from envscaler_core.mine.source_report import report_lines
+    from envscaler_core.pipeline.progress_text import progress_lines
+
     calls, cached = s.llm_calls
     width = max((len(k) for k in s.funnel), default=10)
     lines = [f"run {s.run_id}: {s.status}"]
+    if s.error and s.status != "completed":
+        lines.append(f"  error: {s.error.strip().splitlines()[0][:400]}")
     lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
     retries = sum(int(u.get("retries", 0)) for u in s.usage.values())
     lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}, cost ${s.cost_usd:.4f}")
     for reason, n in s.top_failures:
         lines.append(f"  failure x{n}: {reason}")
+    if s.sources_report is not None and s.sources_report.files:
+        lines += ["sources:"] + report_lines(s.sources_report)
+    if s.progress is not None and s.progress.steps:
+        lines += ["steps:"] + progress_lines(s.progress)
+    if s.env_ids:
+        shown = s.env_ids[:20]
+        more = f" (+{len(s.env_ids) - len(shown)} more)" if len(s.env_ids) > len(shown) else ""
+        lines.append(f"envs: {' '.join(shown)}{more}   (play with one: envscaler serve-mcp ENV_ID)")
+    for name in ("exports", "report"):
+        if s.outputs.get(name):
+            lines.append(f"{name}: {s.outputs[name]}")
     return "\n".join(lines)
 
 
 def build_summary(store: Any, run_id: str) -> RunSummary:
     """Read everything the summary needs from the store (works for finished and crashed runs alike)."""
-    from envscaler_core.models import EnvCandidate, Scenario, StageFailure
+    from envscaler_core.models import AcceptedEnv, EnvCandidate, Scenario, StageFailure
 
     run = store.get_run(run_id)
     if run is None:
@@ -79,4 +107,6 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     reasons += [f"rejected env: {c.failure_reason}" for c in store.query(EnvCandidate, run_id=run_id, where={"status": "rejected"})]
     reasons += [f"rejected scenario: {s.rejection_reason}" for s in store.query(Scenario, run_id=run_id, where={"status": "rejected"})]
     return RunSummary(run_id=run_id, status=run.status, funnel=store.funnel(run_id), usage=store.llm_usage(run_id),
-                      top_failures=top_reasons(reasons))
+                      top_failures=top_reasons(reasons), error=run.error, outputs=dict(run.outputs),
+                      env_ids=[e.env_id for e in store.query(AcceptedEnv, run_id=run_id)],
+                      sources_report=run.sources_report, progress=run.progress)

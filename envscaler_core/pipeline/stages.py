@@ -95,9 +95,21 @@ def _by_fp(ctx: RunContext, model: type[Record], fps: Sequence[str]) -> list[Any
 
 # ---- Stage 1: mine ------------------------------------------------------------------------------
 
+class SourceError(ValueError):
+    """The sources cannot feed a run (a file with no task, an unreadable format, nothing at all)."""
+
+
 def ingest(ctx: RunContext, paths: Sequence[Path]) -> BatchReport:
-    """Read, filter and dedup the source files into `source_tasks` (idempotent)."""
+    """Read, filter and dedup the source files into `source_tasks` (idempotent), and keep the per-file
+    report on the run. Unusable sources raise `SourceError` before any task is written."""
+    from envscaler_core.mine.source_report import build_source_report, source_errors
+
     result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks)
+    sources_report = build_source_report(paths, result, ctx.settings.mine.max_tasks)
+    ctx.update_run(sources_report=sources_report)
+    errors = source_errors(sources_report, strict=ctx.settings.mine.strict_sources)
+    if errors:
+        raise SourceError("; ".join(errors))
     report = BatchReport(stage="mine.ingest", done=len(result.tasks))
     known = ctx.store.fingerprints(SourceTask, ctx.run_id)
     _write(ctx, report, [t for t in result.tasks if t.fingerprint not in known])

@@ -6,13 +6,14 @@ users meet them (a locked DuckDB file, a corrupted file, a Postgres server that 
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, Engine, create_engine, inspect, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
-from envscaler_core.store.errors import StoreError
+from envscaler_core.store.errors import StoreError, StoreMissing
 from envscaler_core.store.schema import SCHEMA_VERSION, metadata, store_meta
 from envscaler_core.store.urls import StoreURL
 
@@ -32,11 +33,15 @@ def naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
-def open_engine(location: StoreURL) -> Engine:
-    """Create the engine, connect once (so lock/corruption/auth errors surface now) and set up the schema."""
+def open_engine(location: StoreURL, *, create: bool = True) -> Engine:
+    """Create the engine, connect once (so lock/corruption/auth errors surface now) and set up the schema.
+    With `create=False` a DuckDB file that does not exist is `StoreMissing`, and nothing is created."""
     if location.backend == "duckdb":
         assert location.path is not None
-        location.path.parent.mkdir(parents=True, exist_ok=True)
+        if not create and not location.path.exists():
+            raise StoreMissing(f"no store at {location.path}: nothing has run with it yet (start one with "
+                               "`envscaler run` or `envscaler demo`, or point --db / ENVSCALER_DB_URL at your store)")
+        _make_parent(location)
         engine = create_engine(location.url)
     else:
         connect_args = {} if "connect_timeout" in location.url.query else {"connect_timeout": 10}
@@ -51,6 +56,36 @@ def open_engine(location: StoreURL) -> Engine:
         engine.dispose()
         raise _open_error(location, exc) from exc
     return engine
+
+
+def release_dialect(engine: Engine) -> None:
+    """Let a closed engine's dialect be freed. SQLAlchemy's PostgreSQL dialect (which duckdb_engine
+    extends) memoises `_has_multi_table_query` with a class-level `lru_cache` keyed by the dialect, so
+    every dialect ever used stays alive until interpreter teardown, and with it the result-processor
+    memo keyed by DuckDB's native type objects; torn down after DuckDB's bindings, those are what the
+    `nanobind: leaked instances` dump at exit lists. Dropping the memo and that cache entry frees them now."""
+    from sqlalchemy.dialects.postgresql.base import PGDialect
+
+    memos = getattr(engine.dialect, "__dict__", {}).get("_type_memos")
+    if isinstance(memos, dict) or hasattr(memos, "clear"):
+        memos.clear()
+    cached = getattr(PGDialect, "_has_multi_table_query", None)
+    if hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+
+
+def _make_parent(location: StoreURL) -> None:
+    assert location.path is not None
+    try:
+        location.path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in location.path.parents if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is a file, not a directory" if blocker else (exc.strerror or str(exc))
+        raise StoreError(f"cannot create the DuckDB store {location.path}: {why}; pass --db duckdb:///<writable path> "
+                         "or set ENVSCALER_DB_URL") from exc
+    if not location.path.parent.is_dir() or not os.access(location.path.parent, os.W_OK):
+        raise StoreError(f"cannot create the DuckDB store {location.path}: directory {location.path.parent} is not "
+                         "writable; pass --db duckdb:///<writable path> or set ENVSCALER_DB_URL")
 
 
 def _open_error(location: StoreURL, exc: SQLAlchemyError) -> StoreError:

@@ -33,7 +33,7 @@ from envscaler_core.models import (
     canonical_json,
     utcnow,
 )
-from envscaler_core.store.engine import first_line, naive_utc, open_engine
+from envscaler_core.store.engine import first_line, naive_utc, open_engine, release_dialect
 from envscaler_core.store.errors import StoreError
 from envscaler_core.store.records import UpsertCounts, group_rows, load_models, upsert_kind, where_clauses
 from envscaler_core.store.schema import kind_of, llm_calls, runs
@@ -66,10 +66,11 @@ class Store:
         self._closed = False
 
     @classmethod
-    def from_url(cls, url: str) -> Store:
-        """Open (creating if needed) the store at `url`: `duckdb:///path` or `postgresql[+psycopg]://...`."""
+    def from_url(cls, url: str, *, create: bool = True) -> Store:
+        """Open (creating if needed) the store at `url`: `duckdb:///path` or `postgresql[+psycopg]://...`.
+        Read-only verbs pass `create=False`: a DuckDB file that does not exist is `StoreMissing`."""
         location = parse_store_url(url)
-        return cls(open_engine(location), location)
+        return cls(open_engine(location, create=create), location)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -92,6 +93,7 @@ class Store:
         if not self._closed:
             self._closed = True
             self._engine.dispose()
+            release_dialect(self._engine)
 
     def __enter__(self) -> Store:
         return self

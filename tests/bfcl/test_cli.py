@@ -145,3 +145,25 @@ def test_a_killed_evaluation_resumes_without_repeating_finished_tasks(
     assert paid_twice == []
     # only requests in flight at the kill may be sent again: at most max_concurrency of them
     assert mock.stats()["requests_total"] - before <= reference_requests + 4
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_an_evaluation_with_exit_130_and_the_resume_command(prefect_api: str, tmp_path: Path) -> None:
+    from mock_llm.http_state import FaultConfig
+    from mock_llm.server import MockServer
+    from tests.cli.helpers import assert_no_noise
+
+    db = tmp_path / "int.duckdb"
+    with MockServer(faults=FaultConfig(latency_ms=1500)) as slow:
+        args = ("eval", "bfcl-mt", "--limit", "2", "--agent", "llm", "--run-id", "stopped",
+                "--db", f"duckdb:///{db}", "-c", str(config_file(tmp_path, slow.base_url)))
+        proc = cli(*args, prefect_api=prefect_api)
+        deadline = time.monotonic() + 240
+        while slow.stats()["requests_total"] == 0:  # the evaluation is waiting on the model: mid-run
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal sends Ctrl-C: to the whole process group
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()[-3000:]
+    assert_no_noise(err.decode())
+    assert "envscaler eval bfcl-mt --run-id stopped" in err.decode()

@@ -1,0 +1,61 @@
+"""A run's live progress: what `envscaler run` draws, `status --watch` reads and the report keeps.
+
+Published while the run is active (a JSON file beside the store, the run row, a Prefect artifact),
+because a DuckDB store cannot be opened by a second process while the run holds it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from envscaler_core.models.base import Model, utcnow
+
+
+class StepProgress(Model):
+    """One pipeline step (e.g. `validate`): items done of total, and what the LLM cost during it."""
+
+    name: str
+    total: int = Field(default=0, description="Items pending when the step started (0 for whole-run steps).")
+    done: int = 0
+    failed: int = 0
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+    llm_calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def elapsed_s(self) -> float:
+        return ((self.finished_at or utcnow()) - self.started_at).total_seconds()
+
+
+class RunProgress(Model):
+    run_id: str
+    pid: int | None = Field(default=None, description="The process running it (for `status` on a locked store).")
+    store: str = ""
+    status: str = "running"
+    started_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    steps: list[StepProgress] = Field(default_factory=list)
+    funnel: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def current(self) -> StepProgress | None:
+        return self.steps[-1] if self.steps else None
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(s.llm_calls for s in self.steps)
+
+    @property
+    def tokens(self) -> int:
+        return sum(s.tokens for s in self.steps)
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(s.cost_usd for s in self.steps)
+
+    @property
+    def elapsed_s(self) -> float:
+        return (self.updated_at - self.started_at).total_seconds()

@@ -1,0 +1,44 @@
+"""Progress figures as text: the plain lines `envscaler run` prints off a terminal, `status` shows for an
+active run, and the Prefect progress artifact carries. One formatter so the three always agree."""
+
+from __future__ import annotations
+
+from envscaler_core.models.progress import RunProgress, StepProgress
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def tokens(n: int) -> str:
+    return f"{n / 1e6:.2f}M" if n >= 1_000_000 else f"{n / 1e3:.1f}k" if n >= 1000 else str(n)
+
+
+def items(step: StepProgress) -> str:
+    if step.total:
+        return f"{step.done}/{step.total} done"
+    return f"{step.done} done" if step.finished_at is not None else "running"
+
+
+def step_line(step: StepProgress) -> str:
+    state = "" if step.finished_at is not None else " (running)"
+    failed = f", {step.failed} failed" if step.failed else ""
+    return (f"{step.name}{state} {items(step)}{failed} · {step.llm_calls} LLM calls · {tokens(step.tokens)} tokens · "
+            f"${step.cost_usd:.4f} · {duration(step.elapsed_s)}")
+
+
+def progress_lines(progress: RunProgress) -> list[str]:
+    return [f"  {step_line(s)}" for s in progress.steps]
+
+
+def headline(progress: RunProgress) -> str:
+    """One line for the whole run: what is running and the totals so far."""
+    step = progress.current
+    now = f"{step.name} {items(step)}" + (f", {step.failed} failed" if step.failed else "") if step else "starting"
+    return (f"[{duration(progress.elapsed_s)}] {progress.run_id} {progress.status}: {now} · "
+            f"{progress.llm_calls} LLM calls · {tokens(progress.tokens)} tokens · ${progress.cost_usd:.4f}")

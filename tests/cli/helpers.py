@@ -1,0 +1,51 @@
+"""Running the real `envscaler` executable as a new user would: a clean environment (no OPENAI_*,
+ENVSCALER_*, PREFECT_API_URL from the developer's shell), a temp HOME, and the output checked as text."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ENVSCALER = Path(sys.executable).with_name("envscaler")
+ROOT = Path(__file__).resolve().parents[2]
+SLICE = ROOT / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
+SMALL_TOML = """
+[mine]
+max_tasks = 24
+select_n = 3
+[validate]
+rounds = 6
+[scen]
+per_env = 1
+[flow]
+batch_size = 4
+"""
+
+
+def clean_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "ENVSCALER_", "PREFECT_API", "XDG_DATA_HOME"))}
+    env.update(HOME=str(home), PREFECT_HOME=str(home / ".prefect"), **extra)
+    return env
+
+
+def envscaler(*args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(ENVSCALER), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def assert_one_line_error(out: subprocess.CompletedProcess[str], *needles: str, code: int = 2) -> str:
+    assert out.returncode == code, (out.returncode, out.stdout[-2000:], out.stderr[-3000:])
+    assert "Traceback" not in out.stderr + out.stdout, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+    assert all(n in lines[0] for n in needles), lines[0]
+    return lines[0]
+
+
+def assert_no_noise(stderr: str) -> None:
+    """What a user must never see: tracebacks, telemetry failures, nanobind leak dumps."""
+    for noise in ("Traceback", "Failed to send telemetry", "nanobind", "leaked instance"):
+        assert noise not in stderr, f"{noise!r} on stderr:\n{stderr[-3000:]}"

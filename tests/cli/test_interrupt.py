@@ -1,0 +1,119 @@
+"""Spec: a run can be watched and stopped. While `envscaler run` works, `status` shows its live figures
+(the run holds the DuckDB file); Ctrl-C to the whole process group, as a terminal sends it, stops it with
+exit 130, the run marked interrupted and the resume command printed, no traceback, and no Prefect server
+left behind; `envscaler resume` then completes it. No PREFECT_API_URL: the CLI starts its own server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mock_llm.http_state import FaultConfig
+from mock_llm.server import MockServer
+from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, envscaler
+
+pytestmark = [pytest.mark.slow]
+RUN = "interrupt-me"
+
+
+@pytest.fixture(scope="module")
+def slow_mock() -> Iterator[MockServer]:
+    """Its own mock, with latency, so the run is still working when the interrupt comes."""
+    with MockServer(faults=FaultConfig(latency_ms=1500)) as server:
+        yield server
+
+
+def prefect_servers_of(home: Path) -> list[int]:
+    """Pids of Prefect API servers started with this PREFECT_HOME (an orphan would be one of them)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+            env = (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if b"prefect.server.api.server:create_app" in cmd and f"PREFECT_HOME={home}".encode() in env:
+            found.append(int(proc.name))
+    return found
+
+
+def wait_for_step(progress: Path, step: str, proc: subprocess.Popen[str], limit_s: float = 240) -> dict[str, Any]:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            data = json.loads(progress.read_text())
+        except (OSError, ValueError):
+            data = None
+        if data and data["steps"] and data["steps"][-1]["name"] == step:
+            return data
+        time.sleep(0.2)
+    raise AssertionError(f"step {step} never started")
+
+
+@pytest.fixture(scope="module")
+def interrupted(slow_mock: MockServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("interrupt")
+    (tmp / "home").mkdir()
+    (tmp / "f.toml").write_text(SMALL_TOML)
+    db = tmp / "runs.duckdb"
+    env = clean_env(tmp / "home", OPENAI_BASE_URL=slow_mock.base_url, OPENAI_API_KEY="mock",
+                    ENVSCALER_DB_URL=f"duckdb:///{db}")
+    proc = subprocess.Popen([str(ENVSCALER), "run", "-s", str(SLICE), "-c", str(tmp / "f.toml"), "--run-id", RUN],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
+                            start_new_session=True)  # its own process group, like a terminal's foreground job
+    try:
+        wait_for_step(Path(f"{db}.progress") / f"{RUN}.json", "validate", proc)
+        during = {"one": envscaler("status", RUN, env=env), "list": envscaler("status", env=env)}
+        assert proc.poll() is None, "the run ended before the interrupt: make the mock slower"
+        started = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)  # a functional bound ("it stops"), not a performance claim
+        stopped_s = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    print(f"Ctrl-C to exit: {stopped_s:.2f} s")
+    return {"env": env, "tmp": tmp, "code": proc.returncode, "stdout": out, "stderr": err, "during": during,
+            "after": envscaler("status", RUN, "--json", env=env), "servers": prefect_servers_of(tmp / "home" / ".prefect")}
+
+
+def test_status_shows_a_run_that_holds_the_store(interrupted: dict[str, Any]) -> None:
+    one, listing = interrupted["during"]["one"], interrupted["during"]["list"]
+    assert one.returncode == 0, one.stderr
+    assert "held by the running process" in one.stdout and f"{RUN} running: " in one.stdout
+    assert "mine.judge" in one.stdout and "LLM calls" in one.stdout
+    assert listing.returncode == 0 and RUN in listing.stdout and "running" in listing.stdout, listing
+
+
+def test_ctrl_c_exits_130_with_the_resume_command(interrupted: dict[str, Any]) -> None:
+    assert interrupted["code"] == 130, interrupted["stderr"][-3000:]
+    assert f"envscaler resume {RUN}" in interrupted["stderr"]
+    assert_no_noise(interrupted["stderr"])
+
+
+def test_the_run_is_marked_interrupted_and_no_server_is_left(interrupted: dict[str, Any]) -> None:
+    after = json.loads(interrupted["after"].stdout)
+    assert after["status"] == "interrupted" and "resume" in after["error"]
+    assert after["funnel"]["source_tasks"] == 24 and after["funnel"]["accepted_envs"] == 0
+    assert interrupted["servers"] == []
+
+
+def test_resume_completes_the_interrupted_run(interrupted: dict[str, Any]) -> None:
+    out = envscaler("resume", RUN, "--quiet", env=interrupted["env"], cwd=interrupted["tmp"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"run {RUN}: completed" in out.stdout and "report: " in out.stdout and "exports: " in out.stdout
+    assert_no_noise(out.stderr)
+    shown = envscaler("status", RUN, env=interrupted["env"])
+    assert f"run {RUN}: completed" in shown.stdout and "envs: env_" in shown.stdout
