@@ -115,4 +115,13 @@ def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
             gateway = LLMGateway(settings.llm) if needs_llm else None
             return asyncio.run(validate_candidate(candidate, pool, gateway, settings, test_state=test_state))
         except LLMError as exc:
-            fail(str(exc))
+            fail(f"{exc}{_state_hint(settings.validate_.mode, test_state)}")
+
+
+def _state_hint(mode: str, test_state: dict | None) -> str:
+    """Without --state an LLM writes the test state; say how to do without it, which a new user can't guess."""
+    if test_state is not None:
+        return ""
+    if mode == "programmatic":
+        return " (programmatic mode needs no LLM at all when you pass --state FILE, a JSON init config for the class)"
+    return " (--state FILE gives the test state, so no LLM has to write one)"

@@ -170,6 +170,13 @@ def test_programmatic_mode_with_a_state_needs_no_llm_endpoint(tmp_path: Path) ->
     assert out.returncode == 0 and full(out)["accepted"]
 
 
+def test_without_a_state_or_an_llm_the_error_points_at_state(tmp_path: Path) -> None:
+    code, _ = files(tmp_path)
+    out = envscaler(tmp_path, "--code", code, "--mode", "programmatic")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "no API key" in out.stderr and "needs no LLM at all when you pass --state FILE" in out.stderr
+
+
 def test_an_envscaler_generated_file_needs_no_class_option(tmp_path: Path) -> None:
     """EnvScaler's files hold TypedDict records beside one base-less env class."""
     from tests.validation.envscaler_style_env import ENVSCALER_LIBRARY_CODE
