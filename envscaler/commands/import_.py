@@ -68,7 +68,6 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
 
     from envscaler.runner import EXIT_INTERRUPTED, claimed_store, flow_session
     from envscaler_core.config import public_config
-    from envscaler_core.interop.batch import HarnessError
     from envscaler_core.interop.importer import ImportRefused
     from envscaler_core.interop.read import ReadError
     from envscaler_core.llm.errors import LLMConfigError
@@ -92,7 +91,7 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
         fail(f"{exc}; nothing imported")
     except SandboxUnavailable as exc:
         fail(f"the sandbox is unavailable, nothing imported: {exc}")
-    except (StoreError, HarnessError, LLMConfigError) as exc:
+    except (StoreError, LLMConfigError) as exc:
         fail(f"import failed, nothing written: {exc}")
 
 

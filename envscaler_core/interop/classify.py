@@ -29,7 +29,7 @@ def short(error: str | None, limit: int = 200) -> str:
 
 
 def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
-    """(kind, value, error) of one harness check result; anything odd is an error, never a pass."""
+    """(kind, value, error) of one check result (`sandboxed.raw_result`); anything odd is an error, never a pass."""
     if not isinstance(raw, dict):
         return "error", None, "no result"
     kind, value = raw.get("kind"), raw.get("v")
@@ -41,7 +41,7 @@ def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
 
 
 def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
-    """Checks judged on the initial state only. `raw` is the harness list (or a dict error for all)."""
+    """Checks judged on the initial state only. `raw` is one result per check (or a dict error for all)."""
     if not isinstance(raw, list):
         error = raw.get("error") if isinstance(raw, dict) else None
         raw = [{"kind": "error", "error": error or "not run"}] * len(items)

@@ -1,23 +1,22 @@
-"""The audit of one imported env and its scenarios, in one thread with one harness session.
+"""The audit of one imported env and its scenarios.
 
-Order: load every scenario's initial state the way EnvScaler's runtime does (one batched sandbox
-process); validate the class programmatically like one of our own candidates, on the first initial
-state that loaded; then, for an accepted env only, run every check on its initial state (one batched
-process) and replay the reference solutions that came with the files. A rejected env's scenarios are
-`env_rejected` and cost no further work.
+Order: load every scenario's initial state the way EnvScaler's runtime does (one sandbox episode
+each); validate the class programmatically like one of our own candidates, on the first initial
+state that loaded; then, for an accepted env only, run every check on its initial state (one
+isolation unit per check) and replay the reference solutions that came with the files. A rejected
+env's scenarios are `env_rejected` and cost no further work.
 """
 
 from __future__ import annotations
 
 import ast
 import asyncio
-import json
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings
-from envscaler_core.interop.batch import HarnessRunner
+from envscaler_core.interop.sandboxed import Breaker, has_markers, load_state, parallel, raw_result, replay, run_checks
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
 from envscaler_core.models.env import AcceptedEnv, EnvCandidate
@@ -35,7 +34,7 @@ class ScenarioVerdict(BaseModel):
     solution: list[ToolCall] = Field(default_factory=list)
     origin: str | None = None
     attempts: list[str] = Field(default_factory=list)
-    state0: str | None = Field(default=None, description="Initial state as marker JSON (for --solve; not stored).")
+    state0: dict[str, Any] | None = Field(default=None, description="Initial state, marker JSON (for --solve; not stored).")
 
 
 class EnvOutcome(BaseModel):
@@ -111,19 +110,22 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
 
 
 def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str, list[ToolCall]],
-              runtime: EnvRuntime, settings: Settings, runner: HarnessRunner, static: list[str],
-              keep_states: bool = False) -> EnvOutcome:
+              runtime: EnvRuntime, settings: Settings, static: list[str], keep_states: bool = False,
+              threads: int = 1) -> EnvOutcome:
     """`static` = `static_problems(env)`, computed by the caller on its own thread; `keep_states`
-    keeps the initial state of each unproven scenario for a later `--solve`."""
+    keeps the initial state of each unproven scenario for a later `--solve`. Every load is its own
+    sandbox episode and every check its own unit; `threads` of them run at once."""
     from envscaler_core.interop.solutions import scenario_key
 
-    items = [{"class_name": s.class_name, "config": s.config} for s in scenarios]
-    loaded = runner.run("load_states", [*items, {"class_name": env.class_name, "config": None}], {"code": env.code})
-    empty, loaded = loaded[-1], loaded[:-1]
-    usable = [s.config for s, r in zip(scenarios, loaded) if "state" in r and s.class_name == env.class_name]
+    breaker = Breaker(settings.scen.check_timeout_s)
+    loaded = parallel(lambda s: load_state(runtime, env.code, s.class_name, s.config, breaker), scenarios, threads)
+    usable = [s.config for s, r in zip(scenarios, loaded) if r.state is not None and s.class_name == env.class_name]
     # Our own sandbox sees markers as plain JSON (a set becomes a list), so prefer a config without any.
-    test = next((c for c in usable if '"__type__"' not in json.dumps(c)), usable[0] if usable else None)
-    load_error = None if test is not None or "state" in empty else str(empty.get("error"))
+    test = next((c for c in usable if not has_markers(c)), usable[0] if usable else None)
+    load_error = None
+    if test is None:
+        empty = load_state(runtime, env.code, env.class_name, None, breaker)
+        load_error = empty.error
     outcome = judge_env(env, test, load_error, runtime, settings, static)
     if not outcome.accepted:
         why = f"env {env.env_id} rejected"
@@ -132,26 +134,29 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     verdicts: list[ScenarioVerdict] = []
     pending: list[int] = []
     for i, (s, r) in enumerate(zip(scenarios, loaded)):
-        if "state" not in r:
-            why = f"initial state does not load: {short(r.get('error'))}"
+        if r.state is None:
+            why = f"initial state does not load: {short(r.error)}"
             checks = [CheckAudit(index=k, item=item, outcome="check_error", error=why) for k, (item, _) in enumerate(s.checks or [])]
             verdicts.append(ScenarioVerdict(audit="check_error", reasons=[why], checks=checks))
         elif s.checks is None:
             verdicts.append(ScenarioVerdict(audit="unproven", reasons=[SFT_NO_CHECKS]))
         else:
-            verdicts.append(ScenarioVerdict(audit="check_error", state0=r["state"]))
+            verdicts.append(ScenarioVerdict(audit="check_error", state0=r.state))
             pending.append(i)
-    raw = runner.run_checks([{"initial": verdicts[i].state0, "final": verdicts[i].state0,
-                              "checks": [src for _, src in scenarios[i].checks or []]} for i in pending])
-    for i, result in zip(pending, raw):
+
+    def initial(i: int) -> list[dict[str, Any]]:
+        state = verdicts[i].state0 or {}
+        return [raw_result(o) for o in run_checks(runtime, [src for _, src in scenarios[i].checks or []], state, state, breaker)]
+
+    for i, result in zip(pending, parallel(initial, pending, threads)):
         audits = initial_audits([item for item, _ in scenarios[i].checks or []], result)
         cls, reasons = scenario_class(audits)
         keep = verdicts[i].state0 if cls == "unproven" else None  # what solving (and replays below) need
         verdicts[i] = verdicts[i].model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": keep})
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
             if verdicts[i].audit == "unproven" and scenario_key(scenarios[i].record) in solutions]
-    for (i, calls), (audits, kept, problem) in zip(todo, verify(runner, env, [
-            (scenarios[i], verdicts[i].state0 or "{}", verdicts[i].checks, calls) for i, calls in todo])):
+    for (i, calls), (audits, kept, problem) in zip(todo, verify(runtime, env, [
+            (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], breaker, threads)):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file")
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
@@ -173,10 +178,11 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     return verdict.model_copy(update={"attempts": [*verdict.attempts, f"{origin}: {problem}"]})
 
 
-def verify(runner: HarnessRunner, env: EnvInput,
-           jobs: list[tuple[ScenarioInput, str, list[CheckAudit], list[ToolCall]]]
-           ) -> list[tuple[list[CheckAudit], list[ToolCall], str | None]]:
-    """Replay each candidate solution EnvScaler's way and judge the unproven checks on the result.
+def verify(runtime: EnvRuntime, env: EnvInput,
+           jobs: list[tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]],
+           breaker: Breaker, threads: int = 1) -> list[tuple[list[CheckAudit], list[ToolCall], str | None]]:
+    """Replay each candidate solution EnvScaler's way (one sandbox episode each) and judge the
+    unproven checks on the result (one unit per check).
 
     A call EnvScaler would reject as invalid (no such attribute) or that raises (its runtime would end
     the episode with reward 0 there) is dropped and the rest replayed again from the initial state;
@@ -184,34 +190,21 @@ def verify(runner: HarnessRunner, env: EnvInput,
     if not jobs:
         return []
 
-    def replay(plans: list[tuple[ScenarioInput, list[ToolCall]]]) -> list[dict[str, Any]]:
-        return runner.run("replay", [{"class_name": s.class_name, "config": s.config,
-                                      "calls": [[c.tool, c.args] for c in calls]} for s, calls in plans],
-                          {"code": env.code})
+    def one(job: tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]
+            ) -> tuple[list[CheckAudit], list[ToolCall], str | None]:
+        s, state0, audits, calls = job
+        result = replay(runtime, env.code, s.class_name, s.config, calls, breaker)
+        plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
+        if result.state is not None and len(plan) != len(calls):
+            result = replay(runtime, env.code, s.class_name, s.config, plan, breaker)
+        bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
+        if result.state is None:
+            return audits, plan, f"the reference solution could not be replayed: {short(result.error)}"
+        if bad is not None:
+            return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}"
+        if not plan:
+            return audits, plan, "the reference solution has no call EnvScaler's runtime accepts"
+        outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
+        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None
 
-    first = replay([(s, calls) for s, _, _, calls in jobs])
-    plans: list[list[ToolCall]] = []
-    for (_, _, _, calls), result in zip(jobs, first):
-        statuses = [c.get("status") for c in result.get("calls") or []]
-        plans.append([c for c, st in zip(calls, statuses) if st == "ok"] if "state" in result else calls)
-    second_idx = [k for k, (job, result) in enumerate(zip(jobs, first)) if "state" in result and len(plans[k]) != len(job[3])]
-    finals = list(first)
-    for k, result in zip(second_idx, replay([(jobs[k][0], plans[k]) for k in second_idx])):
-        finals[k] = result
-    problems: list[str | None] = []
-    for k, result in enumerate(finals):
-        bad = [c for c in result.get("calls") or [] if c.get("status") != "ok"]
-        if "state" not in result:
-            problems.append(f"the reference solution could not be replayed: {short(result.get('error'))}")
-        elif bad:
-            problems.append(f"the reference solution fails under EnvScaler's runtime: {short(bad[0].get('error') or 'invalid call')}")
-        elif not plans[k]:
-            problems.append("the reference solution has no call EnvScaler's runtime accepts")
-        else:
-            problems.append(None)
-    ok = [k for k, p in enumerate(problems) if p is None]
-    raw = runner.run_checks([{"initial": jobs[k][1], "final": finals[k]["state"],
-                              "checks": [src for _, src in jobs[k][0].checks or []]} for k in ok])
-    judged = dict(zip(ok, raw))
-    return [(apply_solution(audits, judged[k]) if k in judged else audits, plans[k], problems[k])
-            for k, (_, _, audits, _) in enumerate(jobs)]
+    return parallel(one, jobs, threads)

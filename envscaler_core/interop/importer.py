@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings, public_config
-from envscaler_core.interop.batch import HarnessRunner, run_many
+from envscaler_core.interop.sandboxed import parallel
 from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions
@@ -63,14 +63,14 @@ def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
 
 
 def _jobs(envs: list[EnvInput], scenarios: list[ScenarioInput], solutions: dict, runtime: EnvRuntime,
-          settings: Settings, solve: bool) -> tuple[list[Any], list[list[ScenarioInput]], list[EnvInput]]:
+          settings: Settings, solve: bool, threads: int) -> tuple[list[Any], list[list[ScenarioInput]], list[EnvInput]]:
     groups: dict[str, list[ScenarioInput]] = {e.env_id: [] for e in envs}
     for s in scenarios:
         groups[s.env_id].append(s)
 
     def job(env: EnvInput, mine: list[ScenarioInput]) -> Any:
         static = static_problems(env)  # here, on this thread: ast.parse is not thread-safe on 3.11
-        return lambda runner: audit_env(env, mine, solutions, runtime, settings, runner, static, keep_states=solve)
+        return lambda: audit_env(env, mine, solutions, runtime, settings, static, keep_states=solve, threads=threads)
 
     # Largest envs first: with a thread pool, the long jobs should not start last.
     order = sorted(envs, key=lambda e: -len(groups[e.env_id]))
@@ -99,9 +99,8 @@ def import_envscaler(
 
     clock.lap("read")
     threads = threads or settings.sandbox.workers or os.cpu_count() or 1
-    jobs, groups, order = _jobs(envs, scenarios, solutions, runtime, settings, solve)
-    outcomes: list[EnvOutcome] = run_many(runtime, settings.sandbox.call_timeout_s, jobs, threads,
-                                          settings.scen.check_timeout_s)
+    jobs, groups, order = _jobs(envs, scenarios, solutions, runtime, settings, solve, threads)
+    outcomes: list[EnvOutcome] = parallel(lambda job: job(), jobs, threads)
     clock.lap("audit")
     stopped = None
     if solve:
@@ -190,8 +189,3 @@ def _factory_scenario(s: ScenarioInput, solution: list[Any]) -> Scenario:
                     checklist=checklist or [item for item, _ in s.checks or []],
                     checks=[CheckSpec(item=item or f"check {k + 1}", code=src) for k, (item, src) in enumerate(s.checks or [])],
                     reference_solution=solution, status="verified")
-
-
-def harness_runner(runtime: EnvRuntime, settings: Settings) -> HarnessRunner:
-    """A runner with the import's timeouts (benchmarks and tests drive the harness directly)."""
-    return HarnessRunner(runtime, settings.sandbox.call_timeout_s, item_timeout_s=settings.scen.check_timeout_s)

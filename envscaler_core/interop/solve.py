@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from envscaler_core.config import Settings
-from envscaler_core.interop.batch import HarnessRunner, run_many
+from envscaler_core.interop.sandboxed import Breaker, parallel
 from envscaler_core.interop.envjob import ScenarioVerdict, settle, verify
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
 from envscaler_core.llm.errors import LLMError
@@ -88,19 +88,20 @@ async def solve(targets: list[Target], runtime: EnvRuntime, gateway: Any, settin
         by_env: dict[str, list[tuple[int, list[ToolCall]]]] = {}
         for k, calls in tried:
             by_env.setdefault(targets[k][0].env_id, []).append((k, calls))
-        jobs = [_verify_job(targets, verdicts, group) for group in by_env.values()]
-        results = await asyncio.to_thread(run_many, runtime, settings.sandbox.call_timeout_s, jobs, threads,
-                                          settings.scen.check_timeout_s)
+        jobs = [_verify_job(targets, verdicts, group, runtime, settings, threads) for group in by_env.values()]
+        results = await asyncio.to_thread(parallel, lambda job: job(), jobs, threads)
         for group in results:
             for k, verdict in group:
                 verdicts[k] = verdict
     return verdicts, stopped
 
 
-def _verify_job(targets: list[Target], verdicts: list[ScenarioVerdict], group: list[tuple[int, list[ToolCall]]]) -> Any:
-    def job(runner: HarnessRunner) -> list[tuple[int, ScenarioVerdict]]:
+def _verify_job(targets: list[Target], verdicts: list[ScenarioVerdict], group: list[tuple[int, list[ToolCall]]],
+                runtime: EnvRuntime, settings: Settings, threads: int) -> Any:
+    def job() -> list[tuple[int, ScenarioVerdict]]:
         env = targets[group[0][0]][0]
-        jobs = [(targets[k][2], verdicts[k].state0 or "{}", verdicts[k].checks, calls) for k, calls in group]
+        jobs = [(targets[k][2], verdicts[k].state0 or {}, verdicts[k].checks, calls) for k, calls in group]
+        found = verify(runtime, env, jobs, Breaker(settings.scen.check_timeout_s), threads)
         return [(k, settle(verdicts[k], audits, kept, problem, "agent"))
-                for (k, _), (audits, kept, problem) in zip(group, verify(runner, env, jobs))]
+                for (k, _), (audits, kept, problem) in zip(group, found)]
     return job
