@@ -1,14 +1,15 @@
 """EnvScaler import + audit throughput on 10,000 synthetic scenarios over 100 envs.
 
-Baselines measured in the same run, on the same data:
-- checks in-process, EnvScaler's way (its `interact_with_env`: exec the env code per scenario,
-  construct + setattr, snapshot, exec each check with `initial_state`): no isolation at all;
-- the sandbox's unbatched path (`runtime.run_checks`, one fresh process per scenario), on a sample.
+Baseline measured in the same run, on the same data: checks in-process, EnvScaler's way (its
+`interact_with_env`: exec the env code per scenario, construct + setattr, snapshot, exec each check
+with `initial_state`), no isolation at all.
 
-Reported: sandbox checks/s batched (the importer's harness, many scenarios per process) vs both
-baselines; the whole import (read, validate 100 envs, load 10k initial states, run 40k checks, write
-the store) in scenarios/s; peak RSS of the import and of the in-process baseline, each in its own
-fresh process (ru_maxrss minus the RSS before the work started).
+Reported: the importer's sandbox work (one episode per scenario load, one isolation unit per check)
+in checks/s and scenarios/s for 1, 2, 4, 8 host threads over the pool (on `SAMPLE` scenarios), as
+ratios against the baseline and against one thread; the whole import (read, validate every env, load
+every initial state, run every check, write the store) in scenarios/s; peak RSS of the import and of
+the baseline, each in its own fresh process (ru_maxrss minus the RSS before the work started).
+Sizes: ENVSCALER_BENCH_INTEROP_ENVS / _PER_ENV / _SAMPLE / _THREADS.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from typing import Any
 ENVS = int(os.environ.get("ENVSCALER_BENCH_INTEROP_ENVS", 100))
 PER_ENV = int(os.environ.get("ENVSCALER_BENCH_INTEROP_PER_ENV", 100))
 FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "envscaler" / "env_metadata.json"
-UNBATCHED_SAMPLE = 200
+SAMPLE = int(os.environ.get("ENVSCALER_BENCH_INTEROP_SAMPLE", 1000))
+"""Scenarios in the per-thread-count sandbox measurement (the whole import always runs on all of them)."""
+THREADS = [int(t) for t in os.environ.get("ENVSCALER_BENCH_INTEROP_THREADS", "1,2,4,8").split(",")]
 
 
 def _fn(body: str) -> str:
@@ -117,47 +120,34 @@ def inprocess(env_path: str, rl_path: str) -> dict[str, Any]:
             "peak_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024}
 
 
-def sandbox_checks(env_path: str, rl_path: str) -> dict[str, Any]:
-    """The importer's batched harness: per env one process loads every initial state, one runs every check."""
+def sandbox_audit(env_path: str, rl_path: str, threads: str) -> dict[str, Any]:
+    """The importer's sandbox work on a sample: per scenario one episode loads the initial state, then
+    every check runs in its own unit (`run_checks`); `threads` host threads over the pool."""
     from envscaler_core.config import load_settings
-    from envscaler_core.interop.batch import HarnessRunner, run_many
+    from envscaler_core.interop.sandboxed import Breaker, load_state, parallel, run_checks
     from sandbox import SandboxPool
 
     envs = json.loads(Path(env_path).read_text())
-    tasks = json.loads(Path(rl_path).read_text())
-    by_env: dict[str, list[dict[str, Any]]] = {}
-    for task in tasks:
-        by_env.setdefault(task["env_id"], []).append(task)
+    tasks = json.loads(Path(rl_path).read_text())[:SAMPLE]
     settings = load_settings(environ={})
     pool = SandboxPool(settings.sandbox)
-    counted = {"checks": 0, "errors": 0}
+    breaker = Breaker(settings.scen.check_timeout_s)
 
-    def job(env_id: str) -> Any:
-        def run(runner: HarnessRunner) -> None:
-            mine = by_env[env_id]
-            states = runner.run("load_states", [{"class_name": t["env_class_name"], "config": t["init_config"]} for t in mine],
-                                {"code": envs[env_id]["env_class_code"]})
-            items = [{"initial": s["state"], "final": s["state"], "checks": [c["check_func"] for c in t["checklist_with_func"]]}
-                     for t, s in zip(mine, states)]
-            for result in runner.run("run_checks", items, None, "check_timeout_s"):
-                counted["checks"] += len(result)
-                counted["errors"] += sum(1 for r in result if r.get("kind") != "ok")
-        return run
+    def one(task: dict[str, Any]) -> tuple[int, int]:
+        loaded = load_state(pool, envs[task["env_id"]]["env_class_code"], task["env_class_name"], task["init_config"], breaker)
+        assert loaded.state is not None, loaded.error
+        outcomes = run_checks(pool, [c["check_func"] for c in task["checklist_with_func"]], loaded.state, loaded.state, breaker)
+        return len(outcomes), sum(1 for o in outcomes if o.passed is None)
 
     try:
+        one(tasks[0])  # warm
         t0 = time.perf_counter()
-        run_many(pool, settings.sandbox.call_timeout_s, [job(e) for e in by_env], settings.sandbox.workers or os.cpu_count() or 1)
+        counts = parallel(one, tasks, int(threads))
         seconds = time.perf_counter() - t0
-        sample = tasks[:UNBATCHED_SAMPLE]
-        t1 = time.perf_counter()
-        unbatched = 0
-        for task in sample:  # the sandbox's own API: a fresh process per call of run_checks
-            unbatched += len(pool.run_checks([c["check_func"] for c in task["checklist_with_func"]],
-                                             task["init_config"], task["init_config"]))
-        unbatched_seconds = time.perf_counter() - t1
     finally:
         pool.close()
-    return {"seconds": seconds, **counted, "unbatched_checks": unbatched, "unbatched_seconds": unbatched_seconds}
+    return {"seconds": seconds, "scenarios": len(tasks), "checks": sum(c for c, _ in counts),
+            "errors": sum(e for _, e in counts)}
 
 
 def full_import(env_path: str, rl_path: str, tmp: str) -> dict[str, Any]:
@@ -199,20 +189,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-interop-") as tmp:
         env_path, rl_path = build(Path(tmp))
         n = ENVS * PER_ENV
-        print(f"data: {ENVS} envs, {n} RL scenarios, {rl_path.stat().st_size / 1e6:.1f} MB of scenario JSON")
+        print(f"data: {ENVS} envs, {n} RL scenarios, {rl_path.stat().st_size / 1e6:.1f} MB of scenario JSON; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         base = measure("inprocess", str(env_path), str(rl_path))
-        box = measure("sandbox_checks", str(env_path), str(rl_path))
+        b_rate = base["checks"] / base["seconds"]
+        print(f"baseline, in-process (EnvScaler's way, no isolation): {b_rate:9.0f} checks/s "
+              f"{base['scenarios'] / base['seconds']:8.0f} scenarios/s  peak +{base['peak_mb']:.0f} MB")
+        first = None
+        for threads in THREADS:
+            box = measure("sandbox_audit", str(env_path), str(rl_path), str(threads))
+            rate, scen_rate = box["checks"] / box["seconds"], box["scenarios"] / box["seconds"]
+            first = first or rate
+            print(f"sandbox, {threads} host thread(s), {box['scenarios']} scenarios (1 episode + 1 unit per check each): "
+                  f"{rate:7.0f} checks/s {scen_rate:6.1f} scenarios/s  = {rate / b_rate:.4f}x in-process, "
+                  f"{rate / first:.2f}x 1 thread  ({box['errors']} checks not ok, as planted)")
         whole = measure("full_import", str(env_path), str(rl_path), tmp)
-        b_rate, s_rate = base["checks"] / base["seconds"], box["checks"] / box["seconds"]
-        u_rate = box["unbatched_checks"] / box["unbatched_seconds"]
-        print(f"in-process (EnvScaler's way): {b_rate:9.0f} checks/s  {base['scenarios'] / base['seconds']:8.0f} scenarios/s"
-              f"  peak +{base['peak_mb']:.0f} MB")
-        print(f"sandbox, batched harness:     {s_rate:9.0f} checks/s  {n / box['seconds']:8.0f} scenarios/s"
-              f"  ({box['errors']} checks not ok, as planted)")
-        print(f"sandbox, one process per scenario (sample of {UNBATCHED_SAMPLE}): {u_rate:9.0f} checks/s")
-        print(f"ratio batched/in-process: {s_rate / b_rate:.3f}; batched/unbatched: {s_rate / u_rate:.1f}x")
-        print(f"whole import + audit (read, validate {ENVS} envs, load states, run checks, write store): "
-              f"{whole['seconds']:.1f} s = {n / whole['seconds']:.0f} scenarios/s, peak +{whole['peak_mb']:.0f} MB")
+        print(f"whole import + audit (read, validate {ENVS} envs, load {n} states, run every check, write store): "
+              f"{whole['seconds']:.1f} s = {n / whole['seconds']:.1f} scenarios/s "
+              f"(= {n / whole['seconds'] / (base['scenarios'] / base['seconds']):.4f}x in-process), "
+              f"peak +{whole['peak_mb']:.0f} MB (in-process +{base['peak_mb']:.0f} MB)")
         print(f"  phases (s): {whole['phases']} (audit = validation of every env + initial states + checks)")
         print(f"audit: {json.dumps({k: whole['summary'][k] for k in ('envs', 'scenarios')})}")
 
