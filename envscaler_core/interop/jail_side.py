@@ -131,11 +131,13 @@ def loaded_class(base):
     return Loaded
 
 
-def install(module_globals, class_name):
-    """Replace the env module's class by its marker-aware subclass (absent class: the sandbox says so)."""
+def install(module_globals, class_name, alias):
+    """Bind the class's marker-aware subclass to `alias` (what the sandbox loads), leaving the env's own
+    name bound to its own class, so `super(ClassName, self)` and class attributes behave as written.
+    An absent class gets no alias: the sandbox then says the class is missing."""
     base = module_globals.get(class_name)
     if isinstance(base, type):
-        module_globals[class_name] = loaded_class(base)
+        module_globals[alias] = loaded_class(base)
 
 
 def marker_check(source, initial_state, builtins_module):

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
-from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode
 
 JAIL_SIDE_SOURCE = Path(jail_side.__file__).read_text(encoding="utf-8")
 MARKER = '"__type__"'
@@ -39,15 +39,28 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
+def alias_of(class_name: str) -> str:
+    """The name the sandbox loads: the env's class under a marker-aware subclass."""
+    return f"_envscaler_interop_{class_name}"
+
+
 def env_code(code: str, class_name: str) -> str:
     """The env code plus the marker adapter (after it, so the env's line numbers are unchanged)."""
     return (f"{code}\n\n\n# --- appended by the EnvScaler importer: type markers in and out (docs/interop.md) ---\n"
-            "def _envscaler_interop_install(class_name, source):\n"
+            "def _envscaler_interop_install(class_name, alias, source):\n"
             "    namespace = {'__name__': 'envscaler_interop'}\n"
             "    exec(compile(source, '<envscaler-interop>', 'exec', dont_inherit=True), namespace)\n"
-            "    namespace['install'](globals(), class_name)\n"
-            f"_envscaler_interop_install({class_name!r}, {JAIL_SIDE_SOURCE!r})\n"
+            "    namespace['install'](globals(), class_name, alias)\n"
+            f"_envscaler_interop_install({class_name!r}, {alias_of(class_name)!r}, {JAIL_SIDE_SOURCE!r})\n"
             "del _envscaler_interop_install\n")
+
+
+def _open(runtime: EnvRuntime, code: str, class_name: str, init: dict[str, Any]) -> Episode:
+    """`open_episode` on the adapted code; load errors speak of the env's own class name."""
+    try:
+        return runtime.open_episode(env_code(code, class_name), alias_of(class_name), init)
+    except EnvLoadError as exc:
+        raise EnvLoadError(str(exc).replace(alias_of(class_name), class_name)) from None
 
 
 def check_source(source: str, with_markers: bool) -> str:
@@ -146,7 +159,7 @@ def load_state(runtime: EnvRuntime, code: str, class_name: str, config: Any, bre
     except ValueError as exc:
         return Loaded(error=str(exc))
     try:
-        episode = runtime.open_episode(env_code(code, class_name), class_name, init)
+        episode = _open(runtime, code, class_name, init)
     except EnvLoadError as exc:
         text, killed = _load_error(exc)
         if killed:
@@ -166,7 +179,7 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
         return Replayed(error=tripped, killed=True)
     try:
         init = canonical(config)
-        episode = runtime.open_episode(env_code(code, class_name), class_name, init)
+        episode = _open(runtime, code, class_name, init)
     except ValueError as exc:
         return Replayed(error=str(exc))
     except EnvLoadError as exc:

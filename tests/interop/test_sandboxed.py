@@ -47,6 +47,25 @@ class Picky:
         raise TypeError("I do not like this config")
 '''
 
+OLD_STYLE = '''
+class Base(object):
+    def __init__(self):
+        self.created = True
+
+
+class Shop(Base):
+    opened = 0
+
+    def __init__(self, init_config=None):
+        super(Shop, self).__init__()
+        Shop.opened += 1
+        self.items = {}
+
+    def add(self, name: str) -> dict:
+        self.items[name] = Shop.opened
+        return {"success": True}
+'''
+
 MARKED = {"rooms": {"R1": {"room_id": "R1", "booked": False}},
           "tags": {"__type__": "set", "items": ["vip", "late"]},
           "since": {"__type__": "datetime", "value": "2024-03-02 10:15:00"},
@@ -95,6 +114,12 @@ def test_markers_reach_the_class_and_the_checks_as_python_types(sandbox_pool: An
               _fn("final_state['since'] == initial_state['since'] and final_state['since'].year == 2024"),
               _fn("final_state['pair'] == (1, 'a') and isinstance(final_state['init_config']['tags'], set)")]
     assert [o.passed for o in run_checks(sandbox_pool, checks, initial, final.state, breaker)] == [True, True, True]
+
+
+def test_classes_naming_themselves_in_super_and_class_attributes_behave_as_written(sandbox_pool: Any) -> None:
+    result = replay(sandbox_pool, OLD_STYLE, "Shop", {"items": {"a": 0}}, [ToolCall(tool="add", args={"name": "b"})],
+                    _breaker())
+    assert result.statuses == ["ok"] and result.state == {"created": True, "items": {"a": 0, "b": 1}}
 
 
 def test_a_broken_marker_is_that_scenarios_load_error(sandbox_pool: Any) -> None:
