@@ -67,8 +67,8 @@ def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float)
 
 class Child:
     def __init__(self, zygote: Zygote, limits: SandboxLimits, cgroups: Cgroups | None,
-                 freeze_between_calls: bool) -> None:
-        spawned = zygote.spawn()
+                 freeze_between_calls: bool, kind: str = "episode") -> None:
+        spawned = zygote.spawn(kind)
         self.zygote, self.limits, self._cgroups = zygote, limits, cgroups
         self.pid, self.generation = spawned.pid, spawned.generation
         self.req_fd, self.rep_fd = spawned.req_fd, spawned.rep_fd
@@ -158,6 +158,20 @@ class Child:
             self._signal(signal.SIGSTOP)
             self._frozen = True
         return reply
+
+    def receive(self, timeout_s: float) -> dict[str, Any]:
+        """The next reply of a unit that sends several per request (a check batch); failures as exchange."""
+        try:
+            reply, self.last_reply_bytes = recv_frame(self.rep_fd, time.monotonic() + timeout_s,
+                                                      self.limits.frame_cap, self.limits.max_depth + 1)
+        except WireError as exc:
+            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
+        return reply
+
+    def memory_cap_hit(self) -> bool:
+        """Did the kernel OOM-kill something in this unit since the last time we asked? (a check batch
+        attributes a SIGKILL it did not send to the check that was running)"""
+        return self._cgroup is not None and self._cgroup.take_oom_kill()
 
     def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
         """Close our pipe ends and have the zygote SIGKILL the unit. With `wait` (to explain a failure) also

@@ -32,7 +32,7 @@ from sandbox.limits import SandboxLimits
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
-JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_json.py", "seccomp_filter.py")
+JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 
@@ -113,7 +113,7 @@ class SandboxPool:
         return run_checks(self, list(checks), initial_state, final_state, timeout_s or self.settings.call_timeout_s)
 
     # -- plumbing -----------------------------------------------------------------------------
-    def spawn_child(self, freeze_between_calls: bool = False) -> Child:
+    def spawn_child(self, freeze_between_calls: bool = False, kind: str = "episode") -> Child:
         """A verified unit; a zygote that produced a bad one has been replaced, and we try once more."""
         for attempt in (1, 2):
             with self._lock:
@@ -121,7 +121,7 @@ class SandboxPool:
                     raise ZygoteError("the sandbox pool is closed")
                 zygote = self.zygotes[next(self._rr) % len(self.zygotes)]
             try:
-                return Child(zygote, self.limits, self.cgroups, freeze_between_calls)
+                return Child(zygote, self.limits, self.cgroups, freeze_between_calls, kind)
             except ZygoteError:
                 if attempt == 2:
                     raise
