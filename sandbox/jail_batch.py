@@ -3,11 +3,11 @@ worker.py).
 
 The unit's pid 1 is the *supervisor*: trusted code only. It receives one request holding the states and
 every check of the batch, parses the states once, then forks **one child per check before any check
-runs**. Each child closes every descriptor but its own reply pipe, raises its OOM score, stacks the
-seccomp process rules for its own pid on the supervisor's filter (together: the unit filter; from
-then on it may not fork, signal anything but itself, ptrace, ...) and stops itself. The supervisor then resumes the children one at a
-time: a child runs exactly one check on its own copy-on-write copy of the states, writes one framed
-reply on its own pipe and is killed and reaped before the next child is resumed.
+runs**. Each child closes every descriptor but its own reply pipe, stacks the seccomp process rules
+for its own pid on the supervisor's filter (together: the unit filter; from then on it may not fork,
+signal anything but itself, ptrace, ...) and stops itself. The supervisor then resumes the children
+one at a time: a child runs exactly one check on its own copy-on-write copy of the states, writes one
+framed reply on its own pipe and is killed and reaped before the next child is resumed.
 
 Why each piece:
 * forked before any check ran: a child's memory is a copy of the supervisor from before the first
@@ -22,7 +22,11 @@ Why each piece:
   `kill`/`tgkill` except to itself, `ptrace`, `process_vm_*`, `fork`;
 * not its namespace's init: a child dies from its own SIGXCPU (its CPU window) and `os.abort()`
   raises SIGABRT, as in any process;
-* OOM score 1000: if a check fills the unit's cgroup, the kernel kills that check, not the supervisor.
+* memory: a check is held by RLIMIT_AS like any unit process, and the unit's cgroup caps the batch; if
+  the cgroup's OOM killer strikes, it takes the process with the most memory, i.e. the check that
+  allocated it (the supervisor cannot raise a child's OOM score: /proc files of a non-dumpable process
+  belong to root). Should it take the supervisor anyway, the host blames the running check and runs
+  the later checks again in a fresh unit (sandbox/checks.py).
 
 Supervisor -> host: one frame per check, in order: `{"i": n, "passed": bool|null, "error": str|null}`.
 """
@@ -112,15 +116,6 @@ def close_all_but(fd: int) -> None:
     os.closerange(fd + 1, 1 << 16)
 
 
-def set_oom_score_adj(value: int) -> None:
-    """Best effort: an unprivileged process may raise its OOM score and lower it back to where it began."""
-    try:
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write(str(value))
-    except OSError:
-        pass
-
-
 def fork_kid(source: str, states: dict, timeout_s: float, rules, run_check) -> Kid:
     """A child for one check, hardened and stopped (the supervisor waits for the stop); raises OSError.
     `rules`: the seccomp process rules to stack (None when the pool runs without seccomp)."""
@@ -135,6 +130,8 @@ def fork_kid(source: str, states: dict, timeout_s: float, rules, run_check) -> K
         code = INTERNAL_ERROR
         try:
             close_all_but(reply_w)
+            # not its namespace's init: the kernel's default action ends a CPU window, even inside one C call
+            signal.signal(signal.SIGXCPU, signal.SIG_DFL)
             if rules is not None and rules.load(os.getpid()) is not None:
                 os._exit(INTERNAL_ERROR)
             os.kill(os.getpid(), signal.SIGSTOP)  # resumed by the supervisor when this check's turn comes
@@ -199,13 +196,11 @@ def run_batch(request: dict, rep_fd: int, limits: dict, run_check, dumps, write_
     kids: list = []
     rules = ChildRules() if limits.get("seccomp") else None
     gc.freeze()  # the children's collector never walks (and so never copies) the supervisor's objects
-    set_oom_score_adj(1000)  # inherited by every child: a check that fills the unit's cgroup is killed first
     for src in sources:
         try:
             kids.append(fork_kid(src, states, timeout_s, rules, run_check))
         except OSError as exc:
             kids.append(f"crash: could not fork the check process: {exc}")
-    set_oom_score_adj(0)
     early = [kid if isinstance(kid, str) else wait_stopped(kid) for kid in kids]
     for i, kid in enumerate(kids):
         if isinstance(early[i], str):
