@@ -137,6 +137,11 @@ class Child:
             except OSError:
                 pass
 
+    def _thaw(self) -> None:
+        if self._frozen:
+            self._signal(signal.SIGCONT)
+            self._frozen = False
+
     def send(self, payload: bytes, timeout_s: float) -> None:
         try:
             send_frame(self.req_fd, payload, time.monotonic() + timeout_s)
@@ -146,11 +151,15 @@ class Child:
     def exchange(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply; any failure kills the unit and raises ChildFailure."""
         deadline = time.monotonic() + timeout_s
-        if self._frozen:
-            self._signal(signal.SIGCONT)
-            self._frozen = False
         try:
-            send_frame(self.req_fd, payload, deadline)
+            if self._frozen and len(payload) + 4 <= select.PIPE_BUF:
+                # request first, then resume: the unit wakes once, with its request already waiting (a pipe
+                # holds at least PIPE_BUF bytes, so this write never waits for the stopped unit)
+                send_frame(self.req_fd, payload, deadline)
+                self._thaw()
+            else:
+                self._thaw()
+                send_frame(self.req_fd, payload, deadline)
             reply, self.last_reply_bytes = recv_frame(self.rep_fd, deadline, self.limits.frame_cap,
                                                       self.limits.max_depth + 1)
         except WireError as exc:
