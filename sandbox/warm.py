@@ -49,7 +49,7 @@ class UnitKeeper:
             self._cond.notify()
         if child is None:
             return None
-        if child.generation != self._zygotes[index].generation or child.exited():
+        if not self._zygotes[index].serving(child.generation) or child.exited():
             self.dispose(child)  # its jail was replaced, or it died while waiting
             return None
         return child
@@ -59,9 +59,10 @@ class UnitKeeper:
             self._wanted.extend(k for k in keys if k not in self._wanted and k not in self._ready)
             self._cond.notify()
 
-    def ready_count(self) -> int:
+    def ready_pids(self) -> list[int]:
+        """Host pids of the units ready now (diagnostics, specs)."""
         with self._cond:
-            return len(self._ready)
+            return [c.host_pid for c in self._ready.values() if c.host_pid is not None]
 
     def wait_ready(self, count: int, timeout_s: float) -> bool:
         with self._cond:
