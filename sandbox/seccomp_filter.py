@@ -12,6 +12,14 @@ outside RLIMIT_AS), inotify/fanotify (watching files other units use), `flock` a
 (resources shared by every unit of the uid), `prctl(PR_SET_DUMPABLE)`,
 namespaces, mounts, kernel objects and identity changes. `clone` is allowed only for threads,
 `clone3` answers ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
+
+Two variants. The *unit* filter above is what every process running untrusted code carries. The
+*supervisor* filter (`supervisor=True`) is loaded only by the trusted pid 1 of a check-batch unit
+(jail_batch.py): it lacks the process rules (threads only, signals/limits/scheduling only of itself),
+so it may fork its check children and signal them (its pid namespace holds nothing else); `clone`
+still may not create namespaces. Every child stacks those process rules for its own pid
+(`ChildRules`) before any check runs; stacked filters apply the strictest verdict, so a check
+child is held by exactly the unit filter's rules.
 """
 
 import ctypes
@@ -125,23 +133,10 @@ def _one_of(p: Program, offset: int, values: tuple[int, ...], hit: str, miss: st
     p.jump(JEQ, 0, miss, miss)  # unconditional jump to `miss`
 
 
-@functools.lru_cache(maxsize=4)
-def seccomp_program(own_pid: int) -> bytes:
-    """The filter for a process whose pid (in its own namespace) is `own_pid`. Cached: a unit's member is
-    always pid 2, so the zygote builds it once and every fork inherits it."""
-    p = Program()
-    p.load(ARCH)
-    p.jump(JEQ, AUDIT_ARCH_X86_64, next_ := p.fresh(), 0)
-    p.ret(KILL_PROCESS)
-    p.label(next_)
-    p.load(NR)
-    # Plain denials return right after their test: BPF conditional jumps reach 255 instructions at most.
-    for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET)] + [
-            (JEQ, nr, EPERM_RET) for nr in sorted(DENY.values())]:
-        p.jump(op, nr, 0, next_ := p.fresh())
-        p.ret(value)
-        p.label(next_)
-    # Every rule below returns once its syscall matched, so the accumulator still holds nr for the next.
+def _process_rules(p: Program, own_pid: int) -> None:
+    """What a process may do to processes: threads only (no fork), signals only to itself, limits and
+    scheduling only of itself (pid 0 or its own). Expects the syscall number in the accumulator and leaves
+    it there for what follows."""
     p.jump(JEQ, NR_CLONE, 0, after := p.fresh())
     p.load(arg_low(0))
     p.jump(JSET, CLONE_THREAD, 0, "eperm")
@@ -161,6 +156,36 @@ def seccomp_program(own_pid: int) -> bytes:
         p.label(ok)
         _one_of(p, arg_low(1), (0, own_pid), "allow", "eperm")
         p.label(after)
+
+
+@functools.lru_cache(maxsize=8)
+def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
+    """The unit filter for a process whose pid (in its own namespace) is `own_pid`. Cached: a unit's member
+    is always pid 1, so the zygote builds it once and every fork inherits it.
+
+    `supervisor`: the batch supervisor's variant: the process rules are left out (it forks its check
+    children and signals them; its pid namespace holds nothing else) except that `clone` still may not
+    create namespaces. Each child stacks `child_rules(its pid)` on it (`ChildRules`): together, the unit filter."""
+    p = Program()
+    p.load(ARCH)
+    p.jump(JEQ, AUDIT_ARCH_X86_64, next_ := p.fresh(), 0)
+    p.ret(KILL_PROCESS)
+    p.label(next_)
+    p.load(NR)
+    # Plain denials return right after their test: BPF conditional jumps reach 255 instructions at most.
+    for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET)] + [
+            (JEQ, nr, EPERM_RET) for nr in sorted(DENY.values())]:
+        p.jump(op, nr, 0, next_ := p.fresh())
+        p.ret(value)
+        p.label(next_)
+    # Every rule below returns once its syscall matched, so the accumulator still holds nr for the next.
+    if supervisor:
+        p.jump(JEQ, NR_CLONE, 0, after := p.fresh())
+        p.load(arg_low(0))
+        p.jump(JSET, CLONE_NAMESPACES, "eperm", "allow")
+        p.label(after)
+    else:
+        _process_rules(p, own_pid)
     for nr, arg, bad in ((NR_FCNTL, 1, BAD_FCNTL), (NR_IOCTL, 1, BAD_IOCTL), (NR_PRCTL, 0, BAD_PRCTL)):
         p.jump(JEQ, nr, 0, after := p.fresh())
         _one_of(p, arg_low(arg), bad, "eperm", "allow")
@@ -172,20 +197,68 @@ def seccomp_program(own_pid: int) -> bytes:
     return p.pack()
 
 
-def install_seccomp() -> str | None:
-    """Load the filter into this process; returns None on success, else why it is unavailable."""
+@functools.lru_cache(maxsize=4)
+def child_rules(own_pid: int) -> bytes:
+    """The process rules alone, for a check child to stack on the supervisor's filter. Small on purpose:
+    the kernel emulates a new filter for every syscall number when it is loaded (its action cache), so
+    a child loading the whole unit filter again paid ~1 ms more per check."""
+    p = Program()
+    p.load(NR)
+    _process_rules(p, own_pid)
+    p.label("allow")
+    p.ret(ALLOW)
+    p.label("eperm")
+    p.ret(EPERM_RET)
+    return p.pack()
+
+
+PID_SENTINEL = 0x7FFFFFF0  # above any pid_max: marks the instructions that compare with our own pid
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class ChildRules:
+    """`child_rules` for a check child, prepared by the batch supervisor before it forks (assembling a
+    program and setting up ctypes is slow Python): the child only writes its pid into its copy of the
+    buffer and loads it. no_new_privs is inherited from the supervisor."""
+
+    def __init__(self) -> None:
+        code = child_rules(PID_SENTINEL)
+        sentinel = PID_SENTINEL.to_bytes(4, "little")
+        self.offsets = tuple(off + 4 for off in range(0, len(code), 8) if code[off + 4:off + 8] == sentinel)
+        self.buf = ctypes.create_string_buffer(code, len(code))
+        self.fprog = SockFprog(len(code) // 8, ctypes.cast(self.buf, ctypes.c_void_p))
+        self.libc = ctypes.CDLL(None, use_errno=True)
+
+    def program_for(self, own_pid: int) -> bytes:
+        out = bytearray(self.buf.raw)
+        for off in self.offsets:
+            out[off:off + 4] = own_pid.to_bytes(4, "little")
+        return bytes(out)
+
+    def load(self, own_pid: int) -> str | None:
+        """Stack the rules for `own_pid` on this process's filters; None on success, else why not."""
+        pid = own_pid.to_bytes(4, "little")
+        for off in self.offsets:
+            self.buf[off:off + 4] = pid
+        if self.libc.prctl(22, 2, ctypes.byref(self.fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+            return f"PR_SET_SECCOMP failed: errno {ctypes.get_errno()}"
+        return None
+
+
+def install_seccomp(supervisor: bool = False, program: bytes | None = None) -> str | None:
+    """Load the filter into this process (the unit filter for our pid, the supervisor's, or `program`);
+    returns None on success, else why it is unavailable. A second call stacks a second filter."""
     if os.uname().machine != "x86_64":
         return f"seccomp filter is written for x86_64, not {os.uname().machine}"
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError as exc:
         return f"libc not loadable: {exc}"
-    code = seccomp_program(os.getpid())
+    code = program if program is not None else seccomp_program(os.getpid(), supervisor)
     buf = ctypes.create_string_buffer(code, len(code))
-
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
     fprog = SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
     if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         return f"PR_SET_NO_NEW_PRIVS failed: errno {ctypes.get_errno()}"
