@@ -4,7 +4,11 @@ Endpoints differ in what they omit: `usage` (many local servers, some proxies), 
 `content`. `Exchange` carries the raw assistant message (everything the server sent, for the audit
 log and the cache), the token counts (estimated at ~4 characters per token when `usage` is missing,
 and flagged so accounting can say so), and `finish_reason`, so a reply cut off by the output limit
-("length") is never taken for a complete one.
+("length") is never taken for a complete one. `cached_tokens` is how many of the prompt tokens the
+provider served from its prefix cache (billed at the cached-input rate), read from every spelling
+providers use: OpenAI's `prompt_tokens_details.cached_tokens` (also xAI, Mistral, vLLM, SGLang,
+Azure), the Responses API's `input_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`,
+a top-level `cached_tokens` (Moonshot) and Anthropic's `cache_read_input_tokens` (through proxies).
 
 A cut-off reply is retried with more room: the output limit doubles from what the cut-off reply
 used (at least `MIN_ROOM`), up to `llm.max_output_tokens`, at most `MAX_LENGTH_RETRIES` times.
@@ -33,6 +37,7 @@ class Exchange:
     completion_tokens: int
     estimated_tokens: int  # how many of the two counts above are estimates (0 = the endpoint reported them)
     finish_reason: str | None
+    cached_tokens: int = 0  # of prompt_tokens, how many the provider's prefix cache served (never estimated)
 
     @property
     def truncated(self) -> bool:
@@ -46,7 +51,8 @@ class Exchange:
 
     @property
     def usage(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        return {**usage, "cached_tokens": self.cached_tokens} if self.cached_tokens else usage
 
 
 def estimate_tokens(chars: int) -> int:
@@ -93,7 +99,8 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
     if completion is None:
         completion = estimate_tokens(completion_chars(message))
         estimated += completion
-    return Exchange(message, int(prompt), int(completion), estimated, getattr(choice, "finish_reason", None))
+    cached = min(cached_prompt_tokens(usage), int(prompt)) if prompt else 0
+    return Exchange(message, int(prompt), int(completion), estimated, getattr(choice, "finish_reason", None), cached)
 
 
 def _count(usage: Any, *names: str) -> int | None:
@@ -106,6 +113,35 @@ def _count(usage: Any, *names: str) -> int | None:
         if isinstance(value, int | float):
             return int(value)
     return None
+
+
+_CACHED_DETAILS = ("prompt_tokens_details", "input_tokens_details")
+_CACHED_FLAT = ("prompt_cache_hit_tokens", "cached_tokens", "cache_read_input_tokens")
+
+
+def _field(obj: Any, name: str) -> Any:
+    """`name` of an SDK model (declared field or extra) or of a plain dict; None when absent."""
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(name)
+    if name in getattr(type(obj), "model_fields", {}):
+        return getattr(obj, name, None)
+    return (getattr(obj, "model_extra", None) or {}).get(name)
+
+
+def cached_prompt_tokens(usage: Any) -> int:
+    """Prompt tokens the provider served from its prefix cache; 0 when the endpoint says nothing (a
+    missing count is never estimated: only the provider knows what its cache held)."""
+    for details in _CACHED_DETAILS:
+        value = _field(_field(usage, details), "cached_tokens")
+        if isinstance(value, int | float) and value > 0:
+            return int(value)
+    for name in _CACHED_FLAT:
+        value = _field(usage, name)
+        if isinstance(value, int | float) and value > 0:
+            return int(value)
+    return 0
 
 
 def outgoing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
