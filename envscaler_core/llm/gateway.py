@@ -20,7 +20,6 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from urllib.parse import urlparse
 
 import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
@@ -31,7 +30,8 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, more_room, outgoing, read_response, room_parameter,
+    MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, more_room, outgoing, parse_completion, read_response,
+    room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant, parse_answer, reasoning_field, split_reasoning
@@ -274,9 +274,14 @@ class LLMGateway:
             if room is not None:
                 extra[room_parameter(self.settings.base_url)] = room
             body = self._body(call.model, sent, extra)
-            resp = await self._send(call, what, lambda c: c.post(
-                "/chat/completions", cast_to=ChatCompletion, content=body, options={"headers": headers}))
-            if not resp.choices:
+            raw = await self._send(call, what, lambda c: c.post(
+                "/chat/completions", cast_to=bytes, content=body, options={"headers": headers}))
+            try:
+                resp = parse_completion(raw)
+            except ValueError as exc:
+                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is not a "
+                                          f"chat completion ({exc})") from None
+            if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
                 raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,

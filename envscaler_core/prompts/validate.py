@@ -73,7 +73,7 @@ class JudgeOutput(BaseModel):
 
 TEST_STATE = PromptSpec(
     id="validate.test_state",
-    version=1,
+    version=2,
     system=(
         "You write the initial state of a simulated environment as JSON, usable directly as the class's "
         "init_config: keys are the state attribute names, values match their declared types exactly. Respect "
@@ -84,11 +84,12 @@ TEST_STATE = PromptSpec(
     instructions="Write an initial state for this environment class.",
     input_model=StateInput,
     output_model=StateOutput,
+    context=("introduction", "class_name", "class_code", "state_attributes"),
 )
 
 PROPOSE_CALL = PromptSpec(
     id="validate.propose_call",
-    version=1,
+    version=2,
     system=(
         "You are a test engineer exploring every tool of a simulated environment to find bugs: exceptions, "
         "wrong results, inconsistent state. Each round, propose ONE tool call. Positive cases use valid "
@@ -103,7 +104,7 @@ PROPOSE_CALL = PromptSpec(
 
 JUDGE_CALL = PromptSpec(
     id="validate.judge_call",
-    version=1,
+    version=2,
     system=(
         "You review one executed tool call of a simulated environment: its source code, arguments, return value "
         "and the state before and after. verdict 'pass': fully correct. 'warning': works but has robustness "

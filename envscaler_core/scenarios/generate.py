@@ -42,7 +42,7 @@ def _operations(env: AcceptedEnv) -> list[Operation]:
 
 async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: str, item: str, feedback: str | None) -> CheckSpec:
     inp = CheckFunctionInput(introduction=env.introduction, initial_state=state, task=task, item=item, feedback=feedback)
-    out = await gateway.structured(CHECK_FUNCTION, inp, stage="scen")
+    out = await gateway.structured(CHECK_FUNCTION, inp, stage="check")  # the reference writes checks with the small model
     return CheckSpec(item=item, code=extract_code(out.code, defines("check_func")))
 
 
