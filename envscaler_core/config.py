@@ -129,6 +129,9 @@ class SynthSettings(_Section):
 class ValidateSettings(_Section):
     mode: Literal["programmatic", "llm", "both"] = "both"
     rounds: int = Field(default=30, ge=1)
+    chains: int = Field(default=3, ge=1, description=(
+        "Independent proposer/judge chains the LLM rounds are split over (each its own episode from the "
+        "test state, run at once): the pass is 2 x rounds / chains calls deep."))
     threshold: float = Field(default=0.85, ge=0, le=1)
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from envscaler_core.llm.replies.lenient import LooseWord, ToolArgs
+from envscaler_core.models.changes import apply_changes
 from envscaler_core.models.validation import CaseType, Verdict
 from envscaler_core.prompts.base import PromptSpec
 
@@ -35,12 +36,23 @@ class ToolStats(BaseModel):
 
 
 class ProposeInput(BaseModel):
+    """Context (the same for every round of every chain): introduction, tools, the test state. Varying:
+    this chain's focus, the tool statistics, the changes since the test state, the round."""
+
     introduction: str
     tools: list[str] = Field(description="One line per tool: name(param: type, ...) - description.")
+    initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
+    chain: int = Field(default=0, description="Which of the parallel testers this is (0-based).")
+    chains: int = Field(default=1, description="How many testers explore this environment at once.")
+    focus: list[str] = Field(default_factory=list, description="Tools this chain tests first (chains split the tools).")
     stats: dict[str, ToolStats]
-    state: dict[str, Any]
+    changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="JSON-Pointer operations from the test state to the current state.")
     round: int
     rounds: int
+
+    def current_state(self) -> dict[str, Any]:
+        return apply_changes(self.initial_state, self.changes)
 
 
 class ProposedCall(BaseModel):
@@ -51,18 +63,23 @@ class ProposedCall(BaseModel):
 
 
 class JudgeInput(BaseModel):
+    """Context (the same for every round of every chain): introduction, rules, the whole class, the test
+    state. Varying: the call, what it returned, the state before it (as changes since the test state)
+    and what the call itself changed."""
+
     introduction: str
     rules: list[str]
-    class_header: str = Field(description="Source from file start through __init__.")
+    class_code: str = Field(description="The whole class file: the called method and every helper it uses.")
+    initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
     tool: str
     tool_kind: str | None = None
-    method_source: str
     args: dict[str, Any]
     case_type: CaseType
     observation: Any
-    state_before: dict[str, Any]
-    state_after: dict[str, Any]
-    state_diff: dict[str, Any]
+    changes_before: list[dict[str, Any]] = Field(
+        default_factory=list, description="JSON-Pointer operations from the test state to the state before the call.")
+    call_changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="JSON-Pointer operations the call applied to that state (empty: unchanged).")
 
 
 class JudgeOutput(BaseModel):
@@ -89,25 +106,30 @@ TEST_STATE = PromptSpec(
 
 PROPOSE_CALL = PromptSpec(
     id="validate.propose_call",
-    version=2,
+    version=3,
     system=(
         "You are a test engineer exploring every tool of a simulated environment to find bugs: exceptions, "
         "wrong results, inconsistent state. Each round, propose ONE tool call. Positive cases use valid "
         "arguments taken from the current state; negative cases use nonexistent ids, wrong types, out-of-range, "
-        "empty or extreme values. Prefer tools tested least, and balance positive and negative cases per tool. "
-        "Argument keys must be the tool's parameter names; only listed tools exist."
+        "empty or extreme values. The current state is the initial state with the listed changes applied. First give "
+        "each of your focus tools one positive and one negative case (other testers start with the rest); then "
+        "prefer tools tested least, your focus tools among equals; balance positive and negative cases per tool. Other testers start from the same state: pick values and edge "
+        "cases they are less likely to pick (tester j of k: prefer the j-th plausible value, not the first). Argument keys must be the tool's parameter names; only listed "
+        "tools exist."
     ),
     instructions="Propose the next test call.",
     input_model=ProposeInput,
     output_model=ProposedCall,
+    context=("introduction", "tools", "initial_state"),
 )
 
 JUDGE_CALL = PromptSpec(
     id="validate.judge_call",
-    version=2,
+    version=3,
     system=(
-        "You review one executed tool call of a simulated environment: its source code, arguments, return value "
-        "and the state before and after. verdict 'pass': fully correct. 'warning': works but has robustness "
+        "You review one executed tool call of a simulated environment: the class's source code, the call's "
+        "arguments and return value, the state before it (the initial state with changes_before applied) and "
+        "the changes the call made (call_changes). verdict 'pass': fully correct. 'warning': works but has robustness "
         "issues (missing validation or boundary checks). 'fail': wrong behaviour, an exception, a non-dict "
         "return, an incorrect or missing state change, a state change on a failed call or by a query, or a rule "
         "violation. reason: for fail or warning, the cause and a fix; for pass, 'ok'."
@@ -115,6 +137,7 @@ JUDGE_CALL = PromptSpec(
     instructions="Judge this tool call.",
     input_model=JudgeInput,
     output_model=JudgeOutput,
+    context=("introduction", "rules", "class_code", "initial_state"),
 )
 
 
