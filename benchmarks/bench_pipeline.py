@@ -10,8 +10,8 @@ its own wall clock. For each stage the LLM-bound ideal is
 on each other, whichever is longer). Depths come from the pipeline's structure: judge 1, topic 1,
 select 1 (one embedding batch), synth 4 (state space, skeleton, operations, then all methods at
 once), validate 1 + 2 x rounds / chains (test state, then proposer+judge per round of the longest of
-the `validate.chains` parallel chains; within a chain the state carries over), scenarios 5 (state, task, checklist, all checks at once, plan; more if a
-repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
+the `validate.chains` parallel chains; within a chain the state carries over), scenarios 4 (state,
+task, checklist, then all checks and the plan at once; more if a repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
 sum(ideal) / measured wall time (target >= 0.8). Also printed: programmatic validation throughput
 (envs per minute, 30 probes each, no LLM), tokens per accepted env and per verified scenario, and
 the cost of resuming the finished run (new LLM requests; target 0).
@@ -148,7 +148,7 @@ def _pipeline(workdir: Path, mock: str, source: Path) -> None:
     stages = [  # (stage, request prefixes, depth of the longest dependent chain)
         ("mine.judge", ("mine.judge_stateful",), 1), ("mine.topic", ("mine.infer_topic",), 1),
         ("mine.select", (), 1), ("synth", ("synth.",), 4), ("validate", ("validate.",), _validate_depth()),
-        ("scen", ("scen.",), 5), ("rollout", ("agent.", "user_sim"), longest_episode)]
+        ("scen", ("scen.",), 4), ("rollout", ("agent.", "user_sim"), longest_episode)]
     total_ideal = total_observed = 0.0
     print(f"{'stage':<12} {'requests':>8} {'depth':>5} {'ideal s':>8} {'seen ms':>8} {'ideal@seen s':>12}")
     for stage, prefixes, depth in stages:

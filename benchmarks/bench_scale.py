@@ -88,7 +88,7 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
     prices = settings.llm.prices
     effective = 0.0
     for stage, u in usage.items():
-        price = prices.get(getattr(settings.llm.models, stage))
+        price = prices.get(getattr(settings.llm.models, stage, ""))
         if price is not None:
             cached = u.get("cached_tokens", 0)
             effective += ((u["prompt_tokens"] - cached) * price.input_per_mtok + cached * price.cached_rate) / 1e6
