@@ -123,7 +123,7 @@ def _per_env(row: dict[str, Any]) -> dict[str, float]:
     envs = max(row["funnel"]["accepted_envs"], 1)
     return {"wall_s": row["wall_s"] / envs, "requests": row["requests"] / envs,
             "tokens": (row["prompt_tokens"] + row["completion_tokens"]) / envs,
-            "effective_prompt_usd": row["effective_prompt_usd"] / envs,
+            "effective_prompt_usd": row["effective_prompt_usd"] / envs, "cost_usd": row["cost_usd"] / envs,
             "peak_rss_mb": row["peak_rss_mb"] / envs, "store_kb": row["store_bytes"] / 1024 / envs,
             "task_runs": row["task_runs"] / envs}
 

@@ -68,11 +68,17 @@ class CacheProxy:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=600, limits=httpx.Limits(max_connections=256))
         body = await request.body()
-        if request.url.path.endswith("/chat/completions"):
-            self._bill(request.headers.get("x-envscaler-prompt") or "untagged", body)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
         url = f"{self.upstream}{request.url.path}" + (f"?{request.url.query}" if request.url.query else "")
-        reply = await self._client.request(request.method, url, content=body, headers=headers)
+        for attempt in range(3):  # a pooled connection the mock just closed as idle: ask again on a new one
+            try:
+                reply = await self._client.request(request.method, url, content=body, headers=headers)
+                break
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.ConnectError):
+                if attempt == 2:
+                    raise
+        if request.url.path.endswith("/chat/completions") and reply.status_code == 200:
+            self._bill(request.headers.get("x-envscaler-prompt") or "untagged", body)
         out_headers = {k: v for k, v in reply.headers.items() if k.lower() not in HOP_HEADERS | {"content-encoding"}}
         return Response(reply.content, status_code=reply.status_code, headers=out_headers)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
 
 from envscaler_core.llm.replies.lenient import LooseWord, ToolArgs
 from envscaler_core.models.changes import apply_changes
@@ -27,12 +27,19 @@ class StateOutput(BaseModel):
 
 
 class ToolStats(BaseModel):
+    """One tool's calls so far in a chain. Serialised without its zero counts: the statistics are the
+    largest varying part of every proposer prompt, and zeros say nothing."""
+
     total: int = 0
     positive: int = 0
     negative: int = 0
     passes: int = 0
     warnings: int = 0
     fails: int = 0
+
+    @model_serializer(mode="plain")
+    def _without_zeros(self) -> dict[str, int]:
+        return {name: value for name, value in ((n, getattr(self, n)) for n in type(self).model_fields) if value}
 
 
 class ProposeInput(BaseModel):
@@ -45,7 +52,7 @@ class ProposeInput(BaseModel):
     chain: int = Field(default=0, description="Which of the parallel testers this is (0-based).")
     chains: int = Field(default=1, description="How many testers explore this environment at once.")
     focus: list[str] = Field(default_factory=list, description="Tools this chain tests first (chains split the tools).")
-    stats: dict[str, ToolStats]
+    stats: dict[str, ToolStats] = Field(description="Tools tested so far in this chain (absent: never called).")
     changes: list[dict[str, Any]] = Field(
         default_factory=list, description="JSON-Pointer operations from the test state to the current state.")
     round: int

@@ -96,7 +96,8 @@ class _Chain:
                     proposal = await o.gateway.structured(PROPOSE_CALL, ProposeInput(
                         introduction=o.introduction, tools=o.tool_lines, initial_state=initial, chain=self.index,
                         chains=self.of, focus=self.focus,
-                        stats=self.stats, changes=changes, round=i + 1, rounds=self.n_rounds), stage="validate_proposer")
+                        stats={name: s for name, s in self.stats.items() if s.total}, changes=changes,
+                        round=i + 1, rounds=self.n_rounds), stage="validate_proposer")
                 except LLMOutputInvalid:
                     self.skipped += 1
                     continue
