@@ -48,6 +48,10 @@ class ProposeInput(BaseModel):
 
     introduction: str
     tools: list[str] = Field(description="One line per tool: name(param: type, ...) - description.")
+    tool_schemas: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "Each tool's function schema (parameter types, enums, required): what a call must fit. Part of the "
+        "cached context, it also lifts the prompt past providers' 1,024-token caching minimum, below which "
+        "every token is billed in full."))
     initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
     chain: int = Field(default=0, description="Which of the parallel testers this is (0-based).")
     chains: int = Field(default=1, description="How many testers explore this environment at once.")
@@ -127,7 +131,7 @@ PROPOSE_CALL = PromptSpec(
     instructions="Propose the next test call.",
     input_model=ProposeInput,
     output_model=ProposedCall,
-    context=("introduction", "tools", "initial_state"),
+    context=("introduction", "tools", "tool_schemas", "initial_state"),
 )
 
 JUDGE_CALL = PromptSpec(

@@ -55,6 +55,7 @@ class LLMPass:
         self.kinds = dict(candidate.tool_kinds) if kinds is None else kinds
         self.names = [t.function.name for t in candidate.tools]
         self.tool_lines = tool_lines(candidate.tools)
+        self.tool_schemas = [t.function.model_dump(mode="json", exclude_none=True) for t in candidate.tools]
         self.rounds: list[ValidationRound] = []
         self.skipped = 0
 
@@ -94,8 +95,8 @@ class _Chain:
                 changes = state_changes(initial, before)
                 try:
                     proposal = await o.gateway.structured(PROPOSE_CALL, ProposeInput(
-                        introduction=o.introduction, tools=o.tool_lines, initial_state=initial, chain=self.index,
-                        chains=self.of, focus=self.focus,
+                        introduction=o.introduction, tools=o.tool_lines, tool_schemas=o.tool_schemas,
+                        initial_state=initial, chain=self.index, chains=self.of, focus=self.focus,
                         stats={name: s for name, s in self.stats.items() if s.total}, changes=changes,
                         round=i + 1, rounds=self.n_rounds), stage="validate_proposer")
                 except LLMOutputInvalid:
