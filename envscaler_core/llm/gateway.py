@@ -85,6 +85,7 @@ class _Call:
     estimated_tokens: int = 0  # of the tokens above, how many the endpoint did not report (estimated)
     cost_usd: float = 0.0
     started: float = 0.0
+    holds_slot: bool = False  # a concurrency slot, held from the first answer until the row is durable
 
     def __post_init__(self) -> None:
         self.started = time.perf_counter()
@@ -224,14 +225,23 @@ class LLMGateway:
         tries = 0
         while True:
             await self._pacer.wait()
-            async with self._cap:
-                tries += 1
-                try:
-                    return await op(client)
-                except openai.OpenAIError as exc:
-                    failure = classify(exc)
-                    if failure is None:
-                        raise
+            # An answered call keeps its slot until its audit row is committed (`_release`): a kill
+            # can then repeat at most `max_concurrency` answered-but-unrecorded calls per loop, as it
+            # could when the row was written on the loop itself. Repair turns reuse the held slot.
+            if not call.holds_slot:
+                await self._cap.acquire()
+                call.holds_slot = True
+            tries += 1
+            try:
+                return await op(client)
+            except openai.OpenAIError as exc:
+                self._release(call)
+                failure = classify(exc)
+                if failure is None:
+                    raise
+            except BaseException:
+                self._release(call)
+                raise
             if not failure.retryable or tries > cfg.max_retries:
                 raise self._give_up(failure, tries, what) from None
             call.retries += 1
@@ -328,10 +338,18 @@ class LLMGateway:
             latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
             response=response if status == "ok" else None,
         )
-        if self._audit is not None:
-            await self._audit.write(row)
-        else:
-            self.store.record_llm_call(row)
+        try:
+            if self._audit is not None:
+                await self._audit.write(row)
+            else:
+                self.store.record_llm_call(row)
+        finally:
+            self._release(call)
+
+    def _release(self, call: _Call) -> None:
+        if call.holds_slot:
+            call.holds_slot = False
+            self._cap.release()
 
     async def _audited(self, call: _Call, body: Callable[[], Awaitable[T]]) -> T:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
@@ -342,6 +360,8 @@ class LLMGateway:
         except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
             await self._record(call, "error", error=str(exc))
             raise
+        finally:
+            self._release(call)  # whatever path the call took, its slot goes back
 
     # ---- public API ------------------------------------------------------------------------------
 
