@@ -29,6 +29,11 @@ class RunSummary(BaseModel):
         return sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)) for u in self.usage.values())
 
     @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens the provider served from its prefix cache (billed at the cached-input rate)."""
+        return sum(int(u.get("cached_tokens", 0)) for u in self.usage.values())
+
+    @property
     def cost_usd(self) -> float:
         return sum(float(u.get("cost_usd", 0.0)) for u in self.usage.values())
 
@@ -53,11 +58,14 @@ def summary_markdown(s: RunSummary) -> str:
     calls, cached = s.llm_calls
     lines = [f"# EnvScaler run `{s.run_id}` ({s.status})", "", "| stage | count |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in s.funnel.items()]
-    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens}, cost: ${s.cost_usd:.4f}", "",
-              "| LLM stage | calls | cached | retries | prompt tokens | completion tokens | cost USD |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens} ({s.cached_tokens} prompt tokens "
+                  f"served by the provider's prefix cache), cost: ${s.cost_usd:.4f}", "",
+              "| LLM stage | calls | cached | retries | prompt tokens | prefix-cached prompt tokens | completion tokens "
+              "| cost USD |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {stage} | {u.get('calls', 0)} | {u.get('cached', 0)} | {u.get('retries', 0)} | "
-              f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | {float(u.get('cost_usd', 0.0)):.4f} |"
+              f"{u.get('prompt_tokens', 0)} | {u.get('cached_tokens', 0)} | {u.get('completion_tokens', 0)} | "
+              f"{float(u.get('cost_usd', 0.0)):.4f} |"
               for stage, u in sorted(s.usage.items())]
     lines.append("")
     if s.top_failures:
@@ -84,7 +92,9 @@ def summary_text(s: RunSummary) -> str:
         lines.append(f"  error: {s.error.strip().splitlines()[0][:400]}")
     lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
     retries = sum(int(u.get("retries", 0)) for u in s.usage.values())
-    lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}, cost ${s.cost_usd:.4f}")
+    prefix = f" ({s.cached_tokens} prompt tokens from the provider's prefix cache)" if s.cached_tokens else ""
+    lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}{prefix}, "
+                 f"cost ${s.cost_usd:.4f}")
     for reason, n in s.top_failures:
         lines.append(f"  failure x{n}: {reason}")
     if s.sources_report is not None and s.sources_report.files:
