@@ -10,7 +10,13 @@ new processes and programs, sockets, other processes' memory, limits, scheduling
 ioctls FIOSETOWN/SIOCSPGRP/TIOCSTI/...), SysV IPC and POSIX mqueues, memfds (anonymous memory
 outside RLIMIT_AS), inotify/fanotify (watching files other units use), `flock` and F_SETPIPE_SZ
 (resources shared by every unit of the uid), `prctl(PR_SET_DUMPABLE)`,
-namespaces, mounts, kernel objects and identity changes. `clone` is allowed only for threads,
+namespaces, mounts, kernel objects and identity changes. Also what the kernel keeps per host or per uid
+and so shares across namespaces (a second red team): Linux AIO (the host-wide `fs.aio-nr`; a pending
+poll also kept files alive past RLIMIT_NOFILE), record locks (F_GETLK/F_SETLK/F_SETLKW and OFD forms),
+futex operations that are not process-private (keyed by inode on file-backed pages: a channel between
+units), page-cache eviction and probes (fadvise, readahead, MADV_COLD/PAGEOUT, RWF_NOWAIT, mincore,
+cachestat) and writeback (sync, syncfs, fsync, ...); in units also `pipe`/`pipe2` and threads without
+CLONE_FILES (pipe buffers are charged per uid; a thread with its own descriptor table gets NOFILE again). `clone` is allowed only for threads,
 `clone3` answers ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
 
 Two variants. The *unit* filter above is what every process running untrusted code carries. The
