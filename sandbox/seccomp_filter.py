@@ -67,6 +67,8 @@ DENY = {
     "sync_file_range": 277, "fsync": 74, "fdatasync": 75,
     # futex2 calls (flags inside user memory, or shared by default); glibc 2.36 does not use them
     "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455, "futex_requeue": 456,
+    # barriers across every CPU of the host (MEMBARRIER_CMD_GLOBAL waits for all of them)
+    "membarrier": 324,
     # namespaces, mounts, kernel state, identity
     "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
@@ -94,12 +96,14 @@ PID_FIRST = {"prlimit64": 302, "sched_setaffinity": 203, "sched_setparam": 142, 
 # i.e. to every unit of every jail at once), and the record locks F_GETLK/F_SETLK/F_SETLKW and their OFD
 # forms: locks on an inode every unit can open (/dev/null, /usr files) are a channel between units
 BAD_FCNTL = (8, 10, 15, 1024, 1026, 1031, 5, 6, 7, 36, 37, 38)
-# MADV_COLD, MADV_PAGEOUT: on a file mapping they push host page cache out (eviction, as fadvise does)
-BAD_MADVISE = (20, 21)
+# MADV_COLD, MADV_PAGEOUT: on a file mapping they push host page cache out (eviction, as fadvise does);
+# MADV_MERGEABLE (like PR_SET_MEMORY_MERGE): KSM would merge equal pages of different units, and the
+# time a write takes to unmerge one tells a unit what another holds
+BAD_MADVISE = (20, 21, 12)
 RWF_NOWAIT = 0x8  # preadv2/pwritev2 flag: fails instead of blocking when a page is not cached (a probe)
 FUTEX_PRIVATE_FLAG, FUTEX_CMD_MASK, FUTEX_WAIT, FUTEX_WAIT_BITSET = 128, 0x7F, 0, 9
 BAD_IOCTL = (0x8901, 0x8902, 0x5412, 0x540E, 0x5410, 0x541C)  # FIOSETOWN SIOCSPGRP TIOCSTI TIOCSCTTY TIOCSPGRP TIOCLINUX
-BAD_PRCTL = (4, 35, 0x59616D61)  # PR_SET_DUMPABLE, PR_SET_MM, PR_SET_PTRACER
+BAD_PRCTL = (4, 35, 0x59616D61, 67)  # PR_SET_DUMPABLE, PR_SET_MM, PR_SET_PTRACER, PR_SET_MEMORY_MERGE
 
 LD_W_ABS, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
 JGE = 0x35
@@ -204,6 +208,7 @@ def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
     p.ret(KILL_PROCESS)
     p.label(next_)
     p.load(NR)
+    _futex_rule(p)  # first: futex is the busiest syscall that the kernel's action cache cannot answer
     # Plain denials return right after their test: BPF conditional jumps reach 255 instructions at most.
     for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET)] + [
             (JEQ, nr, EPERM_RET) for nr in sorted(DENY.values())]:
@@ -228,13 +233,10 @@ def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
         p.load(arg_low(5))
         p.jump(JSET, RWF_NOWAIT, "eperm", "allow")
         p.label(after)
-    _futex_rule(p)
     p.label("allow")
     p.ret(ALLOW)
     p.label("eperm")
     p.ret(EPERM_RET)
-    p.label("eagain")
-    p.ret(EAGAIN_RET)
     return p.pack()
 
 
@@ -247,10 +249,15 @@ def _futex_rule(p: Program) -> None:
     Kernel-initiated shared wakes (a thread's clear_child_tid, robust lists) then reach no unit's waiter."""
     p.jump(JEQ, NR_FUTEX, 0, after := p.fresh())
     p.load(arg_low(1))
-    p.jump(JSET, FUTEX_PRIVATE_FLAG, "allow", 0)
+    p.jump(JSET, FUTEX_PRIVATE_FLAG, allow := p.fresh(), 0)
     p.ins.append((AND_K, 0, 0, FUTEX_CMD_MASK))
-    p.jump(JEQ, FUTEX_WAIT, "eagain", 0)
-    p.jump(JEQ, FUTEX_WAIT_BITSET, "eagain", "eperm")
+    p.jump(JEQ, FUTEX_WAIT, eagain := p.fresh(), 0)
+    p.jump(JEQ, FUTEX_WAIT_BITSET, eagain, 0)
+    p.ret(EPERM_RET)
+    p.label(eagain)
+    p.ret(EAGAIN_RET)
+    p.label(allow)
+    p.ret(ALLOW)
     p.label(after)
 
 

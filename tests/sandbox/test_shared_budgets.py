@@ -309,6 +309,25 @@ def test_host_page_cache_can_be_neither_evicted_nor_probed(jail: SandboxPool, gu
         ep.close()
 
 
+def test_page_merging_and_host_wide_barriers_are_refused(jail: SandboxPool, guard) -> None:
+    """Kernel same-page merging (where the host enables KSM) merges equal pages of different units; the
+    time a write takes to unmerge one then tells a unit what another one holds. MEMBARRIER_CMD_GLOBAL
+    waits for every CPU of the host."""
+    ep, out = attacker(jail, """
+        import mmap
+        page = mmap.mmap(-1, 4096)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(page))
+        return {'MADV_MERGEABLE': errno_of(libc.syscall(28, ctypes.c_void_p(addr), 4096, 12)),
+                'PR_SET_MEMORY_MERGE': errno_of(libc.syscall(157, 67, 1, 0, 0, 0)),
+                'membarrier': errno_of(libc.syscall(324, 1, 0, 0))}
+    """)
+    try:
+        assert out.ok and set(out.result.values()) == {"EPERM"}, out
+        assert ep.call("ping", {}).ok
+    finally:
+        ep.close()
+
+
 STDLIB_ENV = '''
 import concurrent.futures, decimal, hashlib, io, json, logging, mmap, queue, random, sqlite3, threading, time
 import uuid, zoneinfo, datetime
