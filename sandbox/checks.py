@@ -118,7 +118,7 @@ def _one_unit(pool: SandboxPool, sources: list[str], states: bytes, timeout_s: f
         out.append(CheckOutcome(passed=None, error=f"{exc.kind}: the batch's unit failed while this check ran: "
                                                    f"{exc.message}"[:MAX_ERROR_CHARS]))
     finally:
-        child.kill()
+        pool.release(child)
     return out
 
 

@@ -167,7 +167,7 @@ class SandboxEpisode:
 
     def _drop_child(self) -> None:
         if self._child is not None:
-            self._child.kill()
+            self._pool.release(self._child)
             self._child = None
 
     def _call(self, tool: str, args: dict[str, Any]) -> CallOutcome:

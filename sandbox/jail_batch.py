@@ -7,16 +7,19 @@ runs**. Each child closes every descriptor but its own reply pipe, stacks the se
 for its own pid on the supervisor's filter (together: the unit filter; from then on it may not fork,
 signal anything but itself, ptrace, ...) and stops itself. The supervisor then resumes the children
 one at a time: a child runs exactly one check on its own copy-on-write copy of the states, writes one
-framed reply on its own pipe and is killed and reaped before the next child is resumed.
+framed reply on its own pipe and exits (or is killed at its deadline); the supervisor reaps it, then
+reads that one reply, before it resumes the next child.
 
 Why each piece:
 * forked before any check ran: a child's memory is a copy of the supervisor from before the first
   check, so it holds no result, reply or remnant of another check (only the batch's sources and
   states, which every check of the batch receives anyway);
 * one at a time: a check cannot slow a sibling into a timeout, and no two checks run at once;
-* own reply pipe, read once, then SIGKILL: forged frames reach only the check's own pipe, and the
-  supervisor reads exactly one reply (capped, parsed under the wire rules with a tiny depth cap), so a
-  check patching builtins, the serialiser, `json` or the pipe can change only its own outcome;
+* own reply pipe, read once after the child is gone: forged frames reach only the check's own pipe,
+  and the supervisor reads exactly one reply (capped, parsed under the wire rules with a tiny depth
+  cap), so a check patching builtins, the serialiser, `json` or the pipe can change only its own outcome;
+* waiting for the child's end (SIGCHLD, blocked and taken with sigtimedwait) rather than for its reply
+  and then its death: one wake-up of the supervisor per check, which is what a loaded machine charges for;
 * non-dumpable (inherited from the zygote) and hidden by the private `/proc` (`hidepid=invisible`): a
   child cannot read or write the supervisor's or a sibling's memory or descriptors; seccomp refuses
   `kill`/`tgkill` except to itself, `ptrace`, `process_vm_*`, `fork`;
@@ -32,6 +35,7 @@ Supervisor -> host: one frame per check, in order: `{"i": n, "passed": bool|null
 """
 
 import gc
+import json
 import os
 import select
 import signal
@@ -43,7 +47,8 @@ from jail_unit import INTERNAL_ERROR
 from seccomp_filter import ChildRules
 
 HEADER = struct.Struct(">I")
-REPLY_CAP = 64 << 10  # a check's reply: a bool and an error text the worker caps at a few KiB
+REPLY_CAP = 64 << 10  # what the supervisor reads of a reply at most (an honest one fits PIPE_SAFE)
+PIPE_SAFE = 4000  # an honest reply, header included, fits one page of a pipe
 REPLY_DEPTH = 2
 ERROR_CHARS = 4000
 MAX_CHECKS = 48  # two descriptors per waiting child must fit RLIMIT_NOFILE (64); the host splits bigger batches
@@ -116,6 +121,20 @@ def close_all_but(fd: int) -> None:
     os.closerange(fd + 1, 1 << 16)
 
 
+def fit_pipe(reply: str) -> bytes:
+    """The reply, shortened to fit one pipe page: the supervisor reads it only after the child ended, so a
+    write the pipe cannot hold would block the child until its deadline (a pipe may hold a single page
+    when the uid has many pipes open)."""
+    data = reply.encode("utf-8")
+    if len(data) + HEADER.size <= PIPE_SAFE:
+        return data
+    error = str(json.loads(reply).get("error"))
+    while len(data) + HEADER.size > PIPE_SAFE:
+        error = error[:len(error) * 3 // 4]
+        data = json.dumps({"passed": None, "error": error + " [...]"}).encode()
+    return data
+
+
 def fork_kid(source: str, states: dict, timeout_s: float, rules, run_check) -> Kid:
     """A child for one check, hardened and stopped (the supervisor waits for the stop); raises OSError.
     `rules`: the seccomp process rules to stack (None when the pool runs without seccomp)."""
@@ -134,9 +153,10 @@ def fork_kid(source: str, states: dict, timeout_s: float, rules, run_check) -> K
             signal.signal(signal.SIGXCPU, signal.SIG_DFL)
             if rules is not None and rules.load(os.getpid()) is not None:
                 os._exit(INTERNAL_ERROR)
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
             os.kill(os.getpid(), signal.SIGSTOP)  # resumed by the supervisor when this check's turn comes
-            reply = run_check({"source": source, "states": states, "cpu_s": timeout_s}).encode("utf-8")
-            view = memoryview(HEADER.pack(len(reply)) + reply)
+            reply = fit_pipe(run_check({"source": source, "states": states, "cpu_s": timeout_s}))
+            view = memoryview(HEADER.pack(len(reply)) + reply)  # one write, under PIPE_BUF: never torn
             while view:
                 view = view[os.write(reply_w, view):]
             code = 0
@@ -155,38 +175,34 @@ def wait_stopped(kid: Kid) -> int | None:
     return status
 
 
-def finish(kid: Kid) -> int:
-    """SIGKILL and reap; the child's exit status (a kill by us shows as SIGKILL)."""
-    try:
-        os.kill(kid.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    os.close(kid.reply_fd)
-    return os.waitpid(kid.pid, 0)[1]
-
-
 def run_one(kid: Kid, timeout_s: float) -> tuple[bool | None, str | None]:
-    """Resume a stopped child, read its one reply (or learn why there is none), kill and reap it."""
+    """Resume a stopped child and wait for it to end (one wake-up, on SIGCHLD, which the supervisor keeps
+    blocked); its one reply is then waiting in its pipe. A child still alive at its deadline is killed
+    first; a complete frame it wrote before counts all the same (as if it had been read at once)."""
     os.kill(kid.pid, signal.SIGCONT)
-    try:
-        reply, problem = read_reply(kid.reply_fd, time.monotonic() + timeout_s)
-    except TimeoutError:
-        finish(kid)
-        return None, f"timeout: the check exceeded its {timeout_s:g} s wall-clock limit; the process was killed"
-    if reply is not None:
-        finish(kid)
-        return reply["passed"], reply["error"]
-    if problem is not None:
-        finish(kid)
-        return None, problem
-    for _ in range(20):  # it closed its pipe: give it a moment to end by itself, so its own cause shows
-        done, status = os.waitpid(kid.pid, os.WNOHANG)
+    deadline = time.monotonic() + timeout_s
+    timed_out = False
+    while True:
+        done, status = os.waitpid(kid.pid, os.WNOHANG)  # stops are not reported: no WUNTRACED
         if done:
-            os.close(kid.reply_fd)
-            return None, fate(status)
-        time.sleep(0.01)
-    finish(kid)
-    return None, "crash: the check process closed its reply pipe without replying"
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(kid.pid, signal.SIGKILL)
+            status, timed_out = os.waitpid(kid.pid, 0)[1], True
+            break
+        signal.sigtimedwait([signal.SIGCHLD], left)
+    try:  # the child is gone, so the pipe holds all it wrote and then EOF: this never waits
+        reply, problem = read_reply(kid.reply_fd, time.monotonic() + 1.0)
+    except TimeoutError:
+        reply, problem = None, None
+    finally:
+        os.close(kid.reply_fd)
+    if reply is not None:
+        return reply["passed"], reply["error"]
+    if problem is None and timed_out:
+        problem = f"timeout: the check exceeded its {timeout_s:g} s wall-clock limit; the process was killed"
+    return None, problem or fate(status)
 
 
 def run_batch(request: dict, rep_fd: int, limits: dict, run_check, dumps, write_frame) -> None:
@@ -196,6 +212,7 @@ def run_batch(request: dict, rep_fd: int, limits: dict, run_check, dumps, write_
     kids: list = []
     rules = ChildRules() if limits.get("seccomp") else None
     gc.freeze()  # the children's collector never walks (and so never copies) the supervisor's objects
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])  # waited for with sigtimedwait (run_one)
     for src in sources:
         try:
             kids.append(fork_kid(src, states, timeout_s, rules, run_check))

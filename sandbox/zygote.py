@@ -88,6 +88,11 @@ class Zygote:
     def seccomp(self) -> bool:
         return bool(self.hello.get("seccomp"))
 
+    def serving(self, generation: int) -> bool:
+        """Is the jail of `generation` still the one running (not replaced, not killed, not dead)?"""
+        return (generation == self.generation and self.sock is not None and self.proc is not None
+                and self.proc.poll() is None)
+
     @property
     def pid(self) -> int | None:
         """Host pid of the jail's root process (bwrap or setpriv)."""

@@ -45,9 +45,19 @@ def verdict_text(outcome: Any) -> str:
         reach = "never succeeded" if name in report.unreached else "reached"
         lines.append(f"  tool:     {name}: {label.kind} (from {label.source}); {row.get('total', 0)} calls, "
                      f"{row.get('fail', 0)} fail, {reach}")
-    lines += [f"  critical: {line}" for line in report.critical]
-    lines += [f"  blocking: {line}" for line in report.blocking]
-    lines += [f"  reason:   {line}" for line in report.reasons[:5] if line not in report.blocking]
-    if outcome.failure:
-        lines.append(f"  failure:  {outcome.failure}")
+    lines += [f"  critical: {_one_line(line)}" for line in report.critical]
+    lines += [f"  blocking: {_one_line(line)}" for line in report.blocking]
+    shown = set(report.critical) | set(report.blocking)
+    lines += [f"  reason:   {_one_line(line)}" for line in report.reasons[:5] if line not in shown]
+    if outcome.failure and not any(line in outcome.failure for line in shown):
+        lines.append(f"  failure:  {_one_line(outcome.failure)}")
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """A traceback is told by its last line ("KeyError: 'need'"); the JSON verdict keeps it whole."""
+    if "Traceback (most recent call last)" not in text:
+        return text
+    head = text.split("Traceback (most recent call last)")[0].rstrip(": ")
+    last = text.strip().splitlines()[-1]
+    return f"{head}: {last}" if head else last

@@ -23,7 +23,9 @@ def _last_refusal(rounds: list[ValidationRound]) -> str:
     for r in reversed(rounds):
         obs = r.observation
         if isinstance(obs, dict) and (obs.get("error") or obs.get("error_kind")):
-            text = str(obs.get("error") or obs.get("error_kind"))
+            text = str(obs.get("error") or obs.get("error_kind")).strip()
+            # a traceback says what happened on its last line, not its first
+            text = text.splitlines()[-1] if text.startswith("Traceback") else " ".join(text.split())
             return text if len(text) <= 100 else text[:97] + "..."
     return "no call"
 
@@ -37,7 +39,7 @@ def coverage(rounds: list[ValidationRound], tools: list[str], labels: dict[str, 
         if any(reached(r) for r in mine):
             continue
         unreached.append(tool)
-        what = (f"{tool} never succeeded in {len(mine)} call(s) (last answer: {_last_refusal(mine)})"
+        what = (f"{tool} never succeeded in {len(mine)} attempt(s) (last answer: {_last_refusal(mine)})"
                 if mine else f"{tool} was never called")
         if tool in labels and labels[tool].kind == "state_change":
             blocking.append(f"coverage: state-changing code never executed: {what}; give a state where it can succeed")

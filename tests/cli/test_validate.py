@@ -164,6 +164,13 @@ def test_a_state_that_does_not_load_is_a_rejection_with_its_reason_not_a_traceba
     assert "no loadable test state" in verdict["failure"]
 
 
+def test_the_text_verdict_tells_a_constructor_crash_in_one_line(tmp_path: Path) -> None:
+    code, state = files(tmp_path, TODO.replace("self.init_config = init_config", 'self.owner = init_config["owner"]'))
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text")
+    assert out.returncode == 1 and "Traceback" not in out.stdout
+    assert out.stdout.count("KeyError: 'owner'") == 1
+
+
 def test_programmatic_mode_with_a_state_needs_no_llm_endpoint(tmp_path: Path) -> None:
     code, state = files(tmp_path)
     out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", base_url="http://127.0.0.1:9/v1")

@@ -9,7 +9,6 @@ import pytest
 
 from envscaler_core.config import SandboxSettings
 from sandbox import SandboxLimits, SandboxPool
-from sandbox.child import Child
 from tests.sandbox.helpers import (
     Bystander,
     Listener,
@@ -52,11 +51,10 @@ def solo(canary: str) -> Iterator[SandboxPool]:
 
 @pytest.fixture(scope="module")
 def baseline(jail: SandboxPool) -> int:
-    """Processes in the jails with no episode open (bwrap's init, the zygote, its units made in advance: one
-    for episodes, one for check batches once each zygote served a batch), once the count is steady (a
-    zygote makes its next unit right after handing one over)."""
-    for zygote in jail.zygotes:
-        Child(zygote, jail.limits, jail.cgroups, freeze_between_calls=False, kind="batch").kill()
+    """Processes in the jails with no episode open (bwrap's init, the zygote, its units made in advance and
+    the pool's ready units: one of each kind per zygote), once the count is steady (a zygote makes its
+    next unit right after handing one over)."""
+    assert jail.warm_up()
     return steady_process_count(jail)
 
 

@@ -71,7 +71,18 @@ def test_a_state_changing_tool_that_never_succeeded_blocks_acceptance_whatever_t
     rounds = [ok(i, "get") for i in range(20)] + [ok(20, "complete", check="search", success=False)]
     report = summarize(rounds, 0.85, "programmatic", tools=["get", "complete"], labels=labels)
     assert not report.accepted and report.unreached == ["complete"]
-    assert report.blocking and "complete never succeeded in 1 call(s) (last answer: no such item)" in report.blocking[0]
+    assert report.blocking and "complete never succeeded in 1 attempt(s) (last answer: no such item)" in report.blocking[0]
+
+
+def test_a_tool_that_only_crashed_is_explained_by_its_exception_not_the_traceback_header() -> None:
+    labels = {"complete": ToolKindLabel(kind="state_change", source="name")}
+    crash = ValidationRound(candidate_fp="c", mode="programmatic", index=0, tool="complete", case_type="positive",
+                            check="contract", verdict="fail", reason="exception",
+                            observation={"error": 'Traceback (most recent call last):\n  File "<env>", line 4, in '
+                                                  "complete\nAttributeError: 'list' object has no attribute 'get'",
+                                         "error_kind": "exception"})
+    report = summarize([crash], 0.85, "programmatic", tools=["complete"], labels=labels)
+    assert "(last answer: AttributeError: 'list' object has no attribute 'get')" in report.blocking[0]
 
 
 def test_a_query_that_never_succeeded_lowers_the_score_without_blocking() -> None:
