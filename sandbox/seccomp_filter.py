@@ -15,9 +15,10 @@ and so shares across namespaces (a second red team): Linux AIO (the host-wide `f
 poll also kept files alive past RLIMIT_NOFILE), record locks (F_GETLK/F_SETLK/F_SETLKW and OFD forms),
 futex operations that are not process-private (keyed by inode on file-backed pages: a channel between
 units), page-cache eviction and probes (fadvise, readahead, MADV_COLD/PAGEOUT, RWF_NOWAIT, mincore,
-cachestat) and writeback (sync, syncfs, fsync, ...); in units also `pipe`/`pipe2` and threads without
-CLONE_FILES (pipe buffers are charged per uid; a thread with its own descriptor table gets NOFILE again). `clone` is allowed only for threads,
-`clone3` answers ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
+cachestat) and writeback (sync, syncfs, fsync, ...), KSM merging, membarrier; in units also
+`pipe`/`pipe2` and threads without CLONE_FILES (pipe buffers are charged per uid; a thread with its own
+descriptor table gets RLIMIT_NOFILE again). `clone` is allowed only for threads, `clone3` answers
+ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
 
 Two variants. The *unit* filter above is what every process running untrusted code carries. The
 *supervisor* filter (`supervisor=True`) is loaded only by the trusted pid 1 of a check-batch unit
