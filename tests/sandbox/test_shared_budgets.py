@@ -181,10 +181,8 @@ FUTEX_ON_A_USR_PAGE = """
         for kind, flags in (('MAP_SHARED', mmap.MAP_SHARED), ('MAP_PRIVATE', mmap.MAP_PRIVATE)):
             addr = ctypes.c_void_p(libc.mmap(None, 4096, mmap.PROT_READ, flags, fd, 0) + 64)
             value = ctypes.c_uint32.from_address(addr.value).value
-            timeout = struct.pack('qq', 0, 300_000_000)
-            started = time.monotonic()
+            timeout = struct.pack('qq', 0, 300_000_000)  # a wait that really waited would end in ETIMEDOUT
             res[f'{kind} wait'] = errno_of(libc.syscall(202, addr, 0, value, timeout, 0, 0))
-            res[f'{kind} wait returned at once'] = time.monotonic() - started < 0.25
             res[f'{kind} wait_bitset'] = errno_of(libc.syscall(202, addr, 9, value, 0, 0, -1))
             res[f'{kind} wake'] = errno_of(libc.syscall(202, addr, 1, 1, 0, 0, 0))
             res[f'{kind} wake_bitset'] = errno_of(libc.syscall(202, addr, 10, 1, 0, 0, -1))
@@ -210,7 +208,6 @@ def test_shared_futexes_on_host_files_carry_nothing_between_units(jail: SandboxP
         res = out.result
         for kind in ("MAP_SHARED", "MAP_PRIVATE"):
             assert res[f"{kind} wait"] == res[f"{kind} wait_bitset"] == "EAGAIN", res
-            assert res[f"{kind} wait returned at once"], res
             assert {res[f"{kind} wake"], res[f"{kind} wake_bitset"], res[f"{kind} cmp_requeue"],
                     res[f"{kind} futex_wake (futex2)"], res[f"{kind} futex_waitv"]} == {"EPERM"}, res
         assert res["FUTEX_PRIVATE_FLAG wait"] == "ETIMEDOUT" and res["FUTEX_PRIVATE_FLAG wake"] == 0, res
