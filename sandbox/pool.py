@@ -167,8 +167,9 @@ class SandboxPool:
         hello = zygote.hello if zygote else {}
         protections = list(self.backend.protections)
         if zygote is not None and zygote.isolated:
-            protections.append("every episode and every check in its own unit: user/pid/IPC/mount namespaces, a "
-                               "private /proc, non-dumpable, verified from outside before it gets any code")
+            protections.append("every episode and every check batch in its own unit: user/pid/IPC/mount namespaces, "
+                               "a private /proc, non-dumpable, verified from outside before it gets any code; each "
+                               "check in its own process, forked before any check ran, run one at a time")
         else:
             protections.append("NO per-unit namespaces: the units of a jail share pid/IPC namespaces and /proc "
                                f"({hello.get('units_problem') or 'limits.isolation=shared'})")
