@@ -32,7 +32,7 @@ from envscaler_core.llm.exchange import (
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant, parse_answer, reasoning_field, split_reasoning
-from envscaler_core.llm.retry import Failure, backoff_delay, classify
+from envscaler_core.llm.retry import Failure, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -252,8 +252,8 @@ class LLMGateway:
                 extra["tools"] = tools
             if room is not None:
                 extra[room_parameter(self.settings.base_url)] = room
-            resp = await self._send(call, what, lambda c: c.chat.completions.create(
-                model=call.model, messages=sent, extra_headers=headers, **extra))
+            resp = await self._send(call, what, lambda c: completion_or_error(c.chat.completions.create(
+                model=call.model, messages=sent, extra_headers=headers, **extra)))
             if not resp.choices:
                 raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)

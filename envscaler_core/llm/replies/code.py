@@ -17,11 +17,10 @@ import textwrap
 from collections.abc import Callable
 
 from envscaler_core.llm.replies.json_text import AST_LOCK, fences
-from envscaler_core.llm.replies.reasoning import split_reasoning
+from envscaler_core.llm.replies.reasoning import has_reasoning_markup, split_reasoning, without_end_tokens
 
 Accept = Callable[[ast.Module], bool]
 _PYTHON_LANGS = {"", "python", "py", "python3", "py3", "ipython", "pycon"}
-_REASONING_TAG = re.compile(r"</?(think|thinking|reasoning)\s*>", re.IGNORECASE)
 _CODE_START = re.compile(r"^(?:@|def |async def |class |import |from \S+ import |[A-Za-z_]\w*\s*(?::[^=]+)?=)")
 
 
@@ -49,8 +48,8 @@ def _normalised(source: str) -> str:
 def _without_reasoning(text: str) -> str:
     """Line endings and BOMs normalised, reasoning blocks removed, indentation kept (a method snippet
     indented as inside its class must stay dedentable)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
-    if _REASONING_TAG.search(text):
+    text = without_end_tokens(text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", ""))
+    if has_reasoning_markup(text):
         split = split_reasoning(text)
         return split.answer or split.tail or ""
     return text
