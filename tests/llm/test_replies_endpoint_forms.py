@@ -135,3 +135,39 @@ def test_an_http_200_carrying_a_client_error_is_rejected_at_once_quoting_it(endp
     with pytest.raises(LLMRequestRejected, match="maximum context length is 8192") as err:
         gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK)
     assert err.value.status_code == 400 and len(endpoint.requests) == 1
+
+
+@pytest.mark.parametrize("finish", ["eos", "stop_sequence", "end_turn", None])
+def test_other_words_for_a_complete_reply_are_read_as_complete(endpoint, finish) -> None:
+    endpoint.script(completion(GOOD, finish=finish))
+    assert gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK) == StatefulJudgement(**ANSWER)
+    assert len(endpoint.requests) == 1
+
+
+def test_tool_calls_with_finish_reason_stop_are_the_turns_calls(endpoint) -> None:
+    endpoint.script(completion(None, finish="stop", tool_calls=[{"id": "c1", "type": "function", "function": {
+        "name": "cancel_order", "arguments": '{"order_id": "4"}'}}]))
+    msg = gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS).message
+    assert msg["tool_calls"][0]["function"]["name"] == "cancel_order" and len(endpoint.requests) == 1
+
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": None, "completion_tokens": None, "total_tokens": None},
+    {"total_tokens": 18},
+], ids=["null-counts", "total-only"])
+def test_usage_without_readable_counts_is_estimated_and_marked(endpoint, store, usage) -> None:
+    endpoint.script(completion(GOOD, usage=usage))
+    gateway(endpoint, store).structured_sync(JUDGE_STATEFUL, TASK)
+    [row] = call_rows(store, "r1")
+    assert row["prompt_tokens"] > 0 and row["completion_tokens"] > 0
+    assert store.llm_usage("r1")["mine"]["estimated_tokens"] == row["prompt_tokens"] + row["completion_tokens"]
+
+
+def test_usage_with_token_details_holding_nulls_is_read_as_reported(endpoint, store) -> None:
+    endpoint.script(completion(GOOD, usage={"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35,
+                                            "prompt_tokens_details": {"cached_tokens": None},
+                                            "completion_tokens_details": {"reasoning_tokens": None}}))
+    gateway(endpoint, store).structured_sync(JUDGE_STATEFUL, TASK)
+    [row] = call_rows(store, "r1")
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (30, 5)
+    assert store.llm_usage("r1")["mine"]["estimated_tokens"] == 0
