@@ -171,3 +171,23 @@ def test_usage_with_token_details_holding_nulls_is_read_as_reported(endpoint, st
     [row] = call_rows(store, "r1")
     assert (row["prompt_tokens"], row["completion_tokens"]) == (30, 5)
     assert store.llm_usage("r1")["mine"]["estimated_tokens"] == 0
+
+
+TAB_SKELETON = "```python\nclass Env:\n\tdef __init__(self):\n\t\tself.items = {}\n```"
+SPACE_METHOD = 'def get(self, k: str) -> dict:\n    """Get."""\n    return {"success": k in self.items}\n'
+
+
+def test_a_tab_indented_class_assembles_with_methods_indented_with_spaces() -> None:
+    from envscaler_core.synth.assembly import assemble_module, parse_method, strip_fences
+    module = assemble_module(strip_fences(TAB_SKELETON), "Env", [parse_method(SPACE_METHOD, "get")])
+    assert "\t" not in module and "    def get(self, k: str) -> dict:" in module
+
+
+def test_code_indented_with_tabs_alone_comes_back_indented_with_spaces() -> None:
+    from envscaler_core.llm.replies import extract_code
+    assert extract_code("def f():\n\tif True:\n\t\treturn 1\n") == "def f():\n    if True:\n        return 1"
+
+
+def test_code_mixing_tabs_and_spaces_is_left_as_written() -> None:
+    from envscaler_core.llm.replies import extract_code
+    assert extract_code("def f():\n\tif True:\n        return 1\n") == "def f():\n\tif True:\n        return 1"

@@ -2,7 +2,8 @@
 
 Models wrap code the way they were trained to: a ```python fence with a sentence before and after,
 an untagged fence, several fences (an example call, then the function), no fence but a leading "Here
-is the function:", CRLF line endings, or the method indented as it would sit inside its class. The
+is the function:", CRLF line endings, tab indentation, or the method indented as it would sit inside
+its class. The
 stage says what it needs (`accept`: e.g. "defines check_func"); the first fenced block that parses
 and is accepted wins, then the whole text, then the text with leading/trailing prose lines trimmed.
 If nothing is accepted the most plausible piece is returned unchanged, so the stage's own check
@@ -41,8 +42,19 @@ def defines(*names: str) -> Accept:
     return check
 
 
+def _tabs_as_spaces(source: str) -> str:
+    """Indentation made only of tabs as 4 spaces per tab, so the piece can sit in a class indented with
+    spaces (the assembler re-indents with spaces; Python refuses a block mixing the two). Only when
+    every indented line uses tabs alone: then the conversion has exactly one reading."""
+    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in source.split("\n") if line.strip()]
+    if not any("\t" in i for i in indents) or not all(set(i) <= {"\t"} for i in indents):
+        return source
+    return "\n".join("    " * (len(line) - len(line.lstrip("\t"))) + line.lstrip("\t") for line in source.split("\n"))
+
+
 def _normalised(source: str) -> str:
-    return textwrap.dedent(source.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")).strip("\n")
+    source = source.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    return textwrap.dedent(_tabs_as_spaces(source)).strip("\n")
 
 
 def _without_reasoning(text: str) -> str:
