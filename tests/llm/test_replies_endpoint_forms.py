@@ -188,6 +188,12 @@ def test_code_indented_with_tabs_alone_comes_back_indented_with_spaces() -> None
     assert extract_code("def f():\n\tif True:\n\t\treturn 1\n") == "def f():\n    if True:\n        return 1"
 
 
-def test_code_mixing_tabs_and_spaces_is_left_as_written() -> None:
+def test_tabs_for_indentation_and_spaces_for_alignment_keep_the_alignment() -> None:
+    from envscaler_core.llm.replies import extract_code
+    source = "def f(a,\n      b):\n\tx = g(a,\n\t      b)\n\treturn x\n"
+    assert extract_code(source) == "def f(a,\n      b):\n    x = g(a,\n          b)\n    return x"
+
+
+def test_code_that_does_not_parse_keeps_its_tabs_for_the_stages_own_error() -> None:
     from envscaler_core.llm.replies import extract_code
     assert extract_code("def f():\n\tif True:\n        return 1\n") == "def f():\n\tif True:\n        return 1"

@@ -43,18 +43,19 @@ def defines(*names: str) -> Accept:
 
 
 def _tabs_as_spaces(source: str) -> str:
-    """Indentation made only of tabs as 4 spaces per tab, so the piece can sit in a class indented with
-    spaces (the assembler re-indents with spaces; Python refuses a block mixing the two). Only when
-    every indented line uses tabs alone: then the conversion has exactly one reading."""
-    indents = [line[: len(line) - len(line.lstrip(" \t"))] for line in source.split("\n") if line.strip()]
-    if not any("\t" in i for i in indents) or not all(set(i) <= {"\t"} for i in indents):
+    """Each tab of a line's leading run of tabs as 4 spaces, so the piece can sit in a class indented
+    with spaces (the assembler re-indents with spaces; Python refuses a block mixing the two). Only
+    for a piece that parses as it is: Python then reads its indentation the same with tabs of 1 and of
+    8 columns, so with tabs of 4 (a mix of the two) every block keeps its meaning; spaces after the
+    tabs (alignment of continuation lines, tabs-for-indent-spaces-for-alignment style) are kept."""
+    if "\t" not in source or parse_python(source) is None:
         return source
     return "\n".join("    " * (len(line) - len(line.lstrip("\t"))) + line.lstrip("\t") for line in source.split("\n"))
 
 
 def _normalised(source: str) -> str:
     source = source.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
-    return textwrap.dedent(_tabs_as_spaces(source)).strip("\n")
+    return _tabs_as_spaces(textwrap.dedent(source).strip("\n"))
 
 
 def _without_reasoning(text: str) -> str:
