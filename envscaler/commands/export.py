@@ -17,7 +17,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         run_id: str = typer.Argument(..., help="The run to export."),
         db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
         out: Path | None = typer.Option(None, "--out", help="Base directory (default flow.out_dir); files go to OUT/RUN_ID/."),
-        fmt: str = typer.Option("all", "--format", help="all | sft | llamafactory | rl (comma-separated allowed)."),
+        fmt: str = typer.Option("all", "--format", help="all (= sft,llamafactory,rl) | sft | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
+        verified_only: bool = typer.Option(False, "--verified-only", help="envscaler format: only accepted envs, "
+                                           "verified RL scenarios and loadable SFT scenarios (default: everything, audit included)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
         json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
@@ -32,7 +34,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         settings = settings_from(config, db)
         try:
             with Store.from_url(settings.store.url, create=False) as store:
-                manifest = export_run(store, run_id, settings, out, formats=formats)
+                manifest = export_run(store, run_id, settings, out, formats=formats, verified_only=verified_only)
         except ExportError as exc:
             fail(str(exc))
         except StoreMissing as exc:

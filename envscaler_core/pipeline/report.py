@@ -22,6 +22,7 @@ class RunSummary(BaseModel):
     outputs: dict[str, str] = Field(default_factory=dict, description="'exports', 'report' -> where they went.")
     sources_report: SourceReport | None = None
     progress: RunProgress | None = None
+    audit: dict[str, Any] | None = Field(default=None, description="EnvScaler import audit (interop.summary), if any.")
 
     @property
     def tokens(self) -> int:
@@ -65,6 +66,10 @@ def summary_markdown(s: RunSummary) -> str:
         lines += ["", f"Report: [{s.outputs['report']}](file://{s.outputs['report']}) (open it in a browser)"]
     if s.outputs.get("exports"):
         lines += ["", f"Exports: `{s.outputs['exports']}`"]
+    if s.audit:
+        from envscaler_core.interop.summary import audit_markdown
+
+        lines += ["", audit_markdown(s.audit)]
     return "\n".join(lines)
 
 
@@ -93,6 +98,11 @@ def summary_text(s: RunSummary) -> str:
     for name in ("exports", "report"):
         if s.outputs.get(name):
             lines.append(f"{name}: {s.outputs[name]}")
+    if s.audit:
+        from envscaler_core.interop.summary import audit_lines
+
+        lines.append("  EnvScaler import audit:")
+        lines += ["  " + line for line in audit_lines(s.audit)]
     return "\n".join(lines)
 
 
@@ -106,7 +116,9 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     reasons = [f"{f.stage}: {f.reason}" for f in store.query(StageFailure, run_id=run_id)]
     reasons += [f"rejected env: {c.failure_reason}" for c in store.query(EnvCandidate, run_id=run_id, where={"status": "rejected"})]
     reasons += [f"rejected scenario: {s.rejection_reason}" for s in store.query(Scenario, run_id=run_id, where={"status": "rejected"})]
+    from envscaler_core.interop.summary import audit_summary
+
     return RunSummary(run_id=run_id, status=run.status, funnel=store.funnel(run_id), usage=store.llm_usage(run_id),
                       top_failures=top_reasons(reasons), error=run.error, outputs=dict(run.outputs),
                       env_ids=[e.env_id for e in store.query(AcceptedEnv, run_id=run_id)],
-                      sources_report=run.sources_report, progress=run.progress)
+                      sources_report=run.sources_report, progress=run.progress, audit=audit_summary(store, run_id))

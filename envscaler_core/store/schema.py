@@ -39,6 +39,7 @@ from envscaler_core.models import (
     Trajectory,
     ValidationRound,
 )
+from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 
 SCHEMA_VERSION = 2
 """Bump when a table changes shape; a store written by a newer version is refused on open, an older
@@ -116,6 +117,9 @@ RECORD_KINDS: dict[type[Record], RecordKind] = {
         # added tables need no version bump: create_all adds them to an existing store on open
         _kind(BFCLTaskResult, "bfcl_results", task_id=String(), subset=String(), valid=Boolean()),
         _kind(BFCLEvalReport, "bfcl_reports", benchmark=String()),
+        # EnvScaler imports (envscaler_core/interop): the records verbatim plus our audit of each.
+        _kind(ImportedEnv, "envscaler_envs", env_id=String(), status=String()),
+        _kind(ImportedScenario, "envscaler_scenarios", env_id=String(), split=String(), audit=String()),
     )
 }
 
