@@ -35,7 +35,7 @@ from envscaler_core.llm.exchange import (
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant, parse_answer, reasoning_field, split_reasoning
-from envscaler_core.llm.retry import Failure, backoff_delay, classify
+from envscaler_core.llm.retry import Failure, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -284,13 +284,16 @@ class LLMGateway:
             if room is not None:
                 extra[room_parameter(self.settings.base_url)] = room
             body = self._body(call.model, sent, extra)
-            raw = await self._send(call, what, lambda c: c.post(
-                "/chat/completions", cast_to=bytes, content=body, options={"headers": headers}))
-            try:
-                resp = parse_completion(raw)
-            except ValueError as exc:
-                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is not a "
-                                          f"chat completion ({exc})") from None
+
+            async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
+                raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
+                try:
+                    return parse_completion(raw)
+                except ValueError as exc:
+                    raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is "
+                                              f"not a chat completion ({exc})") from None
+
+            resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
             if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
                 raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)

@@ -11,9 +11,11 @@ import random
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Mapping
+from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
+
+T = TypeVar("T")
 
 NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
 
@@ -61,8 +63,43 @@ def _one_line(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class ErrorInBody(openai.OpenAIError):
+    """An HTTP 200 whose body is `{"error": {...}}` instead of a completion: OpenRouter and several
+    proxies relay an upstream provider's failure this way. It is the failure its `code` says (an
+    upstream 5xx or 429 is worth another attempt; without a code it is treated as transient)."""
+
+    def __init__(self, error: Any) -> None:
+        detail = error if isinstance(error, dict) else {"message": error}
+        code = detail.get("code", detail.get("status"))
+        self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
+        self.detail = _one_line(str(detail.get("message") or detail))
+        super().__init__(f"HTTP 200 carrying an error{'' if self.status_code is None else f' {self.status_code}'}: "
+                         f"{self.detail}")
+
+
+async def completion_or_error(pending: Awaitable[T]) -> T:
+    """The completion, or ErrorInBody when the endpoint answered 200 with an error object and no choices."""
+    resp = await pending
+    if isinstance(resp, dict):  # a body the gateway parsed itself
+        if not resp.get("choices") and resp.get("error") is not None:
+            raise ErrorInBody(resp["error"])
+        return resp
+    if not getattr(resp, "choices", None):
+        error = (getattr(resp, "model_extra", None) or {}).get("error")
+        if error is not None:
+            raise ErrorInBody(error)
+    return resp
+
+
+def _retryable_status(status: int) -> bool:
+    return status not in NEVER_RETRY and (status == 429 or status == 408 or status == 409 or status >= 500)
+
+
 def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
+    if isinstance(exc, ErrorInBody):
+        status = exc.status_code
+        return Failure(status is None or _retryable_status(status), status, _one_line(str(exc)))
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, None, "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -70,7 +107,7 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure(True, None, _one_line(f"connection failed: {cause or exc}"))
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        retryable = status not in NEVER_RETRY and (status == 429 or status == 408 or status == 409 or status >= 500)
+        retryable = _retryable_status(status)
         headers = exc.response.headers if exc.response is not None else None
         return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}"), parse_retry_after(headers))
     return None

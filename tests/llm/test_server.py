@@ -117,7 +117,9 @@ def test_seeded_fault_probabilities_are_reproducible() -> None:
 
 
 def test_64_concurrent_requests_with_latency_are_all_in_flight_together(mock) -> None:
-    mock.set_faults(latency_ms=300)
+    # long enough that the last of the 64 connections opens before the first answer leaves, even on a
+    # loaded CI machine (at 300 ms a busy machine saw 63)
+    mock.set_faults(latency_ms=5000)
 
     async def fire() -> None:
         client = openai.AsyncOpenAI(base_url=mock.base_url, api_key="mock", max_retries=0)

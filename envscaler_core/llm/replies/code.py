@@ -2,7 +2,8 @@
 
 Models wrap code the way they were trained to: a ```python fence with a sentence before and after,
 an untagged fence, several fences (an example call, then the function), no fence but a leading "Here
-is the function:", CRLF line endings, or the method indented as it would sit inside its class. The
+is the function:", CRLF line endings, tab indentation, or the method indented as it would sit inside
+its class. The
 stage says what it needs (`accept`: e.g. "defines check_func"); the first fenced block that parses
 and is accepted wins, then the whole text, then the text with leading/trailing prose lines trimmed.
 If nothing is accepted the most plausible piece is returned unchanged, so the stage's own check
@@ -17,11 +18,10 @@ import textwrap
 from collections.abc import Callable
 
 from envscaler_core.llm.replies.json_text import AST_LOCK, fences
-from envscaler_core.llm.replies.reasoning import split_reasoning
+from envscaler_core.llm.replies.reasoning import has_reasoning_markup, split_reasoning, without_end_tokens
 
 Accept = Callable[[ast.Module], bool]
 _PYTHON_LANGS = {"", "python", "py", "python3", "py3", "ipython", "pycon"}
-_REASONING_TAG = re.compile(r"</?(think|thinking|reasoning)\s*>", re.IGNORECASE)
 _CODE_START = re.compile(r"^(?:@|def |async def |class |import |from \S+ import |[A-Za-z_]\w*\s*(?::[^=]+)?=)")
 
 
@@ -42,15 +42,27 @@ def defines(*names: str) -> Accept:
     return check
 
 
+def _tabs_as_spaces(source: str) -> str:
+    """Each tab of a line's leading run of tabs as 4 spaces, so the piece can sit in a class indented
+    with spaces (the assembler re-indents with spaces; Python refuses a block mixing the two). Only
+    for a piece that parses as it is: Python then reads its indentation the same with tabs of 1 and of
+    8 columns, so with tabs of 4 (a mix of the two) every block keeps its meaning; spaces after the
+    tabs (alignment of continuation lines, tabs-for-indent-spaces-for-alignment style) are kept."""
+    if "\t" not in source or parse_python(source) is None:
+        return source
+    return "\n".join("    " * (len(line) - len(line.lstrip("\t"))) + line.lstrip("\t") for line in source.split("\n"))
+
+
 def _normalised(source: str) -> str:
-    return textwrap.dedent(source.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")).strip("\n")
+    source = source.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
+    return _tabs_as_spaces(textwrap.dedent(source).strip("\n"))
 
 
 def _without_reasoning(text: str) -> str:
     """Line endings and BOMs normalised, reasoning blocks removed, indentation kept (a method snippet
     indented as inside its class must stay dedentable)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", "")
-    if _REASONING_TAG.search(text):
+    text = without_end_tokens(text.replace("\r\n", "\n").replace("\r", "\n").replace("\ufeff", ""))
+    if has_reasoning_markup(text):
         split = split_reasoning(text)
         return split.answer or split.tail or ""
     return text

@@ -3,7 +3,10 @@
 Real endpoints deliver reasoning in several places: a `reasoning_content` (or `reasoning`) field when
 the server runs a reasoning parser, a leading `<think>…</think>` block when it does not, only the
 closing `</think>` when the chat template opened the block inside the prompt (DeepSeek-R1, QwQ,
-Qwen3-Thinking), or an opened block that never closes. Reasoning often contains braces, fences and
+Qwen3-Thinking), or an opened block that never closes. Other families name the block differently:
+Gemini's `<thought>`, ByteDance Seed-OSS's `<seed:think>`, Kimi's `◁think▷…◁/think▷`; Mistral's
+Magistral sends `thinking` parts inside a list `content`; gpt-oss served without its special tokens
+writes `analysis…assistantfinal…`. Reasoning often contains braces, fences and
 draft answers, so it must never be searched for the answer, with one deliberate exception: when the
 reasoning never closed (or the answer field is empty), a model that answered anyway wrote its
 answer at the very end, so `tail` names the text whose *ending* may be the answer.
@@ -16,7 +19,18 @@ from dataclasses import dataclass
 from typing import Any
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking", "reasoning_details")
-_TAG_NAMES = "think|thinking|reasoning"
+_TAG_NAMES = "think|thinking|reasoning|thought|seed:think"
+_KIMI = (("◁think▷", "<think>"), ("◁/think▷", "</think>"))
+# Parts of a list `content` that hold reasoning, not answer (Magistral, Anthropic-style gateways).
+_REASONING_PART_TYPES = frozenset({"thinking", "reasoning", "redacted_thinking"})
+# End-of-turn special tokens a server leaves in the text when it does not skip special tokens
+# (ChatML, Llama 3, Mistral/Llama 2, Gemma, gpt-oss, DeepSeek). Never part of an answer.
+_END_TOKENS = re.compile(r"(?:\s*(?:<\|im_end\|>|<\|eot_id\|>|<\|end_of_text\|>|<\|endoftext\|>|<\|end\|>|"
+                         r"<\|return\|>|<\|call\|>|</s>|<end_of_turn>|<eos>|<｜end▁of▁sentence｜>))+\s*\Z")
+# gpt-oss harmony whose special tokens were stripped by the server: "analysis<reasoning>assistantfinal<answer>".
+_HARMONY_BARE = re.compile(r"\A\s*analysis(?P<reasoning>.*?)assistantfinal(?P<answer>.*)\Z", re.DOTALL)
+# A whole answer wrapped in <answer>…</answer> (R1-style "<think>…</think><answer>…</answer>" prompting).
+_ANSWER_TAG = re.compile(r"\A\s*<answer>\s*(?P<answer>.*?)\s*</answer>\s*\Z", re.DOTALL | re.IGNORECASE)
 _OPEN = re.compile(rf"\A\s*<({_TAG_NAMES})\s*>", re.IGNORECASE)
 _ORPHAN_CLOSE = re.compile(rf"</({_TAG_NAMES})\s*>", re.IGNORECASE)
 # gpt-oss "harmony" text from a server that did not parse it: analysis channels are reasoning, the
@@ -36,10 +50,16 @@ class SplitReply:
     tail: str | None = None
 
 
+def without_end_tokens(text: str) -> str:
+    """`text` without the end-of-turn special tokens a server left at its end (indentation kept)."""
+    return _END_TOKENS.sub("", text)
+
+
 def clean_text(text: str) -> str:
-    """Line endings to `\\n`, byte-order marks and surrounding blank space removed."""
+    """Line endings to `\\n`, byte-order marks, trailing end-of-turn special tokens (`<|im_end|>`,
+    `<|eot_id|>`, `</s>`, ...) and surrounding blank space removed."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.replace("\ufeff", "").strip()
+    return _END_TOKENS.sub("", text.replace("\ufeff", "")).strip()
 
 
 def content_text(content: Any) -> str:
@@ -54,10 +74,33 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            elif (isinstance(part, dict) and isinstance(part.get("text"), str)
+                  and part.get("type") not in _REASONING_PART_TYPES):
                 parts.append(part["text"])
         return "".join(parts)
     return str(content)
+
+
+def _part_text(value: Any) -> str:
+    """The text of a reasoning part's payload: a string, a `{"text"}` object or a list of either."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return _part_text(value.get("text") or value.get("thinking") or value.get("content"))
+    if isinstance(value, list):
+        return "".join(_part_text(v) for v in value)
+    return ""
+
+
+def content_reasoning(content: Any) -> str | None:
+    """Reasoning sent as parts of a list `content`: Magistral's `{"type": "thinking", "thinking":
+    [{"type": "text", "text": …}]}`, Anthropic-style `{"type": "thinking", "thinking": "…"}`."""
+    if not isinstance(content, list):
+        return None
+    found = [_part_text(p.get("thinking", p.get("text", p.get("content")))) for p in content
+             if isinstance(p, dict) and p.get("type") in _REASONING_PART_TYPES]
+    joined = "\n\n".join(clean_text(f) for f in found if f.strip())
+    return joined or None
 
 
 def reasoning_field(message: dict[str, Any]) -> str | None:
@@ -78,10 +121,18 @@ def reasoning_field(message: dict[str, Any]) -> str | None:
 def split_reasoning(content: Any, reasoning: str | None = None) -> SplitReply:
     """Separate the answer from the reasoning in `content` (plus an already separated `reasoning`)."""
     parts = [reasoning] if reasoning else []
+    if (in_parts := content_reasoning(content)) is not None:
+        parts.append(in_parts)
+        reasoning = "\n\n".join(parts)
     text = clean_text(content_text(content))
+    for foreign, ours in _KIMI:
+        text = text.replace(foreign, ours)
     if "<|channel|>" in text:
         text, harmony_reasoning = harmony_final(text)
         parts += harmony_reasoning
+    elif (bare := _HARMONY_BARE.match(text)) is not None:
+        parts.append(bare.group("reasoning").strip())
+        text = bare.group("answer").strip()
     tail = None
     removed = False
     while (opened := _OPEN.match(text)) is not None:
@@ -102,8 +153,19 @@ def split_reasoning(content: Any, reasoning: str | None = None) -> SplitReply:
             text = text[orphan.end():].strip()
     if not text and tail is None and reasoning:
         tail = reasoning  # a reasoning parser swallowed a reply that never closed its reasoning
+    if (wrapped := _ANSWER_TAG.match(text)) is not None:
+        text = wrapped.group("answer")
     joined = "\n\n".join(p for p in parts if p)
     return SplitReply(answer=text, reasoning=joined or None, tail=tail)
+
+
+_ANY_MARKUP = re.compile(rf"</?({_TAG_NAMES})\s*>|◁/?think▷|<\|channel\|>|\A\s*analysis.*?assistantfinal", re.IGNORECASE | re.DOTALL)
+
+
+def has_reasoning_markup(text: str) -> bool:
+    """Whether `text` holds a reasoning block in any of the spellings above (for code fields, which
+    keep their indentation and so are only split when there is something to split)."""
+    return _ANY_MARKUP.search(text) is not None
 
 
 def harmony_messages(text: str) -> list[tuple[str, str, str]]:

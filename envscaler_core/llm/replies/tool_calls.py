@@ -11,7 +11,8 @@ Accepted, because each has exactly one meaning:
 - the legacy `function_call` field, and tool calls written as text when the server ran no tool
   parser (only for tools that were offered): `<tool_call>{"name": …, "arguments": …}</tool_call>`
   blocks (Hermes, Qwen), a content that is nothing but `{"name": …, "parameters": …}` objects (Llama),
-  optionally after `[TOOL_CALLS]` (Mistral), and gpt-oss harmony `to=functions.<tool>` messages;
+  optionally after `[TOOL_CALLS]` (Mistral) or `<|python_tag|>` (Llama 3.1+), and gpt-oss harmony
+  `to=functions.<tool>` messages;
 - a `refusal` with no content becomes the content (the turn is still a turn).
 Arguments that cannot be read stay as the model wrote them: running the call then reports the precise
 problem to the model as an observation, which is what a real env does.
@@ -25,7 +26,9 @@ from typing import Any
 
 from envscaler_core.llm.replies.json_text import NotJSON, load_value
 from envscaler_core.llm.replies.json_text import fences
-from envscaler_core.llm.replies.reasoning import content_text, harmony_messages, reasoning_field, split_reasoning
+from envscaler_core.llm.replies.reasoning import (
+    content_text, harmony_messages, reasoning_field, split_reasoning, without_end_tokens,
+)
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
 
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL | re.IGNORECASE)
@@ -39,7 +42,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         return raw
     if not isinstance(raw, str):
         raise ReplyProblem(f"arguments must be a JSON object, found {shown(raw)}")
-    text = raw.strip()
+    text = without_end_tokens(raw).strip()  # gpt-oss servers leave `<|call|>` after the arguments
     if not text or text == "null":
         return {}
     try:
@@ -91,8 +94,8 @@ _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
 def _calls_as_json(text: str, offered: set[str]) -> list[dict[str, Any]]:
     """The whole content (or its one fenced block) as JSON tool calls: `{"name", "arguments"}` or
     `{"name", "parameters"}` (Llama's spelling), alone or in a list, optionally after Mistral's
-    `[TOOL_CALLS]`; only when every object names an offered tool and has no other keys."""
-    body = text.strip().removeprefix("[TOOL_CALLS]").strip()
+    `[TOOL_CALLS]` or Llama's `<|python_tag|>`; only when every object names an offered tool and has no other keys."""
+    body = text.strip().removeprefix("[TOOL_CALLS]").removeprefix("<|python_tag|>").strip()
     blocks = fences(body)
     if len(blocks) == 1 and body.startswith(("```", "~~~")):
         body = blocks[0].body.strip()
