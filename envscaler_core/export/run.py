@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from envscaler_core.config import Settings
+from envscaler_core.config import Settings, outputs_root
 from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
 from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
 from envscaler_core.export.manifest import ALL_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
@@ -64,8 +64,8 @@ def resolve_formats(formats: Iterable[str]) -> list[ExportFormat]:
 
 
 def export_dir(settings: Settings, run_id: str, out_dir: Path | None = None) -> Path:
-    """`<out_dir or settings.flow.out_dir>/<run_id>`."""
-    return Path(out_dir if out_dir is not None else settings.flow.out_dir) / run_id
+    """`<out_dir>/<run_id>`, by default under `outputs_root(settings)` (flow.out_dir, else beside the store); absolute."""
+    return (Path(out_dir).expanduser().resolve() if out_dir is not None else outputs_root(settings)) / run_id
 
 
 class _Export:

@@ -39,6 +39,7 @@ def progress_lines(progress: RunProgress) -> list[str]:
 def headline(progress: RunProgress) -> str:
     """One line for the whole run: what is running and the totals so far."""
     step = progress.current
-    now = f"{step.name} {items(step)}" + (f", {step.failed} failed" if step.failed else "") if step else "starting"
+    now = f"{step.name} {items(step)}" + (f", {step.failed} failed" if step.failed else "") if step else \
+        (progress.note or "starting")
     return (f"[{duration(progress.elapsed_s)}] {progress.run_id} {progress.status}: {now} · "
             f"{progress.llm_calls} LLM calls · {tokens(progress.tokens)} tokens · ${progress.cost_usd:.4f}")
