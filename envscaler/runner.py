@@ -83,7 +83,7 @@ def flow_session(settings: Settings, quiet: bool = False) -> Iterator[Any]:
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
     prefect_cli_environment()
-    with claimed_store(settings) as store, prefect_api(quiet):
+    with claimed_store(settings, quiet=quiet) as store, prefect_api(quiet):
         quiet_prefect_console()
         yield store
 

@@ -20,6 +20,8 @@ from envscaler.commands._common import fail
 from envscaler_core.config import Settings, envscaler_data_dir
 
 CLAIM_WAIT_S = 15.0
+SAY_WAITING_AFTER_S = 2.0
+"""A reader's hold is usually a fraction of a second: only a longer wait is worth a line."""
 
 
 @contextlib.contextmanager
@@ -27,7 +29,7 @@ def claimed_store(settings: Settings, run_id: str | None = None, *, quiet: bool 
     from envscaler.status import is_locked, published_progress
     from envscaler_core.store import Store, StoreError
 
-    deadline = time.monotonic() + CLAIM_WAIT_S
+    started = time.monotonic()
     told = False
     while True:
         try:
@@ -35,12 +37,16 @@ def claimed_store(settings: Settings, run_id: str | None = None, *, quiet: bool 
             break
         except StoreError as exc:
             held_by_run = any(p.run_id != run_id for p in published_progress(settings.store.url))
-            if not is_locked(exc) or held_by_run or time.monotonic() >= deadline:
+            waited = time.monotonic() - started
+            if not is_locked(exc) or held_by_run:
                 fail(str(exc))
-            if not told and not quiet:
+            if waited >= CLAIM_WAIT_S:
+                fail(f"{exc} (waited {waited:.0f} s for it)")
+            if waited >= SAY_WAITING_AFTER_S and not told and not quiet:
                 import typer
 
-                typer.echo("waiting for the store: another process is reading it ...", err=True)
+                typer.echo(f"waiting for the store: another process is reading it (up to {CLAIM_WAIT_S:.0f} s) ...",
+                           err=True)
                 told = True
             time.sleep(0.3)
     try:
@@ -59,7 +65,7 @@ def publish_starting(settings: Settings, run_id: str) -> Path:
 
     path = progress_path(settings.store.url, run_id, envscaler_data_dir())
     starting = RunProgress(run_id=run_id, pid=os.getpid(), store=human_store(settings.store.url), status="starting",
-                           note="connecting to a Prefect API (a temporary server takes 30-60 s)")
+                           note="connecting to a Prefect API")
     with contextlib.suppress(OSError):
         write_text_atomic(path, starting.model_dump_json())
     return path
