@@ -1,5 +1,8 @@
-"""Sandbox cost against same-run baselines: warm call vs in-process, episode start, throughput, and a
-30-call episode vs the naive "fresh `python -c` per call" approach.
+"""Sandbox cost against same-run baselines: warm call vs in-process, episode start, throughput, checks, a
+30-call episode vs the naive "fresh `python -c` per call" approach, and what the per-unit isolation of
+issue 10 costs against the design before it (units sharing the jail's namespaces, no cgroup), measured
+in the same run. Last, inside a real jail, the ways of giving a unit its own namespaces that were
+considered (docs/sandbox.md explains the choice), and a fresh bwrap jail per episode.
 
 Targets (docs/sandbox.md): warm call p50 <= 1 ms, episode start p50 <= 30 ms, >= 50x faster than naive.
 Numbers are noisy on a shared 2-core machine; the ratios are what to compare across runs.
@@ -8,10 +11,14 @@ Numbers are noisy on a shared 2-core machine; the ratios are what to compare acr
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from envscaler_core.config import load_settings
@@ -103,6 +110,49 @@ def episode_30_ms(pool: Any) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
+def checks_per_second(pool: Any, n: int) -> float:
+    check = "def check_func(final_state):\n    return final_state['items']['s1']['qty'] >= 0\n"
+    t0 = time.perf_counter()
+    outcomes = pool.run_checks([check] * n, STATE, STATE)
+    assert all(o.passed for o in outcomes), outcomes[:1]
+    return n / (time.perf_counter() - t0)
+
+
+def measure(pool: Any) -> dict[str, float]:
+    warm = warm_call_ms(pool, 2000)
+    starts = episode_start_ms(pool, 150)
+    return {"warm_p50": statistics.median(warm), "warm_p90": pct(warm, 0.9),
+            "start_p50": statistics.median(starts), "start_p90": pct(starts, 0.9),
+            "calls_1": calls_per_second(pool, 1, 1000), "calls_2": calls_per_second(pool, 2, 1000),
+            "checks": checks_per_second(pool, 60), "ep30": statistics.median(episode_30_ms(pool) for _ in range(15))}
+
+
+def in_jail(pool: Any, script: str, args: list[str], extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """Run `script` (a stdlib file beside this one) in a fresh jail built exactly like the pool's."""
+    folder = tempfile.mkdtemp(prefix="envscaler-bench-")
+    os.chmod(folder, 0o755)
+    try:
+        for path in (Path(__file__).with_name(script), *(Path(__file__).parents[1] / "sandbox" / e for e in extra)):
+            shutil.copyfile(path, Path(folder) / path.name)
+            os.chmod(Path(folder) / path.name, 0o644)
+        cmd = [f"/sandbox/{script}" if part.endswith("/worker.py") else part
+               for part in pool.backend.command(folder, args)]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={"PATH": "/usr/bin:/bin"})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def fresh_jail_ms(pool: Any, n: int) -> list[float]:
+    """A fresh bwrap jail + interpreter + the worker's imports per episode: the no-zygote alternative."""
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        proc = in_jail(pool, "jail_unit_options.py", ["0"], extra=("jail_unit.py",))
+        out.append((time.perf_counter() - t0) * 1000)
+        assert proc.returncode == 0, proc.stderr[-500:]
+    return out
+
+
 def naive_30_ms(python: str) -> float:
     state = STATE
     t0 = time.perf_counter()
@@ -114,28 +164,48 @@ def naive_30_ms(python: str) -> float:
 
 
 def main() -> None:
-    from sandbox import SandboxPool
+    from sandbox import SandboxLimits, SandboxPool
 
     settings = load_settings()
-    with SandboxPool(settings.sandbox) as pool:
+    with SandboxPool(settings.sandbox) as pool, \
+            SandboxPool(settings.sandbox, SandboxLimits(isolation="shared", cgroup="off")) as before:
         info = pool.info()
-        print(f"backend={info['backend']} seccomp={info['seccomp']} workers={info['workers']} python={info['python']}")
-        inproc = in_process_ms(5000)
-        warm = warm_call_ms(pool, 3000)
-        w50, i50 = statistics.median(warm), statistics.median(inproc)
-        print(f"warm call p50={w50:.3f}ms p90={pct(warm, 0.9):.3f}ms | in-process p50={i50 * 1000:.2f}us "
-              f"| overhead p50={w50 - i50:.3f}ms ratio={w50 / i50:.0f}x | target p50<=1ms: "
+        print(f"backend={info['backend']} seccomp={info['seccomp']} isolation={info['isolation']} "
+              f"cgroup=v{info['cgroup']} workers={info['workers']} python={info['python']} "
+              f"load average={os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (absolute numbers scale with it)")
+        inproc = statistics.median(in_process_ms(5000))
+        new, old = measure(pool), measure(before)
+        w50 = new["warm_p50"]
+        print(f"warm call p50={w50:.3f}ms p90={new['warm_p90']:.3f}ms | in-process p50={inproc * 1000:.2f}us "
+              f"| overhead p50={w50 - inproc:.3f}ms ratio={w50 / inproc:.0f}x | target p50<=1ms: "
               f"{'PASS' if w50 <= 1 else 'MISS'}")
-        starts = episode_start_ms(pool, 200)
-        s50 = statistics.median(starts)
-        print(f"episode start p50={s50:.2f}ms p90={pct(starts, 0.9):.2f}ms | target p50<=30ms: "
+        s50 = new["start_p50"]
+        print(f"episode start p50={s50:.2f}ms p90={new['start_p90']:.2f}ms | target p50<=30ms: "
               f"{'PASS' if s50 <= 30 else 'MISS'}")
-        for threads in (1, 2, 4):
-            print(f"calls/s with {threads} thread(s), {info['workers']} zygotes: {calls_per_second(pool, threads, 1500):.0f}")
-        ep30 = statistics.median(episode_30_ms(pool) for _ in range(20))
+        print(f"calls/s: {new['calls_1']:.0f} with 1 thread, {new['calls_2']:.0f} with 2 | "
+              f"checks/s (one unit per check): {new['checks']:.0f}")
         naive = statistics.median(naive_30_ms(info["python"]) for _ in range(3))
-        print(f"30-call episode: sandbox={ep30:.1f}ms naive(python -c per call)={naive:.1f}ms "
-              f"speedup={naive / ep30:.0f}x | target >=50x: {'PASS' if naive / ep30 >= 50 else 'MISS'}")
+        print(f"30-call episode: sandbox={new['ep30']:.1f}ms naive(python -c per call)={naive:.1f}ms "
+              f"speedup={naive / new['ep30']:.0f}x | target >=50x: {'PASS' if naive / new['ep30'] >= 50 else 'MISS'}")
+        print("cost of issue-10 isolation (own namespaces + private /proc + cgroup + verification + freeze between "
+              "calls) vs the design before it (units sharing the jail's namespaces, no cgroup), same run:")
+        for key, label in (("warm_p50", "warm call p50 ms"), ("start_p50", "episode start p50 ms"),
+                           ("ep30", "30-call episode ms")):
+            print(f"  {label:22} isolated={new[key]:8.3f} before={old[key]:8.3f} "
+                  f"delta={new[key] - old[key]:+.3f} ratio={new[key] / old[key]:.2f}x")
+        for key, label in (("calls_1", "calls/s, 1 thread"), ("calls_2", "calls/s, 2 threads"),
+                           ("checks", "checks/s")):
+            print(f"  {label:22} isolated={new[key]:8.0f} before={old[key]:8.0f} ratio={new[key] / old[key]:.2f}x")
+        proc = in_jail(pool, "jail_unit_options.py", ["60"], extra=("jail_unit.py",))
+        if proc.returncode == 0:
+            print("unit creation + teardown inside a jail, p50/p90 ms (the options of docs/sandbox.md):")
+            for name, (p50, p90) in json.loads(proc.stdout).items():
+                print(f"  {name:66} {p50:7.2f} / {p90:7.2f}")
+        else:
+            print(f"unit options not measured: {proc.stderr.strip()[-300:]}")
+        jails = fresh_jail_ms(pool, 10)
+        print(f"  {'fresh bwrap jail + interpreter + imports per episode (no zygote)':66} "
+              f"{statistics.median(jails):7.2f} / {pct(jails, 0.9):7.2f}")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from mock_llm.lookup import (
 )
 from mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest
 from mock_llm.realism import code_styles_for
-from mock_llm.validation_answers import judge_call, propose_call, test_state
+from mock_llm.validation_answers import judge_call, propose_call, test_state, tool_kinds
 from envscaler_core.prompts import CHAT_PROMPTS, STRUCTURED_PROMPTS
 from envscaler_core.prompts import mine as PM
 from envscaler_core.prompts import scen as PS
@@ -192,6 +192,7 @@ _STRUCTURED: dict[str, Callable[[Any], dict[str, Any]]] = {
     "synth.state_space": state_space, "synth.class_skeleton": class_skeleton, "synth.operations": operations,
     "synth.method": method,
     "validate.test_state": test_state, "validate.propose_call": propose_call, "validate.judge_call": judge_call,
+    "validate.tool_kinds": tool_kinds,
     "scen.initial_state": test_state, "scen.task": scen_task, "scen.checklist": scen_checklist,
     "scen.check_function": scen_check_function, "scen.reference_solution": scen_reference_solution,
 }

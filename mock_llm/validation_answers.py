@@ -193,3 +193,34 @@ def judge_call(inp: PV.JudgeInput) -> dict[str, Any]:
     if inp.tool_kind == "state_change" and obs.get("success") is True and not changed:
         return verdict("warning", "the change reported success but the state did not change")
     return verdict("pass", "ok")
+
+
+_READ_VERBS = {"get", "list", "find", "search", "check", "count", "show", "view", "lookup", "look", "is", "has",
+               "can", "query", "fetch", "retrieve", "compute", "calculate", "read", "describe", "browse", "verify"}
+_CHANGE_VERBS = {"add", "create", "update", "delete", "remove", "set", "cancel", "book", "lend", "return", "assign",
+                 "close", "open", "move", "rename", "complete", "mark", "transfer", "pay", "freeze", "reserve",
+                 "register", "schedule", "reschedule", "enroll", "restock", "fulfill", "fulfil", "release", "log",
+                 "file", "attach", "withdraw", "appeal", "grant", "revoke", "pause", "resume", "extend", "loan"}
+_WRITE_HINT = re.compile(r"self\.\w+(\[[^\]]*\])*\s*(\+|-)?=[^=]|\.(append|pop|remove|update|insert|clear)\(")
+
+
+def tool_kinds(inp: PV.ToolKindsInput) -> dict[str, Any]:
+    """Labels by purpose, as the prompt asks: the verb leading the name or the description, else the
+    return convention (`"data"` for a query, `"message"` for a change), and only then the code."""
+    labels = []
+    for tool in inp.tools:
+        first = re.split(r"[_\W]+", tool.name.lower())[0]
+        described = (re.findall(r"[a-z]+", tool.description.lower()) or [""])[0]
+        verbs = {first, described, described.removesuffix("s")}
+        if verbs & _READ_VERBS:
+            kind, reason = "query", f"{tool.name} is meant to read: its name or description leads with a read verb"
+        elif verbs & _CHANGE_VERBS:
+            kind, reason = "state_change", f"{tool.name} names an action on the environment"
+        elif '"data"' in tool.source and '"message"' not in tool.source:
+            kind, reason = "query", f"{tool.name} answers with data, the convention for a query"
+        elif '"message"' in tool.source or _WRITE_HINT.search(tool.source):
+            kind, reason = "state_change", f"{tool.name} reports an action or writes state"
+        else:
+            kind, reason = "query", f"{tool.name} neither announces nor performs a change"
+        labels.append({"tool": tool.name, "kind": kind, "reason": reason})
+    return {"labels": labels}

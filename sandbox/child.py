@@ -1,24 +1,48 @@
-"""Host handle on one forked child (an episode or a check batch): exchange frames, kill, explain deaths."""
+"""Host handle on one isolation unit (an episode or a check): set it up, verify it, exchange frames, freeze
+it between calls, kill it, explain its death.
+
+Setup, before any untrusted code: the member's "ready" message arrives on the setup socket stamped with
+its host pid; the host opens a pidfd on it (so no later signal can hit a recycled pid), verifies it from
+outside (unit_check.py) and puts it in its own cgroup. Between two calls of an episode the member is
+stopped (SIGSTOP through the pidfd) and resumed just before the next request, so a thread, timer or
+signal handler left behind by the code cannot burn CPU or touch state while the agent thinks.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import select
+import signal
+import socket
 import time
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sandbox.frames import WireError, recv_frame, send_frame
-from sandbox.zygote import Zygote
+from sandbox.frames import WireError, parse_reply, recv_frame, send_frame
+from sandbox.limits import SandboxLimits
+from sandbox.unit_check import unit_problem
+from sandbox.zygote import ZygoteError, recv_with_creds
+
+if TYPE_CHECKING:
+    from sandbox.cgroups import Cgroups, UnitCgroup
+    from sandbox.zygote import Zygote
+
+GRACE_S = 0.2
 
 
 class ChildFailure(Exception):
-    """The child is gone (killed or died); `kind` is the runtime ErrorKind to report."""
+    """The unit is gone (killed or died); `kind` is the runtime ErrorKind to report."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
+
+
+class UnitSetupError(ZygoteError):
+    """A unit did not come up as asked (no ready message, failed verification, no cgroup): the zygote that
+    made it has been replaced."""
 
 
 def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float) -> ChildFailure:
@@ -27,6 +51,11 @@ def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float)
         return ChildFailure("timeout", f"the call exceeded its {timeout_s:g} s wall-clock limit; the process was killed")
     if failure.kind == "oversize":
         return ChildFailure("oversize", f"{failure}; the process was killed")
+    if not failure.gone:  # garbage from a live process: we killed it, its exit status says nothing more
+        return ChildFailure("crash", f"{failure}; the process was killed")
+    if status and status.get("oom_killed"):
+        return ChildFailure("crash", f"{failure}: the unit exceeded its memory cap ({status['oom_killed']}) and the "
+                                     "kernel killed it")
     if status and status.get("signal_name") == "SIGXCPU":
         return ChildFailure("timeout", "the call exceeded its CPU-time limit (SIGXCPU); the process was killed")
     if status and "signal" in status:
@@ -37,40 +66,131 @@ def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float)
 
 
 class Child:
-    def __init__(self, zygote: Zygote, kind: str, call_timeout_s: float, frame_cap: int) -> None:
-        self.zygote, self.frame_cap = zygote, frame_cap
-        self.pid, self.generation, self.req_fd, self.rep_fd = zygote.spawn(kind, call_timeout_s)
+    def __init__(self, zygote: Zygote, limits: SandboxLimits, cgroups: Cgroups | None,
+                 freeze_between_calls: bool) -> None:
+        spawned = zygote.spawn()
+        self.zygote, self.limits, self._cgroups = zygote, limits, cgroups
+        self.pid, self.generation = spawned.pid, spawned.generation
+        self.req_fd, self.rep_fd = spawned.req_fd, spawned.rep_fd
+        self.host_pid: int | None = None
+        self.last_reply_bytes = 0
         self.alive = True
-        # An episode dropped without close(): closing our pipe ends makes the child exit on EOF and the
-        # zygote reaps it, so forgotten episodes do not pile up as live processes.
-        self._close_fds = weakref.finalize(self, _close_all, self.req_fd, self.rep_fd)
+        self._freeze = freeze_between_calls
+        self._frozen = False
+        self._pidfd: int | None = None
+        self._cgroup: UnitCgroup | None = None
+        # A unit dropped without kill(): closing our pipe ends makes its member exit on EOF (after a
+        # SIGCONT) and the zygote reaps it, so forgotten episodes do not pile up as live processes.
+        self._close_fds = weakref.finalize(self, _release_fds, [self.req_fd, self.rep_fd], [None])
+        try:
+            self._set_up(spawned.setup_fd)
+        except UnitSetupError as exc:
+            self.kill()
+            zygote.replace(self.generation, str(exc))
+            raise
+
+    # -- setup ----------------------------------------------------------------------------------
+    def _set_up(self, setup_fd: int) -> None:
+        sock = socket.socket(fileno=setup_fd)
+        try:
+            sock.settimeout(self.limits.control_timeout_s)
+            data, host_pid = recv_with_creds(sock, 4096)
+        except OSError as exc:
+            raise UnitSetupError(f"the unit sent no setup message: {exc.__class__.__name__}: {exc}") from None
+        finally:
+            sock.close()
+        try:
+            message = parse_reply(data, 2) if data else {}
+        except WireError as exc:
+            raise UnitSetupError(f"the unit's setup message: {exc}") from None
+        if message.get("ok") is not True or not host_pid:
+            raise UnitSetupError(f"the unit did not start: {str(message.get('error') or 'it closed its setup socket')[:400]}")
+        try:
+            self._pidfd = os.pidfd_open(host_pid)
+        except OSError as exc:
+            raise UnitSetupError(f"the unit process {host_pid} vanished: {exc}") from None
+        self._close_fds.detach()
+        self._close_fds = weakref.finalize(self, _release_fds, [self.req_fd, self.rep_fd], [self._pidfd])
+        self.host_pid = host_pid
+        identity = self.zygote.identity
+        if identity is None:
+            raise UnitSetupError("the zygote went away while its unit started")
+        problem = unit_problem(host_pid, identity, self.limits.model_dump(), self.zygote.isolated,
+                               self.zygote.seccomp)
+        if problem:
+            raise UnitSetupError(f"the unit failed verification: {problem}")
+        if self._cgroups is not None:
+            try:
+                self._cgroup = self._cgroups.create_unit()
+                self._cgroup.attach(host_pid)
+            except OSError as exc:
+                raise UnitSetupError(f"cannot put the unit in its cgroup: {exc}") from None
+        if select.select([self._pidfd], [], [], 0)[0]:  # it died meanwhile: the pid we wrote may be recycled
+            raise UnitSetupError("the unit process died during setup")
+
+    # -- exchange -----------------------------------------------------------------------------
+    def _signal(self, sig: int) -> None:
+        if self._pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            except OSError:
+                pass
 
     def send(self, payload: bytes, timeout_s: float) -> None:
         try:
             send_frame(self.req_fd, payload, time.monotonic() + timeout_s)
         except WireError as exc:
-            raise explain(exc, self.kill(), timeout_s) from None
+            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
 
     def exchange(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
-        """Send one request and wait for its reply; any failure kills the child and raises ChildFailure."""
+        """Send one request and wait for its reply; any failure kills the unit and raises ChildFailure."""
         deadline = time.monotonic() + timeout_s
+        if self._frozen:
+            self._signal(signal.SIGCONT)
+            self._frozen = False
         try:
             send_frame(self.req_fd, payload, deadline)
-            return recv_frame(self.rep_fd, deadline, self.frame_cap)
+            reply, self.last_reply_bytes = recv_frame(self.rep_fd, deadline, self.limits.frame_cap,
+                                                      self.limits.max_depth + 1)
         except WireError as exc:
-            raise explain(exc, self.kill(), timeout_s) from None
+            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
+        if self._freeze:
+            self._signal(signal.SIGSTOP)
+            self._frozen = True
+        return reply
 
-    def kill(self) -> dict[str, Any] | None:
-        """Close our pipe ends and have the zygote SIGKILL + reap the child; returns its exit status."""
+    def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
+        """Close our pipe ends and have the zygote SIGKILL the unit. With `wait` (to explain a failure) also
+        wait for it and return its exit status; a plain close does not wait (the zygote collects it).
+        `grace`: the unit is already dying; give it a moment to end by itself so its own cause shows."""
         if not self.alive:
             return None
         self.alive = False
-        self._close_fds()
-        return self.zygote.reap(self.pid, self.generation)
+        self._close_fds.detach()
+        _release_fds([self.req_fd, self.rep_fd], [])
+        if grace and self._pidfd is not None:  # wait here, not in the zygote: its lock serves other episodes
+            select.select([self._pidfd], [], [], GRACE_S)
+        status = self.zygote.reap(self.pid, self.generation, wait)
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        if self._cgroup is not None and self._cgroups is not None:
+            if self._cgroup.oom_killed():
+                status = dict(status or {}, oom_killed=f"{self.limits.unit_memory_bytes() >> 20} MiB")
+            self._cgroups.release(self._cgroup)
+            self._cgroup = None
+        return status
 
 
-def _close_all(*fds: int) -> None:
-    for fd in fds:
+def _release_fds(fds: list[int], pidfds: list[int | None]) -> None:
+    """Finaliser of a forgotten unit: resume it (it must see EOF to exit) and close what we hold."""
+    for pidfd in pidfds:
+        if pidfd is not None:
+            try:
+                signal.pidfd_send_signal(pidfd, signal.SIGCONT)
+            except OSError:
+                pass
+    for fd in [*fds, *(p for p in pidfds if p is not None)]:
         try:
             os.close(fd)
         except OSError:

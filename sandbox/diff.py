@@ -10,9 +10,11 @@ After `MAX_CHANGES` entries the list stops and `"truncated": true` is set.
 
 from __future__ import annotations
 
+import marshal
 from typing import Any
 
 MAX_CHANGES = 1000
+CHUNK = 256
 
 
 def _escape(key: str) -> str:
@@ -24,39 +26,70 @@ def _same_type(a: Any, b: Any) -> bool:
                                   and not isinstance(a, bool) and not isinstance(b, bool))
 
 
-def _walk(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
+class _Full(Exception):
+    """The change list reached MAX_CHANGES: stop walking at once."""
+
+
+def _emit(out: list[dict[str, Any]], change: dict[str, Any]) -> None:
     if len(out) >= MAX_CHANGES:
-        return
+        raise _Full
+    out.append(change)
+
+
+def _walk(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
+    """Appends the changes from `old` to `new`; raises _Full as soon as one more would pass the cap, so
+    no loop runs past it (a 1 MiB state of all-new keys costs MAX_CHANGES steps, not a million).
+    Equal subtrees are skipped with one C-level comparison. Depth is bounded by the wire's nesting cap."""
     if isinstance(old, dict) and isinstance(new, dict):
         for key, value in old.items():
             if key not in new:
-                out.append({"op": "remove", "path": f"{path}/{_escape(key)}", "old": value})
-            else:
+                _emit(out, {"op": "remove", "path": f"{path}/{_escape(key)}", "old": value})
+            elif not _equal(value, new[key]):
                 _walk(value, new[key], f"{path}/{_escape(key)}", out)
         for key, value in new.items():
             if key not in old:
-                out.append({"op": "add", "path": f"{path}/{_escape(key)}", "new": value})
+                _emit(out, {"op": "add", "path": f"{path}/{_escape(key)}", "new": value})
         return
     if isinstance(old, list) and isinstance(new, list):
         common = min(len(old), len(new))
-        for i in range(common):
-            _walk(old[i], new[i], f"{path}/{i}", out)
+        for start in range(0, common, CHUNK):  # equal runs of a long list are skipped at C speed
+            stop = min(start + CHUNK, common)
+            if stop - start > 1 and _equal(old[start:stop], new[start:stop]):
+                continue
+            for i in range(start, stop):
+                if not _equal(old[i], new[i]):
+                    _walk(old[i], new[i], f"{path}/{i}", out)
         for i in range(common, len(new)):
-            out.append({"op": "add", "path": f"{path}/{i}", "new": new[i]})
+            _emit(out, {"op": "add", "path": f"{path}/{i}", "new": new[i]})
         for i in range(len(old) - 1, common - 1, -1):
-            out.append({"op": "remove", "path": f"{path}/{i}", "old": old[i]})
+            _emit(out, {"op": "remove", "path": f"{path}/{i}", "old": old[i]})
         return
-    if not _same_type(old, new) or old != new:
-        out.append({"op": "replace", "path": path, "old": old, "new": new})
+    if not _equal(old, new):
+        _emit(out, {"op": "replace", "path": path, "old": old, "new": new})
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality at C speed: Python's `==` (deep), then, for containers, a check that no True/1 or
+    False/0 pair hid behind it. False only ever costs a walk, never a wrong diff: leaves decide."""
+    if a is b:
+        return True
+    if a != b or not _same_type(a, b):
+        return False
+    # marshal keeps bool, int and float apart and runs at C speed (a dict in another key order only costs a walk)
+    return marshal.dumps(a) == marshal.dumps(b) if isinstance(a, (dict, list)) else True
 
 
 def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """`{}` when equal, else `{"changes": [...]}` (plus `"truncated": true` past MAX_CHANGES)."""
+    """`{}` when equal, else `{"changes": [...]}` (plus `"truncated": true` once MAX_CHANGES is reached)."""
     changes: list[dict[str, Any]] = []
-    _walk(old, new, "", changes)
+    truncated = False
+    try:
+        _walk(old, new, "", changes)
+    except _Full:
+        truncated = True
     if not changes:
         return {}
-    out: dict[str, Any] = {"changes": changes[:MAX_CHANGES]}
-    if len(changes) >= MAX_CHANGES:
+    out: dict[str, Any] = {"changes": changes}
+    if truncated or len(changes) >= MAX_CHANGES:
         out["truncated"] = True
     return out

@@ -1,13 +1,17 @@
-"""One episode: a fresh child forked from a warm zygote holding one live instance of the env class.
+"""One episode: one isolation unit holding one live instance of the env class.
 
 Calls share that instance. What the host keeps is the last committed state (the instance's public
-attributes as JSON); if the child times out or crashes it is killed and the next call runs in a
-fresh child rebuilt from `cls(initial_state)` with the public attributes overwritten by that state.
+attributes as JSON); if the unit times out, crashes or sends anything the wire rules refuse, it is
+killed and the next call runs in a fresh unit rebuilt from `cls(initial_state)` with the public
+attributes overwritten by that state. Nothing the unit sends can raise out of `call`, `open_episode`
+(which raises only EnvLoadError) or `state`: replies are checked for shape and caps here, after
+frames.py has parsed them under the wire rules.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -16,12 +20,19 @@ from envscaler_core.runtime import CallOutcome, EnvLoadError, config_not_loaded
 from sandbox.child import Child, ChildFailure, encode
 from sandbox.diff import state_diff
 from sandbox.schema import check_call, index_tools
+from sandbox.zygote import ZygoteError
 
 if TYPE_CHECKING:
     from sandbox.pool import SandboxPool
 
+log = logging.getLogger("sandbox")
 ERROR_KINDS = {"schema", "exception", "timeout", "crash", "unserializable", "oversize"}
 MAX_ERROR_CHARS = 4000
+OUTPUT_SLACK = 100  # the worker appends "[... N characters dropped]" to capped output
+
+
+class Garbage(Exception):
+    """A reply that the worker, unsubverted, would never send."""
 
 
 def _clone(state: dict[str, Any]) -> dict[str, Any]:
@@ -40,37 +51,90 @@ class SandboxEpisode:
             raise EnvLoadError(f"the initial state must be a JSON object, got {type(initial_state).__name__}")
         try:
             encode(initial_state)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise EnvLoadError(f"the initial state is not JSON-serialisable: {exc}") from None
         self._pool, self._code, self._class_name, self._initial = pool, code, class_name, initial_state
         self._index = index_tools(tools) if tools is not None else None
         self._timeout = pool.settings.call_timeout_s
+        self._limits = pool.limits
         self._lock = threading.Lock()
         self._child: Child | None = None
         self._state: dict[str, Any] = {}
         self._closed = False
         self.last_output = ""  # print() output of the last call (capped); not part of CallOutcome
         self.restarts = 0
-        self._start(restore=None)
-
-    def _start(self, restore: dict[str, Any] | None) -> None:
-        """Fork a child and load the class (restoring `restore` if given); raises EnvLoadError."""
-        child = self._pool.spawn_child("episode")
-        msg = {"op": "load", "code": self._code, "class_name": self._class_name, "init": self._initial,
-               "restore": restore}
         try:
-            reply = child.exchange(encode(msg), self._timeout)
-        except ChildFailure as exc:
-            raise EnvLoadError(f"loading {self._class_name} failed: {exc.kind}: {exc.message}") from None
-        if reply.get("ok") is not True or not isinstance(reply.get("state"), dict):
+            self._start(restore=None)
+        except EnvLoadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a sandbox bug must still be one clear load error
+            log.exception("sandbox: unexpected error while loading %s", class_name)
+            raise EnvLoadError(f"loading {class_name} failed: internal sandbox error: {type(exc).__name__}: "
+                               f"{exc}") from None
+
+    # -- loading --------------------------------------------------------------------------------
+    def _start(self, restore: dict[str, Any] | None) -> None:
+        """Start a unit and load the class (restoring `restore` if given); raises EnvLoadError.
+
+        A load that crashes although the code may be fine (the unit died, garbage) makes the pool
+        health-check that zygote; if the zygote was at fault it is replaced and the load runs once more."""
+        msg = encode({"op": "load", "code": self._code, "class_name": self._class_name, "init": self._initial,
+                      "restore": restore, "cpu_s": self._timeout})
+        for attempt in (1, 2):
+            try:
+                child = self._pool.spawn_child(freeze_between_calls=True)
+            except ZygoteError as exc:
+                raise EnvLoadError(f"the sandbox could not start a unit for {self._class_name}: {exc}") from None
+            try:
+                reply = child.exchange(msg, self._timeout)
+            except ChildFailure as exc:
+                if exc.kind == "crash" and attempt == 1 and self._pool.heal(child.zygote):
+                    continue
+                raise EnvLoadError(f"loading {self._class_name} failed: {exc.kind}: {exc.message}") from None
+            break
+        if reply.get("ok") is not True:
             child.kill()
             raise EnvLoadError(str(reply.get("error") or "the worker sent an invalid load reply")[:MAX_ERROR_CHARS])
-        problem = None if restore is not None else config_not_loaded(self._initial, reply["state"])
+        try:
+            state = self._checked(reply, state_required=True, reply_bytes=child.last_reply_bytes)
+        except Garbage as exc:
+            child.kill()
+            raise EnvLoadError(f"loading {self._class_name} failed: crash: garbage on the wire ({exc})") from None
+        problem = None if restore is not None else config_not_loaded(self._initial, state)
         if problem:
             child.kill()
             raise EnvLoadError(f"initial state did not load: {problem}")
-        self._child, self._state = child, reply["state"]
-        self.last_output = str(reply.get("output", ""))
+        self._child, self._state = child, state
+        self.last_output = reply["output"]
+
+    def _checked(self, reply: dict[str, Any], state_required: bool, reply_bytes: int) -> dict[str, Any] | None:
+        """The reply's new state (None: unchanged) after checking its shape and caps; raises Garbage."""
+        allowed = {"ok", "result", "output", "state"}
+        if set(reply) - allowed:
+            raise Garbage(f"unexpected keys {sorted(set(reply) - allowed)[:5]}")
+        output = reply.get("output")
+        if not isinstance(output, str) or len(output) > self._limits.output_cap + OUTPUT_SLACK:
+            raise Garbage("output is not a string within the output cap")
+        state = reply.get("state")
+        if state is None and not state_required and "state" not in reply:
+            return None
+        if not isinstance(state, dict):
+            raise Garbage("state is not an object")
+        if reply_bytes > min(self._limits.state_cap, self._limits.result_cap):  # else no part can be over a cap
+            size = _serialised_size(state)
+            if size > self._limits.state_cap:
+                raise Garbage(f"state of {size} characters is over the cap of {self._limits.state_cap}")
+            if _serialised_size(reply.get("result")) > self._limits.result_cap:
+                raise Garbage("result over the result cap")
+        return state
+
+    # -- calls ----------------------------------------------------------------------------------
+    @property
+    def host_pid(self) -> int | None:
+        """Host pid of the process running this episode's code now (None until the next call after a
+        crash); for diagnostics and tests that watch it from outside."""
+        child = self._child
+        return None if child is None else child.host_pid
 
     @property
     def state(self) -> dict[str, Any]:
@@ -80,13 +144,23 @@ class SandboxEpisode:
     def call(self, tool: str, args: dict[str, Any]) -> CallOutcome:
         t0 = time.perf_counter()
         with self._lock:
-            outcome = self._call(tool, args)
+            try:
+                outcome = self._call(tool, args)
+            except Exception as exc:  # noqa: BLE001 - nothing a unit sends may raise out of call()
+                log.exception("sandbox: unexpected error in call %s", str(tool)[:80])
+                self._drop_child()
+                outcome = self._fail(tool, "crash", f"internal sandbox error: {type(exc).__name__}: {exc}")
         outcome.elapsed_ms = round((time.perf_counter() - t0) * 1000, 3)
         return outcome
 
     def _fail(self, tool: str, kind: str, message: str) -> CallOutcome:
-        return CallOutcome(tool=str(tool), ok=False, error=message[:MAX_ERROR_CHARS], error_kind=kind,
+        return CallOutcome(tool=str(tool)[:200], ok=False, error=message[:MAX_ERROR_CHARS], error_kind=kind,
                            state=_clone(self._state))
+
+    def _drop_child(self) -> None:
+        if self._child is not None:
+            self._child.kill()
+            self._child = None
 
     def _call(self, tool: str, args: dict[str, Any]) -> CallOutcome:
         if self._closed:
@@ -96,7 +170,7 @@ class SandboxEpisode:
             return self._fail(tool, "schema", problem)
         try:
             payload = encode({"op": "call", "tool": tool, "args": args})
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             return self._fail(tool, "schema", f"arguments to {tool} are not JSON-serialisable: {exc}")
         if self._child is None:
             try:
@@ -110,30 +184,35 @@ class SandboxEpisode:
         except ChildFailure as exc:
             self._child = None
             return self._fail(tool, exc.kind, exc.message + " (the next call runs in a fresh process from the last state)")
-        self.last_output = str(reply.get("output", ""))
         if reply.get("ok") is True:
+            try:
+                new_state = self._checked(reply, state_required=False, reply_bytes=self._child.last_reply_bytes)
+            except Garbage as exc:
+                self._drop_child()
+                return self._fail(tool, "crash", f"garbage on the wire ({exc}); the process was killed")
+            self.last_output = reply["output"]
             diff: dict[str, Any] = {}
-            if "state" in reply:
-                if not isinstance(reply["state"], dict):
-                    self._child.kill()
-                    self._child = None
-                    return self._fail(tool, "crash", "garbage on the wire (state is not an object)")
-                diff = state_diff(self._state, reply["state"])
-                self._state = reply["state"]
+            if new_state is not None:
+                diff = state_diff(self._state, new_state)
+                self._state = new_state
             return CallOutcome(tool=tool, ok=True, result=reply.get("result"), state=_clone(self._state),
                                state_diff=diff)
-        kind = reply.get("error_kind")
-        if kind not in ERROR_KINDS:
-            self._child.kill()
-            self._child = None
-            return self._fail(tool, "crash", f"garbage on the wire (error kind {str(kind)[:50]!r})")
-        return self._fail(tool, kind, str(reply.get("error")))
+        kind, error, output = reply.get("error_kind"), reply.get("error"), reply.get("output")
+        if (reply.get("ok") is not False or kind not in ERROR_KINDS or not isinstance(error, str)
+                or not isinstance(output, str) or set(reply) - {"ok", "error_kind", "error", "output"}):
+            self._drop_child()
+            return self._fail(tool, "crash", f"garbage on the wire (error reply {str(reply)[:80]!r}); the process "
+                                             "was killed")
+        self.last_output = output[:self._limits.output_cap + OUTPUT_SLACK]
+        return self._fail(tool, kind, error)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            if self._child is not None:
-                self._child.kill()
+            try:
+                self._drop_child()
+            except Exception:  # noqa: BLE001 - closing never raises
+                log.exception("sandbox: error while closing an episode")
                 self._child = None
 
     def __enter__(self) -> SandboxEpisode:
@@ -141,3 +220,8 @@ class SandboxEpisode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _serialised_size(value: Any) -> int:
+    """Characters of `value` serialised as the worker does (compact, UTF-8): what the caps count."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))

@@ -1,17 +1,20 @@
-"""Host side of the child wire: 4-byte big-endian length + JSON, with deadlines and a size cap.
+"""Host side of the unit wire: 4-byte big-endian length + JSON, with deadlines and a size cap.
 
 Replies come from processes running untrusted code, so nothing here trusts them: the length is
-capped before reading, the body must parse as a JSON object, and every wait has a deadline.
+capped before reading, every wait has a deadline, and the body goes through `jail_json.loads` (strict
+UTF-8 without lone surrogates, no NaN/Infinity, 64-bit integers, nesting capped by a non-recursive
+pre-scan) and must be a JSON object. Every violation is a `WireError`, never another exception.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import struct
 import time
 from typing import Any
+
+from sandbox.jail_json import JSONLimitError, loads
 
 HEADER = struct.Struct(">I")
 
@@ -19,9 +22,10 @@ HEADER = struct.Struct(">I")
 class WireError(Exception):
     """The child broke the protocol; `kind` is a runtime ErrorKind (timeout, crash, oversize)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, gone: bool = False) -> None:
         super().__init__(message)
         self.kind = kind
+        self.gone = gone  # the process is already exiting: let it finish, so its real cause of death shows
 
 
 def _wait(fd: int, events: int, deadline: float) -> None:
@@ -44,7 +48,7 @@ def send_frame(fd: int, payload: bytes, deadline: float) -> None:
             _wait(fd, select.POLLOUT, deadline)
             continue
         except (BrokenPipeError, OSError) as exc:
-            raise WireError("crash", f"the process is gone ({exc.__class__.__name__})") from None
+            raise WireError("crash", f"the process is gone ({exc.__class__.__name__})", gone=True) from None
         view = view[n:]
 
 
@@ -60,21 +64,26 @@ def _read_exact(fd: int, n: int, deadline: float) -> bytes:
         except OSError as exc:
             raise WireError("crash", f"reading the reply failed ({exc.__class__.__name__})") from None
         if not chunk:
-            raise WireError("crash", "the process closed its reply pipe")
+            raise WireError("crash", "the process closed its reply pipe", gone=True)
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
 
 
-def recv_frame(fd: int, deadline: float, cap: int) -> dict[str, Any]:
-    (size,) = HEADER.unpack(_read_exact(fd, 4, deadline))
-    if size > cap:
-        raise WireError("oversize", f"reply of {size} bytes exceeds the cap of {cap} bytes")
-    body = _read_exact(fd, size, deadline)
+def parse_reply(body: bytes, max_depth: int) -> dict[str, Any]:
+    """A reply body as a dict, or WireError('crash') naming the rule it breaks."""
     try:
-        obj = json.loads(body)
-    except (UnicodeDecodeError, ValueError):
-        raise WireError("crash", "garbage on the wire (reply is not JSON)") from None
+        obj = loads(body, max_depth)
+    except JSONLimitError as exc:
+        raise WireError("crash", f"garbage on the wire (reply refused: {exc})") from None
     if not isinstance(obj, dict):
         raise WireError("crash", "garbage on the wire (reply is not a JSON object)")
     return obj
+
+
+def recv_frame(fd: int, deadline: float, cap: int, max_depth: int) -> tuple[dict[str, Any], int]:
+    """(reply, its size in bytes)."""
+    (size,) = HEADER.unpack(_read_exact(fd, 4, deadline))
+    if size > cap:
+        raise WireError("oversize", f"reply of {size} bytes exceeds the cap of {cap} bytes")
+    return parse_reply(_read_exact(fd, size, deadline), max_depth), size

@@ -1,12 +1,15 @@
-"""`SandboxPool`: the production `EnvRuntime` — warm zygotes in jails, one fresh child per episode.
+"""`SandboxPool`: the production `EnvRuntime` — warm zygotes in jails, one isolation unit per episode
+and per check.
 
-Thread-safe: zygote control round trips are serialised per zygote (they only fork), while episodes and
-check batches talk to their own children over their own pipes, so N threads run N calls in parallel.
+Thread-safe: zygote control round trips are serialised per zygote (they only create and reap units),
+while units talk to the host over their own pipes, so N threads run N calls in parallel.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import logging
 import os
 import shutil
 import stat
@@ -19,14 +22,18 @@ from typing import Any
 from envscaler_core.config import SandboxSettings
 from envscaler_core.runtime import CheckOutcome
 from sandbox.backend import Backend, SandboxUnavailable, select_backend
+from sandbox.cgroups import Cgroups, open_cgroups
 from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
+from sandbox.health import health_problem
 from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
 from sandbox.zygote import Zygote, ZygoteError
 
-JAIL_FILES = ("worker.py", "seccomp_filter.py")  # stdlib-only modules the jail runs, copied side by side
+# stdlib-only modules the jail runs, copied side by side into a world-readable directory
+JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_json.py", "seccomp_filter.py")
+log = logging.getLogger("sandbox")
 
 
 class SandboxPool:
@@ -41,14 +48,27 @@ class SandboxPool:
         self._rr = itertools.count()
         self._closed = False
         self.zygotes: list[Zygote] = []
-        # Runs on close(), on garbage collection and at interpreter exit: no jail or temp dir outlives us.
-        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir)
+        self.cgroups: Cgroups | None = None
+        self.cgroup_note = "disabled (limits.cgroup='off')"
+        # Runs on close(), on garbage collection and at interpreter exit: no jail, cgroup or temp dir outlives us.
+        self._owned_cgroups: list[Cgroups] = []
+        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir, self._owned_cgroups)
         try:
             stage_imports(self.imports, self._workdir)
             self.backend: Backend = select_backend(self.settings, self._workdir)
+            self._open_cgroups()
+            allow_shared = self.settings.allow_weak or self.limits.isolation == "shared"
+            # A partial, not a bound method: zygotes must not keep the pool alive (its finaliser closes them).
+            self._health = functools.partial(health_problem, limits=self.limits, cgroups=self.cgroups,
+                                             timeout_s=self.settings.call_timeout_s)
             boot = {"preload": list(self.imports.preload)}
             for _ in range(self.settings.workers or os.cpu_count() or 1):
-                self.zygotes.append(Zygote(self.backend, self.limits, self._workdir, boot=boot))
+                self.zygotes.append(Zygote(self.backend, self.limits, self._workdir, allow_shared, self._health,
+                                           boot=boot))
+            if not self.zygotes[0].isolated:
+                log.warning("SANDBOX IS WEAK: all episodes and checks of a jail share its pid, IPC and mount "
+                            "namespaces and /proc (%s)", self.zygotes[0].hello.get("units_problem")
+                            or "limits.isolation='shared'")
         except ValueError as exc:
             self.close()
             raise SandboxUnavailable(str(exc)) from None
@@ -58,6 +78,19 @@ class SandboxPool:
         except BaseException:
             self.close()
             raise
+
+    def _open_cgroups(self) -> None:
+        if self.limits.cgroup == "off":
+            return
+        self.cgroups, self.cgroup_note = open_cgroups(self.limits.unit_memory_bytes(), self.limits.nproc)
+        if self.cgroups is not None:
+            self._owned_cgroups.append(self.cgroups)
+        else:
+            if self.limits.cgroup == "require":
+                raise SandboxUnavailable(f"limits.cgroup='require' but no per-unit cgroup can be made here: "
+                                         f"{self.cgroup_note}")
+            log.warning("SANDBOX MEMORY IS CAPPED PER PROCESS ONLY: no per-unit cgroup (%s); kernel memory, pipe "
+                        "buffers and page cache of a unit are not bounded, only RLIMIT_AS", self.cgroup_note)
 
     @staticmethod
     def _make_workdir() -> str:
@@ -80,28 +113,63 @@ class SandboxPool:
         return run_checks(self, list(checks), initial_state, final_state, timeout_s or self.settings.call_timeout_s)
 
     # -- plumbing -----------------------------------------------------------------------------
-    def spawn_child(self, kind: str) -> Child:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the sandbox pool is closed")
-            zygote = self.zygotes[next(self._rr) % len(self.zygotes)]
-        return Child(zygote, kind, self.settings.call_timeout_s, self.limits.frame_cap)
+    def spawn_child(self, freeze_between_calls: bool = False) -> Child:
+        """A verified unit; a zygote that produced a bad one has been replaced, and we try once more."""
+        for attempt in (1, 2):
+            with self._lock:
+                if self._closed:
+                    raise ZygoteError("the sandbox pool is closed")
+                zygote = self.zygotes[next(self._rr) % len(self.zygotes)]
+            try:
+                return Child(zygote, self.limits, self.cgroups, freeze_between_calls)
+            except ZygoteError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def heal(self, zygote: Zygote) -> bool:
+        """Health-check `zygote` after a failure its code does not explain; replace it if it fails.
+        True when it was replaced (the caller may retry on a fresh one)."""
+        with zygote.lock:
+            generation = zygote.generation
+            problem = self._health(zygote)
+            if problem is None:
+                return False
+            zygote.replace(generation, f"failed its health check: {problem}")
+            return True
 
     def info(self) -> dict[str, Any]:
         """What protects untrusted code here (for `envscaler sandbox check` and logs)."""
-        hello = self.zygotes[0].hello if self.zygotes else {}
+        zygote = self.zygotes[0] if self.zygotes else None
+        hello = zygote.hello if zygote else {}
         protections = list(self.backend.protections)
+        if zygote is not None and zygote.isolated:
+            protections.append("every episode and every check in its own unit: user/pid/IPC/mount namespaces, a "
+                               "private /proc, non-dumpable, verified from outside before it gets any code")
+        else:
+            protections.append("NO per-unit namespaces: the units of a jail share pid/IPC namespaces and /proc "
+                               f"({hello.get('units_problem') or 'limits.isolation=shared'})")
         if hello.get("seccomp"):
-            protections.append("seccomp filter: EPERM for socket/fork/exec/ptrace/kill-others/mount/... ")
+            protections.append("seccomp filter: EPERM for sockets, fork/exec, ptrace/process_vm, signals/limits/"
+                               "F_SETOWN on other processes, SysV IPC, mqueues, memfd, namespaces, mounts, ...")
         else:
             protections.append(f"NO seccomp filter ({hello.get('seccomp_problem') or 'unknown'})")
+        protections.append(self.cgroups.description if self.cgroups is not None
+                           else f"NO per-unit memory cap beyond RLIMIT_AS ({self.cgroup_note})")
+        protections.append("units stopped (SIGSTOP) between the calls of an episode")
         return {"backend": self.backend.name, "python": self.backend.python, "jail_python": hello.get("python"),
                 "uid": hello.get("uid"), "workers": len(self.zygotes), "seccomp": bool(hello.get("seccomp")),
+                "isolation": "namespaces" if zygote is not None and zygote.isolated else "shared",
+                "cgroup": None if self.cgroups is None else self.cgroups.version,
                 "protections": protections, "limits": self.limits.model_dump()}
 
     def host_pids(self) -> list[int]:
         """Host pids of the zygote jails' root processes (tests walk their descendants)."""
         return [z.pid for z in self.zygotes if z.pid is not None]
+
+    def zygote_host_pids(self) -> list[int]:
+        """Host pids of the zygote processes themselves (tests read their /proc status and limits)."""
+        return [z.host_pid for z in self.zygotes if z.host_pid is not None]
 
     def close(self) -> None:
         with self._lock:
@@ -115,7 +183,10 @@ class SandboxPool:
         self.close()
 
 
-def _release(zygotes: list[Zygote], workdir: str) -> None:
+def _release(zygotes: list[Zygote], workdir: str, cgroups: list[Cgroups]) -> None:
     for zygote in zygotes:
         zygote.close()
+    for group in cgroups:
+        group.close()
+    cgroups.clear()
     shutil.rmtree(workdir, ignore_errors=True)

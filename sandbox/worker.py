@@ -1,58 +1,66 @@
-"""The in-jail half of the sandbox: a zygote that forks one fresh process per episode (or check batch).
+"""The in-jail half of the sandbox: the zygote's entry point and what a unit's member runs.
 
 This file runs under the jail's interpreter (`python -I -S -B worker.py '<limits json>'`) and imports
-the standard library only. The zygote itself only ever runs this trusted code; untrusted code (env
-classes, check functions) is exec'd exclusively in forked children, after they have dropped to their
-rlimits, closed every inherited descriptor but their two pipes, and loaded the seccomp filter. A
-child's damage (monkey-patched builtins, leaked threads, a corrupted heap) therefore dies with it and
-never reaches the zygote or the next episode.
+the standard library only (plus the jail_* modules and seccomp_filter.py copied next to it). The
+zygote (jail_zygote.py) only ever runs trusted code; untrusted code (env classes, check functions) is
+exec'd exclusively in a unit's member process (jail_unit.py), after it has dropped its capabilities,
+taken its rlimits, closed every inherited descriptor but its pipes and loaded the seccomp filter. A
+member's damage (patched builtins, threads, a corrupted heap) dies with its unit.
+
+A member serves one episode (a `load` frame, then `call` frames on the same live instance) or one
+check (a single `check` frame), then exits.
 
 Wire formats (never pickle):
 * control, zygote <-> host: one JSON object per SOCK_SEQPACKET message on the inherited control fd
-  (its number is `control_fd` in the limits); `spawn` answers carry
-  the child's two pipe ends as SCM_RIGHTS descriptors.
-* child <-> host: frames of a 4-byte big-endian length followed by UTF-8 JSON, over two pipes.
+  (its number is `control_fd` in the limits); `spawn` answers carry the unit's request pipe, reply
+  pipe and setup socket as SCM_RIGHTS descriptors.
+* member <-> host: frames of a 4-byte big-endian length followed by UTF-8 JSON, over two pipes; the
+  member serialises with jail_json.dumps, the host parses with jail_json.loads (same limits).
 """
 
-from __future__ import annotations
-
-import builtins
 import ctypes
-import inspect
-import io
-import json
-import os
-import random
-import resource
-import signal
-import socket
-import struct
-import sys
-import time
-import traceback
-import types
 
-# `-I` keeps the script's own directory off sys.path; the filter module sits next to this file in the
-# read-only jail directory (copied there by SandboxPool with the worker).
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0 before anything else: no jail process may
+# ptrace the zygote or open its /proc files; every unit inherits it (checked by the host per unit).
+
+import builtins  # noqa: E402
+import copy  # noqa: E402
+import inspect  # noqa: E402
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import random  # noqa: E402
+import resource  # noqa: E402
+import struct  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+import types  # noqa: E402
+
+if sys.version_info < (3, 11):
+    sys.exit("the jail interpreter must be Python >= 3.11 (sandbox.python)")
+# `-I` keeps the script's own directory off sys.path; the other jail modules sit next to this file in
+# the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from seccomp_filter import install_seccomp, probe_seccomp  # noqa: E402
+import jail_json  # noqa: E402
+from jail_unit import INTERNAL_ERROR, harden_member, report  # noqa: E402
+from jail_zygote import serve  # noqa: E402
+from seccomp_filter import install_seccomp  # noqa: E402
 
 # Installed packages the pool copied next to us (sandbox/imports.py); last, so they never shadow stdlib.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "site"))
 # Pre-imported so that forked children get them for free (generated code commonly needs them).
-import collections  # noqa: F401
-import copy
-import dataclasses  # noqa: F401
-import datetime  # noqa: F401
-import decimal  # noqa: F401
-import enum  # noqa: F401
-import functools  # noqa: F401
-import itertools  # noqa: F401
-import math  # noqa: F401
-import re  # noqa: F401
-import string  # noqa: F401
-import typing  # noqa: F401
-import uuid  # noqa: F401
+import collections  # noqa: E402, F401
+import dataclasses  # noqa: E402, F401
+import datetime  # noqa: E402, F401
+import decimal  # noqa: E402, F401
+import enum  # noqa: E402, F401
+import functools  # noqa: E402, F401
+import itertools  # noqa: E402, F401
+import math  # noqa: E402, F401
+import re  # noqa: E402, F401
+import string  # noqa: E402, F401
+import typing  # noqa: E402, F401
+import uuid  # noqa: E402, F401
 
 HEADER = struct.Struct(">I")
 TB_CHARS = 2000
@@ -117,16 +125,6 @@ class CappedOutput(io.TextIOBase):
         return out
 
 
-def close_other_fds(keep: set[int]) -> None:
-    for name in os.listdir("/proc/self/fd"):
-        fd = int(name)
-        if fd not in keep:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
 def set_cpu_window(seconds: float) -> None:
     """Soft CPU limit = CPU used so far + this call's budget (SIGXCPU); the hard limit stays put."""
     used = resource.getrusage(resource.RUSAGE_SELF)
@@ -136,36 +134,6 @@ def set_cpu_window(seconds: float) -> None:
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-
-
-def enter_child(req_fd: int, rep_fd: int, limits: dict) -> CappedOutput:
-    os.setsid()  # own session and process group: the zygote kills the whole group
-    try:  # die with the zygote (single-threaded, so the parent-death signal is reliable)
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
-    null = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    close_other_fds({0, 1, 2, req_fd, rep_fd})
-    out = CappedOutput(int(limits["output_cap"]))
-    sys.stdout = sys.stderr = out
-    sys.stdin = io.StringIO("")
-    mib = 1 << 20
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_mb"] * mib,) * 2)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize_mb"] * mib,) * 2)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"],) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"],) * 2)
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_budget_s"],) * 2)
-    random.seed()  # the zygote's random state must not be shared by every episode
-    if limits.get("seccomp"):
-        why = install_seccomp()
-        if why is not None:
-            raise SystemExit(f"seccomp requested but failed: {why}")
-    return out
 
 
 def traceback_tail(exc: BaseException) -> str:
@@ -187,12 +155,11 @@ def dumps(obj) -> str:
     return _json_dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def strict_dumps(obj) -> str:
-    """JSON that is also valid UTF-8: a lone surrogate would poison every later consumer (store, exports)."""
-    text = dumps(obj)
-    if not text.isascii():
-        text.encode("utf-8")  # UnicodeEncodeError (a ValueError) on lone surrogates
-    return text
+def strict_dumps(obj, max_depth: int, max_chars: int) -> str:
+    """What the host accepts (jail_json): valid UTF-8 without lone surrogates (they would poison every later
+    consumer: store, exports), no NaN, at most `max_depth` levels, 64-bit integers, at most `max_chars`.
+    Raises jail_json.JSONTooLarge, TypeError or ValueError."""
+    return jail_json.dumps(obj, max_depth, max_chars)
 
 
 def clean(text: str) -> str:
@@ -228,6 +195,7 @@ class EpisodeChild:
         self.signatures: dict[str, inspect.Signature] = {}
 
     def public_state(self) -> dict:
+        """The state the host sees: the instance's public attributes, or its own `__sandbox_state__`."""
         if self.hooks is None:
             return {k: v for k, v in vars(self.inst).items() if not k.startswith("_")}
         state = self.hooks[0](self.inst)
@@ -235,7 +203,8 @@ class EpisodeChild:
             raise TypeError(f"__sandbox_state__ returned {type(state).__name__}, not a dict")
         return state
 
-    def overwrite(self, state: dict) -> None:  # make the live instance hold a committed snapshot
+    def overwrite(self, state: dict) -> None:
+        """Make the live instance hold a committed snapshot (its public attributes, or its own restore hook)."""
         if self.hooks is not None:
             return self.hooks[1](self.inst, state)
         d = vars(self.inst)
@@ -249,11 +218,11 @@ class EpisodeChild:
     def serialise_state(self) -> tuple[str | None, str | None, str | None]:
         """(state_json, error_kind, error)."""
         try:
-            text = strict_dumps(self.public_state())
+            text = strict_dumps(self.public_state(), self.limits["max_depth"], self.limits["state_cap"])
+        except jail_json.JSONTooLarge as exc:
+            return None, "oversize", f"state is {exc.size} characters, over the cap of {exc.cap}"
         except Exception as exc:  # noqa: BLE001 - a class's own __sandbox_state__ may raise anything
             return None, "unserializable", f"state is not JSON-serialisable: {type(exc).__name__}: {exc}"
-        if len(text) > self.limits["state_cap"]:
-            return None, "oversize", f"state is {len(text)} characters, over the cap of {self.limits['state_cap']}"
         return text, None, None
 
     def load(self, msg: dict) -> str:
@@ -337,15 +306,15 @@ class EpisodeChild:
             self.restore_if_changed()
             return error_reply("exception", message, self.out.take())
         try:
-            result_text = strict_dumps(result)
+            result_text = strict_dumps(result, self.limits["max_depth"], self.limits["result_cap"])
+        except jail_json.JSONTooLarge as exc:
+            self.restore_if_changed()
+            return error_reply("oversize", f"the result is {exc.size} characters, over the cap of {exc.cap}",
+                               self.out.take())
         except (TypeError, ValueError, RecursionError) as exc:
             self.restore_if_changed()
             return error_reply("unserializable", f"the result is not JSON-serialisable: {type(exc).__name__}: {exc}",
                                self.out.take())
-        if len(result_text) > self.limits["result_cap"]:
-            self.restore_if_changed()
-            return error_reply("oversize", f"the result is {len(result_text)} characters, over the cap of "
-                               f"{self.limits['result_cap']}", self.out.take())
         text, kind, err = self.serialise_state()
         if text is None:
             self.rollback()
@@ -362,145 +331,76 @@ class EpisodeChild:
             self.rollback()
 
 
-def run_episode(req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
-    child = EpisodeChild(out, limits)
-    while True:
-        msg = read_frame(req_fd)
-        if msg is None:
-            return
+def run_episode(first: dict, req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
+    child = EpisodeChild(out, dict(limits, call_timeout_s=float(first.get("cpu_s", 5.0))))
+    msg = first
+    while msg is not None:
         op = msg.get("op")
-        if op == "load":
+        if op == "load" and child.inst is None:
             reply = child.load(msg)
         elif op == "call" and child.inst is not None:
             reply = child.call(msg)
         else:
             reply = error_reply("protocol", f"unexpected op {op!r}")
         write_frame(rep_fd, reply)
-
-
-# ---------------------------------------------------------------------------------------------
-# child: check functions
-# ---------------------------------------------------------------------------------------------
-def run_checks(req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
-    states = read_frame(req_fd)
-    if states is None:
-        return
-    initial, final = states["initial_state"], states["final_state"]
-    while True:
         msg = read_frame(req_fd)
-        if msg is None:
-            return
-        set_cpu_window(limits["call_timeout_s"])
-        ns = {"__name__": "check", "__builtins__": builtins, "initial_state": copy.deepcopy(initial)}
-        try:
-            exec(compile(msg["source"], "<check>", "exec", dont_inherit=True), ns)
-            func = ns.get("check_func")
-            if not callable(func):
-                reply = {"passed": None, "error": "the source defines no callable check_func"}
+
+
+# ---------------------------------------------------------------------------------------------
+# member: one check function
+# ---------------------------------------------------------------------------------------------
+def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
+    """`check_func(final_state)` with `initial_state` as a global; the unit serves this one check only."""
+    set_cpu_window(float(msg.get("cpu_s", 5.0)))
+    states = msg["states"]
+    ns = {"__name__": "check", "__builtins__": builtins, "initial_state": states["initial_state"]}
+    try:
+        exec(compile(msg["source"], "<check>", "exec", dont_inherit=True), ns)
+        func = ns.get("check_func")
+        if not callable(func):
+            reply = {"passed": None, "error": "the source defines no callable check_func"}
+        else:
+            value = func(states["final_state"])
+            if type(value) is bool:
+                reply = {"passed": value, "error": None}
             else:
-                value = func(copy.deepcopy(final))
-                if type(value) is bool:
-                    reply = {"passed": value, "error": None}
-                else:
-                    reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
-        except BaseException as exc:  # noqa: BLE001
-            reply = {"passed": None, "error": clean(traceback_tail(exc))}
-        out.take()
-        write_frame(rep_fd, dumps(reply))
+                reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
+    except BaseException as exc:  # noqa: BLE001
+        reply = {"passed": None, "error": clean(traceback_tail(exc))}
+    out.take()
+    return dumps(reply)
 
 
 # ---------------------------------------------------------------------------------------------
-# zygote
+# member entry (called by jail_zygote in the unit's member process)
 # ---------------------------------------------------------------------------------------------
-def child_main(kind: str, req_fd: int, rep_fd: int, limits: dict) -> None:
+def member_main(req_fd: int, rep_fd: int, ready, limits: dict) -> None:
+    """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve."""
+    try:
+        harden_member({req_fd, rep_fd, ready.fileno()}, limits, install_seccomp)
+    except BaseException as exc:  # noqa: BLE001
+        report(ready, dumps({"ok": False, "error": clean(f"member setup: {type(exc).__name__}: {exc}")[:400]}).encode())
+        os._exit(INTERNAL_ERROR)
     code = 0
     try:
-        out = enter_child(req_fd, rep_fd, limits)
-        (run_episode if kind == "episode" else run_checks)(req_fd, rep_fd, out, limits)
+        random.seed()  # the zygote's random state must not be shared by every unit
+        report(ready, b'{"ok":true}')
+        ready.close()
+        out = CappedOutput(int(limits["output_cap"]))
+        sys.stdout = sys.stderr = out
+        sys.stdin = io.StringIO("")
+        first = read_frame(req_fd)
+        if first is None:
+            return
+        if first.get("op") == "check":
+            write_frame(rep_fd, run_check(first, out, limits))
+        else:
+            run_episode(first, req_fd, rep_fd, out, limits)
     except BaseException:  # noqa: BLE001 - never fall back into the zygote's loop
-        code = 70
+        code = INTERNAL_ERROR
     finally:
         os._exit(code)
 
 
-def describe_status(status: int) -> dict:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = str(sig)
-        return {"signal": sig, "signal_name": name}
-    return {"exit_code": os.WEXITSTATUS(status)}
-
-
-def zygote(limits: dict) -> None:
-    ctl = socket.socket(fileno=int(limits["control_fd"]))
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    for name in limits.get("preload") or ():  # trusted installed packages only (sandbox/imports.py)
-        try:
-            __import__(name)
-        except BaseException as exc:  # noqa: BLE001 - any failure means no usable zygote; the host shows stderr
-            raise SystemExit(f"preloading {name} failed: {type(exc).__name__}: {exc}") from None
-    seccomp_problem = probe_seccomp() if limits.get("seccomp") else "disabled by configuration"
-    limits = dict(limits, seccomp=seccomp_problem is None)
-    ctl.send(dumps({"hello": True, "pid": os.getpid(), "uid": os.getuid(), "seccomp": seccomp_problem is None,
-                    "seccomp_problem": seccomp_problem, "python": sys.version.split()[0]}).encode())
-    exited: dict[int, int] = {}
-    while True:
-        data = ctl.recv(1 << 16)
-        if not data:
-            return
-        try:
-            req = json.loads(data)
-            op = req["op"]
-        except (ValueError, KeyError, TypeError):
-            ctl.send(dumps({"ok": False, "error": "bad control message"}).encode())
-            continue
-        while True:  # opportunistic reaping so finished children never pile up as zombies
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            exited[pid] = status
-        if op == "spawn":
-            child_limits = dict(limits, call_timeout_s=float(req.get("call_timeout_s", 5.0)))
-            req_r, req_w = os.pipe()
-            rep_r, rep_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
-                ctl.close()
-                os.close(req_w)
-                os.close(rep_r)
-                child_main(req.get("kind", "episode"), req_r, rep_w, child_limits)
-            os.close(req_r)
-            os.close(rep_w)
-            socket.send_fds(ctl, [dumps({"ok": True, "pid": pid}).encode()], [req_w, rep_r])
-            os.close(req_w)
-            os.close(rep_r)
-        elif op == "reap":
-            pid = int(req["pid"])
-            status = exited.pop(pid, None)
-            if status is None:
-                for kill in (os.killpg, os.kill):
-                    try:
-                        kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                try:
-                    status = os.waitpid(pid, 0)[1]
-                except ChildProcessError:
-                    status = None
-            ctl.send(dumps({"ok": True, "status": None if status is None else describe_status(status)}).encode())
-        elif op == "ping":
-            ctl.send(dumps({"ok": True, "children": len(exited)}).encode())
-        else:
-            ctl.send(dumps({"ok": False, "error": f"unknown op {op!r}"}).encode())
-        if len(exited) > 10000:  # statuses nobody asked for; keep memory bounded
-            exited.clear()
-
-
 if __name__ == "__main__":
-    zygote(json.loads(sys.argv[1]))
+    serve(json.loads(sys.argv[1]), member_main)

@@ -1,7 +1,13 @@
 """`envscaler validate --code FILE [--class NAME]`: Stage 3 on one class file, outside any run.
 
-Exit codes: 0 accepted, 1 rejected (the report says why), 2 the input could not be validated at all
-(unreadable file, missing class, static problems, bad state file, LLM endpoint unusable)."""
+The class is loaded the way EnvScaler's runtime loads it (and the way every later stage will): with
+`--state` as its config in every mode, else with a test state the LLM writes. Without a spec the tools
+are labelled query / state change from their name, docstring and code (and the LLM in llm/both
+modes); the verdict shows the labels, the state used and any tool whose code no probe reached.
+
+Exit codes: 0 accepted, 1 rejected (the report says why, including a state that does not load into the
+class), 2 the input could not be validated at all (unreadable file, missing class, static problems,
+unparseable state file, LLM endpoint unusable)."""
 
 from __future__ import annotations
 
@@ -12,16 +18,20 @@ from pathlib import Path
 import typer
 
 from envscaler.commands._common import fail
+from envscaler.commands.validate_report import verdict_json, verdict_text
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def validate(
         code: Path = typer.Option(..., "--code", help="Python file holding the environment class."),
-        class_name: str | None = typer.Option(None, "--class", help="The environment class (default: the file's only top-level class)."),
+        class_name: str | None = typer.Option(None, "--class", help="The environment class (default: the file's only "
+                                              "class, else its only base-less class with public methods)."),
         mode: str = typer.Option("both", "--mode", help="programmatic | llm | both."),
         rounds: int = typer.Option(30, "--rounds", min=1, help="LLM proposer/judge rounds."),
-        state: Path | None = typer.Option(None, "--state", help="Test state JSON (skips asking the LLM for one)."),
+        state: Path | None = typer.Option(None, "--state", help="Test state JSON, used as the class's init config in "
+                                          "every mode (skips asking the LLM for one). Give one where every tool can "
+                                          "succeed: a state-changing tool whose code no probe reaches blocks acceptance."),
         config: Path | None = typer.Option(None, "--config", "-c"),
         text: bool = typer.Option(False, "--text", help="A human summary instead of the JSON verdict."),
         full: bool = typer.Option(False, "--full", help="JSON with every round (args, observation, states, verdict, reason)."),
@@ -60,58 +70,58 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if full:
             typer.echo(outcome.model_dump_json(indent=2, exclude={"env"}))
         elif not text:
-            verdict = {"accepted": report.accepted, "score": report.score, "threshold": report.threshold,
-                       "mode": report.mode, "rounds": report.rounds, "passes": report.passes,
-                       "warnings": report.warnings, "fails": report.fails, "skipped": report.skipped,
-                       "critical": report.critical, "reasons": report.reasons, "failure": outcome.failure}
-            typer.echo(json.dumps(verdict, indent=2))
+            typer.echo(json.dumps(verdict_json(outcome), indent=2))
         else:
-            verdict = "ACCEPTED" if report.accepted else "REJECTED"
-            typer.echo(f"{verdict}: score {report.score:.2f} (threshold {report.threshold:.2f}, mode {report.mode}, "
-                       f"{report.rounds} rounds: {report.passes} pass / {report.warnings} warning / {report.fails} fail, "
-                       f"{report.skipped} skipped)")
-            for line in report.critical:
-                typer.echo(f"  critical: {line}")
-            for line in report.reasons[:5]:
-                typer.echo(f"  reason:   {line}")
-            if outcome.failure:
-                typer.echo(f"  failure:  {outcome.failure}")
+            typer.echo(verdict_text(outcome))
         raise typer.Exit(0 if report.accepted else 1)
 
 
 def _only_class(path: Path, source: str) -> str:
+    """The environment class: the file's only class, else its only class with public methods and no
+    base class (EnvScaler's files hold TypedDict records beside one base-less env class)."""
     import ast
 
+    from envscaler_core.synth.tool_schema import public_methods
+
     try:
-        names = [n.name for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
+        classes = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
     except SyntaxError as exc:
         fail(f"{path}: line {exc.lineno}: {exc.msg}")
-    if len(names) != 1:
-        fail(f"{path}: {len(names)} top-level classes ({', '.join(names) or 'none'}); name one with --class")
-    return names[0]
+    if len(classes) == 1:
+        return classes[0].name
+    envs = [c for c in classes if not c.bases and public_methods(c)]
+    if len(envs) == 1:
+        return envs[0].name
+    names = ", ".join(c.name for c in classes) or "none"
+    fail(f"{path}: {len(classes)} top-level classes ({names}) and {len(envs)} look like an env class "
+         "(no base class, public methods); name one with --class")
 
 
 def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
-    """Programmatic-only with a given state needs no LLM; everything else goes through the gateway."""
+    """Every mode goes through the same Stage 3 entry point; a given state in programmatic mode needs no
+    LLM, so no endpoint is required then."""
     from envscaler_core.llm import LLMGateway
     from envscaler_core.llm.errors import LLMError
-    from envscaler_core.runtime import EnvLoadError
     from envscaler_core.validation import validate_candidate
-    from envscaler_core.validation.validate import ValidationOutcome, run_programmatic, summarize
-    from sandbox import SandboxPool
+    from sandbox import SandboxPool, SandboxUnavailable
 
-    with SandboxPool(settings.sandbox) as pool:
+    needs_llm = settings.validate_.mode != "programmatic" or test_state is None
+    try:
+        pool = SandboxPool(settings.sandbox)
+    except SandboxUnavailable as exc:
+        fail(f"sandbox unavailable: {exc}")
+    with pool:
         try:
-            if test_state is not None and settings.validate_.mode == "programmatic":
-                try:
-                    limit = max(settings.validate_.rounds, 2 * len(candidate.tools))
-                    rounds = run_programmatic(candidate, pool, test_state, 0, limit)
-                except EnvLoadError as exc:
-                    fail(f"--state does not load: {exc}")
-                report = summarize(rounds, settings.validate_.threshold, "programmatic")
-                return ValidationOutcome(candidate_fp=candidate.fingerprint, report=report, rounds=rounds,
-                                         test_state=test_state)
-            gateway = LLMGateway(settings.llm)
+            gateway = LLMGateway(settings.llm) if needs_llm else None
             return asyncio.run(validate_candidate(candidate, pool, gateway, settings, test_state=test_state))
         except LLMError as exc:
-            fail(str(exc))
+            fail(f"{exc}{_state_hint(settings.validate_.mode, test_state)}")
+
+
+def _state_hint(mode: str, test_state: dict | None) -> str:
+    """Without --state an LLM writes the test state; say how to do without it, which a new user can't guess."""
+    if test_state is not None:
+        return ""
+    if mode == "programmatic":
+        return " (programmatic mode needs no LLM at all when you pass --state FILE, a JSON init config for the class)"
+    return " (--state FILE gives the test state, so no LLM has to write one)"

@@ -35,6 +35,15 @@ class ValidationRound(Record):
     elapsed_ms: float | None = None
 
 
+class ToolKindLabel(Model):
+    """Whether a tool is a query or a state change, and where that label came from."""
+
+    kind: Literal["query", "state_change"]
+    source: str = Field(description="spec | name | docstring | llm | code, joined with '+' when several agree.")
+    evidence: str = ""
+    writes: list[str] = Field(default_factory=list, description="State attributes the body writes (AST).")
+
+
 class ValidationReport(Model):
     """What `envscaler validate` prints and what decides acceptance."""
 
@@ -50,3 +59,10 @@ class ValidationReport(Model):
     critical: list[str] = Field(default_factory=list, description="Contract breaches observed in the sandbox.")
     reasons: list[str] = Field(default_factory=list, description="Distinct failure reasons, most common first.")
     per_tool: dict[str, dict[str, int]] = Field(default_factory=dict)
+    tool_kinds: dict[str, ToolKindLabel] = Field(
+        default_factory=dict, description="The label each tool was validated under (spec, or inferred).")
+    unreached: list[str] = Field(
+        default_factory=list, description="Tools no call ever got to succeed (their code path never ran).")
+    blocking: list[str] = Field(
+        default_factory=list, description="Why acceptance is impossible besides contract breaches: state-"
+                                          "changing tools whose code never ran.")

@@ -238,7 +238,7 @@ async def validate(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
         if out.env is not None:
             records += [out.env, cand.model_copy(update={"status": "accepted", "failure_reason": None})]
         else:
-            why = out.failure or "; ".join(out.report.critical[:3]) or (
+            why = out.failure or "; ".join((out.report.critical + out.report.blocking)[:3]) or (
                 f"score {out.report.score:.2f} < threshold {out.report.threshold:.2f}")
             records.append(cand.model_copy(update={"status": "rejected", "failure_reason": why[:2000]}))
         report.done += 1

@@ -10,7 +10,7 @@ STRUCTURED_PROMPTS: dict[str, PromptSpec] = {
     for p in (
         mine.JUDGE_STATEFUL, mine.INFER_TOPIC,
         synth.STATE_SPACE, synth.CLASS_SKELETON, synth.OPERATIONS, synth.METHOD,
-        validate.TEST_STATE, validate.PROPOSE_CALL, validate.JUDGE_CALL,
+        validate.TEST_STATE, validate.PROPOSE_CALL, validate.JUDGE_CALL, validate.TOOL_KINDS,
         scen.INITIAL_STATE, scen.TASK, scen.CHECKLIST, scen.CHECK_FUNCTION, scen.REFERENCE_SOLUTION,
     )
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -114,4 +114,43 @@ JUDGE_CALL = PromptSpec(
     instructions="Judge this tool call.",
     input_model=JudgeInput,
     output_model=JudgeOutput,
+)
+
+
+class ToolToLabel(BaseModel):
+    name: str
+    description: str = Field(description="The docstring's summary.")
+    source: str = Field(description="The method's source code.")
+
+
+class ToolKindsInput(BaseModel):
+    introduction: str
+    class_header: str = Field(description="Source from file start through __init__.")
+    tools: list[ToolToLabel]
+
+
+class ToolKindAnswer(BaseModel):
+    tool: str
+    kind: Literal["query", "state_change"]
+    reason: str
+
+
+class ToolKindsOutput(BaseModel):
+    labels: list[ToolKindAnswer]
+
+
+TOOL_KINDS = PromptSpec(
+    id="validate.tool_kinds",
+    version=1,
+    system=(
+        "You label the tools of a simulated environment class for its test plan. A 'query' only reads the "
+        "environment's state (get, list, search, check, count, compute); a 'state_change' is meant to create, "
+        "update or delete something in it. Judge each tool by its PURPOSE, as an agent calling it would expect "
+        "from its name and documentation, not by what its code happens to do: a tool called get_item whose "
+        "code also increments a counter is still a query (that hidden write is the bug the tests look for). "
+        "Give one label per listed tool, with a one-sentence reason."
+    ),
+    instructions="Label every tool as query or state_change.",
+    input_model=ToolKindsInput,
+    output_model=ToolKindsOutput,
 )

@@ -128,6 +128,8 @@ def _class_level_names(cls: ast.ClassDef) -> set[str]:
         if isinstance(node, ast.AnnAssign | ast.Assign):
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
             names |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)  # `@items.setter` reads the property defined just above
     return names
 
 

@@ -1,12 +1,16 @@
 """Stage 3 (validate): execute candidate classes in the sandbox and decide which become environments."""
 
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths
-from envscaler_core.validation.probes import Probe, probes_for
+from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
+from envscaler_core.validation.programmatic import ProgrammaticPass, observation
+from envscaler_core.validation.report import summarize
+from envscaler_core.validation.tool_kinds import classify_tools
 from envscaler_core.validation.validate import (
-    ValidationOutcome, make_test_state, observation, run_programmatic, summarize, validate_candidate,
+    ValidationOutcome, label_tools, load_state, make_test_state, validate_candidate,
 )
 
 __all__ = [
-    "CallFacts", "Probe", "ValidationOutcome", "call_facts", "changed_paths", "make_test_state", "observation",
-    "probes_for", "run_programmatic", "summarize", "validate_candidate",
+    "CallFacts", "Probe", "ProgrammaticPass", "ToolPlan", "ValidationOutcome", "call_facts", "changed_paths",
+    "classify_tools", "label_tools", "load_state", "make_test_state", "observation", "plan_tools", "summarize",
+    "validate_candidate",
 ]

@@ -1,138 +1,341 @@
-"""Schema-driven probe calls: one positive and one negative call per tool, with no LLM.
+"""Schema- and code-driven probe calls, no LLM: what the programmatic pass tries on each tool.
 
-Positive arguments are taken from the test state wherever a parameter name can be matched to a value
-that exists there (an existing `patient_id`, a key of the `patients` container, ...), so the call has
-a fair chance of succeeding; negative arguments keep the schema's types (a schema-rejected call would
-test the sandbox, not the environment) but point at things that do not exist or are out of range.
-Probes are deliberately simple: their job is to surface contract breaches cheaply and reproducibly.
+A probe is worth something only if it reaches the code it means to test. So, per tool:
+
+* **positive** candidates: argument sets built from values that exist in the test state, found where
+  the method looks them up (`self.items[item_id]` -> keys of `items`), under fields of the same name,
+  in containers named like the parameter, and, for tools that create things, a fresh id in the
+  state's own style. They are tried best first until the env accepts one (a refused positive means the
+  probe never reached the code, not that the tool passed);
+* **edge** calls: existing records whose fields the method's conditions read take every value the
+  state offers (the book with no copies left, the cancelled appointment), so guarded branches fire;
+* **missing**: an id parameter pointing at nothing (ordinary strings such as names or titles are never
+  probed as missing ids);
+* **boundary**: out-of-range numbers.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
+from envscaler_core.validation.code_effects import Binding, ClassEffects
+from envscaler_core.validation.state_values import (
+    MISSING_ID, RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
+    sets_for_param, values_under,
+)
+from envscaler_core.validation.tool_kinds import words
 
-MISSING_ID = "__missing_id__"
+MAX_CANDIDATES = 6
+MAX_POSITIVE_ATTEMPTS = 8
+MAX_EDGES = 6
+EDGES_PER_PARAM = 2
+CREATE_VERBS = frozenset({"add", "create", "register", "new", "insert", "open", "issue", "submit", "enroll",
+                          "enrol", "book", "reserve", "schedule", "log", "record", "post", "upload", "import",
+                          "file", "make", "place", "put", "save", "store", "join", "invite", "assign"})
+_DATE_NAME = re.compile(r"date|_at$|_on$|deadline|due|day$|^(start|end|until|since|expires?)$")
+Purpose = Literal["positive", "edge", "missing", "boundary"]
 
 
 class Probe(BaseModel):
     tool: str
     args: dict[str, Any]
     case_type: CaseType
+    purpose: Purpose = "positive"
+    note: str = ""
 
 
-def _values_under(state: Any, key: str) -> list[Any]:
-    """Scalar values stored under `key` anywhere in the state, in document order."""
-    found: list[Any] = []
-    if isinstance(state, dict):
-        for k, v in state.items():
-            if k == key and isinstance(v, str | int | float | bool):
-                found.append(v)
-            found.extend(_values_under(v, key))
-    elif isinstance(state, list):
-        for v in state:
-            found.extend(_values_under(v, key))
-    return found
+@dataclass
+class ParamOptions:
+    """Values worth trying for one parameter, best first; `reference` if it names a stored entity."""
 
-
-def _container_keys(state: dict[str, Any], param: str) -> list[str]:
-    """For `patient_id`, the keys of a dict attribute named like `patients`/`patient`."""
-    stem = param.removesuffix("_id").removesuffix("id").rstrip("_").lower()
-    if not stem:
-        return []
-    for attr, value in state.items():
-        name = attr.lower()
-        if isinstance(value, dict) and value and (name.startswith(stem) or stem.startswith(name.rstrip("s"))):
-            return [str(k) for k in value]
-    return []
+    name: str
+    kind: str
+    values: list[Any]
+    reference: bool = False
+    records: list[RecordSet] = field(default_factory=list)
+    existing: list[Any] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    enumerated: bool = False  # the values are the schema's enum or the code's own list of choices
 
 
 def _kind(schema: dict[str, Any]) -> str:
     types = schema.get("type", "string")
-    return next((t for t in types if t != "null"), "string") if isinstance(types, list) else str(types)
+    if isinstance(types, list):
+        return next((t for t in types if t != "null"), "string")
+    return str(types) if "type" in schema else ("string" if "enum" not in schema else "enum")
 
 
-def _default(schema: dict[str, Any]) -> Any:
-    if schema.get("enum"):
-        return schema["enum"][0]
-    return {"string": "sample", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}.get(
-        _kind(schema), "sample")
-
-
-def positive_values(param: str, schema: dict[str, Any], state: dict[str, Any]) -> list[Any]:
-    """Plausible valid values, best first: enum members, values stored under the same name, keys of
-    a matching container; the type's default when the state offers nothing."""
-    if schema.get("enum"):
-        return list(schema["enum"])
-    kind = _kind(schema)
-    found: list[Any] = []
-    for value in _values_under(state, param):
-        fits = (kind == "string" and isinstance(value, str)) or (
-            kind in ("integer", "number") and isinstance(value, int | float) and not isinstance(value, bool))
-        if fits and value not in found:
-            found.append(value)
-    if kind == "string" and param.lower().endswith("id"):
-        found += [k for k in _container_keys(state, param) if k not in found]
-    return found or [_default(schema)]
-
-
-def negative_value(param: str, schema: dict[str, Any]) -> Any:
-    """Same type, but pointing at nothing: a missing id, an empty string, a negative number."""
-    kind = _kind(schema)
+def _fits(value: Any, kind: str) -> bool:
     if kind == "string":
-        return MISSING_ID if param.lower().endswith("id") or not schema.get("enum") else ""
+        return isinstance(value, str)
     if kind == "integer":
-        return -1
+        return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
-        return -1.0
-    return _default(schema)
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return True
 
 
-def boundary_value(schema: dict[str, Any]) -> Any | None:
-    """An extreme but well-typed value, or None when the type has no useful extreme."""
+def _typed(values: list[Any], kind: str) -> list[Any]:
+    """Values of the parameter's type; numeric dict keys ("7") count for integer parameters."""
+    out = []
+    for v in values:
+        if kind == "integer" and isinstance(v, str) and v.lstrip("-").isdigit():
+            v = int(v)
+        elif kind == "string" and isinstance(v, int) and not isinstance(v, bool):
+            v = str(v)  # a string parameter naming integer ids: the class converts it
+        if _fits(v, kind):
+            out.append(v)
+    return dedup(out)
+
+
+def _defaults(name: str, kind: str, state: dict[str, Any]) -> list[Any]:
+    lowered = name.lower()
+    if kind == "string":
+        if _DATE_NAME.search(lowered):
+            return later_dates(state, name)
+        if "time" in lowered or "slot" in lowered:
+            return ["09:00", "2030-06-15T09:00"]
+        if "email" in lowered:
+            return ["someone@example.com"]
+        return ["sample"]
+    return {"integer": [1, 0, 2], "number": [1.0, 10.0], "boolean": [True, False], "array": [[]],
+            "object": [{}]}.get(kind, ["sample"])
+
+
+def _objects(name: str, sets: list[RecordSet]) -> list[dict[str, Any]]:
+    """For a dict parameter (`changes`, `updates`, `profile`): one field of an existing record, with its
+    own value, so an update with 'nothing to change' is not the only thing tried."""
+    for rs in sets:
+        for _, record, _ in rs.keyed_records():
+            for field_name, value in record.items():
+                if field_name != rs.id_field and isinstance(value, str) and value:
+                    return [{field_name: value}]
+    return []
+
+
+def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets: list[RecordSet],
+                  bindings: list[Binding], creates: bool, literals: list[Any] | None = None) -> ParamOptions:
     kind = _kind(schema)
     if schema.get("enum"):
-        return None
-    return {"integer": 10**9, "number": 1e12, "string": "x" * 5000, "array": [], "object": {}}.get(kind)
+        return ParamOptions(name, kind, list(schema["enum"]), enumerated=True)
+    if kind == "object":
+        return ParamOptions(name, kind, _objects(name, sets) + [{}])
+    keyed = [b for b in bindings if not b.values]
+    id_fields = [b for b in bindings if b.values and any(b.path == rs.path + (rs.id_field,) for rs in sets
+                                                         if rs.id_field) or (b.values and id_like(b.path[-1]))]
+    reference = bool(keyed or id_fields) or (kind in ("string", "integer") and id_like(name))
+    bound = [v for b in bindings for v in binding_values(state, b)]
+    if kind == "integer":  # an index into a list the method subscripts (`order["lines"][line_no]`)
+        bound += [i for b in keyed for node in nodes_at(state, b.path) if isinstance(node, list)
+                  for i in range(min(len(node), MAX_CANDIDATES))]
+    same = values_under(state, name) + values_under(state, name.removeprefix("new_"))
+    named_sets = sets_for_param(name, sets)
+    if kind == "array":
+        item_kind = _kind(schema.get("items", {})) if schema.get("items") else "string"
+        singular = name.removesuffix("s")
+        ids = param_options(singular, {"type": item_kind}, state, sets, bindings, creates) \
+            if singular != name and id_like(singular) else None
+        values = [[ids.values[0]]] if ids and ids.values else []
+        return ParamOptions(name, kind, values + [[]], reference=False)
+    if not reference:
+        found = [v for v in _typed(bound + (literals or []) + same, kind) if v != ""][:MAX_CANDIDATES]
+        if creates and kind == "string" and found:
+            found.insert(1, fresh_text(found[0]))  # a unique name or email for something new
+        if kind == "string" and _DATE_NAME.search(name.lower()):
+            found = later_dates(state, name)[:1] + found  # "after the current due date", "not logged yet"
+        values = found + _defaults(name, kind, state)
+        return ParamOptions(name, kind, dedup(values), bindings=bindings, enumerated=bool(literals))
+    by_binding = [rs for rs in sets if any(b.path == rs.path for b in keyed)
+                  or any(b.path[:-1] == rs.path for b in id_fields)]
+    records = by_binding or named_sets
+    existing = _typed(bound + same + [i for rs in named_sets for i in rs.ids()], kind)
+    if not existing:
+        existing = _typed([i for rs in sets for i in rs.ids()], kind)
+    if not records:
+        records = [rs for rs in sets if any(i in existing for i in rs.ids())]
+    values = existing[:MAX_CANDIDATES]
+    fresh = fresh_id([i for rs in records for i in rs.ids()] or existing)
+    if _fits(fresh, kind):
+        values.insert(1 if creates and values else len(values), fresh)
+    return ParamOptions(name, kind, values or _defaults(name, kind, state), True, records, existing, bindings)
 
 
-def _tool_probes(tool: ToolSchema, state: dict[str, Any]) -> list[Probe]:
-    """This tool's probes in the order they are worth running."""
-    name = tool.function.name
-    params = tool.function.parameters
-    props: dict[str, Any] = params.get("properties", {})
-    required = [n for n in props if n in set(params.get("required", []))]
-    options = {n: positive_values(n, props[n], state) for n in required}
-    first = {n: options[n][0] for n in required}
-    probes = [Probe(tool=name, case_type="positive", args=first)]
-    if not required:
-        return probes
-    target = next((n for n in required if n.lower().endswith("id")), required[0])
-    probes.append(Probe(tool=name, case_type="negative", args={**first, target: negative_value(target, props[target])}))
-    for k in (1, 2):  # other existing entities
-        args = {n: v[k] if len(v) > k else v[0] for n, v in options.items()}
-        if args != first and all(p.args != args for p in probes):
-            probes.append(Probe(tool=name, case_type="positive", args=args))
-    for n in required:
-        extreme = boundary_value(props[n])
-        if extreme is not None and not n.lower().endswith("id"):
-            probes.append(Probe(tool=name, case_type="negative", args={**first, n: extreme}))
-    return probes
+class ToolPlan:
+    """Everything the programmatic pass will try on one tool."""
+
+    def __init__(self, tool: ToolSchema, state: dict[str, Any], sets: list[RecordSet],
+                 effects: ClassEffects | None) -> None:
+        self.tool = tool.function.name
+        params = tool.function.parameters
+        props: dict[str, Any] = params.get("properties", {})
+        required = set(params.get("required", []))
+        self.required = [n for n in props if n in required]
+        tokens = words(self.tool)
+        self.creates = bool(tokens) and tokens[0] in CREATE_VERBS
+        bindings = effects.bindings(self.tool) if effects and self.tool in effects.methods else {}
+        self.guard_fields = effects.guard_fields(self.tool) if effects and self.tool in effects.methods else None
+        literals = effects.literals(self.tool) if effects and self.tool in effects.methods else {}
+        self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n))
+                        for n in self.required}
+        self.state = state
+
+    def positives(self) -> list[Probe]:
+        """Candidate argument sets by increasing total rank (every parameter's first choice before any
+        pair of second choices; ids change first). A parameter's candidates are reordered by what was
+        already chosen: once appointment A-1 (with doctor D2) is picked, D2's open slots come first."""
+        names = sorted(self.required, key=lambda n: not self.options[n].reference)
+        out: list[dict[str, Any]] = []
+
+        def fill(j: int, chosen: dict[str, Any], rest: int) -> None:
+            if len(out) >= MAX_POSITIVE_ATTEMPTS:
+                return
+            if j == len(names):
+                if rest == 0 and chosen not in out:
+                    out.append(chosen)
+                return
+            candidates = self._ordered(names[j], chosen)
+            for k in reversed(range(min(rest, len(candidates) - 1) + 1)):
+                fill(j + 1, {**chosen, names[j]: candidates[k]}, rest - k)
+
+        ceiling = sum(len(self.options[n].values) for n in names)
+        for total in range(ceiling + 1):
+            fill(0, {}, total)
+            if len(out) >= MAX_POSITIVE_ATTEMPTS:
+                break
+        return [Probe(tool=self.tool, case_type="positive", purpose="positive", args=args) for args in out]
+
+    def _ordered(self, name: str, chosen: dict[str, Any]) -> list[Any]:
+        """This parameter's candidates given the values already chosen: values structurally linked to
+        them first (the chosen appointment's doctor's slots, the chosen room's building), values
+        another parameter already holds last (a transfer from an account to itself proves little)."""
+        opt = self.options[name]
+        taken = [v for v in chosen.values() if is_scalar(v)]
+        fields, parents = self._linked(chosen)
+        preferred: list[Any] = []
+        if fields or parents:
+            narrowing = fields | parents | set(taken)  # the chosen member narrows members/*/borrowed
+            preferred = _typed([v for b in opt.bindings for v in linked_values(self.state, b, narrowing)], opt.kind)
+            preferred += [v for v in opt.values if is_scalar(v) and v in parents]
+        if not preferred and not any(v in taken for v in opt.values if is_scalar(v)):
+            return opt.values
+        ordered = dedup(preferred + opt.values)
+        return [v for v in ordered if not (is_scalar(v) and v in taken)] + [v for v in ordered if is_scalar(v) and v in taken]
+
+    def _linked(self, chosen: dict[str, Any]) -> tuple[set[Any], set[Any]]:
+        """(scalar fields of the records the chosen values name, keys of the records they sit in)."""
+        fields: set[Any] = set()
+        parents: set[Any] = set()
+        for name, value in chosen.items():
+            if not is_scalar(value):
+                continue
+            for rs in self.options[name].records:
+                for key, record, above in rs.keyed_records():
+                    if key == value:
+                        fields.update(v for v in record.values() if is_scalar(v) and not isinstance(v, bool))
+                        parents.update(above)
+        return fields, parents
+
+    def edges(self, base: dict[str, Any]) -> list[Probe]:
+        """Existing records that differ from the one in `base` in a field the method's conditions read
+        (up to two per id parameter); parameters that took a fresh id in `base` are left alone."""
+        out: list[Probe] = []
+        for name, opt in self.options.items():
+            if not opt.reference or (name in base and base[name] not in opt.existing):
+                continue
+            mine: list[Probe] = []
+            for key, note in self._edge_records(opt, base.get(name)):
+                args = self._around(name, key, base)
+                if all(p.args != args for p in out + mine):
+                    mine.append(Probe(tool=self.tool, args=args, case_type="positive", purpose="edge", note=note))
+            if not mine and len(opt.existing) > 1:  # no field-guarded branch to aim at: another record
+                other = next((v for v in reversed(opt.existing) if v != base.get(name)), None)
+                if other is not None:
+                    mine.append(Probe(tool=self.tool, args=self._around(name, other, base), case_type="positive",
+                                      purpose="edge", note=f"another existing {name}"))
+            out += mine[:EDGES_PER_PARAM]
+        text = next((n for n, o in self.options.items() if o.kind == "string" and not o.reference
+                     and not o.enumerated and base.get(n)), None)
+        if text is not None:  # a rule on the text ("title required") must refuse without changing anything
+            out.append(Probe(tool=self.tool, args={**base, text: ""}, case_type="positive", purpose="edge",
+                             note=f"{text}=''"))
+        for name, opt in self.options.items():  # the other side of a flag or a known choice
+            if opt.reference or not (opt.kind == "boolean" or opt.enumerated):
+                continue
+            for value in [v for v in opt.values if v != base.get(name)][:EDGES_PER_PARAM]:
+                out.append(Probe(tool=self.tool, args={**base, name: value}, case_type="positive", purpose="edge",
+                                 note=f"{name}={value!r}"))
+        return out[:MAX_EDGES]
+
+    def _around(self, name: str, value: Any, base: dict[str, Any]) -> dict[str, Any]:
+        """`base` with `name` set to `value` and the other ids re-chosen to fit it (that record's doctor's
+        slots, not the first record's)."""
+        chosen = {name: value}
+        for other in self.required:
+            if other != name and other in base:
+                ordered = self._ordered(other, chosen)
+                chosen[other] = ordered[0] if ordered is not self.options[other].values else base[other]
+        return {n: chosen.get(n, base.get(n)) for n in base}
+
+    def _edge_records(self, opt: ParamOptions, used: Any) -> list[tuple[Any, str]]:
+        picks: list[tuple[Any, str]] = []
+        for rs in opt.records:
+            recs = [(k, r) for k, r, _ in rs.keyed_records() if k != used]
+            fields = sorted({f for _, r in recs for f, v in r.items() if is_scalar(v) or v is None})
+            if self.guard_fields is not None:
+                fields = [f for f in fields if f in self.guard_fields and f != rs.id_field]
+            for f in fields:
+                for key, rec in _representatives(recs, f):
+                    key = _typed([key], opt.kind)
+                    if key and all(key[0] != k for k, _ in picks):
+                        picks.append((key[0], f"{'/'.join(rs.path)}/{key[0]}: {f}={rec.get(f)!r}"))
+        return picks
+
+    def missing(self, base: dict[str, Any]) -> list[Probe]:
+        """A missing id per reference parameter, except where the accepted call already used a value
+        the state does not hold (a creation: there a 'missing' id is simply the next new one)."""
+        out = []
+        for name, opt in self.options.items():
+            if opt.reference and (name not in base or base[name] in opt.existing):
+                args = {**base, name: missing_value(opt.existing, opt.kind)}
+                out.append(Probe(tool=self.tool, args=args, case_type="negative", purpose="missing",
+                                 note=f"{name} names nothing in the state"))
+        return out[:2]
+
+    def boundaries(self, base: dict[str, Any]) -> list[Probe]:
+        out = []
+        for name, opt in self.options.items():
+            if opt.kind in ("integer", "number") and not opt.reference:
+                for extreme in ((10**9, -1) if opt.kind == "integer" else (1e12, -1.0)):
+                    out.append(Probe(tool=self.tool, args={**base, name: extreme}, case_type="negative",
+                                     purpose="boundary", note=f"{name}={extreme}"))
+        return out
 
 
-def probes_for(tools: list[ToolSchema], state: dict[str, Any], limit: int | None = None) -> list[Probe]:
-    """Round-robin over tools (every tool gets its positive, then its negative probe, before any tool
-    gets a third), up to `limit` probes in total (None: all of them)."""
-    queues = [_tool_probes(t, state) for t in tools]
-    out: list[Probe] = []
-    depth = 0
-    while any(depth < len(q) for q in queues) and (limit is None or len(out) < limit):
-        for q in queues:
-            if depth < len(q) and (limit is None or len(out) < limit):
-                out.append(q[depth])
-        depth += 1
-    return out
+def _representatives(recs: list[tuple[Any, dict[str, Any]]], f: str) -> list[tuple[Any, dict[str, Any]]]:
+    """Records covering the values of field `f`: smallest and largest numbers, each boolean, each
+    (of up to four) distinct short strings, a missing/None value."""
+    with_field = [(k, r) for k, r in recs if f in r]
+    numeric = [(k, r) for k, r in with_field if isinstance(r[f], int | float) and not isinstance(r[f], bool)]
+    out: list[tuple[Any, dict[str, Any]]] = []
+    if numeric:
+        out += [min(numeric, key=lambda kr: kr[1][f]), max(numeric, key=lambda kr: kr[1][f])]
+    seen: list[Any] = []
+    for k, r in with_field:
+        v = r[f]
+        if (isinstance(v, bool) or v is None or (isinstance(v, str) and len(v) <= 40)) and v not in seen:
+            seen.append(v)
+            out.append((k, r))
+    return out[:6]
+
+
+def plan_tools(tools: list[ToolSchema], state: dict[str, Any], effects: ClassEffects | None) -> list[ToolPlan]:
+    sets = record_sets(state)
+    return [ToolPlan(t, state, sets, effects) for t in tools]

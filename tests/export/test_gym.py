@@ -106,3 +106,19 @@ def test_a_broken_rl_file_names_the_line(tmp_path: Path, runtime) -> None:  # ty
     path.write_text('{"scenario_fp": "x"}\n')
     with pytest.raises(RLRowError, match=r"rl.jsonl:1: missing field"):
         load_rl_set(path, runtime)
+
+
+def test_an_envscaler_style_class_gets_the_scenario_state_in_the_gym(runtime) -> None:  # type: ignore[no-untyped-def]
+    """Empty containers and a stored init_config: the state is there only because the env is loaded the
+    way EnvScaler's runtime loads it (construct, then set every top-level key of the config)."""
+    from tests.validation.envscaler_style_env import envscaler_library_env
+
+    gym = ScenarioEnv(envscaler_library_env(), [verified(scenario())], runtime)
+    try:
+        gym.reset()
+        obs, *_ = gym.step({"tool": "get_book", "args": {"book_id": "b1"}})
+        assert json.loads(obs) == {"success": True, "data": STATE["books"]["b1"]}
+        steps = _replay(gym, [{"tool": c.tool, "args": c.args} for c in PLAN])
+        assert steps[-1][1] == 1.0 and steps[-1][4]["final_state"]["init_config"] == STATE
+    finally:
+        gym.close()

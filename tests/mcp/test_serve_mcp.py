@@ -164,3 +164,25 @@ def test_http_transport_serves_the_same_tools(db_url: str) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_an_envscaler_style_class_serves_the_scenario_state(tmp_path: Path) -> None:
+    """Its __init__ only declares empty containers; the records come from the scenario's initial state,
+    set in after construction as EnvScaler's runtime does."""
+    from tests.export.records import verified
+    from tests.validation.envscaler_style_env import envscaler_library_env
+
+    url = f"duckdb:///{tmp_path / 'envscaler_style.duckdb'}"
+    with Store.from_url(url) as store:
+        store.save_run(Run(run_id=RUN_ID))
+        store.upsert([envscaler_library_env(), verified(scenario())], RUN_ID)
+
+    async def script(client: Client) -> Any:
+        book = await client.call_tool("get_book", {"book_id": "b1"})
+        lent = await client.call_tool("lend_book", {"book_id": "b1", "member": "Ana"})
+        return book, lent, await client.call_tool("envscaler_get_state", {})
+
+    book, lent, state = _session(url, script)
+    assert _json(book)["data"] == {"book_id": "b1", "title": "Dune", "status": "available"}
+    assert _json(lent) == {"success": True, "message": "lent"}
+    assert _json(state)["books"]["b1"]["status"] == "lent" and "b3" in _json(state)["init_config"]["books"]

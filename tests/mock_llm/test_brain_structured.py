@@ -50,6 +50,8 @@ def inputs_for(domain: library.Domain) -> dict[str, Any]:
                                        rules=space.rules, skeleton_code=skel.code,
                                        operation_names=[o.name for o in ops], target=ops[0]),
         "validate.test_state": state_in,
+        "validate.tool_kinds": PV.ToolKindsInput(introduction=domain.introduction, class_header="", tools=[
+            PV.ToolToLabel(name=t.function.name, description=t.function.description, source="") for t in tools]),
         "validate.propose_call": PV.ProposeInput(introduction=domain.introduction,
                                                  tools=_lines(domain), stats={},
                                                  state=sc.initial_state, round=1, rounds=10),

@@ -9,7 +9,7 @@ import pytest
 
 from envscaler_core.config import SandboxSettings
 from sandbox import SandboxLimits, SandboxPool
-from tests.sandbox.helpers import Listener, jail_process_count
+from tests.sandbox.helpers import Listener, steady_process_count
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +33,20 @@ def jail(canary: str) -> Iterator[SandboxPool]:
 
 
 @pytest.fixture(scope="module")
+def solo(canary: str) -> Iterator[SandboxPool]:
+    """A one-zygote pool: every unit in the same jail (neighbours in the strictest sense)."""
+    pool = SandboxPool(SandboxSettings(call_timeout_s=1.5, workers=1), SandboxLimits(memory_mb=256))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(scope="module")
 def baseline(jail: SandboxPool) -> int:
-    """Processes in the jails with no episode open (bwrap monitor, namespace init, zygote)."""
-    return jail_process_count(jail)
+    """Processes in the jails with no episode open (bwrap's init, the zygote, its unit made in advance),
+    once the count is steady (a zygote makes its next unit right after handing one over)."""
+    return steady_process_count(jail)
 
 
 @pytest.fixture

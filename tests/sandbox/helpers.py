@@ -17,6 +17,37 @@ ATTACK_TEMPLATE = '''
 import os, sys, time, json, signal, socket, ctypes, threading, builtins, resource
 MARKER = {marker!r}
 PORT = {port!r}
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def errno_of(ret):
+    """A raw syscall's outcome: the return value, or the errno name when it failed."""
+    import errno
+    return ret if ret != -1 else errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno())
+
+
+def reply_fd():
+    """This process's reply pipe (the write-only FIFO it was given)."""
+    import fcntl, stat
+    for name in os.listdir('/proc/self/fd'):
+        try:
+            fd = int(name)
+            if stat.S_ISFIFO(os.fstat(fd).st_mode) and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+                return fd
+        except OSError:
+            pass
+
+
+def forge(body):
+    """Write `body` as a reply frame, ahead of the worker's own, and hold on."""
+    os.write(reply_fd(), len(body).to_bytes(4, 'big') + body)
+    time.sleep(30)
+
+
+def other_pids():
+    """Every pid this process can name in /proc, and guesses at the jail's low pids."""
+    seen = {{int(p) for p in os.listdir('/proc') if p.isdigit()}}
+    return sorted((seen | set(range(1, 64))) - {{os.getpid()}})
 
 class Attack:
     def __init__(self, init_config=None):
@@ -75,6 +106,20 @@ def jail_process_count(pool: Any) -> int:
     return sum(len(children_of(root)) for root in pool.host_pids())
 
 
+def steady_process_count(pool: Any, settle_s: float = 0.3, timeout: float = 10.0) -> int:
+    """The jails' process count once it has not changed for `settle_s`."""
+    end = time.monotonic() + timeout
+    count, since = jail_process_count(pool), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.05)
+        now = jail_process_count(pool)
+        if now != count:
+            count, since = now, time.monotonic()
+        elif time.monotonic() - since >= settle_s:
+            break
+    return count
+
+
 def wait_for_process_count(pool: Any, expected: int, timeout: float = 5.0) -> int:
     end = time.monotonic() + timeout
     count = jail_process_count(pool)
@@ -130,6 +175,29 @@ class Listener:
 
 def text_of(*outcomes: CallOutcome) -> str:
     return "\n".join(o.model_dump_json() for o in outcomes)
+
+
+def zygote_fingerprint(pool: Any) -> list[tuple[str, str]]:
+    """What an attack on a zygote would change, read from the host: its seccomp mode and its rlimits."""
+    out = []
+    for pid in pool.zygote_host_pids():
+        status = Path(f"/proc/{pid}/status").read_text()
+        seccomp = next(line for line in status.splitlines() if line.startswith("Seccomp:"))
+        out.append((seccomp, Path(f"/proc/{pid}/limits").read_text()))
+    return out
+
+
+def host_shmem_kib() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("Shmem:"):
+            return int(line.split()[1])
+    raise AssertionError("no Shmem line in /proc/meminfo")
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of a host process, in clock ticks."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 def benign_call_works(pool: Any) -> bool:

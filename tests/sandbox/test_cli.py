@@ -92,3 +92,20 @@ def test_exec_says_when_the_state_does_not_load(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "initial state did not load: attribute 'items' is missing" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_exec_reports_a_forged_reply_as_an_error_line_without_a_traceback(tmp_path: Path) -> None:
+    """The red team's host crash: a 5,000-deep reply made `sandbox exec` print a RecursionError traceback.
+    (Every other forged reply is covered at the pool level in test_wire.py.)"""
+    from tests.sandbox.helpers import attack_code
+
+    frame, needle = "b'{\"ok\":true,\"result\":' + b'[' * 5000 + b']' * 5000 + b',\"output\":\"\"}'", "nesting deeper than"
+    (tmp_path / "env.py").write_text(attack_code(f"forge({frame})"))
+    (tmp_path / "calls.json").write_text(json.dumps([{"tool": "attack"}, {"tool": "ping"}]))
+    proc = run("exec", "--code", str(tmp_path / "env.py"), "--class", "Attack",
+               "--calls", str(tmp_path / "calls.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    attack, ping, final = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert (attack["ok"], attack["error_kind"]) == (False, "crash") and needle in attack["error"]
+    assert ping["ok"] and final == {"final_state": {"n": 1}}

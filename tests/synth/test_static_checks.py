@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envscaler_core.synth import static_problems
+from envscaler_core.synth import extract_tools, static_problems
 
 GOOD = '''from typing import Dict, Optional
 
@@ -77,3 +77,26 @@ def test_bare_return_is_a_non_dict_return() -> None:
 def test_private_helpers_are_not_held_to_the_tool_rules() -> None:
     code = GOOD + "\n    def _norm(self, x):\n        return x.strip()\n"
     assert static_problems(code, "Shop") == []
+
+
+def test_a_property_setter_reads_the_property_defined_above_it() -> None:
+    code = '''
+class Env:
+    def __init__(self):
+        self._n = 0
+
+    @property
+    def n(self) -> int:
+        return self._n
+
+    @n.setter
+    def n(self, value: int) -> None:
+        self._n = value
+
+    def bump(self) -> dict:
+        """Bump the counter."""
+        self._n += 1
+        return {"success": True, "message": "bumped"}
+'''
+    assert static_problems(code, "Env") == []
+    assert [t.function.name for t in extract_tools(code, "Env")] == ["bump"]  # properties are not tools

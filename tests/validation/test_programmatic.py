@@ -130,7 +130,24 @@ def test_boundary_probes_reach_numeric_parameters(runtime) -> None:
     assert out.report.accepted
 
 
-def test_probe_budget_follows_the_configured_rounds(runtime) -> None:
-    settings = Settings.model_validate({"validate": {"mode": "programmatic", "rounds": 6}})
-    out = asyncio.run(validate_candidate(candidate(LIBRARY_CODE), runtime, None, settings, test_state=STATE))
-    assert out.report.rounds == 6
+def test_the_rounds_setting_bounds_only_the_optional_probes(runtime) -> None:
+    """Reaching every tool, its guarded records and its missing id is never cut by the budget; the
+    out-of-range extras are."""
+    code = LIBRARY_CODE + '''
+    def renew(self, book_id: str, days: int) -> dict:
+        """Extend a loan.
+
+        Args:
+            book_id: the book id
+            days: extra days
+        """
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "message": f"renewed for {days} days"}
+'''
+    cand = EnvCandidate(topic_fp="t", class_name="Library", class_code=code, tools=extract_tools(code, "Library"),
+                        tool_kinds={**KINDS, "renew": "query"})
+    tight = Settings.model_validate({"validate": {"mode": "programmatic", "rounds": 1}})
+    out = asyncio.run(validate_candidate(cand, runtime, None, tight, test_state=STATE))
+    assert {r.check for r in out.rounds} >= {"contract", "missing"} and "boundary" not in {r.check for r in out.rounds}
+    assert not out.report.unreached and set(out.report.per_tool) == {*KINDS, "renew"}

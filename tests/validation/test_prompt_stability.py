@@ -11,7 +11,7 @@ SCRIPT = """
 from envscaler_core.models import EnvCandidate
 from envscaler_core.prompts.validate import PROPOSE_CALL, ProposeInput
 from envscaler_core.synth import extract_tools, tool_lines
-from envscaler_core.validation.validate import _LLMPass
+from envscaler_core.validation.llm_pass import LLMPass as _LLMPass
 from tests.scenarios.helpers import LIBRARY_CODE, STATE
 cand = EnvCandidate(topic_fp="t", class_name="Library", class_code=LIBRARY_CODE, tools=extract_tools(LIBRARY_CODE, "Library"))
 p = _LLMPass(cand, None, None, "intro", [], 0)

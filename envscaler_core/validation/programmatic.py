@@ -1,0 +1,154 @@
+"""The programmatic pass: probes from `probes.ToolPlan`, each in a fresh sandbox episode loaded from the
+test state (the config, exactly as a scenario would load it), verdicts from contract facts alone.
+
+Per tool: positive candidates are tried until the env accepts one (each refusal is kept as an
+uncounted `search` round: it shows what was tried, and a refusal that still changed state is a fact
+like any other); then edge records, a missing id and out-of-range numbers. A state-changing success is
+replayed once from the same state to catch nondeterminism. A tool that times out or crashes is not
+probed further (each further probe would only wait for the same limit again).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from envscaler_core.models.env import EnvCandidate
+from envscaler_core.models.validation import ValidationRound
+from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
+from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths
+from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
+
+SEARCH = "search"  # a refused positive attempt: shown, never counted
+
+
+def observation(outcome: CallOutcome) -> Any:
+    """What the judge (and the agent, later) sees of a call: the result, or the sandbox's error."""
+    return outcome.result if outcome.ok else {"error": outcome.error, "error_kind": outcome.error_kind}
+
+
+def open_episode(runtime: EnvRuntime, candidate: EnvCandidate, config: dict[str, Any]) -> Episode:
+    """Every episode of Stage 3 loads the class from the config, as scenarios and rollouts will."""
+    return runtime.open_episode(candidate.class_code, candidate.class_name, config,
+                                tools=[t.model_dump() for t in candidate.tools])
+
+
+def class_effects(candidate: EnvCandidate) -> ClassEffects | None:
+    try:
+        return ClassEffects(candidate.class_code, candidate.class_name)
+    except (SyntaxError, ValueError):
+        return None
+
+
+class ProgrammaticPass:
+    def __init__(self, candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
+                 kinds: dict[str, str], start: int = 0, limit: int | None = None,
+                 effects: ClassEffects | None = None) -> None:
+        self.candidate, self.runtime, self.config, self.kinds = candidate, runtime, config, kinds
+        self.start, self.limit = start, limit
+        # parsed here, on the caller's thread: CPython 3.11's ast.parse is not safe to run in two
+        # threads at once ("AST constructor recursion depth mismatch"), and run() goes to a worker
+        self.effects = effects if effects is not None else class_effects(candidate)
+        self.rounds: list[ValidationRound] = []
+
+    def counted(self) -> int:
+        return sum(1 for r in self.rounds if r.check != SEARCH)
+
+    def run(self, loaded_state: dict[str, Any], only: set[str] | None = None,
+            search_only: bool = False) -> list[ValidationRound]:
+        """All probes of every tool (or of the tools in `only`; with `search_only`, just the search for
+        an accepted positive call, which is what a coverage top-up after the LLM pass needs)."""
+        tools = [t for t in self.candidate.tools if only is None or t.function.name in only]
+        plans = plan_tools(tools, loaded_state, self.effects)
+        optional: list[Probe] = []
+        for plan in plans:
+            base, stopped = self._search(plan)
+            if stopped or search_only:
+                continue
+            for probe in [*plan.edges(base), *plan.missing(base)]:
+                if self._probe(probe, probe.purpose) in ("timeout", "crash"):
+                    break
+            optional += plan.boundaries(base)
+        for probe in optional:
+            if self.limit is not None and self.counted() >= self.limit:
+                break
+            self._probe(probe, "boundary")
+        return self.rounds
+
+    def _search(self, plan: ToolPlan) -> tuple[dict[str, Any], bool]:
+        """(arguments of the accepted positive, or of the first candidate; whether to stop probing)."""
+        candidates = plan.positives()
+        for probe in candidates:
+            out, before, facts = self._execute(probe)
+            if out is None:
+                continue
+            if facts.critical or facts.success is True:
+                if facts.success is True and not facts.critical and facts.changed:
+                    critical, warnings = self._replay(probe, out, before)
+                    facts.critical += critical
+                    facts.warnings += warnings
+                self._record(probe, out, before, facts, "contract")
+                return probe.args, out.error_kind in ("timeout", "crash")
+            refusal = _refusal(out)
+            facts.warnings.append(f"positive probe of {plan.tool} refused ({refusal}); trying other values")
+            self._record(probe, out, before, facts, SEARCH)
+        return (candidates[0].args if candidates else {}), False
+
+    def _probe(self, probe: Probe, check: str) -> str | None:
+        out, before, facts = self._execute(probe)
+        if out is None:
+            return None
+        self._record(probe, out, before, facts, check)
+        return out.error_kind
+
+    def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
+        ep = open_episode(self.runtime, self.candidate, self.config)
+        try:
+            before = ep.state
+            out = ep.call(probe.tool, probe.args)
+        finally:
+            ep.close()
+        if not out.ok and out.error_kind == "schema":
+            return None, before, CallFacts()  # our own probe did not fit the schema: nothing learned
+        return out, before, call_facts(out, before, self.kinds.get(probe.tool), probe.case_type)
+
+    def _record(self, probe: Probe, out: CallOutcome, before: dict[str, Any], facts: CallFacts, check: str) -> None:
+        reason = facts.reason if facts.reason != "ok" or not probe.note else f"ok ({probe.purpose}: {probe.note})"
+        self.rounds.append(ValidationRound(
+            candidate_fp=self.candidate.fingerprint, mode="programmatic", index=self.start + len(self.rounds),
+            tool=probe.tool, args=probe.args, case_type=probe.case_type, check=check, observation=observation(out),
+            error=None if out.ok else out.error, state_before=before, state_after=out.state,
+            state_diff=out.state_diff, verdict="fail" if facts.critical else "warning" if facts.warnings else "pass",
+            reason=reason, elapsed_ms=out.elapsed_ms,
+        ))
+
+    def _replay(self, probe: Probe, first: CallOutcome, before: dict[str, Any]) -> tuple[list[str], list[str]]:
+        """(critical, warnings) from re-running a successful state change on a fresh copy of the state."""
+        ep = open_episode(self.runtime, self.candidate, self.config)
+        try:
+            again = ep.call(probe.tool, probe.args)
+        finally:
+            ep.close()
+        tool = probe.tool
+        if not again.ok:
+            return [f"replay of {tool} from the same state failed: {again.error_kind}"], []
+        first_ok = isinstance(first.result, dict) and first.result.get("success")
+        again_ok = isinstance(again.result, dict) and again.result.get("success")
+        if first_ok != again_ok or _shape(before, first.state) != _shape(before, again.state):
+            return [f"replay of {tool} from the same state behaved differently"], []
+        if again.state != first.state or again.result != first.result:
+            return [], [f"nondeterministic values in {tool} (same call, same state, different data)"]
+        return [], []
+
+
+def _shape(before: dict[str, Any], after: dict[str, Any]) -> Counter[str]:
+    """Which top-level attributes changed and how often: equal under harmless nondeterminism (new
+    uuids, timestamps), different when a replay really did something else."""
+    return Counter(p.split("/")[1] for p in changed_paths(before, after))
+
+
+def _refusal(out: CallOutcome) -> str:
+    result = out.result if isinstance(out.result, dict) else {}
+    text = str(result.get("error") or result.get("message") or "success is False")
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,200 @@
+"""Query or state change, for tools no spec labels (a hand-written class given to `envscaler validate`).
+
+The contract fact "a query never changes state" needs to know which tools are queries. A spec says so;
+without one, the label is inferred and reported with where it came from:
+
+* the *declared* purpose: the tool's name (its leading verb: `get_`, `list_` vs `cancel_`, `add_`)
+  and its docstring's summary ("Retrieve ..." vs "Mark ... as returned"); when both are silent, the
+  return convention EnvScaler's generator follows (`"data"` for a query, `"message"` for a change);
+  and, in `llm`/`both` modes, the LLM's reading of name, docstring and code;
+* the *observed* code: whether the body (or a helper it calls) writes `self.<attr>`.
+
+The declared purpose wins over the code: a tool called `get_book` whose body also bumps a counter is
+a query that changes state, which is exactly the defect the fact exists to catch. The code decides
+only when name and docstring say nothing clear (`process(order_id)`), or when they contradict each
+other. Labels never silence a fact: they only choose which fact applies.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Literal
+
+from envscaler_core.models.validation import ToolKindLabel
+from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
+from envscaler_core.validation.code_effects import ClassEffects
+
+Kind = Literal["query", "state_change"]
+
+QUERY_VERBS = frozenset({
+    "get", "list", "find", "search", "lookup", "look", "view", "show", "query", "count", "fetch", "retrieve",
+    "read", "describe", "check", "is", "has", "can", "verify", "validate", "calculate", "compute",
+    "estimate", "summarize", "summarise", "filter", "browse", "display", "inspect", "peek", "preview",
+    "see", "total", "sum", "compare", "quote", "lists", "gets", "finds", "retrieves", "returns",
+    "return", "looks", "shows", "counts", "checks", "searches", "reads", "describes", "fetches",
+    "provides", "reports", "tells", "determines", "whether", "lookup", "explore", "examine", "audit", "track",
+})
+STATE_VERBS = frozenset({
+    "add", "create", "register", "book", "reserve", "cancel", "delete", "remove", "update", "set", "mark",
+    "assign", "unassign", "move", "rename", "complete", "close", "open", "approve", "reject", "deny",
+    "submit", "lend", "loan", "borrow", "return", "transfer", "pay", "schedule", "reschedule", "enroll",
+    "enrol", "unenroll", "archive", "restore", "reset", "increment", "decrement", "apply", "attach",
+    "detach", "withdraw", "appeal", "file", "log", "record", "grant", "revoke", "pause", "resume", "start",
+    "stop", "finish", "extend", "renew", "change", "edit", "modify", "insert", "append", "put", "post",
+    "save", "store", "write", "send", "issue", "refund", "charge", "deposit", "credit", "debit", "place",
+    "order", "purchase", "buy", "sell", "ship", "deliver", "dispatch", "confirm", "accept", "decline",
+    "activate", "deactivate", "enable", "disable", "suspend", "block", "unblock", "lock", "unlock",
+    "link", "unlink", "join", "leave", "subscribe", "unsubscribe", "follow", "unfollow", "like", "rate",
+    "review", "comment", "tag", "untag", "upload", "import", "clear", "purge", "release", "allocate",
+    "claim", "redeem", "void", "terminate", "admit", "discharge", "prescribe", "dispense", "refill",
+    "checkin", "checkout", "login", "logout", "signup", "toggle", "increase", "decrease", "adjust",
+    "upgrade", "downgrade", "merge", "split", "publish", "unpublish", "flag", "resolve", "reopen",
+    "escalate", "rollback", "undo", "redo", "bulk", "batch", "mute", "unmute", "hold", "mint", "burn",
+    "queue", "enqueue", "dequeue", "pop", "push", "drop", "kick", "ban", "invite", "revert", "give", "take",
+    "top", "make", "bump", "freeze", "unfreeze", "thaw", "ping", "touch", "raise", "lower", "fill", "empty", "replace", "swap", "convert", "process",
+})
+# words that are verbs in "book_appointment" but nouns in "Get a member's bookings and credits"
+_NOUNISH = frozenset({"book", "order", "record", "file", "log", "review", "rate", "hold", "place", "credit",
+                      "charge", "post", "tag", "comment", "claim", "queue", "top", "return", "empty", "process"})
+_COMPOUND_STATE = {("check", "in"), ("check", "out"), ("sign", "in"), ("sign", "up"), ("sign", "out"),
+                   ("log", "in"), ("log", "out"), ("check", "off"), ("set", "up"), ("look", "after")}
+_DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "all", "each", "every", "new",
+                          "some", "any", "whether", "how", "what", "which", "its", "their", "his", "her", "my",
+                          "your", "our", "up", "down", "in", "out", "off", "to", "for"})
+SILENT = "name and docstring declare nothing"
+CONFLICT = "name and docstring disagree"
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", text).lower()) if w]
+
+
+def _stem(word: str) -> str:
+    """'cancels' -> 'cancel', 'retrieves' -> 'retrieve', 'lists' stays known either way."""
+    if word in QUERY_VERBS or word in STATE_VERBS:
+        return word
+    for suffix in ("es", "s"):
+        if word.endswith(suffix) and (word[: -len(suffix)] in QUERY_VERBS or word[: -len(suffix)] in STATE_VERBS):
+            return word[: -len(suffix)]
+    return word
+
+
+def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
+    """The kind the leading verb declares; `get_or_create` and `find_and_remove` count their second verb."""
+    if not tokens:
+        return None
+    if tuple(tokens[:2]) in _COMPOUND_STATE:
+        return "state_change"
+    first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
+    if first == "return" and not in_name:
+        return None  # "Return the item of a loan" and "Returns the items" read alike: the name decides
+    if not in_name and first == "check" and any(t in ("into", "out") for t in tokens[1:8]) \
+            and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
+        return "state_change"  # "Check the guest into the room": check in, check out
+    if not in_name and first in _NOUNISH and (len(tokens) < 2 or tokens[1] not in _DETERMINERS):
+        return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
+    kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
+    if first == "return":
+        kind = "state_change"  # return_book, return_item: in names, the act of returning
+    for i, token in enumerate(tokens[:-1]):
+        follower = tokens[i + 1] if not in_name else _stem(tokens[i + 1])
+        if token in ("or", "and", "then") and follower in STATE_VERBS and (in_name or follower not in _NOUNISH):
+            return "state_change"
+    return kind
+
+
+def name_kind(name: str) -> Kind | None:
+    return verb_kind(words(name), in_name=True)
+
+
+# verbs that, conjugated, only describe a change: "Get the next ticket (removes it from the queue)."
+_TELLING_CHANGES = frozenset({"removes", "deletes", "marks", "updates", "increments", "decrements", "consumes",
+                              "pops", "appends", "resets", "clears", "modifies", "creates", "adds", "stores",
+                              "saves", "overwrites", "records", "cancels", "assigns", "moves", "reserves",
+                              "creating", "removing", "deleting", "marking", "updating", "incrementing",
+                              "decrementing", "resetting", "clearing", "storing", "saving", "recording",
+                              "consuming", "appending", "cancelling", "overwriting"})
+
+
+def doc_kind(doc: str | None) -> Kind | None:
+    """The kind the docstring's first sentence declares ("Retrieve ..." / "Mark ... as returned"); a
+    query-sounding sentence that also says it removes or marks something declares a change."""
+    summary, _ = parse_docstring(doc)
+    if not summary:
+        return None
+    tokens = words(summary.split(". ")[0])
+    kind = verb_kind(tokens, in_name=False)
+    if kind != "state_change" and any(t in _TELLING_CHANGES for t in tokens[1:]):
+        return "state_change"
+    return kind
+
+
+def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
+    """EnvScaler's return convention, when the method follows it: a successful query returns
+    `{"success": True, "data": ...}` (or another payload), a successful state change
+    `{"success": True, "message": ...}`; a mix declares nothing."""
+    keys: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            pairs = {k.value: v for k, v in zip(node.value.keys, node.value.values)
+                     if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            success = pairs.get("success")
+            if isinstance(success, ast.Constant) and success.value is True:
+                keys |= set(pairs) - {"success"}
+    if "message" in keys:
+        return "state_change" if keys == {"message"} else None
+    return "query" if keys else None
+
+
+def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, ToolKindLabel]:
+    """Heuristic labels (name, docstring, code) for `names`; see the module docstring for the rules."""
+    effects = ClassEffects(code, class_name)
+    methods = {fn.name: fn for fn in public_methods(find_class(ast.parse(code), class_name))}
+    out: dict[str, ToolKindLabel] = {}
+    for name in names:
+        fn = methods.get(name)
+        writes = effects.writes(name) if fn is not None else []
+        attrs = sorted({w.attr for w in writes})
+        by_name = name_kind(name)
+        by_doc = doc_kind(ast.get_docstring(fn)) if fn is not None else None
+        by_code: Kind = "state_change" if writes else "query"
+        code_note = (f"body writes {', '.join('self.' + a for a in attrs)} (line {writes[0].line}: {writes[0].how})"
+                     if writes else "body writes no state")
+        declared = [(src, k) for src, k in (("name", by_name), ("docstring", by_doc)) if k is not None]
+        if not declared and fn is not None and returns_kind(fn) is not None:
+            # silent name and docstring: what a success returns (data vs message) is the declaration
+            declared = [("returns", returns_kind(fn))]
+        kinds = {k for _, k in declared}
+        if len(kinds) == 1:
+            kind = kinds.pop()
+            source = "+".join(src for src, _ in declared) + ("+code" if kind == by_code else "")
+            conflict = "" if kind == by_code else " (the code disagrees: the fact decides)"
+            evidence = f"declared {kind} by {' and '.join(s for s, _ in declared)}; {code_note}{conflict}"
+        else:
+            kind, source = by_code, "code"
+            why = CONFLICT if declared else SILENT
+            evidence = f"{why}; {code_note}"
+        out[name] = ToolKindLabel(kind=kind, source=source, evidence=evidence, writes=attrs)
+    return out
+
+
+def merge_llm(heuristic: ToolKindLabel, llm_kind: Kind | None, llm_reason: str = "") -> ToolKindLabel:
+    """Add the LLM's reading. It confirms, or it fills a silence: when name and docstring declared
+    nothing, the LLM's reading of the purpose replaces the code's. When they contradict each other, or
+    were clear and the LLM disagrees, the code's observed writes decide."""
+    if llm_kind is None:
+        return heuristic
+    note = f"; LLM: {llm_kind}" + (f" ({llm_reason[:160]})" if llm_reason else "")
+    if llm_kind == heuristic.kind:
+        return heuristic.model_copy(update={"source": heuristic.source + "+llm", "evidence": heuristic.evidence + note})
+    observed: Kind = "state_change" if heuristic.writes else "query"
+    if heuristic.evidence.startswith(SILENT):
+        return heuristic.model_copy(update={"kind": llm_kind, "source": "llm", "evidence": heuristic.evidence + note})
+    if heuristic.evidence.startswith(CONFLICT):
+        return heuristic.model_copy(update={"evidence": heuristic.evidence + note + "; the code decides"})
+    kind = observed
+    source = "llm+code" if kind == llm_kind else heuristic.source
+    return heuristic.model_copy(update={"kind": kind, "source": source,
+                                        "evidence": heuristic.evidence + note + "; disagreement settled by the code"})

@@ -1,0 +1,251 @@
+"""Per-unit cgroups, written by the host: a memory cap for everything one unit can allocate (RSS, kernel
+memory such as pipe buffers and page tables, page cache, anything RLIMIT_AS does not see), a pids cap
+for its threads and, where the `cpu` controller is there too, at most one core's worth of CPU (so a
+unit with many threads cannot take the whole machine from the others and the orchestrator).
+
+cgroup v1 (this machine: `memory`, `pids` and `cpu` hierarchies writable by root) and cgroup v2 with
+`memory` and `pids` (and optionally `cpu`) delegated to the host's own cgroup are supported. Each pool gets one parent
+directory below the host process's own cgroup (so the machine's accounting of the host still holds),
+and each unit one child, created (or reused once empty: the limits are the same) before any untrusted
+code runs; the pool removes them when it closes.
+Where neither is possible the pool says so loudly (`reason`) and RLIMIT_AS is the only memory bound.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+log = logging.getLogger("sandbox")
+PREFIX = "envscaler-sandbox-"
+
+
+CPU_PERIOD_US = 100_000  # the kernel's default period
+CPU_QUOTA_US = 100_000  # one core
+MAX_FREE = 32
+
+
+@dataclass
+class UnitCgroup:
+    version: int
+    dirs: list[Path]  # memory first
+    removed: bool = False
+    oom_base: int = 0  # the kernel's OOM-kill count when the current unit moved in (directories are reused)
+
+    def attach(self, host_pid: int) -> None:
+        self.oom_base = self._oom_kills()
+        for d in self.dirs:
+            (d / "cgroup.procs").write_text(str(host_pid))
+
+    def empty(self) -> bool:
+        try:
+            return not (self.dirs[0] / "cgroup.procs").read_text().strip()
+        except OSError:
+            return False
+
+    def _oom_kills(self) -> int:
+        name = "memory.oom_control" if self.version == 1 else "memory.events"
+        try:
+            for line in (self.dirs[0] / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def oom_killed(self) -> bool:
+        """Did the kernel kill something of the current unit for exceeding its memory cap?"""
+        return self._oom_kills() > self.oom_base
+
+    def remove(self) -> bool:
+        """rmdir every hierarchy's directory; False while a process still lingers in one (retry later)."""
+        ok = True
+        for d in self.dirs:
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                ok = False
+        self.removed = ok
+        return ok
+
+
+@dataclass
+class Cgroups:
+    version: int
+    parents: dict[str, Path]  # controller -> the pool's directory in its hierarchy (v2: one for all)
+    memory_bytes: int
+    pids_max: int
+    swap: bool = field(default_factory=lambda: len(Path("/proc/swaps").read_text().splitlines()) > 1)
+    _names: itertools.count = field(default_factory=itertools.count)
+    _free: list[UnitCgroup] = field(default_factory=list)  # released, to be reused once empty
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def description(self) -> str:
+        cpu = ", one core of CPU" if "cpu" in self.parents else " (no cpu controller: CPU not shared fairly)"
+        return (f"per-unit cgroup v{self.version}: memory cap {self.memory_bytes >> 20} MiB "
+                f"(RSS + kernel memory + page cache), pids.max {self.pids_max}{cpu}")
+
+    def create_unit(self) -> UnitCgroup:
+        """A cgroup for one unit: an emptied one from an earlier unit, else a new one."""
+        with self._lock:
+            for i, unit in enumerate(self._free):
+                if unit.empty():
+                    return self._free.pop(i)
+            name = f"u{next(self._names)}"
+        made: list[Path] = []
+        try:
+            dirs = {}
+            for controller, parent in self.parents.items():
+                d = parent / name
+                if d not in made:
+                    d.mkdir()
+                    made.append(d)
+                dirs[controller] = d
+            if self.version == 1:
+                (dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
+                if self.swap and (dirs["memory"] / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
+                    (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
+                if "cpu" in dirs:
+                    (dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(CPU_QUOTA_US))
+            else:
+                (dirs["memory"] / "memory.max").write_text(str(self.memory_bytes))
+                (dirs["memory"] / "memory.swap.max").write_text("0")
+                if "cpu" in dirs:
+                    (dirs["cpu"] / "cpu.max").write_text(f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
+            (dirs["pids"] / "pids.max").write_text(str(self.pids_max))
+        except OSError:
+            UnitCgroup(self.version, made).remove()
+            raise
+        return UnitCgroup(self.version, made)
+
+    def release(self, unit: UnitCgroup) -> None:
+        """The unit is killed (perhaps still exiting): keep its cgroup for a later unit, within reason."""
+        with self._lock:
+            self._free.append(unit)
+            while len(self._free) > MAX_FREE and self._free[0].remove():
+                self._free.pop(0)
+
+    def close(self, patience_s: float = 5.0) -> None:
+        """Remove every unit's directory and the pool's own. Units killed a moment ago may still be exiting
+        (and, without a jail pid namespace, waiting to be reaped), which keeps a cgroup busy: retry a while."""
+        parents = list(dict.fromkeys(self.parents.values()))
+        deadline = time.monotonic() + patience_s
+        while True:
+            left = []
+            for parent in parents:
+                for child in parent.glob("u*"):
+                    try:
+                        child.rmdir()
+                    except FileNotFoundError:
+                        pass
+                    except OSError:
+                        left.append(child)
+                try:
+                    parent.rmdir()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    left.append(parent)
+                    problem = exc
+            if not left:
+                return
+            if time.monotonic() > deadline:
+                log.warning("sandbox cgroups not removed: %s (%s)", ", ".join(map(str, left)), problem)
+                return
+            time.sleep(0.02)
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(mount point, fs type, super options) of every cgroup mount."""
+    out = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fstype, _, rest = right.partition(" ")
+        if fstype in ("cgroup", "cgroup2"):
+            out.append((left.split()[4], fstype, set(rest.split()[-1].split(","))))
+    return out
+
+
+def _own_paths() -> dict[str, str]:
+    """controller (or '' for v2) -> this process's cgroup path in that hierarchy."""
+    out = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for name in controllers.split(",") if controllers else [""]:
+            out[name] = path
+    return out
+
+
+def _v1_parents(tag: str) -> dict[str, Path]:
+    mounts = {c: point for point, fstype, opts in _mounts() if fstype == "cgroup" for c in opts}
+    own = _own_paths()
+    missing = [c for c in ("memory", "pids") if c not in mounts or c not in own]
+    if missing:
+        raise OSError(f"no cgroup v1 {'/'.join(missing)} hierarchy")
+    wanted = ["memory", "pids"] + (["cpu"] if "cpu" in mounts and "cpu" in own else [])
+    return {c: Path(mounts[c]) / own[c].lstrip("/") / tag for c in wanted}
+
+
+def _v2_parents(tag: str) -> dict[str, Path]:
+    point = next((p for p, fstype, _ in _mounts() if fstype == "cgroup2"), None)
+    if point is None or "" not in _own_paths():
+        raise OSError("no cgroup v2 mount")
+    own = Path(point) / _own_paths()[""].lstrip("/")
+    delegated = set((own / "cgroup.subtree_control").read_text().split())
+    if not {"memory", "pids"} <= delegated:
+        raise OSError(f"cgroup v2: memory and pids are not enabled in {own}/cgroup.subtree_control")
+    return {c: own / tag for c in ("memory", "pids", "cpu") if c in delegated}
+
+
+def sweep_stale(where: Path) -> None:
+    """Remove the (empty) cgroups of pools whose host process is gone: killed hosts cannot clean up."""
+    for pool_dir in where.glob(f"{PREFIX}*"):
+        owner = pool_dir.name[len(PREFIX):].split("-", 1)[0]
+        if not owner.isdigit() or Path(f"/proc/{owner}").exists():
+            continue
+        for unit in pool_dir.glob("u*"):
+            try:
+                unit.rmdir()
+            except OSError:
+                pass
+        try:
+            pool_dir.rmdir()
+        except OSError:
+            pass
+
+
+def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]:
+    """The pool's cgroups, or (None, why not). Tries v1 (memory+pids hierarchies), then delegated v2."""
+    tag = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    problems = []
+    for version in (1, 2):
+        made: list[Path] = []
+        try:
+            parents = _v1_parents(tag) if version == 1 else _v2_parents(tag)
+            for parent in dict.fromkeys(parents.values()):
+                sweep_stale(parent.parent)
+                parent.mkdir()
+                made.append(parent)
+            if version == 2:
+                (parents["memory"] / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in parents))
+            cgroups = Cgroups(version, parents, memory_bytes, pids_max)
+            cgroups.release(cgroups.create_unit())  # prove that units can be made here
+            return cgroups, cgroups.description
+        except OSError as exc:
+            for parent in reversed(made):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    pass
+            problems.append(f"v{version}: {exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""))
+    return None, "; ".join(problems)

@@ -1,0 +1,188 @@
+"""The zygote's control loop (jail side, standard library only; copied next to worker.py).
+
+The zygote is trusted code only: it answers the host's control messages (`spawn`, `reap`, `ping`) on a
+SOCK_SEQPACKET socket and creates one isolation unit per `spawn` (jail_unit.py). It never runs
+untrusted code, holds no unit's pipes after handing them to the host, and is non-dumpable from the
+first statement of worker.py, so no unit can read or write its memory or descriptors.
+
+Per spawn the host receives, as SCM_RIGHTS descriptors: the request pipe (write end), the reply pipe
+(read end) and a setup socket on which the member reports `{"ok": true}` once it is hardened (the
+kernel stamps that message with the member's host pid, which the host uses to verify the unit from
+outside and to put it in its cgroup) or the unit reports why it could not start.
+
+The zygote keeps one unit made in advance: `spawn` hands it over and makes the next one while the host
+verifies the first, so an episode start does not wait for a clone, a fork and the member's hardening.
+A waiting unit runs no untrusted code and has no cgroup yet; it gets both only after it is handed over.
+"""
+
+import json
+import os
+import signal
+import socket
+import sys
+
+from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
+from seccomp_filter import probe_seccomp, seccomp_program
+
+
+def _dumps(obj) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def describe_status(status: int, isolated: bool) -> dict:
+    """A reaped unit's fate. A member that is its namespace's init ends its CPU window by exiting with
+    CPU_WINDOW_EXCEEDED (it cannot die from its own SIGXCPU): reported as that signal."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+    elif isolated and os.WEXITSTATUS(status) == CPU_WINDOW_EXCEEDED:
+        sig = signal.SIGXCPU
+    else:
+        return {"exit_code": os.WEXITSTATUS(status)}
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        name = str(sig)
+    return {"signal": sig, "signal_name": name}
+
+
+class ZygoteLoop:
+    def __init__(self, limits: dict, member_main) -> None:
+        self.ctl = socket.socket(fileno=int(limits["control_fd"]))
+        self.member_main = member_main
+        self.exited: dict[int, int] = {}
+        self.waiting: tuple[int, int, int, socket.socket] | None = None  # a unit made in advance
+        seccomp_problem = probe_seccomp() if limits.get("seccomp") else "disabled by configuration"
+        units_problem = probe_units() if limits.get("isolation") == "namespaces" else None
+        self.isolated = limits.get("isolation") == "namespaces" and units_problem is None
+        self.limits = dict(limits, seccomp=seccomp_problem is None)
+        if self.isolated and self.limits["seccomp"]:
+            seccomp_program(1)  # built once here, inherited by every member (always pid 1 in its namespace)
+        self.hello = {"hello": True, "uid": os.getuid(), "seccomp": seccomp_problem is None,
+                      "seccomp_problem": seccomp_problem, "isolation": "namespaces" if self.isolated else "shared",
+                      "units_problem": units_problem, "python": sys.version.split()[0]}
+
+    def serve(self) -> None:
+        self.ctl.send(_dumps(self.hello))
+        made = self.make_unit()
+        self.waiting = None if isinstance(made, str) else made
+        while True:
+            data = self.ctl.recv(1 << 16)
+            if not data:
+                return
+            try:
+                request = json.loads(data)
+                op = request["op"]
+            except (ValueError, KeyError, TypeError):
+                self.ctl.send(_dumps({"ok": False, "error": "bad control message"}))
+                continue
+            self.collect_exited()
+            if op == "spawn":
+                self.spawn()
+            elif op == "reap":
+                status = self.reap(int(request["pid"]), bool(request.get("wait", True)))
+                self.ctl.send(_dumps({"ok": True, "status": status}))
+            elif op == "ping":
+                self.ctl.send(_dumps({"ok": True, "children": len(self.exited)}))
+            else:
+                self.ctl.send(_dumps({"ok": False, "error": f"unknown op {str(op)[:40]!r}"}))
+            if len(self.exited) > 10000:  # statuses nobody asked for; keep memory bounded
+                self.exited.clear()
+
+    def collect_exited(self) -> None:
+        """Opportunistic reaping, so finished units never pile up as zombies."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.exited[pid] = status
+
+    def spawn(self) -> None:
+        unit = self.waiting or self.make_unit()
+        self.waiting = None
+        if isinstance(unit, str):
+            self.ctl.send(_dumps({"ok": False, "error": unit}))
+            return
+        pid, req_w, rep_r, ready_host = unit
+        socket.send_fds(self.ctl, [_dumps({"ok": True, "pid": pid})], [req_w, rep_r, ready_host.fileno()])
+        os.close(req_w)
+        os.close(rep_r)
+        ready_host.close()
+        made = self.make_unit()
+        self.waiting = None if isinstance(made, str) else made
+
+    def make_unit(self) -> tuple[int, int, int, socket.socket] | str:
+        """A unit whose member is hardened and waits for its first frame; or why none could be made."""
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        ready_host, ready_unit = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ready_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        try:
+            pid = clone_unit() if self.isolated else os.fork()
+        except OSError as exc:
+            for fd in (req_r, req_w, rep_r, rep_w):
+                os.close(fd)
+            ready_host.close()
+            ready_unit.close()
+            return f"cannot create a unit: {exc}"[:300]
+        if pid == 0:
+            self.ctl.close()
+            ready_host.close()
+            os.close(req_w)
+            os.close(rep_r)
+            if self.waiting is not None:  # the previous unit's descriptors are not ours to keep
+                for fd in self.waiting[1:3]:
+                    os.close(fd)
+                self.waiting[3].close()
+            if self.isolated:
+                enter_unit(ready_unit)
+            self.member_main(req_r, rep_w, ready_unit, self.limits)
+            os._exit(INTERNAL_ERROR)
+        os.close(req_r)
+        os.close(rep_w)
+        ready_unit.close()
+        return pid, req_w, rep_r, ready_host
+
+    def reap(self, pid: int, wait: bool) -> dict | None:
+        """SIGKILL a unit (its member; with namespaces the kernel then empties them). With `wait`, wait for it and
+        describe its end (to explain a failure); without, it is collected later (a plain close). A unit that
+        died by itself has its own status (the host gives a dying unit a moment before asking)."""
+        status = self.exited.pop(pid, None)
+        if status is None:
+            try:
+                done, got = os.waitpid(pid, os.WNOHANG)
+                status = got if done else None
+            except ChildProcessError:
+                return None
+        if status is None:
+            kills = (os.kill,) if self.isolated else (os.killpg, os.kill)
+            for kill in kills:
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if not wait:
+                return None
+            try:
+                status = os.waitpid(pid, 0)[1]
+            except ChildProcessError:
+                return None
+        return describe_status(status, self.isolated)
+
+
+def preload(names) -> None:
+    """Import trusted installed packages once, before any unit exists (sandbox/imports.py), so every unit
+    forks with them loaded. Their top level runs here, in the jail but outside seccomp: never LLM code."""
+    for name in names or ():
+        try:
+            __import__(name)
+        except BaseException as exc:  # noqa: BLE001 - any failure means no usable zygote; the host shows stderr
+            raise SystemExit(f"preloading {name} failed: {type(exc).__name__}: {exc}") from None
+
+
+def serve(limits: dict, member_main) -> None:
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    preload(limits.get("preload"))
+    ZygoteLoop(limits, member_main).serve()

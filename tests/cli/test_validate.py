@@ -1,0 +1,194 @@
+"""Spec: `envscaler validate` on hand-written files, run as a user runs it (a real subprocess; the real
+sandbox; for llm/both the real mock LLM over HTTP). Starts from the outside tester's to-do class: items
+kept in a dict keyed by id, tools complete/delete/rename/add/list."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ENVSCALER = Path(sys.executable).with_name("envscaler")
+
+TODO = '''
+class TodoList:
+    """A small to-do list."""
+
+    def __init__(self, init_config: dict = None):
+        self.items = {}
+        self.init_config = init_config
+
+    def add(self, item_id: str, title: str) -> dict:
+        """Add an item."""
+        if item_id in self.items:
+            return {"success": False, "error": "an item with that id exists"}
+        self.items[item_id] = {"title": title, "done": False}
+        return {"success": True, "message": "added"}
+
+    def complete(self, item_id: str) -> dict:
+        """Mark an item done."""
+        if item_id not in self.items:
+            return {"success": False, "error": "no such item"}
+        self.items[item_id]["done"] = True
+        return {"success": True, "message": "done"}
+
+    def delete(self, item_id: str) -> dict:
+        """Delete an item."""
+        if item_id not in self.items:
+            return {"success": False, "error": "no such item"}
+        del self.items[item_id]
+        return {"success": True, "message": "deleted"}
+
+    def rename(self, item_id: str, title: str) -> dict:
+        """Rename an item."""
+        if item_id not in self.items:
+            return {"success": False, "error": "no such item"}
+        self.items[item_id]["title"] = title
+        return {"success": True, "message": "renamed"}
+
+    def list_items(self) -> dict:
+        """List all items."""
+        return {"success": True, "data": self.items}
+'''
+STATE = {"items": {"t1": {"title": "Buy milk", "done": False}}}
+# each hides a state change on the failure path, or an exception, or a reply of the wrong type
+DEFECTS = {
+    "complete": ("""        if item_id not in self.items:
+            return {"success": False, "error": "no such item"}
+        self.items[item_id]["done"] = True""", """        item = self.items.setdefault(item_id, {"title": "", "done": False})
+        if not item["title"]:
+            return {"success": False, "error": "no such item"}
+        item["done"] = True""", "complete reported failure but changed state"),
+    "delete": ("""        if item_id not in self.items:
+            return {"success": False, "error": "no such item"}
+        del self.items[item_id]""", """        del self.items[item_id]""", "exception in delete: KeyError"),
+    "rename": ("""        self.items[item_id]["title"] = title
+        return {"success": True, "message": "renamed"}""", """        self.items[item_id]["title"] = title
+        return self.items[item_id]["title"]""", "rename returned str, not a dict"),
+}
+
+
+def envscaler(tmp_path: Path, *args: str, base_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ENVSCALER_"))}
+    if base_url:
+        env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="mock")
+    return subprocess.run([str(ENVSCALER), "validate", *args], capture_output=True, text=True, env=env, timeout=300,
+                          cwd=tmp_path)
+
+
+def files(tmp_path: Path, code: str = TODO, state: dict[str, Any] = STATE) -> tuple[str, str]:
+    (tmp_path / "todo.py").write_text(code)
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    return str(tmp_path / "todo.py"), str(tmp_path / "state.json")
+
+
+def full(out: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert "Traceback" not in out.stderr + out.stdout, out.stderr
+    return json.loads(out.stdout)
+
+
+def successes(outcome: dict[str, Any], tool: str) -> list[dict[str, Any]]:
+    return [r["args"] for r in outcome["rounds"] if r["tool"] == tool
+            and isinstance(r["observation"], dict) and r["observation"].get("success") is True]
+
+
+@pytest.mark.parametrize("mode", ["programmatic", "llm", "both"])
+def test_the_todo_class_is_probed_with_the_ids_its_state_holds_in_every_mode(
+        mode: str, tmp_path: Path, mock_server: Any) -> None:
+    code, state = files(tmp_path)
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", mode, "--rounds", "10", "--full",
+                    base_url=mock_server.base_url)
+    outcome = full(out)
+    assert out.returncode == 0, outcome["report"]
+    assert outcome["test_state"] == STATE and outcome["loaded_state"]["items"] == STATE["items"]
+    assert all(r["state_before"]["items"].get("t1") or r["mode"] == "llm" for r in outcome["rounds"])
+    for tool in ("complete", "delete", "rename"):
+        ids = [a["item_id"] for a in successes(outcome, tool)]
+        # the probes use the id the state holds; the LLM pass may also succeed on items it added itself
+        assert ("t1" in ids) if mode != "llm" else ids, (tool, ids)
+    assert successes(outcome, "add") and not outcome["report"]["unreached"]
+
+
+@pytest.mark.parametrize("tool", sorted(DEFECTS))
+def test_a_planted_defect_in_complete_delete_or_rename_is_caught(tool: str, tmp_path: Path) -> None:
+    old, new, expect = DEFECTS[tool]
+    assert TODO.count(old) == 1
+    code, state = files(tmp_path, TODO.replace(old, new))
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic")
+    verdict = full(out)
+    assert out.returncode == 1 and not verdict["accepted"]
+    assert any(expect in line for line in verdict["critical"]), verdict["critical"]
+
+
+def test_the_verdict_shows_the_state_used_and_each_tools_label_with_its_source(tmp_path: Path) -> None:
+    code, state = files(tmp_path)
+    verdict = full(envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic"))
+    assert verdict["test_state"] == STATE
+    assert verdict["tool_kinds"]["list_items"]["kind"] == "query"
+    assert verdict["tool_kinds"]["complete"] == {
+        "kind": "state_change", "source": "name+docstring+code",
+        "evidence": verdict["tool_kinds"]["complete"]["evidence"]}
+    text = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text").stdout
+    assert text.startswith("ACCEPTED") and "state:    items: dict of 1 (t1)" in text
+    assert "tool:     complete: state_change (from name+docstring+code)" in text
+
+
+def test_a_tool_no_probe_can_get_to_succeed_blocks_acceptance_and_says_so(tmp_path: Path) -> None:
+    """With no item in the state, nothing can be completed: the verdict says which code never ran."""
+    code, state = files(tmp_path, state={"items": {}})
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text")
+    assert out.returncode == 1
+    assert "blocking: coverage: state-changing code never executed: complete never succeeded" in out.stdout
+
+
+@pytest.mark.parametrize("mode", ["programmatic", "both"])
+def test_a_state_that_does_not_load_is_a_rejection_with_its_reason_not_a_traceback(
+        mode: str, tmp_path: Path, mock_server: Any) -> None:
+    code, state = files(tmp_path, TODO.replace('    """A small to-do list."""', '''    """A small to-do list."""
+
+    @property
+    def items(self):
+        return self.__dict__.setdefault("_items", {})
+
+    @items.setter
+    def items(self, value):
+        pass'''))
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", mode, base_url=mock_server.base_url)
+    verdict = full(out)
+    assert out.returncode == 1 and verdict["critical"][0].startswith("initial state did not load: attribute 'items'")
+    assert "no loadable test state" in verdict["failure"]
+
+
+def test_the_text_verdict_tells_a_constructor_crash_in_one_line(tmp_path: Path) -> None:
+    code, state = files(tmp_path, TODO.replace("self.init_config = init_config", 'self.owner = init_config["owner"]'))
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text")
+    assert out.returncode == 1 and "Traceback" not in out.stdout
+    assert out.stdout.count("KeyError: 'owner'") == 1
+
+
+def test_programmatic_mode_with_a_state_needs_no_llm_endpoint(tmp_path: Path) -> None:
+    code, state = files(tmp_path)
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", base_url="http://127.0.0.1:9/v1")
+    assert out.returncode == 0 and full(out)["accepted"]
+
+
+def test_without_a_state_or_an_llm_the_error_points_at_state(tmp_path: Path) -> None:
+    code, _ = files(tmp_path)
+    out = envscaler(tmp_path, "--code", code, "--mode", "programmatic")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "no API key" in out.stderr and "needs no LLM at all when you pass --state FILE" in out.stderr
+
+
+def test_an_envscaler_generated_file_needs_no_class_option(tmp_path: Path) -> None:
+    """EnvScaler's files hold TypedDict records beside one base-less env class."""
+    from tests.validation.envscaler_style_env import ENVSCALER_LIBRARY_CODE
+    from tests.scenarios.helpers import STATE as LIBRARY_STATE
+
+    code, state = files(tmp_path, ENVSCALER_LIBRARY_CODE, LIBRARY_STATE)
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic")
+    assert out.returncode == 0 and full(out)["tool_kinds"]["lend_book"]["kind"] == "state_change"
