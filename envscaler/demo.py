@@ -9,10 +9,10 @@ Prefect server (started in the background if none answers, so the dashboard outl
 
 from __future__ import annotations
 
-import shutil
-import sys
 from pathlib import Path
 from typing import Any
+
+from envscaler.cli_name import cli_command
 
 SLICE = Path(__file__).resolve().parent.parent / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
 
@@ -23,24 +23,6 @@ DEMO_OVERRIDES: dict[str, Any] = {
     "rollout": {"per_scenario": 1},
     "flow": {"batch_size": 10},
 }
-
-
-def cli_command() -> tuple[str, str | None]:
-    """How to call this CLI from the user's shell, and a hint when it is not on PATH (after `make demo` the
-    venv is not activated: `envscaler` alone is "command not found")."""
-    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else Path(sys.executable).with_name("envscaler")
-    found = shutil.which("envscaler")
-    if found and Path(found).resolve() == me:
-        return "envscaler", None
-    try:
-        shown = "./" + str(me.relative_to(Path.cwd()))
-        shown = shown.replace("./.venv/", ".venv/", 1)
-    except ValueError:
-        shown = str(me)
-    activate = me.parent / "activate"
-    hint = (f"`envscaler` is not on your PATH: call it as {shown}, or first `source {activate}`"
-            if activate.is_file() else f"`envscaler` is not on your PATH: call it as {shown}")
-    return shown, hint
 
 
 def where_to_look(summary: dict[str, Any], settings: Any, server: Any, requests: int) -> list[str]:

@@ -22,6 +22,7 @@ from typing import Any
 
 import typer
 
+from envscaler.cli_name import cli_call
 from envscaler.commands._common import fail
 from envscaler.endpoint import check_endpoint
 from envscaler.prefect_session import drain_prefect, prefect_api
@@ -127,7 +128,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         progress = publish_starting(settings, run_id)
         for note in request.notes:
             say(note, quiet)
-        say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `envscaler resume {run_id}` "
+        say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{cli_call('resume ' + run_id)}` "
             "continues it", quiet)
         try:
             with prefect_api(quiet):
@@ -188,13 +189,13 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     except SourceError as exc:
         fail(f"run {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
-        fail(f"run {run_id} stopped: {exc} (resume with `envscaler resume {run_id}`)")
+        fail(f"run {run_id} stopped: {exc} (resume with `{cli_call('resume ' + run_id)}`)")
     except Exception as exc:
         if debug_enabled():
             raise
         fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
              f" (see `envscaler status {run_id}`; rerun with --debug for the traceback; resume with "
-             f"`envscaler resume {run_id}`)", code=1)
+             f"`{cli_call('resume ' + run_id)}`)", code=1)
 
 
 def _interrupted(store: Any, run_id: str) -> None:
@@ -209,6 +210,6 @@ def _interrupted(store: Any, run_id: str) -> None:
         typer.echo(f"interrupted before run {run_id} started; nothing was recorded", err=True)
     else:
         typer.echo(f"interrupted: run {run_id} stopped; finished work is kept. Continue it with:\n"
-                   f"  envscaler resume {run_id}", err=True)
+                   f"  {cli_call('resume ' + run_id)}", err=True)
     sys.stdout.flush()
     raise typer.Exit(EXIT_INTERRUPTED)

@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from envscaler.cli_name import cli_call
 from envscaler.commands._common import fail
 
 EXIT_BUDGET = 3
@@ -120,7 +121,7 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
     else:
         typer.echo(summary_text(s))
     if s.status == "stopped_budget":
-        typer.echo(f"stopped: budget spent; continue with `envscaler resume {s.run_id} --max-tokens N` "
+        typer.echo(f"stopped: budget spent; continue with `{cli_call(f'resume {s.run_id} --max-tokens N')}` "
                    "(or --max-cost USD)", err=True)
         raise typer.Exit(EXIT_BUDGET)
     if final and s.status == "empty":

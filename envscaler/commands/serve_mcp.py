@@ -52,11 +52,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                      "task as bfcl:multi_turn_base_0."),
         run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it)."),
         scenario_fp: str | None = typer.Option(None, "--scenario", help="Scenario fingerprint (or prefix) for the initial state."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
+                                      "or under ENVSCALER_DATA_DIR)."),
         transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP at /mcp)."),
         host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
         port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port."),
-        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
     ) -> None:
         import anyio
 

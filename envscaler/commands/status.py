@@ -17,7 +17,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def status(
         run_id: str | None = typer.Argument(None, help="Run id; omit to list runs."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
+                                      "or under ENVSCALER_DATA_DIR)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); only "
                                            "its store location is used here."),
         watch: bool = typer.Option(False, "--watch", "-w", help="Refresh every few seconds until the run ends."),
