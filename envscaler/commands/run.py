@@ -44,7 +44,11 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
             bad = [s for s in chosen if s not in STAGES]
             if bad:
-                fail(f"--stages: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
+                import difflib
+
+                close = [m[0] for b in bad if (m := difflib.get_close_matches(b, STAGES, n=1, cutoff=0.5))]
+                guess = f"did you mean {', '.join(close)}? " if len(close) == len(bad) else ""
+                fail(f"--stages: unknown stage(s) {', '.join(bad)}; {guess}choose from {', '.join(STAGES)}")
         if add_sources and not run_id:
             fail("--add-sources adds files to an existing run: name it with --run-id")
         paths = source_paths(source)

@@ -57,3 +57,8 @@ def test_unknown_run(verb: str, tmp_path: Path) -> None:
 def test_unknown_stage(tmp_path: Path) -> None:
     out = envscaler("run", "-s", str(SLICE), "--stages", "mine,bake", tmp_path=tmp_path)
     assert_one_line_error(out, "bake")
+
+
+def test_a_misspelt_stage_gets_the_closest_one(tmp_path: Path) -> None:
+    out = envscaler("run", "-s", str(SLICE), "--stages", "mien,synth", tmp_path=tmp_path)
+    assert_one_line_error(out, "unknown stage(s) mien; did you mean mine? choose from mine, synth")
