@@ -40,6 +40,7 @@ class RunProgress(Model):
     updated_at: datetime = Field(default_factory=utcnow)
     steps: list[StepProgress] = Field(default_factory=list)
     funnel: dict[str, int] = Field(default_factory=dict)
+    mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM: its costs are illustrative.")
 
     @property
     def current(self) -> StepProgress | None:

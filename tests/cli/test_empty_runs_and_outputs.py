@@ -63,6 +63,8 @@ def test_the_judges_reasons_are_shown_for_every_dropped_task(empty_run: dict[str
 
 def test_costs_against_the_mock_are_labelled_illustrative(empty_run: dict[str, Any]) -> None:
     assert "(mock endpoint: prices are illustrative)" in empty_run["out"].stdout
+    shown = json.loads(envscaler("status", RUN, "--json", env=empty_run["env"]).stdout)
+    assert shown["mock_llm"] is True and shown["progress"]["mock_llm"] is True  # live lines say "(mock)" too
 
 
 def test_outputs_go_beside_the_default_store_with_absolute_paths(empty_run: dict[str, Any]) -> None:
