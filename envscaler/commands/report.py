@@ -26,13 +26,15 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler.runner import settings_from
         from envscaler.status import open_store
         from envscaler_core.report import write_report
+        from envscaler_core.store.urls import human_store
 
         settings = settings_from(config, db)
         with open_store(settings.store.url, run_id) as store:
             run = store.get_run(run_id)
             if run is None:
                 known = [r.run_id for r in store.list_runs()][-5:]
-                fail(f"no run {run_id!r} in {store.url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
+                fail(f"no run {run_id!r} in {human_store(store.url)}"
+                     + (f"; recent runs: {', '.join(known)}" if known else ""))
             target = out.expanduser().resolve() if out is not None else default_target(run, settings)
             try:
                 written = write_report(store, run_id, target)

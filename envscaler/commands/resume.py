@@ -37,20 +37,24 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler.runner import RunRequest, run_factory, settings_from
         from envscaler.status import open_store, print_summary
         from envscaler_core.models.run import FINISHED
+        from envscaler_core.store.urls import human_store
 
         located = settings_from(config, db)
         with open_store(located.store.url, run_id) as store:
             run = store.get_run(run_id)
             known = [r.run_id for r in store.list_runs()][-5:]
         if run is None:
-            fail(f"no run {run_id!r} in {located.store.url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
+            fail(f"no run {run_id!r} in {human_store(located.store.url)}"
+                 + (f"; recent runs: {', '.join(known)}" if known else ""))
         if "eval" in run.config:
             fail(f"run {run_id} is a BFCL evaluation: continue it with `envscaler eval bfcl-mt --run-id {run_id}` "
                  "(with the same --subset/--limit/--agent)")
         if run.status in FINISHED:
             what = "completed" if run.status == "completed" else "finished (it produced nothing)"
-            typer.echo(f"run {run_id} is already {what}: nothing to resume. `envscaler status {run_id}` shows it; "
-                       f"`envscaler run --run-id {run_id} -s ...` retries its failed items.")
+            from envscaler.cli_name import cli_call
+
+            typer.echo(f"run {run_id} is already {what}: nothing to resume. `{cli_call('status ' + run_id)}` shows "
+                       f"it; `{cli_call('run --run-id ' + run_id)} -s ...` retries its failed items.")
             return
         with _endpoint_for(run) as (endpoint, notes):
             settings = resume_settings(run, config, db, max_tokens=max_tokens, max_cost=max_cost, endpoint=endpoint)

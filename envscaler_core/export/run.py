@@ -167,7 +167,9 @@ def export_run(
     if store.get_run(run_id) is None:
         known = [r.run_id for r in store.list_runs()]
         hint = f"known runs: {', '.join(known[-10:])}" if known else "the store has no runs"
-        raise UnknownRunError(f"unknown run {run_id!r} in {store.url}; {hint}")
+        from envscaler_core.store.urls import human_store
+
+        raise UnknownRunError(f"unknown run {run_id!r} in {human_store(store.url)}; {hint}")
     target = export_dir(settings, run_id, out_dir)
     target.mkdir(parents=True, exist_ok=True)
     (target / FILE_NAMES["manifest"]).unlink(missing_ok=True)
