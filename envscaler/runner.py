@@ -84,7 +84,7 @@ def flow_session(settings: Settings, quiet: bool = False) -> Iterator[Any]:
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
     prefect_cli_environment()
-    with claimed_store(settings, quiet=quiet) as store, prefect_api(quiet):
+    with claimed_store(settings) as store, prefect_api(quiet):
         quiet_prefect_console()
         yield store
 
@@ -117,7 +117,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     report = check_sources(sources, settings) if read_sources_first and sources and "mine" in (stages or ["mine"]) \
         else []
     prefect_cli_environment()
-    with claimed_store(settings, run_id, quiet=quiet) as store:
+    with claimed_store(settings, run_id) as store:
         if not request.resume:
             check_run_id(store, run_id, sources, request.add_sources)
         if report:

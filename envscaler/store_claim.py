@@ -20,17 +20,16 @@ from envscaler.commands._common import fail
 from envscaler_core.config import Settings, envscaler_data_dir
 
 CLAIM_WAIT_S = 15.0
-SAY_WAITING_AFTER_S = 2.0
-"""A reader's hold is usually a fraction of a second: only a longer wait is worth a line."""
+"""A reader's hold is usually a fraction of a second. The wait is silent: a failure after it must stay one
+line (`error: ... (waited 15 s for it)`)."""
 
 
 @contextlib.contextmanager
-def claimed_store(settings: Settings, run_id: str | None = None, *, quiet: bool = False) -> Iterator[Any]:
+def claimed_store(settings: Settings, run_id: str | None = None) -> Iterator[Any]:
     from envscaler.status import is_locked, published_progress
     from envscaler_core.store import Store, StoreError
 
     started = time.monotonic()
-    told = False
     while True:
         try:
             store = Store.from_url(settings.store.url)
@@ -42,12 +41,6 @@ def claimed_store(settings: Settings, run_id: str | None = None, *, quiet: bool 
                 fail(str(exc))
             if waited >= CLAIM_WAIT_S:
                 fail(f"{exc} (waited {waited:.0f} s for it)")
-            if waited >= SAY_WAITING_AFTER_S and not told and not quiet:
-                import typer
-
-                typer.echo(f"waiting for the store: another process is reading it (up to {CLAIM_WAIT_S:.0f} s) ...",
-                           err=True)
-                told = True
             time.sleep(0.3)
     try:
         yield store
