@@ -8,7 +8,8 @@
    latency. The LLM-bound ideal is the list-scheduling bound of the LLM time alone:
    max(sum of per-task LLM time / concurrency, longest task's LLM time). Target: ideal / wall >= 0.8.
 
-`.venv/bin/python -m benchmarks bench_bfcl` (set BENCH_BFCL_TASKS=N to use the first N base tasks).
+`.venv/bin/python -m benchmarks bench_bfcl` (set BENCH_BFCL_TASKS=N to use the first N base tasks,
+BENCH_BFCL_LLM=0 to skip part 2).
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def main() -> None:
     with SandboxPool(SandboxSettings(), imports=JailImports(**jail_imports())) as pool:
         sandboxed = (lambda task: SandboxedTask(pool, task), lambda task, decoded: score_in_runtime(pool, task, decoded))
         in_process = (InProcessTask, score_in_process)
+        pool.warm_up()
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (round trips between processes "
+              "cost more the more the machine is loaded)")
         asyncio.run(gold_run(tasks[:10], *sandboxed, 1))  # warm both paths
         asyncio.run(gold_run(tasks[:10], *in_process, 1))
         print("\ngold agent, per task (play + checker)   sandboxed   in-process   ratio")
@@ -111,6 +115,8 @@ def main() -> None:
             print(f"  {in_flight} in flight: p50 task latency     {statistics.median(per_s) * 1000:7.1f} ms  "
                   f"{statistics.median(per_i) * 1000:7.1f} ms   {statistics.median(per_s) / statistics.median(per_i):5.2f}x")
 
+        if os.environ.get("BENCH_BFCL_LLM", "1") == "0":
+            return
         port = free_port()
         mock = subprocess.Popen([str(Path(sys.executable).with_name("envscaler")), "mock-llm", "--port", str(port)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

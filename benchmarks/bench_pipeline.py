@@ -9,9 +9,9 @@ its own wall clock. For each stage the LLM-bound ideal is
 (enough latency to push every request through C slots, or the longest chain of calls that depend
 on each other, whichever is longer). Depths come from the pipeline's structure: judge 1, topic 1,
 select 1 (one embedding batch), synth 4 (state space, skeleton, operations, then all methods at
-once), validate 1 + 2 x rounds (test state, then proposer+judge per round, sequential by design:
-the state carries over), scenarios 5 (state, task, checklist, all checks at once, plan; more if a
-repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
+once), validate 1 + 2 x rounds / chains (test state, then proposer+judge per round of the longest of
+the `validate.chains` parallel chains; within a chain the state carries over), scenarios 4 (state,
+task, checklist, then all checks and the plan at once; more if a repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
 sum(ideal) / measured wall time (target >= 0.8). Also printed: programmatic validation throughput
 (envs per minute, 30 probes each, no LLM), tokens per accepted env and per verified scenario, and
 the cost of resuming the finished run (new LLM requests; target 0).
@@ -39,6 +39,13 @@ from typing import Any
 LATENCY_MS = 300
 CONCURRENCY = 64
 ROUNDS = 30
+
+
+def _validate_depth() -> int:
+    from envscaler_core.config import ValidateSettings
+    from envscaler_core.validation.llm_pass import chain_depth
+
+    return 1 + chain_depth(ROUNDS, ValidateSettings().chains)
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -140,8 +147,8 @@ def _pipeline(workdir: Path, mock: str, source: Path) -> None:
         store.close()
     stages = [  # (stage, request prefixes, depth of the longest dependent chain)
         ("mine.judge", ("mine.judge_stateful",), 1), ("mine.topic", ("mine.infer_topic",), 1),
-        ("mine.select", (), 1), ("synth", ("synth.",), 4), ("validate", ("validate.",), 1 + 2 * ROUNDS),
-        ("scen", ("scen.",), 5), ("rollout", ("agent.", "user_sim"), longest_episode)]
+        ("mine.select", (), 1), ("synth", ("synth.",), 4), ("validate", ("validate.",), _validate_depth()),
+        ("scen", ("scen.",), 4), ("rollout", ("agent.", "user_sim"), longest_episode)]
     total_ideal = total_observed = 0.0
     print(f"{'stage':<12} {'requests':>8} {'depth':>5} {'ideal s':>8} {'seen ms':>8} {'ideal@seen s':>12}")
     for stage, prefixes, depth in stages:
@@ -250,7 +257,7 @@ def _skelbuilder(workdir: Path, mock: str, source: Path) -> None:
     delta = {k: after["by_prompt"].get(k, 0) - before["by_prompt"].get(k, 0) for k in after["by_prompt"]}
     lat = LATENCY_MS / 1000
     parts = [(sum(v for k, v in delta.items() if k.startswith(p)), d) for p, d in
-             (("mine.judge", 1), ("mine.infer", 1), ("synth.", 4), ("validate.", 1 + 2 * ROUNDS))]
+             (("mine.judge", 1), ("mine.infer", 1), ("synth.", 4), ("validate.", _validate_depth()))]
     ideal = sum(max(n * lat / CONCURRENCY, d * lat) for n, d in parts if n) + lat  # + the embedding batch
     f = summary["funnel"]
     print(f"SkelBuilder on {source.name}: {f['source_tasks']} tasks -> {f['selected_topics']} topics -> "

@@ -110,12 +110,57 @@ def episode_30_ms(pool: Any) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def checks_per_second(pool: Any, n: int) -> float:
-    check = "def check_func(final_state):\n    return final_state['items']['s1']['qty'] >= 0\n"
-    t0 = time.perf_counter()
-    outcomes = pool.run_checks([check] * n, STATE, STATE)
+CHECK = "def check_func(final_state):\n    return final_state['items']['s1']['qty'] >= 0\n"
+
+
+def run_batch(pool: Any, n: int, per_unit: bool = False) -> None:
+    from sandbox.checks import run_checks_per_unit
+
+    checks = [CHECK] * n
+    outcomes = run_checks_per_unit(pool, checks, STATE, STATE, 5.0) if per_unit else pool.run_checks(checks, STATE, STATE)
     assert all(o.passed for o in outcomes), outcomes[:1]
-    return n / (time.perf_counter() - t0)
+
+
+def checks_per_second(pool: Any, n: int, per_unit: bool = False, rounds: int = 1) -> float:
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        run_batch(pool, n, per_unit)
+    return n * rounds / (time.perf_counter() - t0)
+
+
+def jail_cpu_s(pool: Any) -> float:
+    """CPU seconds of the zygotes and every unit they reaped (after a ping makes them reap)."""
+    time.sleep(0.3)
+    for zygote in pool.zygotes:
+        zygote.ping()
+    total = 0
+    for pid in pool.zygote_host_pids():
+        with open(f"/proc/{pid}/stat") as fh:
+            total += sum(int(x) for x in fh.read().rsplit(")", 1)[1].split()[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def check_cpu_ms(pool: Any, n: int, per_unit: bool) -> float:
+    """CPU per check (jail + this host process), the measure the machine's load does not distort much."""
+    jail0, host0 = jail_cpu_s(pool), time.process_time()
+    run_batch(pool, n, per_unit)
+    host1, jail1 = time.process_time(), jail_cpu_s(pool)
+    return (jail1 - jail0 + host1 - host0) * 1000 / n
+
+
+def compare_checks(pool: Any) -> None:
+    """Check batches (one unit per batch, a child per check) against one unit per check, same pool, same run,
+    interleaved so that load changes hit both."""
+    print("checks: batch unit (child per check) vs one unit per check, same run, interleaved:")
+    for n, rounds in ((5, 8), (60, 2)):
+        new = old = 0.0
+        for _ in range(2):
+            new += checks_per_second(pool, n, False, rounds) / 2
+            old += checks_per_second(pool, n, True, rounds) / 2
+        cpu_new, cpu_old = check_cpu_ms(pool, 60, False), check_cpu_ms(pool, 60, True)
+        print(f"  {n:3d} checks per batch: {new:7.0f}/s vs {old:6.0f}/s  ratio {new / old:5.2f}x"
+              + (f" | CPU per check (jail + host, 60-check batch): {cpu_new:.2f} ms vs {cpu_old:.2f} ms"
+                 f"  ratio {cpu_old / cpu_new:.1f}x less" if n == 60 else ""))
 
 
 def measure(pool: Any) -> dict[str, float]:
@@ -183,7 +228,8 @@ def main() -> None:
         print(f"episode start p50={s50:.2f}ms p90={new['start_p90']:.2f}ms | target p50<=30ms: "
               f"{'PASS' if s50 <= 30 else 'MISS'}")
         print(f"calls/s: {new['calls_1']:.0f} with 1 thread, {new['calls_2']:.0f} with 2 | "
-              f"checks/s (one unit per check): {new['checks']:.0f}")
+              f"checks/s (60-check batch): {new['checks']:.0f}")
+        compare_checks(pool)
         naive = statistics.median(naive_30_ms(info["python"]) for _ in range(3))
         print(f"30-call episode: sandbox={new['ep30']:.1f}ms naive(python -c per call)={naive:.1f}ms "
               f"speedup={naive / new['ep30']:.0f}x | target >=50x: {'PASS' if naive / new['ep30'] >= 50 else 'MISS'}")

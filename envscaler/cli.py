@@ -34,6 +34,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "validate": ("validate", "Validate an environment class file (programmatic and/or LLM judge)."),
     "sandbox": ("sandbox", "Run environment code in the sandbox (`sandbox exec`)."),
     "export": ("export", "Export SFT / RL / gym datasets from the store."),
+    "import": ("import_", "Import and audit data from other tools (`import envscaler`: EnvScaler's envs and scenarios)."),
     "serve-mcp": ("serve_mcp", "Serve an accepted environment's tools over MCP."),
     "mock-llm": ("mock_llm", "Start the bundled MOCK OpenAI-compatible LLM server (not a model)."),
     "eval": ("eval", "Evaluate a model on an official benchmark (bfcl-mt) in the sandbox, with its own checker."),

@@ -117,7 +117,8 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
 
     s = RunSummary.model_validate(summary)
     if as_json:
-        typer.echo(json.dumps(s.model_dump(mode="json") | {"tokens": s.tokens, "cost_usd": s.cost_usd}, indent=2))
+        typer.echo(json.dumps(s.model_dump(mode="json") | {"tokens": s.tokens, "cached_tokens": s.cached_tokens,
+                                                           "cost_usd": s.cost_usd}, indent=2))
     else:
         typer.echo(summary_text(s))
     if s.status == "stopped_budget":

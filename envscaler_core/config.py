@@ -42,16 +42,25 @@ class StageModels(_Section):
 
 
 class Price(_Section):
-    """USD per million tokens."""
+    """USD per million tokens. `cached_input_per_mtok` prices the prompt tokens a provider serves from
+    its prefix cache (`usage.prompt_tokens_details.cached_tokens`); unset, they cost the full input
+    price (a provider without a cache discount, e.g. a self-hosted server billed by the hour)."""
 
     input_per_mtok: float = Field(ge=0, description="USD per million prompt tokens.")
     output_per_mtok: float = Field(ge=0, description="USD per million completion tokens.")
+    cached_input_per_mtok: float | None = Field(default=None, ge=0, description=(
+        "USD per million prompt tokens served from the provider's prefix cache; None = input_per_mtok."))
+
+    @property
+    def cached_rate(self) -> float:
+        return self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
 
 
 def _default_prices() -> dict[str, Price]:
+    """OpenAI's list prices (cached input at a quarter of input for the GPT-4.1 family)."""
     return {
-        "gpt-4.1": Price(input_per_mtok=2.0, output_per_mtok=8.0),
-        "gpt-4.1-mini": Price(input_per_mtok=0.4, output_per_mtok=1.6),
+        "gpt-4.1": Price(input_per_mtok=2.0, output_per_mtok=8.0, cached_input_per_mtok=0.5),
+        "gpt-4.1-mini": Price(input_per_mtok=0.4, output_per_mtok=1.6, cached_input_per_mtok=0.1),
         "text-embedding-3-large": Price(input_per_mtok=0.13, output_per_mtok=0.0),
     }
 
@@ -162,6 +171,9 @@ class ValidateSettings(_Section):
     mode: Literal["programmatic", "llm", "both"] = Field(default="both", description=(
         "programmatic (generated probes), llm (proposer + judge) or both."))
     rounds: int = Field(default=30, ge=1, description="Probe calls per candidate and mode.")
+    chains: int = Field(default=3, ge=1, description=(
+        "Independent proposer/judge chains the LLM rounds are split over (each its own episode from the "
+        "test state, run at once): the pass is 2 x rounds / chains calls deep."))
     threshold: float = Field(default=0.85, ge=0, le=1, description="Share of passing rounds needed to accept an env.")
 
 

@@ -160,8 +160,33 @@ def _arguments(args: dict[str, Any], plan: Plan) -> Any:
     return json.dumps(args)
 
 
-def usage_field(usage: dict[str, int], plan: Plan | None) -> tuple[bool, Any]:
-    """(include the key?, its value): without usage, the key is absent or null (both are seen)."""
-    if plan is None or "no_usage" not in plan.forms:
-        return True, usage
+CACHED_SPELLINGS = ("openai", "deepseek", "top_level", "responses", "anthropic")
+"""Where endpoints put the prompt tokens their prefix cache served: OpenAI's `prompt_tokens_details`
+(also xAI, Mistral, vLLM, SGLang), DeepSeek's `prompt_cache_hit_tokens`/`prompt_cache_miss_tokens`,
+a top-level `cached_tokens` (Moonshot), the Responses API's `input_tokens_details`, Anthropic's
+`cache_read_input_tokens` (passed through by proxies)."""
+
+
+def cached_usage(usage: dict[str, Any], cached: int, spelling: str = "openai") -> dict[str, Any]:
+    """`usage` with the cached prompt tokens in one endpoint's spelling."""
+    if spelling == "deepseek":
+        return {**usage, "prompt_cache_hit_tokens": cached, "prompt_cache_miss_tokens": usage["prompt_tokens"] - cached}
+    if spelling == "top_level":
+        return {**usage, "cached_tokens": cached}
+    if spelling == "responses":
+        return {**usage, "input_tokens_details": {"cached_tokens": cached}}
+    if spelling == "anthropic":
+        return {**usage, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0}
+    return {**usage, "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0}}
+
+
+def usage_field(usage: dict[str, int], plan: Plan | None, cached: int = 0) -> tuple[bool, Any]:
+    """(include the key?, its value): without usage, the key is absent or null (both are seen). Cached
+    prompt tokens are always reported (0 on a miss, as OpenAI does), clean answers in OpenAI's spelling,
+    realistic ones in a spelling drawn from the plan's seed."""
+    if plan is None:
+        return True, cached_usage(usage, cached)
+    if "no_usage" not in plan.forms:
+        spelling = CACHED_SPELLINGS[random.Random(plan.seed ^ 0x5EED).randrange(len(CACHED_SPELLINGS))]
+        return True, cached_usage(usage, cached, spelling)
     return (False, None) if random.Random(plan.seed).random() < 0.5 else (True, None)

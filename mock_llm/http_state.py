@@ -58,6 +58,8 @@ class MockState:
         self.faults_injected: Counter[str] = Counter()
         self.embedding_requests = 0
         self.embeddings = 0
+        self.prompt_tokens = 0  # chat prompt tokens answered, and how many the prefix cache served
+        self.cached_tokens = 0
         self.in_flight = 0
         self.max_in_flight = 0
 
@@ -112,6 +114,8 @@ class MockState:
             "faults_injected": dict(self.faults_injected),
             "embedding_requests": self.embedding_requests,
             "embeddings": self.embeddings,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "faults": self.faults.model_dump(exclude={"script"}),

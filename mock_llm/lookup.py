@@ -37,10 +37,19 @@ def class_in(code: str) -> str | None:
     return next((name for name, paren in names if not paren), names[0][0] if names else None)
 
 
+_SITE_CLASS = re.compile(r"(\w+?)Site(\d+)")
+
+
 def by_class(class_name: str | None) -> Domain | None:
+    """The domain with this class name; `<LibraryClass>Site<N>` is that domain at site N."""
     if not class_name:
         return None
-    return next((d for d in library.domains() if d.class_name == class_name), None)
+    found = next((d for d in library.domains() if d.class_name == class_name), None)
+    site = _SITE_CLASS.fullmatch(class_name)
+    if found is None and site is not None:
+        base = by_class(site.group(1))
+        return library.at_site(base, int(site.group(2))) if base is not None else None
+    return found
 
 
 def by_tools(names: set[str]) -> Domain | None:
@@ -59,10 +68,10 @@ def by_tools(names: set[str]) -> Domain | None:
 def by_text(*texts: str) -> Domain | None:
     """Exact summary match first (the mock's own topics), then keyword routing."""
     for text in texts:
-        key = text.strip().casefold()
+        key = library.without_site(text).strip().casefold()
         for d in library.domains():
             if key in {s.casefold() for s in d.summary_variants}:
-                return d
+                return library.at_site(d, library.site_of(text))
     return library.route(" ".join(texts))
 
 

@@ -37,6 +37,7 @@ from envscaler_core.prompts import STRUCTURED_PROMPTS
 from envscaler_core.prompts.base import PROMPT_HEADER, extract_input, parse_tag
 from mock_llm import forms
 from mock_llm.http_state import FaultConfig, MockState
+from mock_llm.prefix_cache import PrefixCache, prompt_text
 from mock_llm.protocol import Handler, MockCannotAnswer, MockReply, MockRequest
 from mock_llm.realism import TRUNCATE_AT, Plan, RealismConfig, needed_room, plan_for, request_key, truncate
 
@@ -143,6 +144,7 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
                reject_key: str | None = DEFAULT_REJECT_KEY, realism: RealismConfig | None = None) -> Starlette:
     """The ASGI app. `brain=None` uses `mock_llm.brain` (lazily); any `Handler` works."""
     state = MockState(faults, realism)
+    prefixes = PrefixCache()
     source = _Brain(brain, embedder)
     ids = itertools.count(1)
 
@@ -225,6 +227,9 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
         if room and int(room) < needed_room(message):
             message, finish = truncate(message, int(room)), "length"
         prompt_tokens = estimate_tokens(_prompt_chars(messages, tools))
+        cached_tokens = prefixes.serve(prompt_text(model, messages, tools), prompt_tokens)
+        state.prompt_tokens += prompt_tokens
+        state.cached_tokens += cached_tokens
         completion_tokens = needed_room(message)
         response: dict[str, Any] = {
             "id": f"chatcmpl-mock-{next(ids)}", "object": "chat.completion", "created": int(time.time()),
@@ -232,7 +237,7 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
             "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
         }
         include, usage = forms.usage_field({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                            "total_tokens": prompt_tokens + completion_tokens}, plan)
+                                            "total_tokens": prompt_tokens + completion_tokens}, plan, cached_tokens)
         if include:
             response["usage"] = usage
         return JSONResponse(response, headers=MOCK_HEADERS)
@@ -270,6 +275,7 @@ def create_app(brain: Handler | None = None, *, embedder: Embedder | None = None
 
     async def reset(request: Request) -> JSONResponse:
         state.reset()
+        prefixes.clear()
         return JSONResponse(state.snapshot(), headers=MOCK_HEADERS)
 
     async def set_realism(request: Request) -> JSONResponse:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from mock_llm.lookup import by_class, by_tools, canonical, class_in, need
+from mock_llm.lookup import by_class, by_tools, class_in, need
 from mock_llm.protocol import MockCannotAnswer
 from envscaler_core.prompts import validate as PV
 
@@ -119,16 +119,23 @@ def propose_call(inp: PV.ProposeInput) -> dict[str, Any]:
     def tested(name: str) -> int:
         return inp.stats[name].total if name in inp.stats else 0
 
-    order = sorted(range(len(parsed)), key=lambda i: (tested(parsed[i][0]), i))
+    focus = set(inp.focus)
+    def rank(i: int) -> tuple[bool, int, bool, int]:  # focus tools' first positive and negative, then least tested
+        name, n = parsed[i][0], tested(parsed[i][0])
+        return (not (name in focus and n < 2), n, name not in focus, i)
+
+    order = sorted(range(len(parsed)), key=rank)
     name, params = parsed[order[0]]
+    state = inp.current_state()
     stats = inp.stats.get(name, PV.ToolStats())
     case = "positive" if stats.positive <= stats.negative else "negative"
-    k = stats.positive if case == "positive" else stats.negative + 1
-    args = {p: _positive_value(p, t, inp.state, hints, k) for p, t in params}
+    # chains spread their values: tester j starts j values further along (a single chain is tester 0)
+    k = stats.positive + inp.chain if case == "positive" else stats.negative + 1 + inp.chain
+    args = {p: _positive_value(p, t, state, hints, k) for p, t in params}
     if case == "positive":
         thought = f"{name} has {stats.total} tested call(s); try it with values taken from the current state."
         return {"thought": thought, "tool": name, "args": args, "case_type": case}
-    style = stats.negative % 3
+    style = (stats.negative + inp.chain) % 3
     ids = [p for p, _ in params if p.endswith("id")]
     numbers = [p for p, t in params if t in ("integer", "number")]
     strings = [p for p, t in params if t == "string"]
@@ -156,9 +163,7 @@ _FATAL_KINDS = ("exception", "timeout", "crash", "unserializable", "oversize")
 
 
 def _state_changed(inp: PV.JudgeInput) -> bool:
-    if inp.state_before or inp.state_after:
-        return canonical(inp.state_before) != canonical(inp.state_after)
-    return bool(inp.state_diff.get("changes")) if "changes" in inp.state_diff else bool(inp.state_diff)
+    return bool(inp.call_changes)
 
 
 def judge_call(inp: PV.JudgeInput) -> dict[str, Any]:

@@ -64,6 +64,12 @@ class UnitCgroup:
         """Did the kernel kill something of the current unit for exceeding its memory cap?"""
         return self._oom_kills() > self.oom_base
 
+    def take_oom_kill(self) -> bool:
+        """Like oom_killed, and counts it as seen (a check batch attributes each kill to one check)."""
+        count = self._oom_kills()
+        hit, self.oom_base = count > self.oom_base, count
+        return hit
+
     def remove(self) -> bool:
         """rmdir every hierarchy's directory; False while a process still lingers in one (retry later)."""
         ok = True

@@ -67,14 +67,15 @@ def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float)
 
 class Child:
     def __init__(self, zygote: Zygote, limits: SandboxLimits, cgroups: Cgroups | None,
-                 freeze_between_calls: bool) -> None:
-        spawned = zygote.spawn()
+                 freeze_between_calls: bool, kind: str = "episode") -> None:
+        spawned = zygote.spawn(kind)
         self.zygote, self.limits, self._cgroups = zygote, limits, cgroups
         self.pid, self.generation = spawned.pid, spawned.generation
         self.req_fd, self.rep_fd = spawned.req_fd, spawned.rep_fd
         self.host_pid: int | None = None
         self.last_reply_bytes = 0
         self.alive = True
+        self._pipes_open = True
         self._freeze = freeze_between_calls
         self._frozen = False
         self._pidfd: int | None = None
@@ -136,6 +137,11 @@ class Child:
             except OSError:
                 pass
 
+    def _thaw(self) -> None:
+        if self._frozen:
+            self._signal(signal.SIGCONT)
+            self._frozen = False
+
     def send(self, payload: bytes, timeout_s: float) -> None:
         try:
             send_frame(self.req_fd, payload, time.monotonic() + timeout_s)
@@ -145,11 +151,15 @@ class Child:
     def exchange(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply; any failure kills the unit and raises ChildFailure."""
         deadline = time.monotonic() + timeout_s
-        if self._frozen:
-            self._signal(signal.SIGCONT)
-            self._frozen = False
         try:
-            send_frame(self.req_fd, payload, deadline)
+            if self._frozen and len(payload) + 4 <= select.PIPE_BUF:
+                # request first, then resume: the unit wakes once, with its request already waiting (a pipe
+                # holds at least PIPE_BUF bytes, so this write never waits for the stopped unit)
+                send_frame(self.req_fd, payload, deadline)
+                self._thaw()
+            else:
+                self._thaw()
+                send_frame(self.req_fd, payload, deadline)
             reply, self.last_reply_bytes = recv_frame(self.rep_fd, deadline, self.limits.frame_cap,
                                                       self.limits.max_depth + 1)
         except WireError as exc:
@@ -159,6 +169,36 @@ class Child:
             self._frozen = True
         return reply
 
+    def receive(self, timeout_s: float) -> dict[str, Any]:
+        """The next reply of a unit that sends several per request (a check batch); failures as exchange."""
+        try:
+            reply, self.last_reply_bytes = recv_frame(self.rep_fd, time.monotonic() + timeout_s,
+                                                      self.limits.frame_cap, self.limits.max_depth + 1)
+        except WireError as exc:
+            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
+        return reply
+
+    def exited(self) -> bool:
+        """Has the unit's process ended (a ready unit that died while it waited)?"""
+        return self._pidfd is None or bool(select.select([self._pidfd], [], [], 0)[0])
+
+    def set_freeze(self, freeze_between_calls: bool) -> None:
+        """For a unit made before its use was known (sandbox/warm.py)."""
+        self._freeze = freeze_between_calls
+
+    def detach_pipes(self) -> None:
+        """Close our pipe ends now (the unit can send us nothing more); `kill` does the rest later."""
+        if self.alive and self._pipes_open:
+            self._pipes_open = False
+            self._close_fds.detach()
+            self._close_fds = weakref.finalize(self, _release_fds, [], [self._pidfd])
+            _release_fds([self.req_fd, self.rep_fd], [])
+
+    def memory_cap_hit(self) -> bool:
+        """Did the kernel OOM-kill something in this unit since the last time we asked? (a check batch
+        attributes a SIGKILL it did not send to the check that was running)"""
+        return self._cgroup is not None and self._cgroup.take_oom_kill()
+
     def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
         """Close our pipe ends and have the zygote SIGKILL the unit. With `wait` (to explain a failure) also
         wait for it and return its exit status; a plain close does not wait (the zygote collects it).
@@ -167,7 +207,9 @@ class Child:
             return None
         self.alive = False
         self._close_fds.detach()
-        _release_fds([self.req_fd, self.rep_fd], [])
+        if self._pipes_open:
+            self._pipes_open = False
+            _release_fds([self.req_fd, self.rep_fd], [])
         if grace and self._pidfd is not None:  # wait here, not in the zygote: its lock serves other episodes
             select.select([self._pidfd], [], [], GRACE_S)
         status = self.zygote.reap(self.pid, self.generation, wait)

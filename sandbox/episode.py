@@ -32,7 +32,11 @@ OUTPUT_SLACK = 100  # the worker appends "[... N characters dropped]" to capped 
 
 
 class Garbage(Exception):
-    """A reply that the worker, unsubverted, would never send."""
+    """A reply that the worker, unsubverted, would never send; `kind` is the verdict it earns."""
+
+    def __init__(self, message: str, kind: str = "crash") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def _clone(state: dict[str, Any]) -> dict[str, Any]:
@@ -116,17 +120,21 @@ class SandboxEpisode:
         if not isinstance(output, str) or len(output) > self._limits.output_cap + OUTPUT_SLACK:
             raise Garbage("output is not a string within the output cap")
         state = reply.get("state")
-        if state is None and not state_required and "state" not in reply:
-            return None
-        if not isinstance(state, dict):
+        unchanged = state is None and not state_required and "state" not in reply
+        if not unchanged and not isinstance(state, dict):
             raise Garbage("state is not an object")
         if reply_bytes > min(self._limits.state_cap, self._limits.result_cap):  # else no part can be over a cap
-            size = _serialised_size(state)
+            # Both caps hold whether or not the reply carries a state (a forged reply without one once
+            # brought a 4 MiB result back as ok=True).
+            size = _serialised_size(reply.get("result"))
+            if size > self._limits.result_cap:
+                raise Garbage(f"result of {size} characters is over the result cap of {self._limits.result_cap}",
+                              "oversize")
+            size = 0 if unchanged else _serialised_size(state)
             if size > self._limits.state_cap:
-                raise Garbage(f"state of {size} characters is over the cap of {self._limits.state_cap}")
-            if _serialised_size(reply.get("result")) > self._limits.result_cap:
-                raise Garbage("result over the result cap")
-        return state
+                raise Garbage(f"state of {size} characters is over the state cap of {self._limits.state_cap}",
+                              "oversize")
+        return None if unchanged else state
 
     # -- calls ----------------------------------------------------------------------------------
     @property
@@ -159,7 +167,7 @@ class SandboxEpisode:
 
     def _drop_child(self) -> None:
         if self._child is not None:
-            self._child.kill()
+            self._pool.release(self._child)
             self._child = None
 
     def _call(self, tool: str, args: dict[str, Any]) -> CallOutcome:
@@ -189,7 +197,8 @@ class SandboxEpisode:
                 new_state = self._checked(reply, state_required=False, reply_bytes=self._child.last_reply_bytes)
             except Garbage as exc:
                 self._drop_child()
-                return self._fail(tool, "crash", f"garbage on the wire ({exc}); the process was killed")
+                return self._fail(tool, exc.kind, f"garbage on the wire ({exc}); the process was killed (the next "
+                                                  "call runs in a fresh process from the last state)")
             self.last_output = reply["output"]
             diff: dict[str, Any] = {}
             if new_state is not None:

@@ -139,6 +139,7 @@ def apply_rlimits(limits: dict) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"],) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"],) * 2)
+    resource.setrlimit(resource.RLIMIT_SIGPENDING, (limits["sigpending"],) * 2)
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_budget_s"],) * 2)
 
 

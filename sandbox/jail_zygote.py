@@ -10,8 +10,9 @@ Per spawn the host receives, as SCM_RIGHTS descriptors: the request pipe (write 
 kernel stamps that message with the member's host pid, which the host uses to verify the unit from
 outside and to put it in its cgroup) or the unit reports why it could not start.
 
-The zygote keeps one unit made in advance: `spawn` hands it over and makes the next one while the host
-verifies the first, so an episode start does not wait for a clone, a fork and the member's hardening.
+The zygote keeps one unit made in advance per kind (episode; check batch once one was asked for): `spawn`
+hands it over and makes the next one while the host verifies the first, so an episode start does not
+wait for a clone, a fork and the member's hardening.
 A waiting unit runs no untrusted code and has no cgroup yet; it gets both only after it is handed over.
 """
 
@@ -22,7 +23,7 @@ import socket
 import sys
 
 from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
-from seccomp_filter import probe_seccomp, seccomp_program
+from seccomp_filter import PID_SENTINEL, child_rules, probe_seccomp, seccomp_program
 
 
 def _dumps(obj) -> bytes:
@@ -50,21 +51,23 @@ class ZygoteLoop:
         self.ctl = socket.socket(fileno=int(limits["control_fd"]))
         self.member_main = member_main
         self.exited: dict[int, int] = {}
-        self.waiting: tuple[int, int, int, socket.socket] | None = None  # a unit made in advance
+        # units made in advance, per kind: an episode unit always; a batch unit once batches were asked for
+        self.waiting: dict[str, tuple[int, int, int, socket.socket]] = {}
         seccomp_problem = probe_seccomp() if limits.get("seccomp") else "disabled by configuration"
         units_problem = probe_units() if limits.get("isolation") == "namespaces" else None
         self.isolated = limits.get("isolation") == "namespaces" and units_problem is None
         self.limits = dict(limits, seccomp=seccomp_problem is None)
         if self.isolated and self.limits["seccomp"]:
             seccomp_program(1)  # built once here, inherited by every member (always pid 1 in its namespace)
+            seccomp_program(1, supervisor=True)  # the check-batch supervisor's variant (jail_batch.py)
+            child_rules(PID_SENTINEL)  # the template a batch's check children patch with their own pid
         self.hello = {"hello": True, "uid": os.getuid(), "seccomp": seccomp_problem is None,
                       "seccomp_problem": seccomp_problem, "isolation": "namespaces" if self.isolated else "shared",
                       "units_problem": units_problem, "python": sys.version.split()[0]}
 
     def serve(self) -> None:
         self.ctl.send(_dumps(self.hello))
-        made = self.make_unit()
-        self.waiting = None if isinstance(made, str) else made
+        self.prepare("episode")
         while True:
             data = self.ctl.recv(1 << 16)
             if not data:
@@ -77,7 +80,7 @@ class ZygoteLoop:
                 continue
             self.collect_exited()
             if op == "spawn":
-                self.spawn()
+                self.spawn(request.get("kind", "episode"))
             elif op == "reap":
                 status = self.reap(int(request["pid"]), bool(request.get("wait", True)))
                 self.ctl.send(_dumps({"ok": True, "status": status}))
@@ -99,9 +102,14 @@ class ZygoteLoop:
                 return
             self.exited[pid] = status
 
-    def spawn(self) -> None:
-        unit = self.waiting or self.make_unit()
-        self.waiting = None
+    def spawn(self, kind: str) -> None:
+        """Hand over a unit of `kind`: "episode" (also single checks) or "batch" (a check-batch supervisor: it
+        loads a different seccomp variant while hardening, so the kind is fixed when the unit is made). One
+        unit per kind is kept made in advance, the batch kind only once a batch was asked for."""
+        if kind not in ("episode", "batch"):
+            self.ctl.send(_dumps({"ok": False, "error": f"unknown unit kind {str(kind)[:40]!r}"}))
+            return
+        unit = self.waiting.pop(kind, None) or self.make_unit(kind)
         if isinstance(unit, str):
             self.ctl.send(_dumps({"ok": False, "error": unit}))
             return
@@ -110,10 +118,15 @@ class ZygoteLoop:
         os.close(req_w)
         os.close(rep_r)
         ready_host.close()
-        made = self.make_unit()
-        self.waiting = None if isinstance(made, str) else made
+        self.prepare(kind)
 
-    def make_unit(self) -> tuple[int, int, int, socket.socket] | str:
+    def prepare(self, kind: str) -> None:
+        """Make the next unit of `kind` in advance (a failure shows on the next spawn, which retries)."""
+        made = self.make_unit(kind)
+        if not isinstance(made, str):
+            self.waiting[kind] = made
+
+    def make_unit(self, kind: str = "episode") -> tuple[int, int, int, socket.socket] | str:
         """A unit whose member is hardened and waits for its first frame; or why none could be made."""
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
@@ -132,13 +145,13 @@ class ZygoteLoop:
             ready_host.close()
             os.close(req_w)
             os.close(rep_r)
-            if self.waiting is not None:  # the previous unit's descriptors are not ours to keep
-                for fd in self.waiting[1:3]:
-                    os.close(fd)
-                self.waiting[3].close()
+            for other in self.waiting.values():  # the units made before are not ours to touch
+                os.close(other[1])
+                os.close(other[2])
+                other[3].close()
             if self.isolated:
                 enter_unit(ready_unit)
-            self.member_main(req_r, rep_w, ready_unit, self.limits)
+            self.member_main(req_r, rep_w, ready_unit, dict(self.limits, unit_kind=kind))
             os._exit(INTERNAL_ERROR)
         os.close(req_r)
         os.close(rep_w)

@@ -19,6 +19,10 @@ class SandboxLimits(BaseModel):
     fsize_mb: int = Field(default=16, ge=1, description="RLIMIT_FSIZE (the jail's file systems are read-only anyway).")
     nofile: int = Field(default=64, ge=8)
     nproc: int = Field(default=256, ge=8, description="RLIMIT_NPROC: threads of one unit (own user namespace).")
+    sigpending: int = Field(default=64, ge=8,
+                            description="RLIMIT_SIGPENDING: queued signals and POSIX timers of one unit. The kernel "
+                                        "also counts them against the uid's host-wide budget, so a unit gets a "
+                                        "small share of its own.")
     output_cap: int = Field(default=64 << 10, ge=0, description="Characters of print() output kept per call.")
     state_cap: int = Field(default=1 << 20, ge=1024, description="Serialised state, characters.")
     result_cap: int = Field(default=1 << 20, ge=1024, description="Serialised tool result, characters.")

@@ -1,5 +1,5 @@
 """`SandboxPool`: the production `EnvRuntime` — warm zygotes in jails, one isolation unit per episode
-and per check.
+and per batch of checks, units made ready and killed off the caller's path (sandbox/warm.py).
 
 Thread-safe: zygote control round trips are serialised per zygote (they only create and reap units),
 while units talk to the host over their own pipes, so N threads run N calls in parallel.
@@ -29,10 +29,11 @@ from sandbox.episode import SandboxEpisode
 from sandbox.health import health_problem
 from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
+from sandbox.warm import UnitKeeper
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
-JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_json.py", "seccomp_filter.py")
+JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 
@@ -52,7 +53,9 @@ class SandboxPool:
         self.cgroup_note = "disabled (limits.cgroup='off')"
         # Runs on close(), on garbage collection and at interpreter exit: no jail, cgroup or temp dir outlives us.
         self._owned_cgroups: list[Cgroups] = []
-        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir, self._owned_cgroups)
+        self._keepers: list[UnitKeeper] = []
+        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir, self._owned_cgroups,
+                                           self._keepers)
         try:
             stage_imports(self.imports, self._workdir)
             self.backend: Backend = select_backend(self.settings, self._workdir)
@@ -65,6 +68,9 @@ class SandboxPool:
             for _ in range(self.settings.workers or os.cpu_count() or 1):
                 self.zygotes.append(Zygote(self.backend, self.limits, self._workdir, allow_shared, self._health,
                                            boot=boot))
+            self.keeper = UnitKeeper(self.zygotes, functools.partial(_make_unit, limits=self.limits,
+                                                                     cgroups=self.cgroups))
+            self._keepers.append(self.keeper)
             if not self.zygotes[0].isolated:
                 log.warning("SANDBOX IS WEAK: all episodes and checks of a jail share its pid, IPC and mount "
                             "namespaces and /proc (%s)", self.zygotes[0].hello.get("units_problem")
@@ -113,19 +119,36 @@ class SandboxPool:
         return run_checks(self, list(checks), initial_state, final_state, timeout_s or self.settings.call_timeout_s)
 
     # -- plumbing -----------------------------------------------------------------------------
-    def spawn_child(self, freeze_between_calls: bool = False) -> Child:
-        """A verified unit; a zygote that produced a bad one has been replaced, and we try once more."""
+    def spawn_child(self, freeze_between_calls: bool = False, kind: str = "episode") -> Child:
+        """A verified unit (a ready one when the keeper has it, sandbox/warm.py); a zygote that produced a bad
+        one has been replaced, and we try once more."""
         for attempt in (1, 2):
             with self._lock:
                 if self._closed:
                     raise ZygoteError("the sandbox pool is closed")
-                zygote = self.zygotes[next(self._rr) % len(self.zygotes)]
+                index = next(self._rr) % len(self.zygotes)
+                zygote = self.zygotes[index]
+            ready = self.keeper.take(index, kind)
+            if ready is not None:
+                ready.set_freeze(freeze_between_calls)
+                return ready
             try:
-                return Child(zygote, self.limits, self.cgroups, freeze_between_calls)
+                return Child(zygote, self.limits, self.cgroups, freeze_between_calls, kind)
             except ZygoteError:
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
+
+    def release(self, child: Child) -> None:
+        """A unit we are done with and whose exit status nobody needs: killed off the caller's path."""
+        if child.alive:
+            self.keeper.dispose(child)
+
+    def warm_up(self, timeout_s: float = 30.0) -> bool:
+        """Have a ready unit of each kind on every zygote (benchmarks, and specs that count processes)."""
+        kinds = ("episode", "batch")
+        self.keeper.want([(i, kind) for i in range(len(self.zygotes)) for kind in kinds])
+        return self.keeper.wait_ready(len(self.zygotes) * len(kinds), timeout_s)
 
     def heal(self, zygote: Zygote) -> bool:
         """Health-check `zygote` after a failure its code does not explain; replace it if it fails.
@@ -144,8 +167,9 @@ class SandboxPool:
         hello = zygote.hello if zygote else {}
         protections = list(self.backend.protections)
         if zygote is not None and zygote.isolated:
-            protections.append("every episode and every check in its own unit: user/pid/IPC/mount namespaces, a "
-                               "private /proc, non-dumpable, verified from outside before it gets any code")
+            protections.append("every episode and every check batch in its own unit: user/pid/IPC/mount namespaces, "
+                               "a private /proc, non-dumpable, verified from outside before it gets any code; each "
+                               "check in its own process, forked before any check ran, run one at a time")
         else:
             protections.append("NO per-unit namespaces: the units of a jail share pid/IPC namespaces and /proc "
                                f"({hello.get('units_problem') or 'limits.isolation=shared'})")
@@ -183,7 +207,14 @@ class SandboxPool:
         self.close()
 
 
-def _release(zygotes: list[Zygote], workdir: str, cgroups: list[Cgroups]) -> None:
+def _make_unit(zygote: Zygote, kind: str, limits: SandboxLimits, cgroups: Cgroups | None) -> Child:
+    return Child(zygote, limits, cgroups, False, kind)
+
+
+def _release(zygotes: list[Zygote], workdir: str, cgroups: list[Cgroups], keepers: list[UnitKeeper]) -> None:
+    for keeper in keepers:
+        keeper.close()
+    keepers.clear()
     for zygote in zygotes:
         zygote.close()
     for group in cgroups:

@@ -10,8 +10,23 @@ new processes and programs, sockets, other processes' memory, limits, scheduling
 ioctls FIOSETOWN/SIOCSPGRP/TIOCSTI/...), SysV IPC and POSIX mqueues, memfds (anonymous memory
 outside RLIMIT_AS), inotify/fanotify (watching files other units use), `flock` and F_SETPIPE_SZ
 (resources shared by every unit of the uid), `prctl(PR_SET_DUMPABLE)`,
-namespaces, mounts, kernel objects and identity changes. `clone` is allowed only for threads,
-`clone3` answers ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
+namespaces, mounts, kernel objects and identity changes. Also what the kernel keeps per host or per uid
+and so shares across namespaces (a second red team): Linux AIO (the host-wide `fs.aio-nr`; a pending
+poll also kept files alive past RLIMIT_NOFILE), record locks (F_GETLK/F_SETLK/F_SETLKW and OFD forms),
+futex operations that are not process-private (keyed by inode on file-backed pages: a channel between
+units), page-cache eviction and probes (fadvise, readahead, MADV_COLD/PAGEOUT, RWF_NOWAIT, mincore,
+cachestat) and writeback (sync, syncfs, fsync, ...), KSM merging, membarrier; in units also
+`pipe`/`pipe2` and threads without CLONE_FILES (pipe buffers are charged per uid; a thread with its own
+descriptor table gets RLIMIT_NOFILE again). `clone` is allowed only for threads, `clone3` answers
+ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
+
+Two variants. The *unit* filter above is what every process running untrusted code carries. The
+*supervisor* filter (`supervisor=True`) is loaded only by the trusted pid 1 of a check-batch unit
+(jail_batch.py): it lacks the process rules (threads only, signals/limits/scheduling only of itself),
+so it may fork its check children and signal them (its pid namespace holds nothing else); `clone`
+still may not create namespaces. Every child stacks those process rules for its own pid
+(`ChildRules`) before any check runs; stacked filters apply the strictest verdict, so a check
+child is held by exactly the unit filter's rules.
 """
 
 import ctypes
@@ -43,6 +58,18 @@ DENY = {
     "inotify_add_watch": 254, "fanotify_init": 300, "fanotify_mark": 301, "userfaultfd": 323,
     "flock": 73,  # locks on the shared read-only files are a channel between units
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    # budgets the kernel keeps per host or per uid, i.e. shared with every unit, jail and host process:
+    # Linux AIO (fs.aio-nr is host-wide, and a pending IOCB_CMD_POLL keeps a file alive after its fd is
+    # closed, which slips past RLIMIT_NOFILE into the per-uid pipe-buffer and epoll-watch accounts)
+    "io_setup": 206, "io_destroy": 207, "io_getevents": 208, "io_submit": 209, "io_cancel": 210,
+    "io_pgetevents": 333,
+    # the host's page cache and disks: eviction (then a probe shows who read a file since) and writeback
+    "fadvise64": 221, "readahead": 187, "mincore": 27, "cachestat": 451, "sync": 162, "syncfs": 306,
+    "sync_file_range": 277, "fsync": 74, "fdatasync": 75,
+    # futex2 calls (flags inside user memory, or shared by default); glibc 2.36 does not use them
+    "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455, "futex_requeue": 456,
+    # barriers across every CPU of the host (MEMBARRIER_CMD_GLOBAL waits for all of them)
+    "membarrier": 324,
     # namespaces, mounts, kernel state, identity
     "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
@@ -58,19 +85,33 @@ DENY = {
 }
 NR_CLONE, NR_CLONE3, NR_KILL, NR_TGKILL = 56, 435, 62, 234
 NR_FCNTL, NR_IOCTL, NR_PRCTL, NR_SETPRIORITY, NR_IOPRIO_SET = 72, 16, 157, 141, 251
+NR_FUTEX, NR_MADVISE, NR_PREADV2, NR_PWRITEV2 = 202, 28, 327, 328
+CLONE_FILES = 0x00000400
+# Refused in units (not in the batch supervisor, which makes its children's reply pipes): a unit gets its
+# pipes from the zygote, and every pipe buffer is charged to the uid, i.e. to every unit of every jail.
+UNIT_ONLY_DENY = {"pipe": 22, "pipe2": 293}
 # Syscalls whose first argument is a pid: allowed only for 0 (= the caller) or the caller's own pid.
 PID_FIRST = {"prlimit64": 302, "sched_setaffinity": 203, "sched_setparam": 142, "sched_setscheduler": 144,
              "sched_setattr": 314, "get_robust_list": 274}
 # F_SETOWN, F_SETSIG, F_SETOWN_EX, F_SETLEASE, F_NOTIFY, F_SETPIPE_SZ (pipe buffers are charged per uid,
-# i.e. to every unit of every jail at once)
-BAD_FCNTL = (8, 10, 15, 1024, 1026, 1031)
+# i.e. to every unit of every jail at once), and the record locks F_GETLK/F_SETLK/F_SETLKW and their OFD
+# forms: locks on an inode every unit can open (/dev/null, /usr files) are a channel between units
+BAD_FCNTL = (8, 10, 15, 1024, 1026, 1031, 5, 6, 7, 36, 37, 38)
+# MADV_COLD, MADV_PAGEOUT: on a file mapping they push host page cache out (eviction, as fadvise does);
+# MADV_MERGEABLE (like PR_SET_MEMORY_MERGE): KSM would merge equal pages of different units, and the
+# time a write takes to unmerge one tells a unit what another holds
+BAD_MADVISE = (20, 21, 12)
+RWF_NOWAIT = 0x8  # preadv2/pwritev2 flag: fails instead of blocking when a page is not cached (a probe)
+FUTEX_PRIVATE_FLAG, FUTEX_CMD_MASK, FUTEX_WAIT, FUTEX_WAIT_BITSET = 128, 0x7F, 0, 9
 BAD_IOCTL = (0x8901, 0x8902, 0x5412, 0x540E, 0x5410, 0x541C)  # FIOSETOWN SIOCSPGRP TIOCSTI TIOCSCTTY TIOCSPGRP TIOCLINUX
-BAD_PRCTL = (4, 35, 0x59616D61)  # PR_SET_DUMPABLE, PR_SET_MM, PR_SET_PTRACER
+BAD_PRCTL = (4, 35, 0x59616D61, 67)  # PR_SET_DUMPABLE, PR_SET_MM, PR_SET_PTRACER, PR_SET_MEMORY_MERGE
 
 LD_W_ABS, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
 JGE = 0x35
+AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
 ALLOW, KILL_PROCESS = 0x7FFF0000, 0x80000000
 EPERM_RET, ENOSYS_RET = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+EAGAIN_RET = 0x00050000 | errno.EAGAIN
 NR, ARCH = 0, 4
 
 
@@ -125,26 +166,17 @@ def _one_of(p: Program, offset: int, values: tuple[int, ...], hit: str, miss: st
     p.jump(JEQ, 0, miss, miss)  # unconditional jump to `miss`
 
 
-@functools.lru_cache(maxsize=4)
-def seccomp_program(own_pid: int) -> bytes:
-    """The filter for a process whose pid (in its own namespace) is `own_pid`. Cached: a unit's member is
-    always pid 2, so the zygote builds it once and every fork inherits it."""
-    p = Program()
-    p.load(ARCH)
-    p.jump(JEQ, AUDIT_ARCH_X86_64, next_ := p.fresh(), 0)
-    p.ret(KILL_PROCESS)
-    p.label(next_)
-    p.load(NR)
-    # Plain denials return right after their test: BPF conditional jumps reach 255 instructions at most.
-    for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET)] + [
-            (JEQ, nr, EPERM_RET) for nr in sorted(DENY.values())]:
-        p.jump(op, nr, 0, next_ := p.fresh())
-        p.ret(value)
-        p.label(next_)
-    # Every rule below returns once its syscall matched, so the accumulator still holds nr for the next.
+def _process_rules(p: Program, own_pid: int) -> None:
+    """What a process may do to processes: threads only (no fork), signals only to itself, limits and
+    scheduling only of itself (pid 0 or its own). Expects the syscall number in the accumulator and leaves
+    it there for what follows."""
+    for nr in sorted(UNIT_ONLY_DENY.values()):
+        p.jump(JEQ, nr, "eperm", 0)
+    # a thread must share our descriptor table: one with its own table would get RLIMIT_NOFILE again
     p.jump(JEQ, NR_CLONE, 0, after := p.fresh())
     p.load(arg_low(0))
     p.jump(JSET, CLONE_THREAD, 0, "eperm")
+    p.jump(JSET, CLONE_FILES, 0, "eperm")
     p.jump(JSET, CLONE_NAMESPACES, "eperm", "allow")
     p.label(after)
     for nr in (NR_KILL, NR_TGKILL):
@@ -161,9 +193,46 @@ def seccomp_program(own_pid: int) -> bytes:
         p.label(ok)
         _one_of(p, arg_low(1), (0, own_pid), "allow", "eperm")
         p.label(after)
-    for nr, arg, bad in ((NR_FCNTL, 1, BAD_FCNTL), (NR_IOCTL, 1, BAD_IOCTL), (NR_PRCTL, 0, BAD_PRCTL)):
+
+
+@functools.lru_cache(maxsize=8)
+def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
+    """The unit filter for a process whose pid (in its own namespace) is `own_pid`. Cached: a unit's member
+    is always pid 1, so the zygote builds it once and every fork inherits it.
+
+    `supervisor`: the batch supervisor's variant: the process rules are left out (it forks its check
+    children and signals them; its pid namespace holds nothing else) except that `clone` still may not
+    create namespaces. Each child stacks `child_rules(its pid)` on it (`ChildRules`): together, the unit filter."""
+    p = Program()
+    p.load(ARCH)
+    p.jump(JEQ, AUDIT_ARCH_X86_64, next_ := p.fresh(), 0)
+    p.ret(KILL_PROCESS)
+    p.label(next_)
+    p.load(NR)
+    _futex_rule(p)  # first: futex is the busiest syscall that the kernel's action cache cannot answer
+    # Plain denials return right after their test: BPF conditional jumps reach 255 instructions at most.
+    for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET)] + [
+            (JEQ, nr, EPERM_RET) for nr in sorted(DENY.values())]:
+        p.jump(op, nr, 0, next_ := p.fresh())
+        p.ret(value)
+        p.label(next_)
+    # Every rule below returns once its syscall matched, so the accumulator still holds nr for the next.
+    if supervisor:
+        p.jump(JEQ, NR_CLONE, 0, after := p.fresh())
+        p.load(arg_low(0))
+        p.jump(JSET, CLONE_NAMESPACES, "eperm", "allow")
+        p.label(after)
+    else:
+        _process_rules(p, own_pid)
+    for nr, arg, bad in ((NR_FCNTL, 1, BAD_FCNTL), (NR_IOCTL, 1, BAD_IOCTL), (NR_PRCTL, 0, BAD_PRCTL),
+                         (NR_MADVISE, 2, BAD_MADVISE)):
         p.jump(JEQ, nr, 0, after := p.fresh())
         _one_of(p, arg_low(arg), bad, "eperm", "allow")
+        p.label(after)
+    for nr in (NR_PREADV2, NR_PWRITEV2):
+        p.jump(JEQ, nr, 0, after := p.fresh())
+        p.load(arg_low(5))
+        p.jump(JSET, RWF_NOWAIT, "eperm", "allow")
         p.label(after)
     p.label("allow")
     p.ret(ALLOW)
@@ -172,20 +241,89 @@ def seccomp_program(own_pid: int) -> bytes:
     return p.pack()
 
 
-def install_seccomp() -> str | None:
-    """Load the filter into this process; returns None on success, else why it is unavailable."""
+def _futex_rule(p: Program) -> None:
+    """Process-private futex operations only. A shared futex on a file-backed page (a MAP_SHARED mapping,
+    or a MAP_PRIVATE one not yet written: libc's own code pages) is keyed by inode and offset, the same key
+    in every unit, so a shared FUTEX_WAKE in one unit wakes a FUTEX_WAIT in another (and its count says
+    who waits). Shared waits answer EAGAIN ("the value changed"), which glibc's wait loops (pthread_join
+    waits shared on the thread id) take as a cue to look again; every other shared operation is refused.
+    Kernel-initiated shared wakes (a thread's clear_child_tid, robust lists) then reach no unit's waiter."""
+    p.jump(JEQ, NR_FUTEX, 0, after := p.fresh())
+    p.load(arg_low(1))
+    p.jump(JSET, FUTEX_PRIVATE_FLAG, allow := p.fresh(), 0)
+    p.ins.append((AND_K, 0, 0, FUTEX_CMD_MASK))
+    p.jump(JEQ, FUTEX_WAIT, eagain := p.fresh(), 0)
+    p.jump(JEQ, FUTEX_WAIT_BITSET, eagain, 0)
+    p.ret(EPERM_RET)
+    p.label(eagain)
+    p.ret(EAGAIN_RET)
+    p.label(allow)
+    p.ret(ALLOW)
+    p.label(after)
+
+
+@functools.lru_cache(maxsize=4)
+def child_rules(own_pid: int) -> bytes:
+    """The process rules alone, for a check child to stack on the supervisor's filter. Small on purpose:
+    the kernel emulates a new filter for every syscall number when it is loaded (its action cache), so
+    a child loading the whole unit filter again paid ~1 ms more per check."""
+    p = Program()
+    p.load(NR)
+    _process_rules(p, own_pid)
+    p.label("allow")
+    p.ret(ALLOW)
+    p.label("eperm")
+    p.ret(EPERM_RET)
+    return p.pack()
+
+
+PID_SENTINEL = 0x7FFFFFF0  # above any pid_max: marks the instructions that compare with our own pid
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+class ChildRules:
+    """`child_rules` for a check child, prepared by the batch supervisor before it forks (assembling a
+    program and setting up ctypes is slow Python): the child only writes its pid into its copy of the
+    buffer and loads it. no_new_privs is inherited from the supervisor."""
+
+    def __init__(self) -> None:
+        code = child_rules(PID_SENTINEL)
+        sentinel = PID_SENTINEL.to_bytes(4, "little")
+        self.offsets = tuple(off + 4 for off in range(0, len(code), 8) if code[off + 4:off + 8] == sentinel)
+        self.buf = ctypes.create_string_buffer(code, len(code))
+        self.fprog = SockFprog(len(code) // 8, ctypes.cast(self.buf, ctypes.c_void_p))
+        self.libc = ctypes.CDLL(None, use_errno=True)
+
+    def program_for(self, own_pid: int) -> bytes:
+        out = bytearray(self.buf.raw)
+        for off in self.offsets:
+            out[off:off + 4] = own_pid.to_bytes(4, "little")
+        return bytes(out)
+
+    def load(self, own_pid: int) -> str | None:
+        """Stack the rules for `own_pid` on this process's filters; None on success, else why not."""
+        pid = own_pid.to_bytes(4, "little")
+        for off in self.offsets:
+            self.buf[off:off + 4] = pid
+        if self.libc.prctl(22, 2, ctypes.byref(self.fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+            return f"PR_SET_SECCOMP failed: errno {ctypes.get_errno()}"
+        return None
+
+
+def install_seccomp(supervisor: bool = False, program: bytes | None = None) -> str | None:
+    """Load the filter into this process (the unit filter for our pid, the supervisor's, or `program`);
+    returns None on success, else why it is unavailable. A second call stacks a second filter."""
     if os.uname().machine != "x86_64":
         return f"seccomp filter is written for x86_64, not {os.uname().machine}"
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError as exc:
         return f"libc not loadable: {exc}"
-    code = seccomp_program(os.getpid())
+    code = program if program is not None else seccomp_program(os.getpid(), supervisor)
     buf = ctypes.create_string_buffer(code, len(code))
-
-    class SockFprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
     fprog = SockFprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
     if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
         return f"PR_SET_NO_NEW_PRIVS failed: errno {ctypes.get_errno()}"

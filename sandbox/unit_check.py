@@ -69,6 +69,7 @@ def expected_limits(limits: dict[str, Any]) -> dict[str, tuple[str | None, str]]
         "Max file size": (str(limits["fsize_mb"] * mib),) * 2,
         "Max open files": (str(limits["nofile"]),) * 2,
         "Max processes": (str(limits["nproc"]),) * 2,
+        "Max pending signals": (str(limits["sigpending"]),) * 2,
         "Max core file size": ("0", "0"),
         "Max cpu time": (None, str(limits["cpu_budget_s"])),
     }

@@ -7,8 +7,9 @@ exec'd exclusively in a unit's member process (jail_unit.py), after it has dropp
 taken its rlimits, closed every inherited descriptor but its pipes and loaded the seccomp filter. A
 member's damage (patched builtins, threads, a corrupted heap) dies with its unit.
 
-A member serves one episode (a `load` frame, then `call` frames on the same live instance) or one
-check (a single `check` frame), then exits.
+A member serves one episode (a `load` frame, then `call` frames on the same live instance), one
+check (a single `check` frame) or, in a unit of kind "batch", one batch of checks (jail_batch.py:
+the member is then a trusted supervisor forking one child per check), then exits.
 
 Wire formats (never pickle):
 * control, zygote <-> host: one JSON object per SOCK_SEQPACKET message on the inherited control fd
@@ -42,6 +43,7 @@ if sys.version_info < (3, 11):
 # the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_json  # noqa: E402
+from jail_batch import run_batch  # noqa: E402
 from jail_unit import INTERNAL_ERROR, harden_member, report  # noqa: E402
 from jail_zygote import serve  # noqa: E402
 from seccomp_filter import install_seccomp  # noqa: E402
@@ -375,9 +377,13 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
 # member entry (called by jail_zygote in the unit's member process)
 # ---------------------------------------------------------------------------------------------
 def member_main(req_fd: int, rep_fd: int, ready, limits: dict) -> None:
-    """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve."""
+    """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve.
+
+    A unit of kind "batch" is a check-batch supervisor (jail_batch.py): trusted code that forks one
+    child per check; it alone loads the supervisor seccomp variant, and it serves only a `batch` frame."""
+    batch = limits.get("unit_kind") == "batch"
     try:
-        harden_member({req_fd, rep_fd, ready.fileno()}, limits, install_seccomp)
+        harden_member({req_fd, rep_fd, ready.fileno()}, limits, lambda: install_seccomp(supervisor=batch))
     except BaseException as exc:  # noqa: BLE001
         report(ready, dumps({"ok": False, "error": clean(f"member setup: {type(exc).__name__}: {exc}")[:400]}).encode())
         os._exit(INTERNAL_ERROR)
@@ -392,7 +398,10 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict) -> None:
         first = read_frame(req_fd)
         if first is None:
             return
-        if first.get("op") == "check":
+        if batch:
+            if first.get("op") == "batch":
+                run_batch(first, rep_fd, limits, lambda msg: run_check(msg, out, limits), dumps, write_frame)
+        elif first.get("op") == "check":
             write_frame(rep_fd, run_check(first, out, limits))
         else:
             run_episode(first, req_fd, rep_fd, out, limits)

@@ -88,6 +88,11 @@ class Zygote:
     def seccomp(self) -> bool:
         return bool(self.hello.get("seccomp"))
 
+    def serving(self, generation: int) -> bool:
+        """Is the jail of `generation` still the one running (not replaced, not killed, not dead)?"""
+        return (generation == self.generation and self.sock is not None and self.proc is not None
+                and self.proc.poll() is None)
+
     @property
     def pid(self) -> int | None:
         """Host pid of the jail's root process (bwrap or setpriv)."""
@@ -225,12 +230,13 @@ class Zygote:
             raise ZygoteError(f"zygote sent an unexpected reply: {str(reply)[:200]}")
         return reply, fds
 
-    def spawn(self) -> Spawned:
-        """Have the zygote hand over a unit; retries once on a new zygote."""
+    def spawn(self, kind: str = "episode") -> Spawned:
+        """Have the zygote hand over a unit ("episode", or "batch": a check-batch supervisor); retries once
+        on a new zygote."""
         with self.lock:
             for attempt in (1, 2):
                 try:
-                    reply, (req_fd, rep_fd, setup_fd) = self._roundtrip({"op": "spawn"}, nfds=3)
+                    reply, (req_fd, rep_fd, setup_fd) = self._roundtrip({"op": "spawn", "kind": kind}, nfds=3)
                     pid = reply.get("pid")
                     if type(pid) is not int or pid <= 0:
                         for fd in (req_fd, rep_fd, setup_fd):

@@ -19,7 +19,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                       "config / ENVSCALER_DB_URL)."),
         out: Path | None = typer.Option(None, "--out", help="Base directory; files go to OUT/RUN_ID/ (default: where the "
                                         "run wrote its exports, out/ beside the store; the path is printed)."),
-        fmt: str = typer.Option("all", "--format", help="all | sft | llamafactory | rl (comma-separated allowed)."),
+        fmt: str = typer.Option("all", "--format", help="all (= sft,llamafactory,rl) | sft | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
+        verified_only: bool = typer.Option(False, "--verified-only", help="envscaler format: only accepted envs, "
+                                           "verified RL scenarios and loadable SFT scenarios (default: everything, audit included)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
         json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
@@ -36,7 +38,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         settings = settings_from(config, db)
         try:
             with open_for_reading(settings.store.url) as store:
-                manifest = export_run(store, run_id, settings, _base(store, run_id, out), formats=formats)
+                manifest = export_run(store, run_id, settings, _base(store, run_id, out), formats=formats,
+                                      verified_only=verified_only)
         except ExportError as exc:
             fail(str(exc))
         except StoreMissing as exc:

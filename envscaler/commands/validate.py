@@ -29,6 +29,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                               "class, else its only base-less class with public methods)."),
         mode: str = typer.Option("both", "--mode", help="programmatic | llm | both."),
         rounds: int = typer.Option(30, "--rounds", min=1, help="LLM proposer/judge rounds."),
+        chains: int = typer.Option(3, "--chains", min=1, help="Independent proposer/judge chains the rounds are "
+                                   "split over (run at once; the LLM pass is 2 x rounds / chains calls deep)."),
         state: Path | None = typer.Option(None, "--state", help="Test state JSON, used as the class's init config in "
                                           "every mode (skips asking the LLM for one). Give one where every tool can "
                                           "succeed: a state-changing tool whose code no probe reaches blocks acceptance."),
@@ -63,7 +65,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"--state {state}: {exc}")
             if not isinstance(test_state, dict):
                 fail(f"--state {state}: must hold a JSON object")
-        settings = settings_from(config, None, {"validate": {"mode": mode, "rounds": rounds}})
+        settings = settings_from(config, None, {"validate": {"mode": mode, "rounds": rounds, "chains": chains}})
         candidate = EnvCandidate(topic_fp="cli", class_name=class_name, class_code=source, tools=tools)
         outcome = _run(candidate, settings, test_state)
         report = outcome.report

@@ -28,6 +28,7 @@ def verdict_json(outcome: Any) -> dict[str, Any]:
         "tool_kinds": {name: {"kind": label.kind, "source": label.source, "evidence": label.evidence}
                        for name, label in report.tool_kinds.items()},
         "per_tool": report.per_tool, "test_state": outcome.test_state, "failure": outcome.failure,
+        "llm_pass_skipped": report.llm_pass_skipped,
     }
 
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from pydantic import Field
 
 from envscaler_core.bfcl.data import BFCLTask
-from envscaler_core.bfcl.package import jail_code
+from envscaler_core.bfcl.package import episode_code
 from envscaler_core.models.base import Model
 from envscaler_core.runtime import CallOutcome, Episode, EnvRuntime
 
@@ -52,7 +52,7 @@ class SandboxedTask:
 
     def __init__(self, runtime: EnvRuntime, task: BFCLTask) -> None:
         self.task = task
-        self.episode: Episode = runtime.open_episode(jail_code(), ENV_CLASS, task.sandbox_spec())
+        self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec())
         self.outcomes: list[CallOutcome] = []
 
     def call(self, call: str) -> CallOutcome:
@@ -80,7 +80,7 @@ class SandboxedTask:
 
 def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[list[str]]]) -> Verdict:
     """`multi_turn_checker(decoded, ground truth, ...)` in a fresh sandbox episode."""
-    episode = runtime.open_episode(jail_code(), SCORER_CLASS, task.sandbox_spec())
+    episode = runtime.open_episode(episode_code(), SCORER_CLASS, task.sandbox_spec())
     try:
         outcome = episode.call("score", {"decoded": decoded, "ground_truth": task.ground_truth})
     finally:

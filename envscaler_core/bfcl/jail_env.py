@@ -1,7 +1,8 @@
-"""BFCL multi-turn inside the sandbox: this file's *source text* is the env code of a BFCL episode.
+"""BFCL multi-turn inside the sandbox: the env classes of a BFCL episode.
 
-It runs only in a jailed child (stdlib + the `bfcl_eval` package made importable read-only by the
-pool); the host never imports it. Two classes:
+It runs only in the jail: the pool copies it next to the `bfcl_eval` package (read-only) and the zygote
+preloads it as `jail_env`, so an episode's code is one import line (`package.episode_code`); the host
+never imports it. Two classes:
 
 * `BFCLEnvironment`: the involved API classes of one task, driven by the package's own executor
   (`execute_multi_turn_func_call`, the function BFCL's inference loop calls), one call string at a

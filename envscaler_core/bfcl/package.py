@@ -73,15 +73,20 @@ def source_dir() -> Path:
     return package_dir() / "eval_checker" / "multi_turn_eval" / "func_source_code"
 
 
+JAIL_MODULE = "jail_env"
+"""Our in-jail env classes (`jail_env.py`), importable in the jail under this name and preloaded."""
+
+
 def jail_imports() -> dict[str, Any]:
     """What a sandbox pool must make importable for BFCL episodes (fields of `sandbox.JailImports`):
-    the package minus its data and model handlers, and mpmath; the executor, the checker and every
-    API class are preloaded by the zygote so each episode forks with them imported."""
+    the package minus its data and model handlers, mpmath, and our `jail_env.py`; the executor, the
+    checker, every API class and `jail_env` are preloaded by the zygote, so each episode forks with them
+    imported and its code is a one-line import (`episode_code`) instead of a module compiled per episode."""
     mpmath = _origin("mpmath")
     preload = [f"{BACKEND}.multi_turn_utils", f"{BACKEND}.multi_turn_checker",
-               *(f"{BACKEND}.func_source_code.{m}" for m in CLASS_MODULES.values())]
+               *(f"{BACKEND}.func_source_code.{m}" for m in CLASS_MODULES.values()), JAIL_MODULE]
     return {
-        "packages": [package_dir(), mpmath],
+        "packages": [package_dir(), mpmath, Path(__file__).with_name(f"{JAIL_MODULE}.py")],
         "skip": ["__pycache__", "bfcl_eval/data", "bfcl_eval/model_handler", "bfcl_eval/scripts",
                  "mpmath/tests"],
         "preload": preload,
@@ -90,4 +95,10 @@ def jail_imports() -> dict[str, Any]:
 
 def jail_code() -> str:
     """Source of the in-jail env classes (`BFCLEnvironment`, `BFCLScorer`)."""
-    return Path(__file__).with_name("jail_env.py").read_text(encoding="utf-8")
+    return Path(__file__).with_name(f"{JAIL_MODULE}.py").read_text(encoding="utf-8")
+
+
+def episode_code() -> str:
+    """The env code of a BFCL episode in a pool made with `jail_imports()`: the classes the zygote
+    preloaded from `jail_env.py` (trusted code of this repository, like the package itself)."""
+    return f"from {JAIL_MODULE} import BFCLEnvironment, BFCLScorer\n"

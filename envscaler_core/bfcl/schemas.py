@@ -10,7 +10,7 @@ from its source) on every doc and requires identical output.
 
 from __future__ import annotations
 
-import copy
+import json
 import re
 from typing import Any
 
@@ -54,7 +54,7 @@ def _cast_types(properties: dict[str, Any]) -> dict[str, Any]:
 def to_openai_tools(docs: list[dict[str, Any]], hint: bool = True) -> list[dict[str, Any]]:
     """BFCL docs -> `[{"type": "function", "function": {...}}]` exactly as BFCL's OpenAI FC handler."""
     tools = []
-    for doc in copy.deepcopy(docs):
+    for doc in json.loads(json.dumps(docs)):  # a deep copy of plain JSON data, ~5x cheaper than copy.deepcopy
         if hint:
             doc["description"] = doc["description"] + PYTHON_HINT
         if "." in doc["name"]:

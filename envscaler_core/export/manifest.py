@@ -12,8 +12,11 @@ from envscaler_core.models.base import Model, utcnow
 EXPORT_SCHEMA_VERSION = 1
 """Bump when a file's row shape changes; consumers check it before reading."""
 
-ExportFormat = Literal["sft", "llamafactory", "rl"]
+ExportFormat = Literal["sft", "llamafactory", "rl", "envscaler"]
 ALL_FORMATS: tuple[ExportFormat, ...] = ("sft", "llamafactory", "rl")
+"""What "all" means: our own training formats (the factory's export stage writes these)."""
+EXTRA_FORMATS: tuple[ExportFormat, ...] = ("envscaler",)
+"""Formats written only on request: EnvScaler's own files (envscaler_core/interop/export.py)."""
 
 FILE_NAMES = {
     "envs": "envs.jsonl",
@@ -22,6 +25,10 @@ FILE_NAMES = {
     "llamafactory_info": "dataset_info.json",
     "rl_jsonl": "rl_scenarios.jsonl",
     "rl_parquet": "rl_scenarios.parquet",
+    "envscaler_envs": "env_metadata.json",  # EnvScaler's own formats (envscaler_core/interop/export.py)
+    "envscaler_rl": "rl_scenario_metadata.json",
+    "envscaler_sft": "sft_scenario_metadata.json",
+    "envscaler_solutions": "envscaler_reference_solutions.json",
     "manifest": "manifest.json",
 }
 
@@ -40,6 +47,9 @@ class ExportCounts(Model):
     llamafactory_rows: int = 0
     scenarios_verified: int = 0
     rl_rows: int = 0
+    envscaler_envs: int = 0
+    envscaler_rl: int = 0
+    envscaler_sft: int = 0
 
 
 class ExportManifest(Model):
@@ -62,6 +72,8 @@ class ExportManifest(Model):
             f"  envs {c.envs}; trajectories {c.trajectories} (kept {c.trajectories_kept}): sft rows {c.sft_rows}, "
             f"llamafactory rows {c.llamafactory_rows}; verified scenarios {c.scenarios_verified}: rl rows {c.rl_rows}",
         ]
+        if "envscaler" in self.formats:
+            lines.append(f"  envscaler format: {c.envscaler_envs} envs, {c.envscaler_rl} RL and {c.envscaler_sft} SFT scenarios")
         for reason, count in sorted(self.dropped.items(), key=lambda kv: -kv[1])[:8]:
             lines.append(f"  dropped {count}: {reason}")
         for name, entry in self.files.items():

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from envscaler_core.config import Settings, outputs_root
 from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
 from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
-from envscaler_core.export.manifest import ALL_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
+from envscaler_core.export.manifest import ALL_FORMATS, EXTRA_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
 from envscaler_core.export.paging import DEFAULT_PAGE_SIZE, iter_pages
 from envscaler_core.export.rl import RL_SCHEMA, env_columns, rl_row
 from envscaler_core.export.sft import protocol_problems, sft_line
@@ -54,8 +54,8 @@ def resolve_formats(formats: Iterable[str]) -> list[ExportFormat]:
     for name in formats:
         if name == "all":
             return list(ALL_FORMATS)
-        if name not in ALL_FORMATS:
-            raise ExportError(f"unknown export format {name!r}; choose from all, {', '.join(ALL_FORMATS)}")
+        if name not in ALL_FORMATS + EXTRA_FORMATS:
+            raise ExportError(f"unknown export format {name!r}; choose from all, {', '.join(ALL_FORMATS + EXTRA_FORMATS)}")
         if name not in chosen:
             chosen.append(name)  # type: ignore[arg-type]
     if not chosen:
@@ -159,10 +159,12 @@ def export_run(
     *,
     formats: Iterable[str] = ("all",),
     page_size: int = DEFAULT_PAGE_SIZE,
+    verified_only: bool = False,
 ) -> ExportManifest:
     """Write the run's exports to `<out_dir or settings.flow.out_dir>/<run_id>/` and return the
     manifest (also written there). `envs.jsonl` and `manifest.json` are always written; `formats`
-    picks among sft, llamafactory and rl ("all" = every one). Unknown run -> `UnknownRunError`."""
+    picks among sft, llamafactory, rl ("all" = these three) and envscaler (EnvScaler's own files, only
+    when asked for); `verified_only` narrows the envscaler format to what is fit to train on. Unknown run -> `UnknownRunError`."""
     chosen = resolve_formats(formats)
     if store.get_run(run_id) is None:
         known = [r.run_id for r in store.list_runs()]
@@ -183,6 +185,13 @@ def export_run(
         job.trajectories(manifest, "sft" in chosen, "llamafactory" in chosen)
     if "rl" in chosen:
         job.rl(manifest, envs)
+    if "envscaler" in chosen:
+        from envscaler_core.interop.export import ENVS_FILE, RL_FILE, SFT_FILE, export_envscaler
+
+        written = export_envscaler(store, run_id, target, verified_only=verified_only)
+        job.rows.update(written)
+        manifest.counts.envscaler_envs, manifest.counts.envscaler_rl, manifest.counts.envscaler_sft = (
+            written[ENVS_FILE], written[RL_FILE], written[SFT_FILE])
     manifest.dropped = dict(job.dropped.most_common())
     manifest.files = {
         name: FileEntry(rows=rows, bytes=(target / name).stat().st_size, sha256=sha256_file(target / name))

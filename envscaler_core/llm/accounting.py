@@ -1,7 +1,9 @@
 """Token and cost accounting per stage, and the run budget.
 
-Cost comes from `LLMSettings.prices` (USD per million tokens). A model without a price costs 0 and is
-warned about once, so a typo in a model name is visible without flooding the log.
+Cost comes from `LLMSettings.prices` (USD per million tokens): prompt tokens the provider served from
+its prefix cache at the model's cached-input rate, the rest of the prompt at the input rate, the
+completion at the output rate. A model without a price costs 0 and is warned about once, so a typo in
+a model name is visible without flooding the log.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from envscaler_core.llm.errors import BudgetExceeded
 
 log = logging.getLogger(__name__)
 
-STAGE_KEYS = ("calls", "cached", "retries", "prompt_tokens", "completion_tokens", "estimated_tokens", "cost_usd")
-"""`estimated_tokens`: how many of the stage's prompt + completion tokens were estimated (~4 characters
+STAGE_KEYS = ("calls", "cached", "retries", "prompt_tokens", "cached_tokens", "completion_tokens", "estimated_tokens",
+              "cost_usd")
+"""`cached`: logical calls answered by our own response cache (no request sent). `cached_tokens`: of the
+stage's `prompt_tokens`, how many the provider served from its prefix cache (sent, billed cheaper).
+`estimated_tokens`: how many of the stage's prompt + completion tokens were estimated (~4 characters
 per token) because the endpoint sent no `usage`; 0 means every count is the endpoint's own."""
 
 
@@ -32,7 +37,7 @@ class Ledger:
         self.base_tokens = 0  # spent earlier in the same run (resume), from the store
         self.base_cost = 0.0
 
-    def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         price = self.prices.get(model)
         if price is None:
             with self._lock:
@@ -42,10 +47,12 @@ class Ledger:
                 log.warning("no price configured for model %r: its calls are counted at cost 0 "
                             "(add it under llm.prices)", model)
             return 0.0
-        return (prompt_tokens * price.input_per_mtok + completion_tokens * price.output_per_mtok) / 1_000_000
+        cached = min(cached_tokens, prompt_tokens)
+        return ((prompt_tokens - cached) * price.input_per_mtok + cached * price.cached_rate
+                + completion_tokens * price.output_per_mtok) / 1_000_000
 
     def add(self, stage: str, *, calls: int = 0, cached: bool = False, retries: int = 0, prompt_tokens: int = 0,
-            completion_tokens: int = 0, cost_usd: float = 0.0, estimated_tokens: int = 0) -> None:
+            completion_tokens: int = 0, cost_usd: float = 0.0, estimated_tokens: int = 0, cached_tokens: int = 0) -> None:
         """Tokens are added per HTTP response (so the budget sees repair turns as they happen);
         `calls` once per logical call."""
         with self._lock:
@@ -54,6 +61,7 @@ class Ledger:
             row["cached"] += int(cached)
             row["retries"] += retries
             row["prompt_tokens"] += prompt_tokens
+            row["cached_tokens"] += cached_tokens
             row["completion_tokens"] += completion_tokens
             row["estimated_tokens"] += estimated_tokens
             row["cost_usd"] += cost_usd

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import threading
 import time
 import weakref
@@ -23,12 +24,14 @@ from pydantic import BaseModel, ValidationError
 
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
 from envscaler_core.llm.accounting import Ledger
+from envscaler_core.llm.audit import AuditLog
 from envscaler_core.llm.cache import CallStore, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, more_room, outgoing, read_response, room_parameter,
+    MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, more_room, outgoing, parse_completion, read_response,
+    room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant, parse_answer, reasoning_field, split_reasoning
@@ -77,10 +80,12 @@ class _Call:
     retries: int = 0  # HTTP attempts beyond the first of each exchange
     repairs: int = 0
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prefix cache
     completion_tokens: int = 0
     estimated_tokens: int = 0  # of the tokens above, how many the endpoint did not report (estimated)
     cost_usd: float = 0.0
     started: float = 0.0
+    holds_slot: bool = False  # a concurrency slot, held from the first answer until the row is durable
 
     def __post_init__(self) -> None:
         self.started = time.perf_counter()
@@ -138,6 +143,7 @@ class LLMGateway:
             weakref.WeakKeyDictionary()
         )
         self._clients_lock = threading.Lock()
+        self._audit = AuditLog(store) if store is not None and hasattr(store, "record_llm_calls") else None
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self._seed_budget(store.llm_usage(run_id))
 
@@ -183,11 +189,14 @@ class LLMGateway:
         return client
 
     async def aclose(self) -> None:
-        """Close the current loop's HTTP client (others close with their loops)."""
+        """Close the current loop's HTTP client (others close with their loops); every audit row
+        submitted so far is written by then."""
         with self._clients_lock:
             client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.close()
+        if self._audit is not None:
+            await asyncio.to_thread(self._audit.flush)
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
@@ -216,28 +225,50 @@ class LLMGateway:
         tries = 0
         while True:
             await self._pacer.wait()
-            async with self._cap:
-                tries += 1
-                try:
-                    return await op(client)
-                except openai.OpenAIError as exc:
-                    failure = classify(exc)
-                    if failure is None:
-                        raise
+            # An answered call keeps its slot until its audit row is committed (`_release`): a kill
+            # can then repeat at most `max_concurrency` answered-but-unrecorded calls per loop, as it
+            # could when the row was written on the loop itself. Repair turns reuse the held slot.
+            if not call.holds_slot:
+                await self._cap.acquire()
+                call.holds_slot = True
+            tries += 1
+            try:
+                return await op(client)
+            except openai.OpenAIError as exc:
+                self._release(call)
+                failure = classify(exc)
+                if failure is None:
+                    raise
+            except BaseException:
+                self._release(call)
+                raise
             if not failure.retryable or tries > cfg.max_retries:
                 raise self._give_up(failure, tries, what) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
 
-    def _count(self, call: _Call, prompt: int, completion: int, estimated: int = 0) -> None:
-        cost = self.ledger.cost(call.model, prompt, completion)
+    def _count(self, call: _Call, prompt: int, completion: int, estimated: int = 0, cached: int = 0) -> None:
+        cost = self.ledger.cost(call.model, prompt, completion, cached)
         call.prompt_tokens += prompt
+        call.cached_tokens += cached
         call.completion_tokens += completion
         call.estimated_tokens += estimated
         call.cost_usd += cost
         self.ledger.add(call.stage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
-                        estimated_tokens=estimated)
+                        estimated_tokens=estimated, cached_tokens=cached)
+
+    @staticmethod
+    def _body(model: str, messages: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+        """The request body, serialised once by us. The SDK's `create()` first walks every message and
+        tool definition against its TypedDicts (15-50 ms of CPU for ~30 tools, on the event loop);
+        our messages and tools are already plain JSON, so that walk only costs."""
+        try:
+            return json.dumps({"model": model, "messages": messages, **extra}, ensure_ascii=False,
+                              separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise LLMConfigError(f"request for model {model} is not plain JSON ({exc}); messages and tools "
+                                 "must be JSON-serialisable dicts") from None
 
     async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
                         headers: dict[str, str], what: str) -> Exchange:
@@ -252,12 +283,19 @@ class LLMGateway:
                 extra["tools"] = tools
             if room is not None:
                 extra[room_parameter(self.settings.base_url)] = room
-            resp = await self._send(call, what, lambda c: c.chat.completions.create(
-                model=call.model, messages=sent, extra_headers=headers, **extra))
-            if not resp.choices:
+            body = self._body(call.model, sent, extra)
+            raw = await self._send(call, what, lambda c: c.post(
+                "/chat/completions", cast_to=bytes, content=body, options={"headers": headers}))
+            try:
+                resp = parse_completion(raw)
+            except ValueError as exc:
+                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is not a "
+                                          f"chat completion ({exc})") from None
+            if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
                 raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)
-            self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens)
+            self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
+                        exchange.cached_tokens)
             if not exchange.truncated or length_retries >= MAX_LENGTH_RETRIES:
                 return exchange
             room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
@@ -270,8 +308,9 @@ class LLMGateway:
     # ---- cache and audit -------------------------------------------------------------------------
 
     # The cache lookup (a read) runs in a worker thread so a database round trip does not stall the
-    # other in-flight calls; the audit write stays synchronous, right after the response, so that a
-    # kill can lose at most the calls that were still on the wire (resume pays only for those).
+    # other in-flight calls; the audit write is group-committed by `AuditLog` and awaited before the
+    # call returns, so that a kill can lose at most the calls that had not returned yet (resume pays
+    # only for those), while the event loop keeps serving the other calls in flight.
 
     async def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
         if not self.settings.cache:
@@ -283,21 +322,34 @@ class LLMGateway:
                 self._memory.put(fingerprint, hit)
         return hit
 
-    def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
-                response: dict[str, Any] | None = None) -> None:
+    async def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
+                      response: dict[str, Any] | None = None) -> None:
         cached = status == "cached"
         self.ledger.add(call.stage, calls=1, cached=cached)
         if status == "ok" and response is not None and self.settings.cache:
             self._memory.put(call.fingerprint, response)
         if self.store is None:
             return
-        self.store.record_llm_call(LLMCall(
+        row = LLMCall(
             fingerprint=call.fingerprint, run_id=self.run_id, stage=call.stage, prompt_id=call.prompt_id,
             model=call.model, status=status, attempts=0 if cached else 1 + call.retries, repairs=call.repairs,
-            prompt_tokens=call.prompt_tokens, completion_tokens=call.completion_tokens,
-            estimated_tokens=call.estimated_tokens, cost_usd=call.cost_usd, latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
+            prompt_tokens=call.prompt_tokens, cached_tokens=call.cached_tokens, completion_tokens=call.completion_tokens,
+            estimated_tokens=call.estimated_tokens, cost_usd=call.cost_usd,
+            latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
             response=response if status == "ok" else None,
-        ))
+        )
+        try:
+            if self._audit is not None:
+                await self._audit.write(row)
+            else:
+                self.store.record_llm_call(row)
+        finally:
+            self._release(call)
+
+    def _release(self, call: _Call) -> None:
+        if call.holds_slot:
+            call.holds_slot = False
+            self._cap.release()
 
     async def _audited(self, call: _Call, body: Callable[[], Awaitable[T]]) -> T:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
@@ -306,8 +358,10 @@ class LLMGateway:
         except LLMOutputInvalid:
             raise
         except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
-            self._record(call, "error", error=str(exc))
+            await self._record(call, "error", error=str(exc))
             raise
+        finally:
+            self._release(call)  # whatever path the call took, its slot goes back
 
     # ---- public API ------------------------------------------------------------------------------
 
@@ -326,7 +380,7 @@ class LLMGateway:
             except (ReplyProblem, ValidationError, KeyError, AttributeError, TypeError):
                 pass  # a stale or foreign cache entry: ask again
             else:
-                self._record(call, "cached")
+                await self._record(call, "cached")
                 return out
 
         async def body() -> O:
@@ -344,11 +398,11 @@ class LLMGateway:
                     except ReplyProblem as exc:
                         reason = str(exc)
                     else:
-                        self._record(call, "ok", response={"message": message, "usage": _recorded_usage(exchange)})
+                        await self._record(call, "ok", response={"message": message, "usage": _recorded_usage(exchange)})
                         return out
                 content = str(message.get("content") or "")
                 if call.repairs >= self.settings.repair_attempts:
-                    self._record(call, "output_invalid", error=reason)
+                    await self._record(call, "output_invalid", error=reason)
                     raise LLMOutputInvalid(
                         f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
                         reason, content)
@@ -369,7 +423,7 @@ class LLMGateway:
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
-            self._record(call, "cached")
+            await self._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
             return ChatReply(message=normalise_assistant(hit["message"], tools), usage=usage, cached=True,
                              usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")))
@@ -380,16 +434,16 @@ class LLMGateway:
             exchange = await self._complete(call, msgs, tools, {}, headers, what)
             if exchange.incomplete:
                 reason = _cut_off_reason(exchange)
-                self._record(call, "output_invalid", error=reason)
+                await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
             message = normalise_assistant(exchange.message, tools)
             said = message.get("tool_calls") or (message.get("content") or "").strip()
             if not said and message.get("reasoning_content"):
                 reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"
-                self._record(call, "output_invalid", error=reason)
+                await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason, str(exchange.message.get("content") or ""))
-            self._record(call, "ok", response={"message": exchange.message, "usage": _recorded_usage(exchange)})
+            await self._record(call, "ok", response={"message": exchange.message, "usage": _recorded_usage(exchange)})
             return ChatReply(message=message, usage=exchange.usage,
                              usage_estimated=exchange.estimated_tokens > 0)
 
@@ -409,7 +463,7 @@ class LLMGateway:
         call = _Call(fp, stage, model_name, None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("embeddings"), list) and len(hit["embeddings"]) == len(texts):
-            self._record(call, "cached")
+            await self._record(call, "cached")
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
@@ -425,7 +479,7 @@ class LLMGateway:
             if len(vectors) != len(texts):
                 raise LLMUnavailableError(
                     f"LLM endpoint {self.endpoint} returned {len(vectors)} embeddings for {len(texts)} texts")
-            self._record(call, "ok", response={"embeddings": vectors})
+            await self._record(call, "ok", response={"embeddings": vectors})
             return vectors
 
         return await self._audited(call, body)

@@ -39,6 +39,12 @@ class PerLoopSemaphore:
     async def __aexit__(self, *exc: object) -> None:
         self._current().release()
 
+    async def acquire(self) -> None:
+        await self._current().acquire()
+
+    def release(self) -> None:
+        self._current().release()
+
 
 class RatePacer:
     """Spaces request starts at least `60 / rpm` seconds apart, across threads and loops.

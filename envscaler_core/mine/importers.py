@@ -1,7 +1,9 @@
-"""Stage 1 importers: read task utterances from API-Bank, BFCL and generic JSONL files.
+"""Stage 1 importers: read task utterances from API-Bank, ToolACE, BFCL and generic JSONL files.
 
-The importer is chosen by content (a JSON list of API-Bank records, or JSON Lines whose records are
-BFCL-shaped or `{"task": ...}`), not by file name, because the BFCL file ships as `.json` but is JSONL.
+The importer is chosen by content (a JSON list of API-Bank or ToolACE records, or JSON Lines whose
+records are BFCL-shaped, ToolACE-shaped or `{"task": ...}`), not by file name, because the BFCL file
+ships as `.json` but is JSONL. ToolACE records are ShareGPT-like: `{"system": <prompt holding the tool
+list>, "conversations": [{"from": "user", "value": ...}, ...]}`.
 Malformed records become `SourceProblem`s naming file and line and are skipped; every other record is
 counted as kept, filtered (with the reason) or a duplicate, so nothing disappears unaccounted.
 """
@@ -80,6 +82,28 @@ def bfcl_utterance(record: dict[str, Any]) -> str:
     return content.strip()
 
 
+USER_ROLES = ("user", "human")  # ToolACE says "user"; ShareGPT exports of it say "human"
+
+
+def toolace_utterance(record: dict[str, Any]) -> str:
+    """ToolACE: the first turn of `conversations` (after any system turns) must be the user's; the
+    tool list lives in the `system` text and is not needed for the task."""
+    turns = record.get("conversations")
+    if not isinstance(turns, list):
+        raise ValueError("'conversations' is not a list")
+    if "system" in record and not isinstance(record["system"], str):
+        raise ValueError("'system' is not a string")
+    first = next((t for t in turns if not (isinstance(t, dict) and t.get("from") == "system")), None)
+    if not isinstance(first, dict):
+        raise ValueError("no turn after the system turns")
+    if first.get("from") not in USER_ROLES:
+        raise ValueError(f"the first turn is from {first.get('from')!r}, not the user")
+    value = first.get("value")
+    if not isinstance(value, str):
+        raise ValueError("the first user turn's 'value' is not a string")
+    return value.strip()
+
+
 def generic_utterance(record: dict[str, Any]) -> str:
     """Generic JSONL (docs/source_formats.md): `{"task": "<utterance>", "id"?: ...}`."""
     task = record.get("task")
@@ -88,17 +112,36 @@ def generic_utterance(record: dict[str, Any]) -> str:
     return task.strip()
 
 
-def _api_bank_records(text: str) -> Iterator[_Raw]:
+def _list_items(text: str) -> Iterator[tuple[int, Any]]:
+    """(1-based line where the item starts, item) for each item of a top-level JSON list."""
     decoder = json.JSONDecoder()
     data = json.loads(text)
-    # Line numbers of list items: scan the raw text for each item's start offset.
     pos = text.index("[") + 1
     for item in data:
         while text[pos] in " \t\r\n,":
             pos += 1
         line = text.count("\n", 0, pos) + 1
-        _, end = decoder.raw_decode(text, pos)
-        pos = end
+        _, pos = decoder.raw_decode(text, pos)
+        yield line, item
+
+
+def _list_kind(data: list[Any]) -> str:
+    """A list is ToolACE when its first record is ShareGPT-like (has `conversations`), else API-Bank."""
+    first = next((item for item in data if isinstance(item, dict)), None)
+    return "toolace" if first is not None and "conversations" in first and "input" not in first else "api-bank"
+
+
+def _list_records(text: str, kind: str) -> Iterator[_Raw]:
+    for line, item in _list_items(text):
+        if kind == "toolace":
+            if not isinstance(item, dict):
+                yield _Raw(line=line, error="ToolACE record is not a JSON object")
+                continue
+            try:
+                yield _Raw(line=line, text=toolace_utterance(item))
+            except ValueError as exc:
+                yield _Raw(line=line, error=f"toolace: {exc}")
+            continue
         if not isinstance(item, dict) or not isinstance(item.get("input"), str):
             yield _Raw(line=line, error="API-Bank record without a string 'input'")
             continue
@@ -120,7 +163,12 @@ def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
         if not isinstance(record, dict):
             yield "jsonl", _Raw(line=number, error="record is not a JSON object")
             continue
-        kind, extract = ("bfcl", bfcl_utterance) if "question" in record else ("jsonl", generic_utterance)
+        if "question" in record:
+            kind, extract = "bfcl", bfcl_utterance
+        elif "conversations" in record:
+            kind, extract = "toolace", toolace_utterance
+        else:
+            kind, extract = "jsonl", generic_utterance
         try:
             yield kind, _Raw(line=number, text=extract(record))
         except ValueError as exc:
@@ -128,7 +176,7 @@ def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
 
 
 def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
-    """Pick the importer by content: a top-level JSON list is API-Bank, otherwise JSON Lines."""
+    """Pick the importer by content: a top-level JSON list is API-Bank or ToolACE, otherwise JSON Lines."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -137,12 +185,13 @@ def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
         return
     if text.lstrip().startswith("["):
         try:
-            json.loads(text)
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             yield "api-bank", _Raw(line=exc.lineno, error=f"invalid JSON list: {exc.msg}")
             return
-        for raw in _api_bank_records(text):
-            yield "api-bank", raw
+        kind = _list_kind(data) if isinstance(data, list) else "api-bank"
+        for raw in _list_records(text, kind):
+            yield kind, raw
         return
     yield from _jsonl_records(text)
 

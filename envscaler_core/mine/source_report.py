@@ -138,7 +138,8 @@ def _json_object_shape(path: Path, first_line: str) -> str:
     except ValueError:
         record = None
     if isinstance(record, dict):
-        return f"JSON Lines whose records have no string 'task' and no BFCL 'question' (first record's keys: {_keys(record)})"
+        return ("JSON Lines whose records have no string 'task', no BFCL 'question' and no ToolACE 'conversations' "
+                f"(first record's keys: {_keys(record)})")
     try:
         whole = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, OSError):
@@ -154,4 +155,5 @@ def _json_list_shape(path: Path) -> str:
         return "a JSON list that does not parse"
     if not whole:
         return "an empty JSON list"
-    return f"a JSON list whose items are not API-Bank records with an 'input' string (first item's keys: {_keys(whole[0])})"
+    return ("a JSON list whose items are neither API-Bank records with an 'input' string nor ToolACE dialogues whose "
+            f"'conversations' open with a user turn (first item's keys: {_keys(whole[0])})")

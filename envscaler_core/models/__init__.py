@@ -4,6 +4,7 @@ from envscaler_core.models.base import Model, Record, canonical_json, fingerprin
 from envscaler_core.models.bfcl import BFCLEvalReport, BFCLTaskResult, SubsetScore
 from envscaler_core.models.env import AcceptedEnv, CandidateStatus, EnvCandidate, ToolFunction, ToolSchema
 from envscaler_core.models.failure import StageFailure
+from envscaler_core.models.interop import CheckAudit, ImportedEnv, ImportedScenario
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.models.run import Run, RunStatus
 from envscaler_core.models.scenario import CheckSpec, Scenario, ScenarioStatus, ToolCall
@@ -14,8 +15,9 @@ from envscaler_core.models.trajectory import CheckResult, TerminationReason, Tok
 from envscaler_core.models.validation import CaseType, ValidationMode, ValidationReport, ValidationRound, Verdict
 
 __all__ = [
-    "AcceptedEnv", "BFCLEvalReport", "BFCLTaskResult", "SubsetScore", "CandidateStatus", "CaseType", "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec",
-    "EnvTopic", "Entity", "LLMCall", "LLMCallStatus", "Model", "Operation", "OperationKind", "Record", "Run",
+    "AcceptedEnv", "BFCLEvalReport", "BFCLTaskResult", "SubsetScore", "CandidateStatus", "CaseType", "CheckAudit",
+    "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec", "EnvTopic", "Entity", "ImportedEnv", "ImportedScenario",
+    "LLMCall", "LLMCallStatus", "Model", "Operation", "OperationKind", "Record", "Run",
     "RunStatus", "Scenario", "ScenarioStatus", "SourceTask", "StageFailure", "TerminationReason", "TokenUsage", "ToolCall",
     "ToolFunction", "ToolSchema", "Trajectory", "ValidationMode", "ValidationReport", "ValidationRound",
     "Verdict", "canonical_json", "fingerprint_of", "utcnow",

@@ -24,6 +24,8 @@ class LLMCall(Model):
     attempts: int = Field(default=1, ge=0, description="HTTP attempts, retries included (0 = cache).")
     repairs: int = Field(default=0, ge=0, description="Structured-output repair turns.")
     prompt_tokens: int = 0
+    cached_tokens: int = Field(default=0, ge=0, description=(
+        "Of prompt_tokens, how many the provider served from its prefix cache (billed at the cached rate)."))
     completion_tokens: int = 0
     estimated_tokens: int = Field(default=0, ge=0, description=(
         "Of prompt + completion tokens, how many were estimated because the endpoint sent no usage."))

@@ -63,6 +63,10 @@ class ValidationReport(Model):
         default_factory=dict, description="The label each tool was validated under (spec, or inferred).")
     unreached: list[str] = Field(
         default_factory=list, description="Tools no call ever got to succeed (their code path never ran).")
+    llm_pass_skipped: str | None = Field(
+        default=None, description="Why the LLM rounds did not run although the mode has them: the free "
+                                  "programmatic pass already rejected the candidate on a contract fact, so no "
+                                  "LLM validation tokens were spent on it.")
     blocking: list[str] = Field(
         default_factory=list, description="Why acceptance is impossible besides contract breaches: state-"
                                           "changing tools whose code never ran.")

@@ -49,10 +49,16 @@ class RunSummary(BaseModel):
     mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM (costs are illustrative).")
     origin: str = "run"
     evaluation: dict[str, Any] | None = Field(default=None, description="An evaluation run's results (BFCL multi-turn).")
+    audit: dict[str, Any] | None = Field(default=None, description="EnvScaler import audit (interop.summary), if any.")
 
     @property
     def tokens(self) -> int:
         return sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)) for u in self.usage.values())
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens the provider served from its prefix cache (billed at the cached-input rate)."""
+        return sum(int(u.get("cached_tokens", 0)) for u in self.usage.values())
 
     @property
     def cost_usd(self) -> float:
@@ -84,11 +90,14 @@ def summary_markdown(s: RunSummary) -> str:
     lines = [f"# EnvScaler run `{s.run_id}` ({s.status})", "", "| stage | count |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in s.funnel.items()]
     lines += [""] + [f"**{note}**" for note in s.notes]
-    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens}, cost: {cost_text(s)}", "",
-              "| LLM stage | calls | cached | retries | prompt tokens | completion tokens | cost USD |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += ["", f"LLM calls: {calls} ({cached} from cache), tokens: {s.tokens} ({s.cached_tokens} prompt tokens "
+                  f"served by the provider's prefix cache), cost: {cost_text(s)}", "",
+              "| LLM stage | calls | cached | retries | prompt tokens | prefix-cached prompt tokens | completion tokens "
+              "| cost USD |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {stage} | {u.get('calls', 0)} | {u.get('cached', 0)} | {u.get('retries', 0)} | "
-              f"{u.get('prompt_tokens', 0)} | {u.get('completion_tokens', 0)} | {float(u.get('cost_usd', 0.0)):.4f} |"
+              f"{u.get('prompt_tokens', 0)} | {u.get('cached_tokens', 0)} | {u.get('completion_tokens', 0)} | "
+              f"{float(u.get('cost_usd', 0.0)):.4f} |"
               for stage, u in sorted(s.usage.items())]
     lines.append("")
     if s.top_failures:
@@ -97,6 +106,10 @@ def summary_markdown(s: RunSummary) -> str:
         lines += ["", f"Report: [{s.outputs['report']}](file://{s.outputs['report']}) (open it in a browser)"]
     if s.outputs.get("exports"):
         lines += ["", f"Exports: `{s.outputs['exports']}`"]
+    if s.audit:
+        from envscaler_core.interop.summary import audit_markdown
+
+        lines += ["", audit_markdown(s.audit)]
     return "\n".join(lines)
 
 
@@ -116,7 +129,9 @@ def summary_text(s: RunSummary) -> str:
     if s.judged is not None and s.judged.not_stateful_examples and any(n.startswith("stateful tasks: 0") for n in s.notes):
         lines += judged_lines(s.judged)
     retries = sum(int(u.get("retries", 0)) for u in s.usage.values())
-    lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}, cost {cost_text(s)}")
+    prefix = f" ({s.cached_tokens} prompt tokens from the provider's prefix cache)" if s.cached_tokens else ""
+    lines.append(f"  LLM calls {calls} ({cached} cached, {retries} retries), tokens {s.tokens}{prefix}, "
+                 f"cost {cost_text(s)}")
     for reason, n in s.top_failures:
         lines.append(f"  failure x{n}: {reason}")
     if s.sources_report is not None and s.sources_report.files:
@@ -130,6 +145,11 @@ def summary_text(s: RunSummary) -> str:
     for name in ("exports", "report"):
         if s.outputs.get(name):
             lines.append(f"{name}: {s.outputs[name]}")
+    if s.audit:
+        from envscaler_core.interop.summary import audit_lines
+
+        lines.append("  EnvScaler import audit:")
+        lines += ["  " + line for line in audit_lines(s.audit)]
     return "\n".join(lines)
 
 
@@ -178,6 +198,8 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     reasons = [f"{f.stage}: {f.reason}" for f in store.query(StageFailure, run_id=run_id)]
     reasons += [f"rejected env: {c.failure_reason}" for c in store.query(EnvCandidate, run_id=run_id, where={"status": "rejected"})]
     reasons += [f"rejected scenario: {s.rejection_reason}" for s in store.query(Scenario, run_id=run_id, where={"status": "rejected"})]
+    from envscaler_core.interop.summary import audit_summary
+
     funnel = store.funnel(run_id)
     finished = run.status in ("completed", "empty")
     return RunSummary(run_id=run_id, status=run.status, funnel=funnel, usage=store.llm_usage(run_id),
@@ -185,7 +207,7 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
                       env_ids=[e.env_id for e in store.query(AcceptedEnv, run_id=run_id)],
                       sources_report=run.sources_report, progress=run.progress,
                       notes=funnel_notes(funnel, run.stages) if finished else [], judged=judged_of(store, run_id),
-                      mock_llm=run.mock_llm, origin=run.origin)
+                      mock_llm=run.mock_llm, origin=run.origin, audit=audit_summary(store, run_id))
 
 
 def judged_of(store: Any, run_id: str) -> Judged:

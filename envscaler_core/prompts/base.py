@@ -1,13 +1,23 @@
-"""Prompts as typed, versioned values.
+"""Prompts as typed, versioned values, laid out so providers' prefix caches can serve them.
 
-A `PromptSpec` pairs a system text with a pydantic input model and a pydantic output model. The
-rendered user message carries the input as one fenced JSON block under `## Input`, and the system
+A `PromptSpec` pairs a system text with a pydantic input model and a pydantic output model. The system
 message carries the output's JSON Schema, so a real model knows the shape and a parser needs no
-markdown-header heuristics (the reference's char-set `strip` bugs come from those).
+markdown-header heuristics (the reference's char-set `strip` bugs come from those). The input goes
+into the user message as compact JSON blocks:
+
+- `## Context`: the input fields named in `context`, the large part that stays the same across the
+  many calls about one item (class code, tools, rules, a scenario's state and task);
+- then the instructions and `## Input`: the fields that vary from call to call, last.
+
+Providers cache computed prompt prefixes (OpenAI automatically from 1,024 tokens, in 128-token steps;
+vLLM and SGLang with prefix caching on), so everything before the first differing token of a repeated
+prompt is billed at the cached rate (a quarter of the input price for GPT-4.1) and not recomputed. A
+prompt that is a conversation (`render(inp, history)`: earlier turns' varying fields and answers, then
+this turn's) only ever appends, so each turn's prompt is the previous one plus the new exchange.
 
 Every request is tagged with the header `X-EnvScaler-Prompt: <id>@<version>`: the version is part of
-the cache key (changing a prompt invalidates its cached answers), and the bundled mock LLM server
-uses the tag to know which question it is answering.
+the cache key (changing a prompt, or its layout, invalidates its cached answers), and the bundled mock
+LLM server uses the tag to know which question it is answering.
 """
 
 from __future__ import annotations
@@ -15,13 +25,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 PROMPT_HEADER = "X-EnvScaler-Prompt"
 INPUT_HEADING = "## Input"
-_INPUT_BLOCK = re.compile(r"## Input\s*```json\s*(\{.*\})\s*```", re.DOTALL)
+CONTEXT_HEADING = "## Context"
+_BLOCK_START = re.compile(r"(## Input|## Context)\s*```json\s*")
 
 I = TypeVar("I", bound=BaseModel)
 O = TypeVar("O", bound=BaseModel)
@@ -29,7 +41,10 @@ O = TypeVar("O", bound=BaseModel)
 
 @dataclass(frozen=True)
 class PromptSpec(Generic[I, O]):
-    """A structured prompt: `render(input)` gives chat messages; replies parse into `output_model`."""
+    """A structured prompt: `render(input)` gives chat messages; replies parse into `output_model`.
+
+    `context` names the input fields sent first and once (see the module docstring); the others are
+    this call's varying part, sent last."""
 
     id: str
     version: int
@@ -37,22 +52,47 @@ class PromptSpec(Generic[I, O]):
     instructions: str
     input_model: type[I]
     output_model: type[O]
+    context: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.context if f not in self.input_model.model_fields]
+        if unknown:
+            raise ValueError(f"prompt {self.id}: context fields {unknown} are not fields of {self.input_model.__name__}")
 
     @property
     def tag(self) -> str:
         return f"{self.id}@{self.version}"
 
-    def render(self, inp: I) -> list[dict[str, Any]]:
-        if not isinstance(inp, self.input_model):
-            raise TypeError(f"prompt {self.id} expects {self.input_model.__name__}, got {type(inp).__name__}")
+    @property
+    def turn_fields(self) -> set[str]:
+        return set(self.input_model.model_fields) - set(self.context)
+
+    def system_text(self) -> str:
         schema = json.dumps(self.output_model.model_json_schema(), separators=(",", ":"))
-        system = (
-            f"{self.system.strip()}\n\n"
-            "Reply with exactly one JSON object and nothing else. It must validate against this JSON Schema:\n"
-            f"{schema}"
-        )
-        user = f"{self.instructions.strip()}\n\n{INPUT_HEADING}\n```json\n{inp.model_dump_json(indent=2)}\n```"
-        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        return (f"{self.system.strip()}\n\n"
+                "Reply with exactly one JSON object and nothing else. It must validate against this JSON Schema:\n"
+                f"{schema}")
+
+    def _turn(self, inp: I) -> str:
+        return f"{self.instructions.strip()}\n\n{INPUT_HEADING}\n```json\n{inp.model_dump_json(include=self.turn_fields)}\n```"
+
+    def render(self, inp: I, history: Sequence[tuple[I, O]] = ()) -> list[dict[str, Any]]:
+        """[system, user] for one call; with `history` (earlier turns' inputs and answers, oldest first)
+        a conversation whose context is the first turn's and which grows only at its end."""
+        for item in (inp, *(h[0] for h in history)):
+            if not isinstance(item, self.input_model):
+                raise TypeError(f"prompt {self.id} expects {self.input_model.__name__}, got {type(item).__name__}")
+        first = history[0][0] if history else inp
+        head = ""
+        if self.context:
+            head = f"{CONTEXT_HEADING}\n```json\n{first.model_dump_json(include=set(self.context))}\n```\n\n"
+        turns = [*(h[0] for h in history), inp]
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_text()},
+                                          {"role": "user", "content": head + self._turn(turns[0])}]
+        for (_, answer), nxt in zip(history, turns[1:], strict=True):
+            messages.append({"role": "assistant", "content": answer.model_dump_json()})
+            messages.append({"role": "user", "content": self._turn(nxt)})
+        return messages
 
 
 @dataclass(frozen=True)
@@ -76,12 +116,47 @@ def parse_tag(tag: str) -> tuple[str, int]:
     return name, int(version)
 
 
-def extract_input(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The JSON input block of the first user message that has one (what the mock reads)."""
+def _block(content: str, heading: str) -> dict[str, Any] | None:
+    """The JSON object right after `heading` + a ```json fence in `content`, decoded exactly (a code
+    string inside it may hold braces or fences), or None."""
+    for match in _BLOCK_START.finditer(content):
+        if match.group(1) == heading:
+            value, _ = json.JSONDecoder().raw_decode(content, match.end())
+            return value if isinstance(value, dict) else None
+    return None
+
+
+def extract_turns(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every user turn's input (context merged in), oldest first: what a conversation prompt asked."""
+    context: dict[str, Any] = {}
+    turns: list[dict[str, Any]] = []
     for message in messages:
         content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str):
-            match = _INPUT_BLOCK.search(content)
-            if match:
-                return json.loads(match.group(1))
-    return None
+        if message.get("role") != "user" or not isinstance(content, str):
+            continue
+        if not context:
+            context = _block(content, CONTEXT_HEADING) or {}
+        turn = _block(content, INPUT_HEADING)
+        if turn is not None:
+            turns.append({**context, **turn})
+    return turns
+
+
+def extract_input(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The input of the last user turn that has one (context merged in): what the mock reads. Repair
+    turns carry no input block, so a repaired call still reads the input it repairs."""
+    turns = extract_turns(messages)
+    return turns[-1] if turns else None
+
+
+def extract_answers(messages: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    """The assistant turns of a conversation prompt as JSON objects (None where one is not JSON)."""
+    out: list[dict[str, Any] | None] = []
+    for message in messages:
+        if message.get("role") == "assistant":
+            try:
+                value = json.loads(message.get("content") or "")
+            except (TypeError, ValueError):
+                value = None
+            out.append(value if isinstance(value, dict) else None)
+    return out

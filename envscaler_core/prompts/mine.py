@@ -29,7 +29,7 @@ class TopicInference(BaseModel):
 
 JUDGE_STATEFUL = PromptSpec(
     id="mine.judge_stateful",
-    version=1,
+    version=2,
     system=(
         "You filter user requests for building training environments. Answer stateful=true only if ALL hold:\n"
         "1. The request acts on a persistent environment with live state that supports both reading and explicit "
@@ -48,7 +48,7 @@ JUDGE_STATEFUL = PromptSpec(
 
 INFER_TOPIC = PromptSpec(
     id="mine.infer_topic",
-    version=1,
+    version=2,
     system=(
         "You are a task analyst. Given a raw user task, name the most plausible stateful, domain-specific "
         "environment in which it would occur: broad enough that similar tasks also run in it, narrow enough to "

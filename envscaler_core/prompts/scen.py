@@ -65,7 +65,7 @@ class SolutionOutput(BaseModel):
 
 INITIAL_STATE = PromptSpec(
     id="scen.initial_state",
-    version=1,
+    version=2,
     system=(
         "You write a realistic initial state (database) for a simulated environment, as JSON usable directly as "
         "init_config: keys are the state attribute names, values match their types. All cross-references "
@@ -75,11 +75,12 @@ INITIAL_STATE = PromptSpec(
     instructions="Write an initial state for this environment.",
     input_model=StateInput,
     output_model=StateOutput,
+    context=("introduction", "class_name", "class_code", "state_attributes"),
 )
 
 TASK = PromptSpec(
     id="scen.task",
-    version=1,
+    version=2,
     system=(
         "You design a task for an agent that will act in this environment with its tools. The task must be "
         "realistic, feasible from the given initial state with the listed operations, and REQUIRE state changes "
@@ -90,11 +91,12 @@ TASK = PromptSpec(
     instructions="Write one task for this initial state.",
     input_model=TaskInput,
     output_model=TaskOutput,
+    context=("env_id", "introduction", "rules", "operations"),
 )
 
 CHECKLIST = PromptSpec(
     id="scen.checklist",
-    version=1,
+    version=2,
     system=(
         "You split a task into an ordered checklist of independent, self-contained items, each starting with "
         "'Has', naming exact fields and values, each verifiable by one boolean expression over the final state. "
@@ -103,11 +105,12 @@ CHECKLIST = PromptSpec(
     instructions="Write the checklist for this task.",
     input_model=ChecklistInput,
     output_model=ChecklistOutput,
+    context=("task",),
 )
 
 CHECK_FUNCTION = PromptSpec(
     id="scen.check_function",
-    version=1,
+    version=2,
     system=(
         "You write `def check_func(final_state) -> bool` deciding one checklist item from the environment's "
         "final state (a dict shaped like the initial state, which is available as the global `initial_state`). "
@@ -120,11 +123,12 @@ CHECK_FUNCTION = PromptSpec(
     instructions="Write the check function for this item.",
     input_model=CheckFunctionInput,
     output_model=CheckFunctionOutput,
+    context=("introduction", "initial_state", "task"),
 )
 
 REFERENCE_SOLUTION = PromptSpec(
     id="scen.reference_solution",
-    version=1,
+    version=2,
     system=(
         "You solve a task in a simulated environment by writing the exact sequence of tool calls (tool name and "
         "arguments) that accomplishes it from the given initial state. Use only listed tools and their "
@@ -134,4 +138,5 @@ REFERENCE_SOLUTION = PromptSpec(
     instructions="Write the tool-call plan that solves this task.",
     input_model=SolutionInput,
     output_model=SolutionOutput,
+    context=("introduction", "tools", "initial_state", "task", "checklist"),
 )

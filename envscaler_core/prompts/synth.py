@@ -78,7 +78,7 @@ _CONTRACT = (
 
 STATE_SPACE = PromptSpec(
     id="synth.state_space",
-    version=1,
+    version=2,
     system=(
         "You design the state of a simulated software environment for agent training. From the environment "
         "summary, introduction and one example task, list the entities it keeps (name, attribute names, "
@@ -88,11 +88,12 @@ STATE_SPACE = PromptSpec(
     instructions="Infer the state space and rules of this environment.",
     input_model=TopicInput,
     output_model=StateSpaceOutput,
+    context=("summary", "introduction", "example_task"),
 )
 
 CLASS_SKELETON = PromptSpec(
     id="synth.class_skeleton",
-    version=1,
+    version=2,
     system=(
         "You translate an environment's state space into the skeleton of one Python class: imports, optional "
         "TypedDicts per entity, and the class with only __init__, which declares one attribute per entity "
@@ -102,11 +103,12 @@ CLASS_SKELETON = PromptSpec(
     instructions="Write the class skeleton for this environment.",
     input_model=SkeletonInput,
     output_model=SkeletonOutput,
+    context=("summary", "introduction", "entities", "rules"),
 )
 
 OPERATIONS = PromptSpec(
     id="synth.operations",
-    version=1,
+    version=2,
     system=(
         "You list the tools (operations) an environment class should expose to an agent. Each has a snake_case "
         "name, a one-line description and a kind: 'query' (reads only) or 'state_change'. Offer more than the "
@@ -116,11 +118,12 @@ OPERATIONS = PromptSpec(
     instructions="List the operations of this environment.",
     input_model=OperationsInput,
     output_model=OperationsOutput,
+    context=("summary", "introduction", "entities", "rules", "skeleton_code", "example_task"),
 )
 
 METHOD = PromptSpec(
     id="synth.method",
-    version=1,
+    version=2,
     system=(
         "You implement ONE method of an environment class. Output only the method (starting with 'def', "
         "indented at column 0, taking self), with type hints and a Google-style docstring whose Args: section "
@@ -129,6 +132,7 @@ METHOD = PromptSpec(
     instructions="Implement the target operation as a method of the class.",
     input_model=MethodInput,
     output_model=CodeOutput,
+    context=("summary", "introduction", "entities", "rules", "skeleton_code", "operation_names"),
 )
 
 SynthStep = Literal["state_space", "class_skeleton", "operations", "method"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
 
 from envscaler_core.llm.replies.lenient import LooseWord, ToolArgs
+from envscaler_core.models.changes import apply_changes
 from envscaler_core.models.validation import CaseType, Verdict
 from envscaler_core.prompts.base import PromptSpec
 
@@ -26,6 +27,9 @@ class StateOutput(BaseModel):
 
 
 class ToolStats(BaseModel):
+    """One tool's calls so far in a chain. Serialised without its zero counts: the statistics are the
+    largest varying part of every proposer prompt, and zeros say nothing."""
+
     total: int = 0
     positive: int = 0
     negative: int = 0
@@ -33,14 +37,33 @@ class ToolStats(BaseModel):
     warnings: int = 0
     fails: int = 0
 
+    @model_serializer(mode="plain")
+    def _without_zeros(self) -> dict[str, int]:
+        return {name: value for name, value in ((n, getattr(self, n)) for n in type(self).model_fields) if value}
+
 
 class ProposeInput(BaseModel):
+    """Context (the same for every round of every chain): introduction, tools, the test state. Varying:
+    this chain's focus, the tool statistics, the changes since the test state, the round."""
+
     introduction: str
     tools: list[str] = Field(description="One line per tool: name(param: type, ...) - description.")
-    stats: dict[str, ToolStats]
-    state: dict[str, Any]
+    tool_schemas: list[dict[str, Any]] = Field(default_factory=list, description=(
+        "Each tool's function schema (parameter types, enums, required): what a call must fit. Part of the "
+        "cached context, it also lifts the prompt past providers' 1,024-token caching minimum, below which "
+        "every token is billed in full."))
+    initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
+    chain: int = Field(default=0, description="Which of the parallel testers this is (0-based).")
+    chains: int = Field(default=1, description="How many testers explore this environment at once.")
+    focus: list[str] = Field(default_factory=list, description="Tools this chain tests first (chains split the tools).")
+    stats: dict[str, ToolStats] = Field(description="Tools tested so far in this chain (absent: never called).")
+    changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="JSON-Pointer operations from the test state to the current state.")
     round: int
     rounds: int
+
+    def current_state(self) -> dict[str, Any]:
+        return apply_changes(self.initial_state, self.changes)
 
 
 class ProposedCall(BaseModel):
@@ -51,18 +74,23 @@ class ProposedCall(BaseModel):
 
 
 class JudgeInput(BaseModel):
+    """Context (the same for every round of every chain): introduction, rules, the whole class, the test
+    state. Varying: the call, what it returned, the state before it (as changes since the test state)
+    and what the call itself changed."""
+
     introduction: str
     rules: list[str]
-    class_header: str = Field(description="Source from file start through __init__.")
+    class_code: str = Field(description="The whole class file: the called method and every helper it uses.")
+    initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
     tool: str
     tool_kind: str | None = None
-    method_source: str
     args: dict[str, Any]
     case_type: CaseType
     observation: Any
-    state_before: dict[str, Any]
-    state_after: dict[str, Any]
-    state_diff: dict[str, Any]
+    changes_before: list[dict[str, Any]] = Field(
+        default_factory=list, description="JSON-Pointer operations from the test state to the state before the call.")
+    call_changes: list[dict[str, Any]] = Field(
+        default_factory=list, description="JSON-Pointer operations the call applied to that state (empty: unchanged).")
 
 
 class JudgeOutput(BaseModel):
@@ -73,7 +101,7 @@ class JudgeOutput(BaseModel):
 
 TEST_STATE = PromptSpec(
     id="validate.test_state",
-    version=1,
+    version=2,
     system=(
         "You write the initial state of a simulated environment as JSON, usable directly as the class's "
         "init_config: keys are the state attribute names, values match their declared types exactly. Respect "
@@ -84,29 +112,35 @@ TEST_STATE = PromptSpec(
     instructions="Write an initial state for this environment class.",
     input_model=StateInput,
     output_model=StateOutput,
+    context=("introduction", "class_name", "class_code", "state_attributes"),
 )
 
 PROPOSE_CALL = PromptSpec(
     id="validate.propose_call",
-    version=1,
+    version=3,
     system=(
         "You are a test engineer exploring every tool of a simulated environment to find bugs: exceptions, "
         "wrong results, inconsistent state. Each round, propose ONE tool call. Positive cases use valid "
         "arguments taken from the current state; negative cases use nonexistent ids, wrong types, out-of-range, "
-        "empty or extreme values. Prefer tools tested least, and balance positive and negative cases per tool. "
-        "Argument keys must be the tool's parameter names; only listed tools exist."
+        "empty or extreme values. The current state is the initial state with the listed changes applied. First give "
+        "each of your focus tools one positive and one negative case (other testers start with the rest); then "
+        "prefer tools tested least, your focus tools among equals; balance positive and negative cases per tool. Other testers start from the same state: pick values and edge "
+        "cases they are less likely to pick (tester j of k: prefer the j-th plausible value, not the first). Argument keys must be the tool's parameter names; only listed "
+        "tools exist."
     ),
     instructions="Propose the next test call.",
     input_model=ProposeInput,
     output_model=ProposedCall,
+    context=("introduction", "tools", "tool_schemas", "initial_state"),
 )
 
 JUDGE_CALL = PromptSpec(
     id="validate.judge_call",
-    version=1,
+    version=3,
     system=(
-        "You review one executed tool call of a simulated environment: its source code, arguments, return value "
-        "and the state before and after. verdict 'pass': fully correct. 'warning': works but has robustness "
+        "You review one executed tool call of a simulated environment: the class's source code, the call's "
+        "arguments and return value, the state before it (the initial state with changes_before applied) and "
+        "the changes the call made (call_changes). verdict 'pass': fully correct. 'warning': works but has robustness "
         "issues (missing validation or boundary checks). 'fail': wrong behaviour, an exception, a non-dict "
         "return, an incorrect or missing state change, a state change on a failed call or by a query, or a rule "
         "violation. reason: for fail or warning, the cause and a fix; for pass, 'ok'."
@@ -114,6 +148,7 @@ JUDGE_CALL = PromptSpec(
     instructions="Judge this tool call.",
     input_model=JudgeInput,
     output_model=JudgeOutput,
+    context=("introduction", "rules", "class_code", "initial_state"),
 )
 
 

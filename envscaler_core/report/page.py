@@ -96,7 +96,7 @@ def _overview(data: ReportData) -> str:
     usage = "".join(
         f"<tr><td>{esc(stage)}</td><td class=num>{u.get('calls', 0)}</td><td class=num>{u.get('cached', 0)}</td>"
         f"<td class=num>{u.get('retries', 0)}</td><td class=num>{u.get('prompt_tokens', 0)}</td>"
-        f"<td class=num>{u.get('completion_tokens', 0)}</td><td class=num>${float(u.get('cost_usd', 0)):.4f}</td></tr>"
+        f"<td class=num>{u.get('cached_tokens', 0)}</td><td class=num>{u.get('completion_tokens', 0)}</td><td class=num>${float(u.get('cost_usd', 0)):.4f}</td></tr>"
         for stage, u in sorted(s.usage.items()))
     failures = "".join(f"<tr><td class=num>{n}</td><td>{esc(r)}</td></tr>" for r, n in s.top_failures) or \
         "<tr><td colspan=2 class=muted>none</td></tr>"
@@ -106,6 +106,7 @@ def _overview(data: ReportData) -> str:
     return (f"<section id=overview><h2>Overview</h2>{kpis}{notes}<h3>Funnel</h3>{funnel_svg(s.funnel)}{steps}"
             "<h3>LLM use per model stage</h3><table class=grid style='max-width:820px'><thead><tr><th>stage</th>"
             "<th class=num>calls</th><th class=num>cached</th><th class=num>retries</th><th class=num>prompt tok</th>"
+            "<th class=num title='prompt tokens served from the provider&#39;s prefix cache'>prefix-cached</th>"
             f"<th class=num>completion tok</th><th class=num>cost</th></tr></thead><tbody>{usage}</tbody></table>"
             f"<h3>Top failure reasons</h3><table class=grid style='max-width:980px'><thead><tr><th class=num>n</th>"
             f"<th>reason</th></tr></thead><tbody>{failures}</tbody></table>{sources}</section>")

@@ -42,7 +42,7 @@ def _operations(env: AcceptedEnv) -> list[Operation]:
 
 async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: str, item: str, feedback: str | None) -> CheckSpec:
     inp = CheckFunctionInput(introduction=env.introduction, initial_state=state, task=task, item=item, feedback=feedback)
-    out = await gateway.structured(CHECK_FUNCTION, inp, stage="scen")
+    out = await gateway.structured(CHECK_FUNCTION, inp, stage="check")  # the reference writes checks with the small model
     return CheckSpec(item=item, code=extract_code(out.code, defines("check_func")))
 
 
@@ -58,12 +58,15 @@ async def repair(env: AcceptedEnv, gateway: Any, sc: Scenario, report: Verificat
     blame_checks = report.failure in ("check_error", "vacuous") or (report.failure == "unsatisfied" and attempt % 2 == 0)
     if blame_checks:
         checks = list(sc.checks)
-        for i in report.broken_checks():
-            d = by_index[i]
-            fb = (f"The previous check_func was rejected ({d.problem}): on the initial state it gave {d.on_initial}"
-                  f" ({d.on_initial_error or 'no error'}); after the reference solution it gave {d.on_solved}"
-                  f" ({d.on_solved_error or 'no error'}). It must be False initially and True once the item is done.")
-            checks[i] = await _check(env, gateway, sc.initial_state, sc.task, d.item, fb)
+        broken = list(report.broken_checks())
+        feedback = [(f"The previous check_func was rejected ({d.problem}): on the initial state it gave {d.on_initial}"
+                     f" ({d.on_initial_error or 'no error'}); after the reference solution it gave {d.on_solved}"
+                     f" ({d.on_solved_error or 'no error'}). It must be False initially and True once the item is done.")
+                    for d in (by_index[i] for i in broken)]
+        fixed = await asyncio.gather(*(_check(env, gateway, sc.initial_state, sc.task, by_index[i].item, fb)
+                                       for i, fb in zip(broken, feedback)))  # independent of each other: at once
+        for i, check in zip(broken, fixed):
+            checks[i] = check
         return sc.model_copy(update={"checks": checks})
     feedback = f"The previous plan did not solve the task: {report.reason}"
     return sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, feedback)})
@@ -87,9 +90,11 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
         task = (await gateway.structured(TASK, TaskInput(env_id=env.env_id, introduction=env.introduction,
                 rules=env.rules, operations=_operations(env), initial_state=state), stage="scen")).task
         items = (await gateway.structured(CHECKLIST, ChecklistInput(task=task), stage="scen")).items
-        checks = await asyncio.gather(*(_check(env, gateway, state, task, it, None) for it in items))
-        sc = sc.model_copy(update={"task": task, "checklist": items, "checks": list(checks)})
-        sc = sc.model_copy(update={"reference_solution": await _solution(env, gateway, sc, None)})
+        sc = sc.model_copy(update={"task": task, "checklist": items})
+        # the plan and the checks both follow from the checklist alone: written at once, not one after the other
+        solution, *checks = await asyncio.gather(_solution(env, gateway, sc, None),
+                                                 *(_check(env, gateway, state, task, it, None) for it in items))
+        sc = sc.model_copy(update={"checks": list(checks), "reference_solution": solution})
         report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
         attempt = 0
         # "load"/"empty" cannot be repaired by regenerating checks or the plan.

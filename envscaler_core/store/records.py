@@ -97,13 +97,14 @@ def upsert_kind(
 
 
 def where_clauses(kind: RecordKind, run_id: str | None, where: Mapping[str, Any] | None) -> list[ColumnElement[bool]]:
-    """`where` maps indexed column names to a value (equality), None (IS NULL) or a list/tuple/set (IN)."""
+    """`where` maps indexed column names (and `fingerprint`, the key) to a value (equality), None (IS NULL)
+    or a list/tuple/set (IN)."""
     table = kind.table
     clauses: list[ColumnElement[bool]] = []
     if run_id is not None:
         clauses.append(table.c.run_id == run_id)
     for key, value in (where or {}).items():
-        if key not in kind.query_columns:
+        if key != "fingerprint" and key not in kind.query_columns:
             raise ValueError(
                 f"cannot filter {kind.model.__name__} on {key!r}: where= keys must be indexed columns of "
                 f"{table.name}: {', '.join(kind.query_columns)}"

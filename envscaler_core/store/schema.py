@@ -39,14 +39,17 @@ from envscaler_core.models import (
     Trajectory,
     ValidationRound,
 )
+from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bump when a table changes shape; a store written by a newer version is refused on open, an older
 one is brought up to date by the statements in `MIGRATIONS`."""
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 1 -> 2: token counts the endpoint did not report (no `usage`) are estimated, and say so.
     1: ("ALTER TABLE llm_calls ADD COLUMN estimated_tokens INTEGER DEFAULT 0",),
+    # 2 -> 3: prompt tokens the provider served from its prefix cache (billed at the cached-input rate).
+    2: ("ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER DEFAULT 0",),
 }
 """From version N to N + 1: the statements to run (plain SQL both backends accept)."""
 
@@ -116,6 +119,9 @@ RECORD_KINDS: dict[type[Record], RecordKind] = {
         # added tables need no version bump: create_all adds them to an existing store on open
         _kind(BFCLTaskResult, "bfcl_results", task_id=String(), subset=String(), valid=Boolean()),
         _kind(BFCLEvalReport, "bfcl_reports", benchmark=String()),
+        # EnvScaler imports (envscaler_core/interop): the records verbatim plus our audit of each.
+        _kind(ImportedEnv, "envscaler_envs", env_id=String(), status=String()),
+        _kind(ImportedScenario, "envscaler_scenarios", env_id=String(), split=String(), audit=String()),
     )
 }
 
@@ -146,6 +152,7 @@ llm_calls = Table(
     Column("prompt_tokens", Integer, nullable=False),
     Column("completion_tokens", Integer, nullable=False),
     Column("estimated_tokens", Integer, nullable=True, default=0),
+    Column("cached_tokens", Integer, nullable=True, default=0),
     Column("cost_usd", Float, nullable=False),
     Column("latency_ms", Float, nullable=False),
     Column("error", Text, nullable=True),

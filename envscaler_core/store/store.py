@@ -238,7 +238,8 @@ class Store:
                     **call.model_dump(
                         include={
                             "fingerprint", "run_id", "stage", "prompt_id", "model", "status", "attempts", "repairs",
-                            "prompt_tokens", "completion_tokens", "estimated_tokens", "cost_usd", "latency_ms", "error",
+                            "prompt_tokens", "cached_tokens", "completion_tokens", "estimated_tokens", "cost_usd",
+                            "latency_ms", "error",
                         }
                     ),
                     "response": None if call.response is None else canonical_json(call.response),
@@ -248,7 +249,9 @@ class Store:
         if not rows:
             return
         with self._write(f"record of {len(rows)} LLM call(s)") as conn:
-            conn.execute(llm_calls.insert().values(rows))
+            # executemany (SQLAlchemy's "insertmanyvalues": the one-row statement compiled once, sent as
+            # multi-row VALUES pages), not `.values(rows)`, which compiles a new n-row statement per call
+            conn.execution_options(insertmanyvalues_page_size=1000).execute(llm_calls.insert(), rows)
 
     def cached_response(self, fingerprint: str) -> dict[str, Any] | None:
         """The newest successful (`status == "ok"`) response for this fingerprint, from any run."""
@@ -268,8 +271,9 @@ class Store:
 
     def llm_usage(self, run_id: str) -> dict[str, dict[str, int | float]]:
         """Per stage: calls (all rows, cache hits included), cached (status "cached"), retries (HTTP
-        attempts beyond the first), prompt/completion tokens, how many of those were estimated (the endpoint
-        sent no usage) and cost, as recorded by the gateway."""
+        attempts beyond the first), prompt/completion tokens, how many prompt tokens the provider served
+        from its prefix cache (`cached_tokens`), how many tokens were estimated (the endpoint sent no
+        usage) and cost, as recorded by the gateway."""
         c = llm_calls.c
         stmt = (
             select(
@@ -278,6 +282,7 @@ class Store:
                 func.sum(case((c.status == "cached", 1), else_=0)),
                 func.sum(case((c.attempts > 1, c.attempts - 1), else_=0)),
                 func.sum(c.prompt_tokens),
+                func.sum(func.coalesce(c.cached_tokens, 0)),
                 func.sum(c.completion_tokens),
                 func.sum(func.coalesce(c.estimated_tokens, 0)),
                 func.sum(c.cost_usd),
@@ -294,11 +299,12 @@ class Store:
                 "cached": int(cached or 0),
                 "retries": int(retries or 0),
                 "prompt_tokens": int(prompt or 0),
+                "cached_tokens": int(cached_tokens or 0),
                 "completion_tokens": int(completion or 0),
                 "estimated_tokens": int(estimated or 0),
                 "cost_usd": float(cost or 0.0),
             }
-            for stage, calls, cached, retries, prompt, completion, estimated, cost in rows
+            for stage, calls, cached, retries, prompt, cached_tokens, completion, estimated, cost in rows
         }
 
     # -- reporting ----------------------------------------------------------------------------------

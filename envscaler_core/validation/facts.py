@@ -49,6 +49,11 @@ def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
     return [] if before == after else [path or "/"]
 
 
+def query_changed(tool: str) -> str:
+    """The one contract fact that depends on a tool's query/state_change label (and so on who labelled it)."""
+    return f"query tool {tool} changed state"
+
+
 def call_facts(
     outcome: CallOutcome, state_before: dict[str, Any], tool_kind: str | None, case_type: str | None = None
 ) -> CallFacts:
@@ -74,7 +79,7 @@ def call_facts(
     if changed and success is False:
         facts.critical.append(f"{outcome.tool} reported failure but changed state")
     if changed and tool_kind == "query":
-        facts.critical.append(f"query tool {outcome.tool} changed state")
+        facts.critical.append(query_changed(outcome.tool))
     if success is True and case_type == "negative" and changed:
         facts.warnings.append(f"{outcome.tool} accepted invalid arguments and changed state (missing validation)")
     return facts

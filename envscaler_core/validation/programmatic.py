@@ -17,7 +17,7 @@ from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
 from envscaler_core.validation.code_effects import ClassEffects
-from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths
+from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
@@ -51,6 +51,9 @@ class ProgrammaticPass:
         # threads at once ("AST constructor recursion depth mismatch"), and run() goes to a worker
         self.effects = effects if effects is not None else class_effects(candidate)
         self.rounds: list[ValidationRound] = []
+        self.breaches: list[str] = []
+        """Contract breaches that hold whatever the tools' labels are (a query that changed state is not
+        one of them: another labeller could call that tool a state change)."""
 
     def counted(self) -> int:
         return sum(1 for r in self.rounds if r.check != SEARCH)
@@ -114,6 +117,7 @@ class ProgrammaticPass:
         return out, before, call_facts(out, before, self.kinds.get(probe.tool), probe.case_type)
 
     def _record(self, probe: Probe, out: CallOutcome, before: dict[str, Any], facts: CallFacts, check: str) -> None:
+        self.breaches += [c for c in facts.critical if c != query_changed(probe.tool) and c not in self.breaches]
         reason = facts.reason if facts.reason != "ok" or not probe.note else f"ok ({probe.purpose}: {probe.note})"
         self.rounds.append(ValidationRound(
             candidate_fp=self.candidate.fingerprint, mode="programmatic", index=self.start + len(self.rounds),

@@ -9,7 +9,11 @@ back as a config. Steps:
    not load rejects the candidate with the load error as a contract fact;
 2. tool labels: the spec's, else inferred (`tool_kinds`: name, docstring, code; the LLM too in
    `llm`/`both` modes), reported in the verdict with their sources;
-3. the programmatic pass (`programmatic`), then the LLM pass (`llm_pass`), each self-contained;
+3. the programmatic pass (`programmatic`, under the labels found without the LLM), then the LLM pass
+   (`llm_pass`, k chains). In `both` mode the free pass gates the paid one: a candidate it rejects on a
+   contract fact gets no LLM call at all (no labelling, no rounds; `report.llm_pass_skipped` says why).
+   When the LLM's labels differ from the free ones, the probes are judged again under them first (a
+   query that changed state is only a breach under a query label);
 4. the verdict (`report.summarize`): score >= threshold, no critical contract breach, and no
    state-changing tool whose code never ran.
 """
@@ -128,26 +132,58 @@ async def validate_candidate(
         return ValidationOutcome(candidate_fp=candidate.fingerprint, report=report, test_state=test_state,
                                  failure=f"no loadable test state: {exc}")
 
-    labels = await label_tools(candidate, gateway, cfg.mode, introduction)
+    # labels without the LLM first: the programmatic pass needs them, and what it finds may make every
+    # LLM call of this candidate pointless
+    labels = await label_tools(candidate, gateway, "programmatic", introduction)
     kinds = {name: label.kind for name, label in labels.items()}
     rounds: list[ValidationRound] = []
     skipped = 0
+    gated: str | None = None
+    programmatic: ProgrammaticPass | None = None
     if cfg.mode in ("programmatic", "both"):
-        limit = max(cfg.rounds, 2 * len(candidate.tools))
-        programmatic = ProgrammaticPass(candidate, runtime, config, kinds, start=0, limit=limit)
-        rounds += await asyncio.to_thread(programmatic.run, loaded)
-    if cfg.mode in ("llm", "both"):
+        programmatic = await _programmatic(candidate, runtime, config, kinds, cfg.rounds, loaded)
+        gated = _gate(programmatic.breaches) if cfg.mode == "both" else None
+    if cfg.mode in ("llm", "both") and gated is None:
+        labels = await label_tools(candidate, gateway, cfg.mode, introduction)
+        llm_kinds = {name: label.kind for name, label in labels.items()}
+        if programmatic is not None and llm_kinds != kinds:  # probes judged under other labels: again
+            programmatic = await _programmatic(candidate, runtime, config, llm_kinds, cfg.rounds, loaded)
+        kinds = llm_kinds
+        if programmatic is not None:
+            breaches = sorted({r.reason for r in programmatic.rounds if r.verdict == "fail"})
+            gated = _gate(breaches)
+    if programmatic is not None:
+        rounds += programmatic.rounds
+    if cfg.mode in ("llm", "both") and gated is None:
         llm_pass = LLMPass(candidate, runtime, gateway, introduction, rules, start=len(rounds), kinds=kinds)
-        await llm_pass.run(config, cfg.rounds)
+        await llm_pass.run(config, cfg.rounds, cfg.chains)
         rounds += llm_pass.rounds
         skipped = llm_pass.skipped
         if cfg.mode == "llm":
             rounds += await _top_up(candidate, runtime, config, kinds, rounds, loaded)
     report = summarize(rounds, cfg.threshold, cfg.mode, skipped, tools=[t.function.name for t in candidate.tools],
                        labels=labels)
+    if gated is not None:
+        report = report.model_copy(update={"llm_pass_skipped": gated, "reasons": [gated, *report.reasons][:10]})
     env = _accepted_env(candidate, spec, report, kinds) if report.accepted else None
     return ValidationOutcome(candidate_fp=candidate.fingerprint, report=report, rounds=rounds, test_state=config,
                              loaded_state=loaded, env=env)
+
+
+async def _programmatic(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any], kinds: dict[str, str],
+                        rounds: int, loaded: dict[str, Any]) -> ProgrammaticPass:
+    limit = max(rounds, 2 * len(candidate.tools))
+    programmatic = ProgrammaticPass(candidate, runtime, config, kinds, start=0, limit=limit)
+    await asyncio.to_thread(programmatic.run, loaded)
+    return programmatic
+
+
+def _gate(breaches: list[str]) -> str | None:
+    """Why the LLM rounds need not run: a contract fact rejects the candidate whatever they would say."""
+    if not breaches:
+        return None
+    return (f"LLM rounds not run: the programmatic pass found {len(breaches)} contract breach(es) that reject "
+            f"the candidate whatever the LLM says (first: {breaches[0][:160]}); no LLM validation tokens spent")
 
 
 async def _top_up(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any], kinds: dict[str, str],

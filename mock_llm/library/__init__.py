@@ -7,6 +7,10 @@ that validation must reject; they are ordinary topics otherwise.
 
 `domains()` lists healthy domains first. `route(text)` picks a domain by weighted keyword hits
 (deterministic; ties go to the earlier domain) or returns None when nothing scores `MIN_SCORE`.
+
+Sites: a text tagged "(site N)" (a source task, a topic summary) is about domain `at_site(N)`: the
+same env under its own class name and texts (`Domain.at_site`), so a scale benchmark can grow the
+funnel 10x or 100x from the same seven domains. Site copies are made on demand, never listed.
 """
 
 from __future__ import annotations
@@ -20,7 +24,33 @@ from mock_llm.library.model import Domain, LibraryScenario
 
 MIN_SCORE = 2.0
 
-__all__ = ["MIN_SCORE", "Domain", "LibraryScenario", "by_name", "domains", "route", "route_scores"]
+__all__ = ["MIN_SCORE", "Domain", "LibraryScenario", "at_site", "by_name", "domains", "route", "route_scores",
+           "site_of", "without_site"]
+
+SITE_TAG = re.compile(r"\s*\(site (\d+)\)")
+
+
+def site_of(text: str) -> int | None:
+    """The site a text is tagged with ("... (site 17)"), or None."""
+    match = SITE_TAG.search(text)
+    return int(match.group(1)) if match else None
+
+
+def without_site(text: str) -> str:
+    return SITE_TAG.sub("", text)
+
+
+def at_site(domain: Domain, site: int | None) -> Domain:
+    """`domain` at `site` (itself for None); copies are made once per (domain, site)."""
+    if site is None or domain.site == site:
+        return domain
+    return _site_copy(domain.source_class or domain.class_name, site)
+
+
+@lru_cache(maxsize=8192)
+def _site_copy(class_name: str, site: int) -> Domain:
+    base = next(d for d in _all() if d.class_name == class_name)
+    return base.at_site(site)
 
 
 @lru_cache(maxsize=1)
@@ -57,9 +87,10 @@ def route_scores(text: str) -> list[tuple[Domain, float]]:
 
 
 def route(text: str) -> Domain | None:
-    """The best-scoring domain for `text`, or None if no domain reaches MIN_SCORE."""
+    """The best-scoring domain for `text` (at the site the text names), or None if no domain reaches
+    MIN_SCORE."""
     best: tuple[Domain, float] | None = None
-    for d, score in route_scores(text):
+    for d, score in route_scores(without_site(text)):
         if score >= MIN_SCORE and (best is None or score > best[1]):
             best = (d, score)
-    return best[0] if best else None
+    return at_site(best[0], site_of(text)) if best else None

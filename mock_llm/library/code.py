@@ -14,7 +14,7 @@ import textwrap
 import threading
 from functools import lru_cache
 
-from mock_llm.library.model import ENVS_DIR, Domain
+from mock_llm.library.model import Domain, class_file
 from mock_llm.safe_ast import parse
 
 _CACHE_LOCK = threading.Lock()
@@ -34,12 +34,12 @@ def _public(cls: ast.ClassDef) -> list[ast.FunctionDef]:
 def skeleton(domain: Domain) -> str:
     """The class file without its public methods (imports, constants, __init__, private helpers)."""
     with _CACHE_LOCK:
-        return _skeleton(domain.env_file, domain.class_name)
+        return _skeleton(domain.env_file, domain.class_name, domain.source_class)
 
 
-@lru_cache(maxsize=None)
-def _skeleton(env_file: str, class_name: str) -> str:
-    source = _source(env_file)
+@lru_cache(maxsize=4096)
+def _skeleton(env_file: str, class_name: str, source_class: str | None = None) -> str:
+    source = _source(env_file, source_class, class_name)
     cls = _class(parse(source), class_name)
     drop: set[int] = set()
     for fn in _public(cls):
@@ -55,7 +55,7 @@ def _skeleton(env_file: str, class_name: str) -> str:
 def operations(domain: Domain) -> list[dict[str, str]]:
     """`[{"name", "description", "kind"}]` in source order; description = docstring summary line."""
     with _CACHE_LOCK:
-        summaries = _summaries(domain.env_file, domain.class_name)
+        summaries = _summaries(domain.env_file, domain.class_name, domain.source_class)
     ops = []
     for name, doc in summaries:
         kind = domain.tool_kinds.get(name)
@@ -65,24 +65,24 @@ def operations(domain: Domain) -> list[dict[str, str]]:
     return ops
 
 
-@lru_cache(maxsize=None)
-def _summaries(env_file: str, class_name: str) -> tuple[tuple[str, str], ...]:
-    cls = _class(parse(_source(env_file)), class_name)
+@lru_cache(maxsize=4096)
+def _summaries(env_file: str, class_name: str, source_class: str | None = None) -> tuple[tuple[str, str], ...]:
+    cls = _class(parse(_source(env_file, source_class, class_name)), class_name)
     return tuple((fn.name, (ast.get_docstring(fn) or fn.name).strip().splitlines()[0]) for fn in _public(cls))
 
 
 def method_source(domain: Domain, name: str) -> str:
     """The dedented `def` of public method `name`, exactly as written in the library file."""
     with _CACHE_LOCK:
-        methods = _methods(domain.env_file, domain.class_name)
+        methods = _methods(domain.env_file, domain.class_name, domain.source_class)
     if name not in methods:
         raise KeyError(name)
     return methods[name]
 
 
-@lru_cache(maxsize=None)
-def _methods(env_file: str, class_name: str) -> dict[str, str]:
-    source = _source(env_file)
+@lru_cache(maxsize=4096)
+def _methods(env_file: str, class_name: str, source_class: str | None = None) -> dict[str, str]:
+    source = _source(env_file, source_class, class_name)
     cls = _class(parse(source), class_name)
     out = {}
     for fn in _public(cls):
@@ -91,5 +91,5 @@ def _methods(env_file: str, class_name: str) -> dict[str, str]:
     return out
 
 
-def _source(env_file: str) -> str:
-    return (ENVS_DIR / env_file).read_text(encoding="utf-8")
+def _source(env_file: str, source_class: str | None = None, class_name: str | None = None) -> str:
+    return class_file(env_file, source_class, class_name)

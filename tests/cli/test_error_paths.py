@@ -38,8 +38,8 @@ BAD_SOURCES = [
     ("tasks.xml", "<tasks><task>Book a flight</task></tasks>\n", "looks like XML"),
     ("empty.jsonl", "", "the file is empty"),
     ("broken.json", '[{"input": "User: book a flight"},\n{"input": "Us', "a JSON list that does not parse"),
-    ("toolace.json", json.dumps([{"system": "s", "conversations": [{"from": "user", "value": "Book a hotel"}]}]),
-     "not API-Bank records"),
+    ("toolace.json", json.dumps([{"system": "s", "conversations": [{"from": "assistant", "value": "Hello"}]}]),
+     "nor ToolACE dialogues"),
     ("notask.jsonl", '{"text": "Book a hotel"}\n', "no string 'task'"),
     ("nonstring.jsonl", '{"task": 42}\n', "'task' missing or not a string"),
 ]

@@ -125,6 +125,17 @@ def test_a_planted_defect_in_complete_delete_or_rename_is_caught(tool: str, tmp_
     assert any(expect in line for line in verdict["critical"]), verdict["critical"]
 
 
+def test_a_contract_breach_found_for_free_spends_no_llm_validation_call(tmp_path: Path, mock_server: Any) -> None:
+    old, new, _ = DEFECTS["complete"]
+    code, state = files(tmp_path, TODO.replace(old, new))
+    mock_server.reset()
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "both", "--chains", "2",
+                    base_url=mock_server.base_url)
+    verdict = full(out)
+    assert out.returncode == 1 and verdict["llm_pass_skipped"]
+    assert mock_server.stats()["requests_total"] == 0
+
+
 def test_the_verdict_shows_the_state_used_and_each_tools_label_with_its_source(tmp_path: Path) -> None:
     code, state = files(tmp_path)
     verdict = full(envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic"))

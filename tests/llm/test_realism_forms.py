@@ -57,7 +57,9 @@ def chat_meaning(reply: Any) -> Any:
 
 
 def _gateway(server: Any) -> LLMGateway:
-    return LLMGateway(mock_llm_settings(server.base_url, cache=False, repair_attempts=2))
+    # request counts are part of the spec, so a transport retry (a reply slower than the timeout on a
+    # loaded CI machine) must not happen: this spec is about forms, not timeouts
+    return LLMGateway(mock_llm_settings(server.base_url, cache=False, repair_attempts=2, timeout_s=300.0))
 
 
 def _chat_requests() -> list[tuple[Any, list[dict[str, Any]], list[dict[str, Any]] | None, str]]:

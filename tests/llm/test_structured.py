@@ -44,7 +44,7 @@ def test_repair_gives_up_after_the_bound_with_a_recorded_reason(mock_stats_reset
     with pytest.raises(LLMOutputInvalid) as err:
         gw.structured_sync(JUDGE_STATEFUL, TASK)
     assert "never closes" in err.value.reason and err.value.last_output  # the truncated object, named
-    assert "mine.judge_stateful@1" in str(err.value) and "2 repair" in str(err.value)
+    assert JUDGE_STATEFUL.tag in str(err.value) and "2 repair" in str(err.value)
     assert mock_stats_reset.stats()["requests_total"] == 3  # first try + exactly repair_attempts turns
     [row] = call_rows(store, "r1")
     assert (row["status"], row["repairs"], row["error"]) == ("output_invalid", 2, err.value.reason)

@@ -27,7 +27,7 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> str:
     ("blank.jsonl", "\n\n   \n", "the file is empty"),
     ("empty.json", "[]", "an empty JSON list"),
     ("broken.json", '[{"input": "User: hi"},\n{"input": "User: bo', "a JSON list that does not parse"),
-    ("toolace.json", json.dumps([{"system": "s", "conversations": [{"from": "user", "value": "Book a hotel"}]}]),
+    ("toolace.json", json.dumps([{"system": "s", "conversations": [{"from": "assistant", "value": "Hello"}]}]),
      "first item's keys: conversations, system"),
     ("notask.jsonl", '{"text": "Book a hotel"}\n{"prompt": "x"}\n', "no string 'task'"),
     ("nonstring.jsonl", '{"task": 5}\n{"task": ["a"]}\n', "'task' missing or not a string"),

@@ -10,6 +10,7 @@ import pytest
 
 from mock_llm import library
 from envscaler_core.prompts import validate as PV
+from envscaler_core.models.changes import state_changes
 from envscaler_core.synth import extract_tools
 from envscaler_core.synth.tool_schema import tool_lines
 from tests.mock_llm.helpers import ask, open_env
@@ -22,8 +23,10 @@ WAITLIST = library.by_name("surgery_waitlist")
 def _propose(domain: library.Domain, stats: dict[str, PV.ToolStats], state: dict[str, Any] | None = None,
              round_: int = 1) -> PV.ProposedCall:
     tools = tool_lines(extract_tools(domain.class_source, domain.class_name))
+    initial = domain.initial_states[0]
     return ask(PV.PROPOSE_CALL, PV.ProposeInput(introduction=domain.introduction, tools=tools, stats=stats,
-                                                state=state or domain.initial_states[0], round=round_, rounds=30))
+                                                initial_state=initial, changes=state_changes(initial, state or initial),
+                                                round=round_, rounds=30))
 
 
 def test_proposer_starts_with_a_positive_case_of_the_first_tool():
@@ -65,10 +68,11 @@ def _judge(request: pytest.FixtureRequest, domain: library.Domain, tool: str, ar
         observation, after = env.call(tool, args)
     finally:
         env.close()
+    initial = domain.initial_states[0]
     return ask(PV.JUDGE_CALL, PV.JudgeInput(
-        introduction=domain.introduction, rules=domain.rules, class_header="", tool=tool,
-        tool_kind=domain.tool_kinds[tool], method_source="", args=args, case_type=case_type,
-        observation=observation, state_before=before, state_after=after, state_diff={}))
+        introduction=domain.introduction, rules=domain.rules, class_code=domain.class_source, initial_state=initial,
+        tool=tool, tool_kind=domain.tool_kinds[tool], args=args, case_type=case_type, observation=observation,
+        changes_before=state_changes(initial, before), call_changes=state_changes(before, after)))
 
 
 def test_judge_fails_a_tool_that_raises_on_an_unknown_id(request):

@@ -18,4 +18,4 @@ def test_summary_shows_funnel_tokens_and_retries() -> None:
     text = summary_text(s)
     assert "  source_tasks       3" in text
     assert "LLM calls 4 (1 cached, 2 retries), tokens 15, cost $0.5000" in text
-    assert "| mine | 4 | 1 | 2 | 10 | 5 | 0.5000 |" in summary_markdown(s)
+    assert "| mine | 4 | 1 | 2 | 10 | 0 | 5 | 0.5000 |" in summary_markdown(s)  # prompt, of it prefix-cached, completion

@@ -9,7 +9,14 @@ import pytest
 
 from envscaler_core.config import SandboxSettings
 from sandbox import SandboxLimits, SandboxPool
-from tests.sandbox.helpers import Listener, steady_process_count
+from tests.sandbox.helpers import (
+    Bystander,
+    Listener,
+    benign_call_works,
+    steady_process_count,
+    wait_for_process_count,
+    zygote_fingerprint,
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +51,10 @@ def solo(canary: str) -> Iterator[SandboxPool]:
 
 @pytest.fixture(scope="module")
 def baseline(jail: SandboxPool) -> int:
-    """Processes in the jails with no episode open (bwrap's init, the zygote, its unit made in advance),
-    once the count is steady (a zygote makes its next unit right after handing one over)."""
+    """Processes in the jails with no episode open (bwrap's init, the zygote, its units made in advance and
+    the pool's ready units: one of each kind per zygote), once the count is steady (a zygote makes its
+    next unit right after handing one over)."""
+    assert jail.warm_up()
     return steady_process_count(jail)
 
 
@@ -71,3 +80,20 @@ def marker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def _no_stray_markers() -> Iterator[None]:
     yield
     assert not any(p.name.startswith("pwned") for p in Path(os.getcwd()).iterdir())
+
+
+@pytest.fixture
+def guard(jail: SandboxPool, baseline: int) -> Iterator[Bystander]:
+    """Host invariants around one attack; yields the bystander episode."""
+    zygotes, roots = zygote_fingerprint(jail), jail.host_pids()
+    restarts = [z.restarts for z in jail.zygotes]
+    bystander = Bystander(jail)
+    try:
+        yield bystander
+        assert bystander.unharmed(), "the bystander episode or its checks changed"
+    finally:
+        bystander.ep.close()
+    assert zygote_fingerprint(jail) == zygotes, "a zygote's seccomp mode or rlimits changed"
+    assert jail.host_pids() == roots and [z.restarts for z in jail.zygotes] == restarts, "a zygote was replaced"
+    assert wait_for_process_count(jail, baseline) == baseline, "processes left behind in the jails"
+    assert benign_call_works(jail)

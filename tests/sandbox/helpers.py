@@ -74,6 +74,29 @@ class Library:
         return {"success": True, "data": self.books[book_id]}
 '''
 LIBRARY_STATE = {"books": {"b1": {"title": "Dune", "status": "available"}}}
+CHECKS = [
+    "def check_func(final_state):\n    return final_state['books']['b1']['status'] == 'available'\n",
+    "def check_func(final_state):\n    return final_state['books']['b1']['status'] == 'lent'\n",
+    "def check_func(final_state):\n    return final_state['missing']\n",
+]
+EXPECTED_CHECKS = [True, False, None]  # CHECKS on LIBRARY_STATE
+
+
+class Bystander:
+    """Another scenario's episode, mid-way, plus its check outcomes: an attack must change neither."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.ep = pool.open_episode(LIBRARY, "Library", LIBRARY_STATE)
+        assert self.first_call_is_right()
+
+    def first_call_is_right(self) -> bool:
+        out = self.ep.call("get_book", {"book_id": "b1"})
+        return out.ok and out.result == {"success": True, "data": {"title": "Dune", "status": "available"}}
+
+    def unharmed(self) -> bool:
+        checks = [o.passed for o in self.pool.run_checks(CHECKS, LIBRARY_STATE, self.ep.state)]
+        return self.first_call_is_right() and self.ep.restarts == 0 and checks == EXPECTED_CHECKS
 
 
 def attack_code(body: str, marker: str = "", port: int = 0) -> str:

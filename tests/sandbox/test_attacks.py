@@ -5,12 +5,14 @@ zygotes, and the pool still answers a benign call correctly."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from envscaler_core.config import SandboxSettings
 from envscaler_core.runtime import CallOutcome
-from sandbox import SandboxPool
+from sandbox import SandboxLimits, SandboxPool
 from tests.sandbox.helpers import (
     Listener,
     attack_code,
@@ -57,6 +59,35 @@ def attack(jail: SandboxPool, baseline: int, canary: str, marker: Path, listener
     assert benign_call_works(jail)
 
 
+@pytest.fixture(scope="module")
+def roomy(canary: str) -> Iterator[SandboxPool]:
+    """A pool with a call timeout that CPU-heavy attacks (building 50 MiB, filling 256 MiB) meet even on a
+    saturated machine: their spec is about the error kind, not about speed."""
+    pool = SandboxPool(SandboxSettings(call_timeout_s=20.0, workers=1), SandboxLimits(memory_mb=256))
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture
+def heavy_attack(roomy: SandboxPool, canary: str, marker: Path):
+    """`attack` on the roomy pool (same host invariants, without the shared jail's process count)."""
+    runs: list[Attack] = []
+
+    def run(body: str) -> Attack:
+        a = Attack(roomy, body, marker, None)
+        runs.append(a)
+        return a
+
+    yield run
+    assert not marker.exists(), "the attack created a file on the host"
+    for a in runs:
+        assert canary not in text_of(a.out, a.after) + a.output, "the canary API key leaked"
+        assert a.after.ok and a.after.result["success"] is True, f"episode unusable after the attack: {a.after}"
+    assert benign_call_works(roomy)
+
+
 def _kinds(out: CallOutcome) -> tuple[bool, str | None]:
     return out.ok, out.error_kind
 
@@ -97,8 +128,8 @@ def test_blocking_reads_do_not_hang(attack) -> None:
     "return len(bytearray(8 << 30))",
     "xs = []\nwhile True:\n    xs.append(bytearray(1 << 20))",
 ])
-def test_memory_bombs_raise_memory_error(attack, body: str) -> None:
-    a = attack(body)
+def test_memory_bombs_raise_memory_error(heavy_attack, body: str) -> None:
+    a = heavy_attack(body)
     assert _kinds(a.out) == (False, "exception")
     assert "MemoryError" in a.out.error
 
@@ -256,8 +287,8 @@ def test_huge_stdout_is_capped(attack) -> None:
     ("return 10 ** 100000", "unserializable"),
     ("self.blob = 'x' * (3 << 20)\nreturn {}", "oversize"),
 ])
-def test_huge_or_odd_return_values_are_errors(attack, body: str, kind: str) -> None:
-    a = attack(body)
+def test_huge_or_odd_return_values_are_errors(heavy_attack, body: str, kind: str) -> None:
+    a = heavy_attack(body)
     assert _kinds(a.out) == (False, kind), a.out.error
     assert a.after.state == {"n": 1}, "the previous state was not kept"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,56 +16,15 @@ import pytest
 from envscaler_core.runtime import CallOutcome
 from sandbox import SandboxPool
 from tests.sandbox.helpers import (
+    CHECKS,
+    EXPECTED_CHECKS,
     LIBRARY,
     LIBRARY_STATE,
     attack_code,
-    benign_call_works,
     cpu_ticks,
     host_shmem_kib,
     wait_for_process_count,
-    zygote_fingerprint,
 )
-
-CHECKS = [
-    "def check_func(final_state):\n    return final_state['books']['b1']['status'] == 'available'\n",
-    "def check_func(final_state):\n    return final_state['books']['b1']['status'] == 'lent'\n",
-    "def check_func(final_state):\n    return final_state['missing']\n",
-]
-EXPECTED_CHECKS = [True, False, None]
-
-
-class Bystander:
-    """Another scenario's episode, mid-way, plus its check outcomes: an attack must change neither."""
-
-    def __init__(self, pool: SandboxPool) -> None:
-        self.pool = pool
-        self.ep = pool.open_episode(LIBRARY, "Library", LIBRARY_STATE)
-        assert self.first_call_is_right()
-
-    def first_call_is_right(self) -> bool:
-        out = self.ep.call("get_book", {"book_id": "b1"})
-        return out.ok and out.result == {"success": True, "data": {"title": "Dune", "status": "available"}}
-
-    def unharmed(self) -> bool:
-        checks = [o.passed for o in self.pool.run_checks(CHECKS, LIBRARY_STATE, self.ep.state)]
-        return self.first_call_is_right() and self.ep.restarts == 0 and checks == EXPECTED_CHECKS
-
-
-@pytest.fixture
-def guard(jail: SandboxPool, baseline: int) -> Iterator[Bystander]:
-    """Host invariants around one attack; yields the bystander episode."""
-    zygotes, roots = zygote_fingerprint(jail), jail.host_pids()
-    restarts = [z.restarts for z in jail.zygotes]
-    bystander = Bystander(jail)
-    try:
-        yield bystander
-        assert bystander.unharmed(), "the bystander episode or its checks changed"
-    finally:
-        bystander.ep.close()
-    assert zygote_fingerprint(jail) == zygotes, "a zygote's seccomp mode or rlimits changed"
-    assert jail.host_pids() == roots and [z.restarts for z in jail.zygotes] == restarts, "a zygote was replaced"
-    assert wait_for_process_count(jail, baseline) == baseline, "processes left behind in the jails"
-    assert benign_call_works(jail)
 
 
 def run_attack(pool: SandboxPool, body: str) -> CallOutcome:
@@ -381,8 +339,7 @@ def test_ptys_locks_and_pipe_buffers_shared_by_a_jail_are_out_of_reach(jail: San
                 res[path] = exc.strerror
         with open('/usr/lib/os-release' if os.path.exists('/usr/lib/os-release') else os.__file__, 'rb') as fh:
             res['flock'] = errno_of(libc.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB))
-        r, w = os.pipe()
-        res['F_SETPIPE_SZ'] = errno_of(libc.fcntl(w, 1031, 1 << 20))
+        res['F_SETPIPE_SZ'] = errno_of(libc.fcntl(reply_fd(), 1031, 1 << 20))  # a unit may not make pipes
         return res
     """)
     assert out.ok, out

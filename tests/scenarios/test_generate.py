@@ -27,7 +27,7 @@ class ScriptedLLM:
         self.feedback: list[str | None] = []
 
     async def structured(self, prompt, inp, stage: str):
-        assert stage == "scen"
+        assert stage == ("check" if prompt.id == "scen.check_function" else "scen")  # checks: the small model
         self.calls[prompt.id] += 1
         self.feedback.append(getattr(inp, "feedback", None))
         out = prompt.output_model

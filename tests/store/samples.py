@@ -6,12 +6,15 @@ from envscaler_core.models import (
     AcceptedEnv,
     BFCLEvalReport,
     BFCLTaskResult,
+    CheckAudit,
     CheckResult,
     CheckSpec,
     Entity,
     EnvCandidate,
     EnvSpec,
     EnvTopic,
+    ImportedEnv,
+    ImportedScenario,
     Operation,
     Record,
     Scenario,
@@ -78,6 +81,14 @@ def every_kind() -> list[Record]:
         usage=TokenUsage(prompt_tokens=12, completion_tokens=3),
     )
     failure = StageFailure(stage="validate", item_fp=candidate.fingerprint, attempts=2, reason="timeout in add_book")
+    imported_env = ImportedEnv(  # EnvScaler interop: the record verbatim (as JSON text) and its verdict
+        env_id="env_1", position=0, source="env_metadata.json[env_1]", class_name="Library", candidate_fp=candidate.fingerprint,
+        record_json='{"env_id":"env_1","env_class_name":"Library","tools":[]}', status="rejected", reasons=["no tools"])
+    imported_scenario = ImportedScenario(
+        split="rl", position=0, source="rl.json[0]", env_id="env_1", task_id="0915-142233",
+        record_json='{"env_id":"env_1","task":"Add Dune.","init_config":{"s":{"__type__":"set","items":[1]}}}',
+        audit="verified", checks=[CheckAudit(index=0, item="Dune exists", outcome="verified", on_initial=False, on_solved=True)],
+        reference_solution=[ToolCall(tool="add_book", args={"title": "Dune"})], solution_origin="file")
     bfcl_result = BFCLTaskResult(
         task_id="multi_turn_base_0", subset="base", agent="llm", model="gpt-4.1-mini", valid=False,
         error_type="multi_turn:instance_state_mismatch", error_message="state differs", details={"differences": {}},
@@ -87,4 +98,5 @@ def every_kind() -> list[Record]:
     )
     bfcl_report = BFCLEvalReport(agent="llm", model="gpt-4.1-mini", complete=True, overall=0.0,
                                  subsets={"base": SubsetScore(tasks=1, valid=0, accuracy=0.0)})
-    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure, bfcl_result, bfcl_report]
+    return [task, topic, spec, candidate, round_, env, scenario, trajectory, failure, bfcl_result, bfcl_report,
+            imported_env, imported_scenario]

@@ -144,10 +144,34 @@ def test_a_store_from_schema_1_gains_the_estimated_tokens_column_on_open(store_u
         store.record_llm_call(LLMCall(fingerprint="g", run_id="r1", stage="mine", model="m", status="ok",
                                       prompt_tokens=3, completion_tokens=1, estimated_tokens=4))
         assert store.llm_usage("r1")["mine"] == {"calls": 2, "cached": 0, "retries": 0, "prompt_tokens": 8,
-                                                 "completion_tokens": 6, "estimated_tokens": 4, "cost_usd": 0.0}
+                                                 "cached_tokens": 0, "completion_tokens": 6, "estimated_tokens": 4,
+                                                 "cost_usd": 0.0}
         with store.engine.connect() as conn:
             version = conn.execute(text("SELECT value FROM store_meta WHERE key = 'schema_version'")).scalar_one()
     assert version == str(SCHEMA_VERSION)
+
+
+def test_a_store_from_schema_2_gains_the_cached_tokens_column_on_open(store_url: str) -> None:
+    from envscaler_core.models import LLMCall
+
+    with Store.from_url(store_url) as store, store.engine.begin() as conn:  # the llm_calls table as version 2 made it
+        conn.execute(text("DROP TABLE llm_calls"))
+        conn.execute(text(
+            "CREATE TABLE llm_calls (call_id VARCHAR(32) PRIMARY KEY, fingerprint VARCHAR NOT NULL, run_id VARCHAR, "
+            "stage VARCHAR NOT NULL, prompt_id VARCHAR, model VARCHAR NOT NULL, status VARCHAR NOT NULL, "
+            "attempts INTEGER NOT NULL, repairs INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, "
+            "completion_tokens INTEGER NOT NULL, estimated_tokens INTEGER DEFAULT 0, cost_usd FLOAT NOT NULL, "
+            "latency_ms FLOAT NOT NULL, error TEXT, response TEXT, created_at TIMESTAMP NOT NULL)"))
+        conn.execute(text("CREATE INDEX ix_llm_calls_fingerprint ON llm_calls (fingerprint, status)"))
+        conn.execute(text("INSERT INTO llm_calls (call_id, fingerprint, run_id, stage, model, status, attempts, repairs, "
+                          "prompt_tokens, completion_tokens, estimated_tokens, cost_usd, latency_ms, created_at) VALUES "
+                          "('old', 'f', 'r1', 'mine', 'm', 'ok', 1, 0, 5, 5, 0, 0, 1, now())"))
+        conn.execute(text("UPDATE store_meta SET value = '2' WHERE key = 'schema_version'"))
+    with Store.from_url(store_url) as store:
+        store.record_llm_call(LLMCall(fingerprint="g", run_id="r1", stage="mine", model="m", status="ok",
+                                      prompt_tokens=2048, cached_tokens=1024, completion_tokens=1))
+        usage = store.llm_usage("r1")["mine"]
+    assert (usage["prompt_tokens"], usage["cached_tokens"]) == (2053, 1024)
 
 
 def test_a_closed_store_refuses_work(store_url: str) -> None:

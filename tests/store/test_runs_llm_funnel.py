@@ -90,8 +90,8 @@ def test_usage_is_summed_per_stage_of_the_run(store: Store) -> None:
         ]
     )
     assert store.llm_usage("r1") == {
-        "mine": {"calls": 3, "cached": 1, "retries": 2, "prompt_tokens": 150, "completion_tokens": 15, "estimated_tokens": 0, "cost_usd": 0.75},
-        "synth": {"calls": 1, "cached": 0, "retries": 0, "prompt_tokens": 7, "completion_tokens": 3, "estimated_tokens": 0, "cost_usd": 0.125},
+        "mine": {"calls": 3, "cached": 1, "retries": 2, "prompt_tokens": 150, "cached_tokens": 0, "completion_tokens": 15, "estimated_tokens": 0, "cost_usd": 0.75},
+        "synth": {"calls": 1, "cached": 0, "retries": 0, "prompt_tokens": 7, "cached_tokens": 0, "completion_tokens": 3, "estimated_tokens": 0, "cost_usd": 0.125},
     }
 
 

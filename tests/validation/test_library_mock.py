@@ -33,11 +33,11 @@ def candidate(domain: Any) -> tuple[EnvCandidate, EnvSpec]:
     return cand, spec
 
 
-def run(domain: Any, mode: str, runtime: Any, llm_settings: Settings) -> Any:
+def run(domain: Any, mode: str, runtime: Any, llm_settings: Settings, chains: int = 3) -> Any:
     from envscaler_core.validation import validate_candidate
 
     cand, spec = candidate(domain)
-    settings = Settings.model_validate({"validate": {"mode": mode, "rounds": 30}})
+    settings = Settings.model_validate({"validate": {"mode": mode, "rounds": 30, "chains": chains}})
     gateway = LLMGateway(llm_settings.llm)
     return asyncio.run(validate_candidate(cand, runtime, gateway, settings, spec=spec))
 
@@ -50,10 +50,11 @@ def test_healthy_domain_is_accepted(domain: Any, mode: str, runtime: Any, llm_se
     assert out.env is not None and out.report.rounds >= 10
 
 
-@pytest.mark.parametrize("mode", ["programmatic", "llm", "both"])
+@pytest.mark.parametrize(("mode", "chains"), [("programmatic", 1), ("llm", 1), ("llm", 3), ("both", 1), ("both", 3)])
 @pytest.mark.parametrize("domain", [d for d in DOMAINS if d.defect is not None], ids=lambda d: d.name)
-def test_defective_domain_is_rejected_for_its_defect(domain: Any, mode: str, runtime: Any, llm_settings: Settings) -> None:
-    out = run(domain, mode, runtime, llm_settings)
+def test_defective_domain_is_rejected_for_its_defect(domain: Any, mode: str, chains: int, runtime: Any,
+                                                     llm_settings: Settings) -> None:
+    out = run(domain, mode, runtime, llm_settings, chains)
     assert not out.report.accepted
     evidence = " | ".join(out.report.critical + out.report.reasons)
     missing = [marker for marker in EXPECTED[domain.name] if marker not in evidence]

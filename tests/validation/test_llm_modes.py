@@ -20,10 +20,10 @@ from tests.validation.outside_classes import SUBJECTS, Subject
 BY_NAME = {s.name: s for s in SUBJECTS}
 
 
-def run(subject: Subject, code: str, mode: str, llm_settings: Settings, runtime: Any) -> Any:
+def run(subject: Subject, code: str, mode: str, llm_settings: Settings, runtime: Any, chains: int = 3) -> Any:
     cand = EnvCandidate(topic_fp="t", class_name=subject.class_name, class_code=code,
                         tools=extract_tools(code, subject.class_name))
-    settings = Settings.model_validate({"validate": {"mode": mode, "rounds": 12}})
+    settings = Settings.model_validate({"validate": {"mode": mode, "rounds": 12, "chains": chains}})
     return asyncio.run(validate_candidate(cand, runtime, LLMGateway(llm_settings.llm), settings,
                                           test_state=subject.state))
 
@@ -59,11 +59,12 @@ BOTH_CASES = [("hotel", "mutates_on_failure"), ("hotel", "query_mutates"), ("hot
               ("tickets", "mutates_on_failure"), ("campus", "query_mutates")]
 
 
+@pytest.mark.parametrize("chains", [1, 3])
 @pytest.mark.parametrize(("name", "defect"), BOTH_CASES, ids=[f"{n}-{d}" for n, d in BOTH_CASES])
-def test_both_mode_rejects_each_planted_defect_for_its_reason(name: str, defect: str, llm_settings: Settings,
-                                                             runtime: Any) -> None:
+def test_both_mode_rejects_each_planted_defect_for_its_reason(name: str, defect: str, chains: int,
+                                                             llm_settings: Settings, runtime: Any) -> None:
     subject = BY_NAME[name]
-    out = run(subject, subject.with_defect(defect), "both", llm_settings, runtime)
+    out = run(subject, subject.with_defect(defect), "both", llm_settings, runtime, chains)
     evidence = out.report.critical + out.report.blocking
     assert not out.report.accepted and any(subject.defects[defect].expect in line for line in evidence), evidence
 
@@ -72,24 +73,26 @@ LLM_CASES = [("hotel", "query_mutates"), ("campus", "query_mutates"), ("hotel", 
              ("hotel", "non_dict_return")]
 
 
+@pytest.mark.parametrize("chains", [1, 3])
 @pytest.mark.parametrize(("name", "defect"), LLM_CASES, ids=[f"{n}-{d}" for n, d in LLM_CASES])
-def test_llm_mode_rejects_what_its_rounds_expose(name: str, defect: str, llm_settings: Settings, runtime: Any) -> None:
+def test_llm_mode_rejects_what_its_rounds_expose(name: str, defect: str, chains: int, llm_settings: Settings,
+                                                 runtime: Any) -> None:
     subject = BY_NAME[name]
-    out = run(subject, subject.with_defect(defect), "llm", llm_settings, runtime)
+    out = run(subject, subject.with_defect(defect), "llm", llm_settings, runtime, chains)
     assert not out.report.accepted
     expect = subject.defects[defect].expect
     assert any(expect in line for line in out.report.critical), out.report.critical
 
 
 def test_llm_mode_tops_up_what_the_proposer_never_got_to_succeed(llm_settings: Settings, runtime: Any) -> None:
-    """The mock's proposer picks a new_slot of any doctor; the appointment's own doctor's slot is found
-    by the programmatic search, so rescheduling's code runs before anything is accepted."""
+    """The mock's proposer (one chain) picks a new_slot of any doctor; the appointment's own doctor's slot
+    is found by the programmatic search, so rescheduling's code runs before anything is accepted."""
     from mock_llm import library
 
     domain = next(d for d in library.domains() if d.name == "clinic_appointments")
     subject = Subject(name=domain.name, style="user", class_name=domain.class_name, code=domain.class_source,
                       state=domain.initial_states[0], kinds=dict(domain.tool_kinds))
-    out = run(subject, subject.code, "llm", llm_settings, runtime)
+    out = run(subject, subject.code, "llm", llm_settings, runtime, chains=1)
     assert out.report.accepted and not out.report.unreached
     top_up = [r for r in out.rounds if r.mode == "programmatic"]
     assert top_up and {r.tool for r in top_up} == {"reschedule_appointment"}

@@ -1,0 +1,150 @@
+"""What the factory's prompts cost per accepted env, this codebase against the old prompt layout.
+
+Two whole factory runs in one benchmark, on the same sources (the bundled API-Bank slice) with the same
+settings (the pipeline benchmark's: 8 topics, `both` validation with 30 rounds, 2 scenarios per env):
+one with the code of `BENCH_COST_BASELINE` (default: the main commit before issue 14's prompt layout,
+exported to a temp dir and run from there, with its own mock LLM), one with this checkout. Both talk to
+their mock through `cache_proxy.CacheProxy`, which bills every chat request the same way: prompt tokens
+at ~4 characters each, and the tokens OpenAI's automatic prefix cache would serve. The effective prompt
+cost counts cached tokens at the cached rate of the default price table (GPT-4.1: a quarter of input).
+
+Printed: funnel of both runs (the accepted count must match), per accepted env the prompt tokens, the
+cached share and the effective prompt tokens, per stage and in total, and the ratio new / old
+(target <= 1/3). `.venv/bin/python -m benchmarks bench_cost`
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import io
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = os.environ.get("BENCH_COST_BASELINE", "20d5cec")  # main before the cache-friendly layout
+ROUNDS = int(os.environ.get("BENCH_COST_ROUNDS", "30"))
+CACHED_SHARE_OF_INPUT = 0.25  # GPT-4.1's cached-input price / input price (the default price table)
+STAGES = (("mine", ("mine.",)), ("synth", ("synth.",)), ("validate", ("validate.",)), ("scenarios", ("scen.",)),
+          ("rollouts", ("agent", "user_sim")))
+
+CHILD = """
+import asyncio, json, sys
+from envscaler_core.config import load_settings, public_config
+from flows.factory import factory_flow
+overrides = json.loads(sys.argv[1])
+config = public_config(load_settings(environ={}, overrides=overrides))
+summary = asyncio.run(factory_flow(run_id="cost", sources=[sys.argv[2]], config=config))
+print("RESULT " + json.dumps({"status": summary["status"], "funnel": summary["funnel"]}))
+"""
+
+
+def export_baseline(ref: str, target: Path) -> Path:
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 (loopback)
+        return json.load(r)
+
+
+def _start_mock(code: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    from envscaler.prefect_server import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from envscaler.cli import main; sys.exit(main())",
+                             "mock-llm", "--port", str(port), "--latency-ms", "0"],
+                            cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            _get(f"http://127.0.0.1:{port}/mock/stats")
+            return proc, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"mock LLM of {code} did not start")
+
+
+def run_codebase(name: str, code: Path, workdir: Path, source: Path, base_env: dict[str, str]) -> dict[str, Any]:
+    """One factory run with the code in `code` (its own mock, behind a fresh billing proxy)."""
+    from benchmarks.cache_proxy import CacheProxy
+    from envscaler.prefect_server import free_port
+
+    env = {**base_env, "PYTHONPATH": str(code)}
+    mock, mock_url = _start_mock(code, env)
+    try:
+        with CacheProxy(mock_url, free_port()) as proxy:
+            overrides = {"mine": {"max_tasks": 80, "select_n": 8}, "validate": {"mode": "both", "rounds": ROUNDS},
+                         "scen": {"per_env": 2}, "flow": {"batch_size": 10, "out_dir": str(workdir / f"out-{name}")},
+                         "store": {"url": f"duckdb:///{workdir / (name + '.duckdb')}"},
+                         "llm": {"base_url": f"{proxy.base_url}/v1", "api_key": "mock"}}
+            t0 = time.perf_counter()
+            child = subprocess.run([sys.executable, "-c", CHILD, json.dumps(overrides), str(source)], cwd=code, env=env,
+                                   capture_output=True, text=True, check=False)
+            wall = time.perf_counter() - t0
+            billed = proxy.stats()
+    finally:
+        mock.terminate()
+        mock.wait(timeout=30)
+    result = next((line[7:] for line in child.stdout.splitlines() if line.startswith("RESULT ")), None)
+    if result is None:
+        raise RuntimeError(f"{name} run failed:\n{child.stderr[-3000:]}")
+    return json.loads(result) | {"billed": billed, "wall_s": wall}
+
+
+def per_stage(billed: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for stage, prefixes in STAGES:
+        rows = [v for k, v in billed.items() if k.startswith(prefixes)]
+        prompt = sum(r["prompt_tokens"] for r in rows)
+        cached = sum(r["cached_tokens"] for r in rows)
+        out[stage] = {"requests": sum(r["requests"] for r in rows), "prompt": prompt, "cached": cached,
+                      "effective": prompt - cached + CACHED_SHARE_OF_INPUT * cached}
+    out["total"] = {k: sum(v[k] for v in out.values()) for k in ("requests", "prompt", "cached", "effective")}
+    return out
+
+
+def main() -> None:
+    from envscaler.prefect_server import ensure_prefect_server, free_port
+
+    base = Path(tempfile.mkdtemp(prefix="envscaler-bench-cost-"))
+    baseline = export_baseline(BASELINE, base / "baseline")
+    source = ROOT / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
+    server = ensure_prefect_server(base / "prefect", free_port())
+    env = {**os.environ, "PREFECT_HOME": str(base / "prefect"), "PREFECT_API_URL": server.api_url}
+    print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores); baseline {BASELINE}, "
+          f"{ROUNDS} validation rounds")
+    try:
+        old = run_codebase("old", baseline, base, source, env)
+        new = run_codebase("new", ROOT, base, source, env)
+    finally:
+        server.stop()
+    for name, row in (("old", old), ("new", new)):
+        print(f"{name}: {row['status']}, funnel {row['funnel']}, wall {row['wall_s']:.0f} s")
+    envs_old, envs_new = old["funnel"]["accepted_envs"], new["funnel"]["accepted_envs"]
+    print(f"accepted envs: old {envs_old}, new {envs_new} ({'same' if envs_old == envs_new else 'DIFFERENT'})")
+    a, b = per_stage(old["billed"]), per_stage(new["billed"])
+    print(f"{'per accepted env':<16} {'old prompt':>10} {'cached':>7} {'effective':>10} | {'new prompt':>10} "
+          f"{'cached':>7} {'effective':>10} | {'new/old eff':>11}")
+    for stage in a:
+        x, y = a[stage], b[stage]
+        ex, ey = x["effective"] / max(envs_old, 1), y["effective"] / max(envs_new, 1)
+        print(f"{stage:<16} {x['prompt'] / max(envs_old, 1):>10.0f} {x['cached'] / max(x['prompt'], 1):>7.0%} "
+              f"{ex:>10.0f} | {y['prompt'] / max(envs_new, 1):>10.0f} {y['cached'] / max(y['prompt'], 1):>7.0%} "
+              f"{ey:>10.0f} | {ey / ex if ex else float('nan'):>11.2f}")
+    total = (b["total"]["effective"] / max(envs_new, 1)) / (a["total"]["effective"] / max(envs_old, 1))
+    print(f"effective prompt cost per accepted env, new / old: {total:.2f} (target <= 0.33); load "
+          f"{os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""`envscaler import envscaler --envs ENV_METADATA.json [--scenarios FILE ...]`: bring EnvScaler's own
+data into the store as one run and audit it (env classes validated, check functions classified).
+
+Exit codes: 0 imported (the audit may still reject envs and scenarios: that is its job), 2 nothing
+written (unreadable file, wrong top-level shape, run id taken, store or sandbox unusable)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from envscaler.commands._common import fail
+
+if TYPE_CHECKING:
+    from envscaler_core.config import Settings
+
+
+def register(app: typer.Typer, verb: str, help_text: str) -> None:
+    sub = typer.Typer(help=help_text, no_args_is_help=True)
+
+    @sub.command("envscaler", help="EnvScaler's env metadata and scenario files (RL with checklist_with_func, SFT without).")
+    def envscaler_import(
+        envs: Path = typer.Option(..., "--envs", help="Env metadata JSON: a dict keyed by env id (or a list)."),
+        scenarios: list[Path] = typer.Option([], "--scenarios", help="Scenario JSON list(s); more files may follow."),
+        more: list[Path] = typer.Argument(None, help="Further scenario files (so `--scenarios a.json b.json` works)."),
+        solutions: Path | None = typer.Option(None, "--solutions", help="Reference-solutions sidecar (default: "
+                                              "envscaler_reference_solutions.json beside --envs, if present)."),
+        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        run_id: str | None = typer.Option(None, "--run-id", help="Run id for the import (default: import-<time>-<hex>)."),
+        solve: bool = typer.Option(False, "--solve", help="Ask the agent model to solve each unproven RL scenario."),
+        attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Agent episodes per unproven scenario with --solve."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        as_flow: bool = typer.Option(False, "--flow", help="Run as the Prefect flow (publishes the audit as an artifact)."),
+        json_out: bool = typer.Option(False, "--json", help="Print only the audit as JSON."),
+    ) -> None:
+        from envscaler.runner import check_endpoint, new_run_id, settings_from
+        from envscaler_core.interop.summary import audit_lines
+
+        files = [*scenarios, *(more or [])]
+        for path in (envs, *files, *([solutions] if solutions else [])):
+            if not path.is_file():
+                fail(f"no such file: {path}")
+        settings = settings_from(config, db)
+        if solve:
+            check_endpoint(settings)
+        run_id = run_id or new_run_id("import")
+        report = _run(envs, files, solutions, settings, run_id, solve, attempts, as_flow)
+        for line in report["problems"]:
+            typer.echo(f"skipped {line}", err=True)
+        for line in report["notes"]:
+            typer.echo(f"note: {line}", err=True)
+        if json_out:
+            typer.echo(json.dumps(report["summary"], indent=2))
+            return
+        typer.echo(f"imported EnvScaler data as run {run_id} ({len(report['problems'])} malformed record(s) skipped)")
+        for line in audit_lines(report["summary"]):
+            typer.echo(line)
+
+    app.add_typer(sub, name=verb, help=help_text)
+
+
+def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settings, run_id: str, solve: bool,
+         attempts: int, as_flow: bool) -> dict[str, Any]:
+    import asyncio
+
+    from envscaler.runner import EXIT_INTERRUPTED, claimed_store, flow_session
+    from envscaler_core.config import public_config
+    from envscaler_core.interop.importer import ImportRefused
+    from envscaler_core.interop.read import ReadError
+    from envscaler_core.llm.errors import LLMConfigError
+    from envscaler_core.store import StoreError
+    from sandbox import SandboxUnavailable
+
+    try:
+        if as_flow:
+            from flows.interop import import_flow
+
+            with flow_session(settings):
+                return asyncio.run(import_flow(run_id=run_id, envs=str(envs), scenarios=[str(f) for f in files],
+                                               config=public_config(settings), solve=solve, attempts=attempts,
+                                               solutions=str(solutions) if solutions else None))
+        with claimed_store(settings) as store:
+            return _in_process(store, envs, files, solutions, settings, run_id, solve, attempts)
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: nothing of run {run_id} was written (an import is stored whole or not at all)", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (ReadError, ImportRefused) as exc:
+        fail(f"{exc}; nothing imported")
+    except SandboxUnavailable as exc:
+        fail(f"the sandbox is unavailable, nothing imported: {exc}")
+    except (StoreError, LLMConfigError) as exc:
+        fail(f"import failed, nothing written: {exc}")
+
+
+def _in_process(store: Any, envs: Path, files: list[Path], solutions: Path | None, settings: Settings, run_id: str,
+                solve: bool, attempts: int) -> dict[str, Any]:
+    from envscaler_core.interop.importer import import_envscaler
+    from sandbox import SandboxPool
+
+    runtime = SandboxPool(settings.sandbox)
+    try:
+        report = import_envscaler(envs, files, store=store, runtime=runtime, settings=settings, run_id=run_id,
+                                  solve=solve, attempts=attempts, solutions_path=solutions)
+    finally:
+        runtime.close()
+    return report.model_dump(mode="json")

@@ -1,0 +1,1 @@
+"""Interoperation with EnvScaler's own data (see docs/interop.md)."""

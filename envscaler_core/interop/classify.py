@@ -1,0 +1,102 @@
+"""From raw check outcomes to audit classes: per check, then the scenario's worst.
+
+A check's class (see docs/interop.md):
+* `check_error`: the source does not compile, defines no `check_func`, raises, times out or was
+  killed; also every check of a scenario whose initial state does not load;
+* `not_bool`: it returned something other than a real `bool` (EnvScaler scores that as a failure);
+* `vacuous`: True on the initial state: it rewards doing nothing;
+* `unproven`: False on the initial state, and no reference solution has made it True yet;
+* `verified`: False on the initial state and True after a reference solution replayed in the sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envscaler_core.models.interop import CheckAudit, worst
+
+NO_SOLUTION = "no reference solution yet"
+SFT_NO_CHECKS = "SFT record: no check functions"
+VACUOUS = "check already True on the initial state (rewards doing nothing)"
+EMPTY_CHECKLIST = "checklist_with_func is empty (EnvScaler's reward divides by zero)"
+
+
+def short(error: str | None, limit: int = 200) -> str:
+    """The last meaningful line of an error (tracebacks end with `Type: message`), cut to `limit`."""
+    lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
+    text = lines[-1] if lines else "no detail"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
+    """(kind, value, error) of one check result (`sandboxed.raw_result`); anything odd is an error, never a pass."""
+    if not isinstance(raw, dict):
+        return "error", None, "no result"
+    kind, value = raw.get("kind"), raw.get("v")
+    if kind == "ok" and type(value) is bool:
+        return "ok", value, None
+    if kind == "not_bool":
+        return "not_bool", None, str(raw.get("error") or "check_func did not return a bool")
+    return "error", None, str(raw.get("error") or "check failed")
+
+
+def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
+    """Checks judged on the initial state only. `raw` is one result per check (or a dict error for all)."""
+    if not isinstance(raw, list):
+        error = raw.get("error") if isinstance(raw, dict) else None
+        raw = [{"kind": "error", "error": error or "not run"}] * len(items)
+    audits = []
+    for index, (item, one) in enumerate(zip(items, raw)):
+        kind, value, error = outcome_of(one)
+        if kind == "error":
+            cls = "check_error"
+        elif kind == "not_bool":
+            cls = "not_bool"
+        else:
+            cls = "vacuous" if value else "unproven"
+        audits.append(CheckAudit(index=index, item=item, outcome=cls, on_initial=value, error=error))
+    return audits
+
+
+def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
+    """Checks that were `unproven`, judged again on the state after the reference solution."""
+    if not isinstance(raw, list):
+        error = raw.get("error") if isinstance(raw, dict) else None
+        raw = [{"kind": "error", "error": error or "not run"}] * len(audits)
+    out = []
+    for audit, one in zip(audits, raw):
+        if audit.outcome != "unproven":
+            out.append(audit)
+            continue
+        kind, value, error = outcome_of(one)
+        update: dict[str, Any] = {"on_solved": value}
+        if kind == "error":
+            update.update(outcome="check_error", error=f"after the reference solution: {error}")
+        elif kind == "not_bool":
+            update.update(outcome="not_bool", error=f"after the reference solution: {error}")
+        elif value:
+            update["outcome"] = "verified"
+        out.append(audit.model_copy(update=update))
+    return out
+
+
+def scenario_class(audits: list[CheckAudit]) -> tuple[str, list[str]]:
+    """The worst check's class and the distinct reasons behind it (generic text, for counting)."""
+    if not audits:
+        return "check_error", [EMPTY_CHECKLIST]
+    cls = worst([a.outcome for a in audits])
+    reasons: list[str] = []
+    for a in audits:
+        if a.outcome != cls:
+            continue
+        if cls in ("check_error", "not_bool"):
+            reason = short(a.error)
+        elif cls == "vacuous":
+            reason = VACUOUS
+        elif cls == "unproven":
+            reason = NO_SOLUTION
+        else:
+            continue
+        if reason not in reasons:
+            reasons.append(reason)
+    return cls, reasons

@@ -1,0 +1,191 @@
+"""`import_envscaler`: EnvScaler's env metadata and scenario files -> one audited run in the store.
+
+Read and check every record (malformed ones are reported by file and index and skipped), audit each
+env with its scenarios in the sandbox (`envjob`), optionally ask the agent model to solve what is
+still unproven (`solve`), then write everything in one store transaction and the run record last:
+an import that fails anywhere before that leaves nothing behind.
+
+Besides the verbatim records and their audit (`ImportedEnv`, `ImportedScenario`), the run gets the
+factory's own records, so the rest of the factory works on imported data: an `EnvCandidate` (and its
+validation rounds) per env, an `AcceptedEnv` per accepted env, and a verified `Scenario` per verified
+RL scenario (RL export, rollouts, MCP serving).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from envscaler_core.config import Settings, public_config
+from envscaler_core.interop.sandboxed import parallel
+from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
+from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
+from envscaler_core.interop.solutions import default_solutions_path, read_solutions
+from envscaler_core.interop.summary import IMPORT_STAGE, summarize
+from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
+from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
+from envscaler_core.models.scenario import CheckSpec, Scenario
+from envscaler_core.runtime import EnvRuntime
+
+
+RUN_ID = re.compile(r"[A-Za-z0-9_.-]+")  # what `Run.run_id` accepts
+
+
+class ImportRefused(ValueError):
+    """The import cannot start (e.g. the run id belongs to another run); nothing was written."""
+
+
+class ImportReport(BaseModel):
+    run_id: str
+    summary: dict[str, Any]
+    problems: list[str] = Field(default_factory=list, description="Malformed records, 'file[index]: why'.")
+    notes: list[str] = Field(default_factory=list, description="Warnings that did not skip anything.")
+    seconds: dict[str, float] = Field(default_factory=dict, description="Wall time per phase: read, audit, solve, write.")
+
+
+def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ImportRefused(f"run id {run_id!r} is not usable: letters, digits, '.', '_' and '-' only")
+    run = store.get_run(run_id)
+    if run is None:
+        return
+    if run.stage != IMPORT_STAGE:
+        raise ImportRefused(f"run {run_id!r} already exists as a factory run in {store.url}; choose another --run-id")
+    if sorted(run.sources) != sorted(sources):
+        raise ImportRefused(f"run {run_id!r} already holds an import of other files ({', '.join(run.sources)}); "
+                            "choose another --run-id")
+
+
+def _jobs(envs: list[EnvInput], scenarios: list[ScenarioInput], solutions: dict, runtime: EnvRuntime,
+          settings: Settings, solve: bool, threads: int) -> tuple[list[Any], list[list[ScenarioInput]], list[EnvInput]]:
+    groups: dict[str, list[ScenarioInput]] = {e.env_id: [] for e in envs}
+    for s in scenarios:
+        groups[s.env_id].append(s)
+
+    def job(env: EnvInput, mine: list[ScenarioInput]) -> Any:
+        static = static_problems(env)  # here, on this thread: ast.parse is not thread-safe on 3.11
+        return lambda: audit_env(env, mine, solutions, runtime, settings, static, keep_states=solve, threads=threads)
+
+    # Largest envs first: with a thread pool, the long jobs should not start last.
+    order = sorted(envs, key=lambda e: -len(groups[e.env_id]))
+    return [job(e, groups[e.env_id]) for e in order], [groups[e.env_id] for e in order], order
+
+
+def import_envscaler(
+    envs_path: Path, scenario_paths: list[Path], *, store: Any, runtime: EnvRuntime, settings: Settings, run_id: str,
+    solve: bool = False, attempts: int = 2, solutions_path: Path | None = None, gateway: Any = None,
+    threads: int | None = None,
+) -> ImportReport:
+    envs_path, scenario_paths = Path(envs_path), [Path(p) for p in scenario_paths]
+    sources = [str(p.resolve()) for p in (envs_path, *scenario_paths)]
+    _check_run(store, run_id, sources)
+    clock = _Clock()
+    envs, env_problems, skipped = read_envs(envs_path)
+    scenarios, scen_problems = read_scenarios(scenario_paths, envs, skipped)
+    notes = [f"{e.source}: {n}" for e in envs for n in e.notes]
+    solutions_path = solutions_path or default_solutions_path(envs_path)
+    solutions: dict = {}
+    sol_problems: list = []
+    if solutions_path is not None:
+        solutions, sol_problems = read_solutions(Path(solutions_path))
+        notes.append(f"reference solutions from {solutions_path} ({len(solutions)}), replayed before use")
+    problems = [str(p) for p in (*env_problems, *scen_problems, *sol_problems)]
+
+    clock.lap("read")
+    threads = threads or settings.sandbox.workers or os.cpu_count() or 1
+    jobs, groups, order = _jobs(envs, scenarios, solutions, runtime, settings, solve, threads)
+    outcomes: list[EnvOutcome] = parallel(lambda job: job(), jobs, threads)
+    clock.lap("audit")
+    stopped = None
+    if solve:
+        stopped = _solve(outcomes, order, groups, runtime, settings, attempts, threads, gateway, store, run_id)
+        if stopped:
+            notes.append(stopped)
+        clock.lap("solve")
+    records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems)
+    store.upsert(records, run_id)
+    store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources,
+                       config=public_config(settings), error=stopped, updated_at=utcnow()))
+    clock.lap("write")
+    return ImportReport(run_id=run_id, summary=summarize(run_id, imported_envs, imported_scenarios, problems),
+                        problems=problems, notes=notes, seconds=clock.laps)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.start, self.laps = time.perf_counter(), {}
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps[name] = round(now - self.start, 3)
+        self.start = now
+
+
+def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[ScenarioInput]], runtime: EnvRuntime,
+           settings: Settings, attempts: int, threads: int, gateway: Any, store: Any, run_id: str) -> str | None:
+    from envscaler_core.interop.solve import solve
+
+    targets, where = [], []
+    for e, (env, mine, outcome) in enumerate(zip(order, groups, outcomes)):
+        for k, (s, verdict) in enumerate(zip(mine, outcome.scenarios)):
+            if outcome.env is not None and s.split == "rl" and verdict.audit == "unproven":
+                targets.append((env, outcome.env, s, verdict))
+                where.append((e, k))
+    if not targets:
+        return None
+
+    async def go() -> tuple[list[Any], str | None]:
+        from envscaler_core.llm import LLMGateway
+
+        gw = gateway or LLMGateway(settings.llm, store=store, run_id=run_id, budget=settings.budget)
+        try:
+            return await solve(targets, runtime, gw, settings, attempts, threads)
+        finally:
+            if gateway is None:
+                await gw.aclose()
+
+    verdicts, stopped = asyncio.run(go())
+    for (e, k), verdict in zip(where, verdicts):
+        outcomes[e].scenarios[k] = verdict
+    return stopped
+
+
+def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome],
+             problems: list[str]) -> tuple[list[Record], list[ImportedEnv], list[ImportedScenario]]:
+    records: list[Record] = []
+    imported_envs: list[ImportedEnv] = []
+    imported_scenarios: list[ImportedScenario] = []
+    for env, mine, outcome in zip(order, groups, outcomes):
+        imported_envs.append(ImportedEnv(
+            env_id=env.env_id, position=env.position, source=env.source, record_json=record_text(env.record),
+            class_name=env.class_name,
+            candidate_fp=outcome.candidate.fingerprint, status="accepted" if outcome.accepted else "rejected",
+            reasons=outcome.reasons, score=outcome.score))
+        records += [outcome.candidate, *outcome.rounds, *([outcome.env] if outcome.env else [])]
+        for s, verdict in zip(mine, outcome.scenarios):
+            imported_scenarios.append(ImportedScenario(
+                split=s.split, position=s.position, source=s.source, env_id=s.env_id, task_id=s.task_id,
+                record_json=record_text(s.record), audit=verdict.audit, reasons=verdict.reasons, checks=verdict.checks,  # type: ignore[arg-type]
+                reference_solution=verdict.solution, solution_origin=verdict.origin,  # type: ignore[arg-type]
+                attempts=verdict.attempts))
+            if verdict.audit == "verified":
+                records.append(_factory_scenario(s, verdict.solution))
+    records += imported_envs + imported_scenarios
+    records += [StageFailure(stage=IMPORT_STAGE, item_fp=fingerprint_of(p), reason=p) for p in problems]
+    return records, imported_envs, imported_scenarios
+
+
+def _factory_scenario(s: ScenarioInput, solution: list[Any]) -> Scenario:
+    config = env_execution_config(s.config)
+    items = s.record.get("checklist")
+    checklist = [i for i in items if isinstance(i, str)] if isinstance(items, list) else []
+    return Scenario(env_id=s.env_id, initial_state=config if isinstance(config, dict) else {}, task=s.task,
+                    checklist=checklist or [item for item, _ in s.checks or []],
+                    checks=[CheckSpec(item=item or f"check {k + 1}", code=src) for k, (item, src) in enumerate(s.checks or [])],
+                    reference_solution=solution, status="verified")

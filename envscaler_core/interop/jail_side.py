@@ -1,0 +1,155 @@
+"""EnvScaler's type markers, on both sides of the sandbox wall (standard library only).
+
+EnvScaler's files carry sets, tuples, datetimes and Decimals as `{"__type__": ...}` markers, which its
+`read_file` restores before any code sees them; our sandbox only moves JSON. So the importer sends
+marker JSON and this module's source text runs *inside* the env's or the check's own isolation unit
+(appended by `interop/sandboxed.py`), where it restores markers on the way in and writes them on the
+way out. The host imports the same module for the same helpers, so there is one implementation.
+
+Nothing here is a security boundary: it runs next to untrusted code in that code's own unit, and the
+unit can only affect its own result (docs/sandbox.md).
+"""
+
+import datetime
+import decimal
+
+LOADED_FLAG = "__envscaler_interop_loaded__"  # a dunder: EnvScaler's state leaves dunders out
+
+
+class UnsupportedValue(TypeError):
+    """A value EnvScaler's type markers cannot carry (its own save would fall back to jsonpickle)."""
+
+
+def restore_markers(obj):
+    """EnvScaler's `restore_after_load`, returning `obj` itself when nothing inside it is a marker
+    (so aliasing between attributes survives and marker-free values cost no copy)."""
+    if isinstance(obj, dict):
+        kind = obj.get("__type__")
+        if kind is None:
+            return _restored_items(obj)
+        items = obj.get("items")
+        if kind == "set" and isinstance(items, list):
+            return {restore_markers(i) for i in items}
+        if kind == "tuple" and isinstance(items, list):
+            return tuple(restore_markers(i) for i in items)
+        if kind == "datetime" and isinstance(obj.get("value"), str):
+            return datetime.datetime.fromisoformat(obj["value"])
+        if kind == "decimal" and isinstance(obj.get("value"), str):
+            return decimal.Decimal(obj["value"])
+        if kind == "key" and "value" in obj:
+            return restore_markers(obj["value"])
+        if kind == "dict" and isinstance(items, list):
+            out = {}
+            for key, value in items:
+                if isinstance(key, dict) and key.get("__type__") == "key":
+                    key = restore_markers(key.get("value"))
+                out[key] = restore_markers(value)
+            return out
+        return obj  # an unknown marker stays a dict, as in EnvScaler
+    if isinstance(obj, list):
+        new = [restore_markers(i) for i in obj]
+        return obj if all(a is b for a, b in zip(new, obj)) else new
+    return obj
+
+
+def _restored_items(obj):
+    new = {k: restore_markers(v) for k, v in obj.items()}
+    return obj if all(new[k] is v for k, v in obj.items()) else new
+
+
+def _ordered(items):
+    """Set members in a stable order when they are comparable (marker output must not depend on hashing)."""
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=repr)
+
+
+def save_markers(obj):
+    """Inverse of `restore_markers`, lossless: non-string keys (and a real `__type__` key) use the
+    dict marker, so an int key stays an int (EnvScaler's own save turns it into a string)."""
+    if obj is None or isinstance(obj, (str, bool, int, float)):
+        return obj
+    if isinstance(obj, list):
+        return [save_markers(i) for i in obj]
+    if isinstance(obj, dict):
+        if "__type__" not in obj and all(isinstance(k, str) for k in obj):
+            return {k: save_markers(v) for k, v in obj.items()}
+        pairs = [[k if isinstance(k, str) else {"__type__": "key", "value": save_markers(k)}, save_markers(v)]
+                 for k, v in obj.items()]
+        return {"__type__": "dict", "items": pairs}
+    if isinstance(obj, (set, frozenset)):
+        return {"__type__": "set", "items": [save_markers(i) for i in _ordered(obj)]}
+    if isinstance(obj, tuple):
+        return {"__type__": "tuple", "items": [save_markers(i) for i in obj]}
+    if isinstance(obj, datetime.datetime):
+        return {"__type__": "datetime", "value": obj.isoformat()}
+    if isinstance(obj, decimal.Decimal):
+        return {"__type__": "decimal", "value": str(obj)}
+    raise UnsupportedValue(f"a {type(obj).__name__} value cannot be written with EnvScaler's type markers")
+
+
+def envscaler_state(instance):
+    """EnvScaler's `get_state_info`: every instance attribute except dunders (`_private` included)."""
+    return {k: v for k, v in vars(instance).items() if not (k.startswith("__") and k.endswith("__"))}
+
+
+def loaded_class(base):
+    """`base` under its own name, with markers restored in what it is given and written in its state.
+
+    The sandbox constructs the class with the config (restored here), sets every top-level key (marker
+    dicts, restored in place on the first state read, before anything else can run), and reads the
+    state through `__sandbox_state__`: EnvScaler's state, `_private` attributes included, as marker
+    JSON. `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart)."""
+
+    class Loaded(base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*[restore_markers(a) for a in args], **{k: restore_markers(v) for k, v in kwargs.items()})
+
+        def __sandbox_state__(self):
+            attrs = vars(self)
+            if not attrs.get(LOADED_FLAG):
+                for key, value in list(attrs.items()):
+                    restored = restore_markers(value)
+                    if restored is not value:
+                        attrs[key] = restored
+                attrs[LOADED_FLAG] = True
+            return save_markers(envscaler_state(self))
+
+        def __sandbox_restore__(self, snapshot):
+            attrs = vars(self)
+            for key in [k for k in attrs if not (k.startswith("__") and k.endswith("__"))]:
+                del attrs[key]
+            attrs.update(restore_markers(snapshot))
+            attrs[LOADED_FLAG] = True
+
+    for name in ("__name__", "__qualname__", "__module__", "__doc__"):
+        try:
+            setattr(Loaded, name, getattr(base, name))
+        except (AttributeError, TypeError):
+            pass
+    return Loaded
+
+
+def install(module_globals, class_name, alias):
+    """Bind the class's marker-aware subclass to `alias` (what the sandbox loads), leaving the env's own
+    name bound to its own class, so `super(ClassName, self)` and class attributes behave as written.
+    An absent class gets no alias: the sandbox then says the class is missing."""
+    base = module_globals.get(class_name)
+    if isinstance(base, type):
+        module_globals[alias] = loaded_class(base)
+
+
+def marker_check(source, initial_state, builtins_module):
+    """EnvScaler's `run_check_function` on restored states: `exec` the check with globals
+    `__builtins__` and `initial_state`, and give `check_func` the restored final state."""
+    namespace = {"__builtins__": builtins_module, "initial_state": restore_markers(initial_state)}
+    exec(compile(source, "<check>", "exec", dont_inherit=True), namespace)
+    inner = namespace.get("check_func")
+    if not callable(inner):
+        raise LookupError("Function 'check_func' not found.")
+
+    def check_func(final_state):
+        return inner(restore_markers(final_state))
+
+    return check_func

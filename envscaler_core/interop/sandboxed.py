@@ -1,0 +1,238 @@
+"""EnvScaler's runtime contract on the sandbox's own primitives: one episode per load or replay, one
+isolation unit per check (`EnvRuntime.open_episode`, `EnvRuntime.run_checks`).
+
+Imported EnvScaler data is untrusted, so nothing of one scenario shares a process with another: each
+(env, scenario) load or replay is its own sandbox episode, and every check function runs in its own
+unit, where it can only change its own verdict. What EnvScaler's loader needs beyond plain JSON (its
+`__type__` markers) travels as marker JSON and is restored inside the unit by `jail_side`, whose
+source is appended to the env code or wrapped around the check (`env_code`, `check_source`).
+
+The host adds what a whole file of hostile items needs: concurrency over the pool (`parallel`), and a
+per-env `Breaker` so a class that hangs every load, or a file whose every check loops, costs a few
+timeouts rather than one per item.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field
+
+from envscaler_core.interop import jail_side
+from envscaler_core.models.scenario import ToolCall
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode
+
+JAIL_SIDE_SOURCE = Path(jail_side.__file__).read_text(encoding="utf-8")
+MARKER = '"__type__"'
+KILLED = ("timeout", "crash")
+MAX_KILLS = 3
+"""Loads or replays of one env the sandbox had to kill before the rest of that env is not run."""
+SHORT_LEASH_S = 0.25
+"""Check timeout once `MAX_KILLS` checks of one env have timed out (a file whose every check loops)."""
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def alias_of(class_name: str) -> str:
+    """The name the sandbox loads: the env's class under a marker-aware subclass."""
+    return f"_envscaler_interop_{class_name}"
+
+
+def env_code(code: str, class_name: str) -> str:
+    """The env code plus the marker adapter (after it, so the env's line numbers are unchanged)."""
+    return (f"{code}\n\n\n# --- appended by the EnvScaler importer: type markers in and out (docs/interop.md) ---\n"
+            "def _envscaler_interop_install(class_name, alias, source):\n"
+            "    namespace = {'__name__': 'envscaler_interop'}\n"
+            "    exec(compile(source, '<envscaler-interop>', 'exec', dont_inherit=True), namespace)\n"
+            "    namespace['install'](globals(), class_name, alias)\n"
+            f"_envscaler_interop_install({class_name!r}, {alias_of(class_name)!r}, {JAIL_SIDE_SOURCE!r})\n"
+            "del _envscaler_interop_install\n")
+
+
+def _open(runtime: EnvRuntime, code: str, class_name: str, init: dict[str, Any]) -> Episode:
+    """`open_episode` on the adapted code; load errors speak of the env's own class name."""
+    try:
+        return runtime.open_episode(env_code(code, class_name), alias_of(class_name), init)
+    except EnvLoadError as exc:
+        raise EnvLoadError(str(exc).replace(alias_of(class_name), class_name)) from None
+
+
+def check_source(source: str, with_markers: bool) -> str:
+    """The check as EnvScaler runs it; around it, when the states hold markers, their restoration."""
+    if not with_markers or not isinstance(source, str):
+        return source
+    return ("def _envscaler_interop_check(source, helper):\n"
+            "    namespace = {'__name__': 'envscaler_interop'}\n"
+            "    exec(compile(helper, '<envscaler-interop>', 'exec', dont_inherit=True), namespace)\n"
+            "    return namespace['marker_check'](source, initial_state, __builtins__)\n"
+            f"check_func = _envscaler_interop_check({source!r}, {JAIL_SIDE_SOURCE!r})\n")
+
+
+def canonical(config: Any) -> dict[str, Any]:
+    """The config as the unit will report it back (set members sorted, plain dicts unmarked), so the
+    sandbox's did-it-load comparison holds for marker values. Raises ValueError on a broken marker."""
+    if config is None:
+        return {}
+    try:
+        value = jail_side.save_markers(jail_side.restore_markers(config))
+    except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        raise ValueError(f"init_config cannot be restored from EnvScaler's type markers: {type(exc).__name__}: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"init_config is a {type(config).__name__}, not an object")
+    return value
+
+
+def has_markers(*states: Any) -> bool:
+    return any(MARKER in json.dumps(s, ensure_ascii=False) for s in states)
+
+
+class Loaded(BaseModel):
+    """A scenario's initial state as EnvScaler's runtime would build it (marker JSON), or why not."""
+
+    state: dict[str, Any] | None = None
+    error: str | None = None
+    killed: bool = False
+
+
+class Replayed(BaseModel):
+    """A replay EnvScaler's way: per call `ok`, `invalid` (its runtime rejects it) or `raised` (its runtime
+    ends the episode there, reward 0), and the final state; `error` when the episode itself failed."""
+
+    statuses: list[str] = Field(default_factory=list)
+    errors: list[str | None] = Field(default_factory=list)
+    state: dict[str, Any] | None = None
+    error: str | None = None
+    killed: bool = False
+
+
+class Breaker:
+    """Per-env bookkeeping shared by that env's threads: kills and check timeouts seen so far."""
+
+    def __init__(self, check_timeout_s: float) -> None:
+        self.kills: list[str] = []
+        self.check_timeouts = 0
+        self.check_timeout_s = check_timeout_s
+        self._lock = threading.Lock()
+
+    def tripped(self) -> str | None:
+        with self._lock:
+            if len(self.kills) < MAX_KILLS:
+                return None
+            return f"not run: the sandbox killed {len(self.kills)} earlier episodes of this env ({'; '.join(self.kills)})"
+
+    def killed(self, why: str) -> None:
+        with self._lock:
+            self.kills.append(why[:200])
+
+    def timeouts(self, outcomes: Sequence[CheckOutcome]) -> None:
+        with self._lock:
+            self.check_timeouts += sum(1 for o in outcomes if (o.error or "").startswith("timeout"))
+            if self.check_timeouts >= MAX_KILLS:
+                self.check_timeout_s = min(self.check_timeout_s, SHORT_LEASH_S)
+
+
+def _kind_of(error: str) -> str:
+    """'timeout'/'crash' when the sandbox killed the unit (its messages start with the kind)."""
+    head = error.split(":", 1)[0].strip()
+    return head if head in KILLED else ""
+
+
+def _load_error(exc: EnvLoadError) -> tuple[str, bool]:
+    text = str(exc)
+    killed = any(f"failed: {k}:" in text for k in KILLED)
+    return text, killed
+
+
+def load_state(runtime: EnvRuntime, code: str, class_name: str, config: Any, breaker: Breaker) -> Loaded:
+    """One sandbox episode: EnvScaler's loader on `config`, the state read back, the episode closed."""
+    tripped = breaker.tripped()
+    if tripped:
+        return Loaded(error=tripped, killed=True)
+    try:
+        init = canonical(config)
+    except ValueError as exc:
+        return Loaded(error=str(exc))
+    try:
+        episode = _open(runtime, code, class_name, init)
+    except EnvLoadError as exc:
+        text, killed = _load_error(exc)
+        if killed:
+            breaker.killed(text)
+        return Loaded(error=text, killed=killed)
+    try:
+        return Loaded(state=episode.state)
+    finally:
+        episode.close()
+
+
+def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: Sequence[ToolCall],
+           breaker: Breaker) -> Replayed:
+    """One sandbox episode: load, then each call as EnvScaler's `step` would run it."""
+    tripped = breaker.tripped()
+    if tripped:
+        return Replayed(error=tripped, killed=True)
+    try:
+        init = canonical(config)
+        episode = _open(runtime, code, class_name, init)
+    except ValueError as exc:
+        return Replayed(error=str(exc))
+    except EnvLoadError as exc:
+        text, killed = _load_error(exc)
+        if killed:
+            breaker.killed(text)
+        return Replayed(error=text, killed=killed)
+    out = Replayed()
+    try:
+        for call in calls:
+            outcome = episode.call(call.tool, call.args)
+            if outcome.ok:
+                out.statuses.append("ok")
+                out.errors.append(None)
+                continue
+            error = outcome.error or outcome.error_kind or "failed"
+            unknown = outcome.error_kind == "schema" and error.startswith(("unknown tool", f"{call.tool!r} is private",
+                                                                           f"{call.tool!r} is a dunder"))
+            out.statuses.append("invalid" if unknown else "raised")
+            out.errors.append(None if unknown else f"{outcome.error_kind}: {error}")
+            if outcome.error_kind in KILLED:
+                breaker.killed(f"{outcome.error_kind}: {error}")
+        out.state = episode.state
+        return out
+    finally:
+        episode.close()
+
+
+def run_checks(runtime: EnvRuntime, sources: Sequence[Any], initial: dict[str, Any], final: dict[str, Any],
+               breaker: Breaker) -> list[CheckOutcome]:
+    """Every check in its own unit (`EnvRuntime.run_checks`), on restored states when they hold markers."""
+    markers = has_markers(initial, final)
+    wrapped = [check_source(s, markers) for s in sources]
+    outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s)
+    breaker.timeouts(outcomes)
+    return outcomes
+
+
+def raw_result(outcome: CheckOutcome) -> dict[str, Any]:
+    """A check outcome in the form `classify` reads: `{"kind": "ok"|"not_bool"|"error", "v", "error"}`."""
+    if outcome.passed is not None:
+        return {"kind": "ok", "v": outcome.passed}
+    error = outcome.error or "check failed"
+    if error.startswith("check_func returned "):
+        return {"kind": "not_bool", "v": None, "error": error}
+    if error.startswith("the source defines no callable check_func"):
+        error = "Function 'check_func' not found."
+    return {"kind": "error", "v": None, "error": error}
+
+
+def parallel(fn: Callable[[T], R], items: Sequence[T], threads: int) -> list[R]:
+    """`fn` over `items` on up to `threads` threads, results in order (the pool is thread-safe)."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(threads, len(items)), thread_name_prefix="interop") as pool:
+        return list(pool.map(fn, items))

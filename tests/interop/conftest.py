@@ -1,0 +1,71 @@
+"""Shared helpers for the EnvScaler interop specs: fixture files, a fresh store, one import."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envscaler_core.config import Settings, load_settings
+from envscaler_core.interop.importer import ImportReport, import_envscaler
+from envscaler_core.interop.solutions import SOLUTIONS_FILE, dump, solution_entry, solutions_document
+from envscaler_core.models.scenario import ToolCall
+from envscaler_core.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envscaler"
+FILES = ("env_metadata.json", "rl_scenario_metadata.json", "sft_scenario_metadata.json")
+
+EXPECTED_RL = {  # index in rl_scenario_metadata.json -> audit class (see tests/fixtures/envscaler/README.md)
+    0: "verified", 1: "verified", 2: "unproven", 3: "vacuous", 4: "check_error", 5: "check_error", 6: "not_bool",
+    7: "not_bool", 8: "check_error", 9: "check_error", 10: "check_error", 11: "check_error", 12: "check_error",
+    13: "unproven", 14: "verified", 15: "unproven", 16: "env_rejected", 17: "env_rejected", 18: "env_rejected",
+}
+EXPECTED_SFT = {0: "unproven", 1: "unproven", 2: "unproven", 3: "unproven", 4: "env_rejected"}
+
+
+def write_solutions(directory: Path, plans: dict[str, list[dict[str, Any]]]) -> Path:
+    """Our reference-solutions sidecar for the RL records whose task_id has a plan."""
+    records = json.loads((directory / "rl_scenario_metadata.json").read_text())
+    entries = [solution_entry(r, [ToolCall(tool=c["name"], args=c["arguments"]) for c in plans[str(r["task_id"])]])
+               for r in records if isinstance(r, dict) and str(r.get("task_id")) in plans]
+    path = directory / SOLUTIONS_FILE
+    path.write_bytes(dump(solutions_document(entries)))
+    return path
+
+
+@pytest.fixture
+def envscaler_dir(tmp_path: Path) -> Path:
+    """The fixture files copied to a fresh directory, with the reference plans as our sidecar."""
+    target = tmp_path / "envscaler"
+    target.mkdir()
+    for name in FILES:
+        shutil.copy(FIXTURES / name, target / name)
+    write_solutions(target, json.loads((FIXTURES / "reference_plans.json").read_text()))
+    return target
+
+
+def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
+    return load_settings(environ={}, overrides={"store": {"url": f"duckdb:///{tmp_path / 'store.duckdb'}"}, **overrides})
+
+
+def run_import(directory: Path, settings: Settings, runtime: Any, run_id: str = "imp", **kwargs: Any) -> ImportReport:
+    with Store.from_url(settings.store.url) as store:
+        return import_envscaler(directory / FILES[0], [directory / FILES[1], directory / FILES[2]], store=store,
+                                runtime=runtime, settings=settings, run_id=run_id, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def fixture_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
+    """One import of the fixture files, shared by the specs that only read its outcome."""
+    tmp = tmp_path_factory.mktemp("fixture-import")
+    directory = tmp / "envscaler"
+    directory.mkdir()
+    for name in FILES:
+        shutil.copy(FIXTURES / name, directory / name)
+    write_solutions(directory, json.loads((FIXTURES / "reference_plans.json").read_text()))
+    settings = settings_for(tmp)
+    report = run_import(directory, settings, sandbox_pool)
+    return {"report": report, "settings": settings, "dir": directory}
