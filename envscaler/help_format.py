@@ -37,6 +37,9 @@ def _tidy_help_option(command: Any) -> None:
 
 
 def _tidy_param(param: Any) -> None:
+    if getattr(param, "param_type_name", "") == "argument" and getattr(param, "nargs", 1) == -1:
+        _tidy_variadic_argument(param)
+        return
     if getattr(param, "param_type_name", "") != "option" or getattr(param, "metavar", None) is not None:
         _describe_config(param)
         return
@@ -56,3 +59,15 @@ def _tidy_param(param: Any) -> None:
 def _describe_config(param: Any) -> None:
     if "--config" in getattr(param, "opts", []) and not getattr(param, "help", None):
         param.help = CONFIG_HELP
+
+
+def _tidy_variadic_argument(param: Any) -> None:
+    """`more...  <path>` rather than `<list[Path]>`: the `...` after the name already says it repeats."""
+    try:
+        shown = param.display_type(None)
+    except Exception:  # noqa: BLE001 - a display nicety; leave typer's own rendering
+        return
+    found = _LIST.match(shown or "")
+    if found and hasattr(param, "display_type_rich"):
+        label = f"<{found.group(1).lower()}>"
+        param.display_type_rich = lambda ctx: label
