@@ -1,8 +1,10 @@
 """`envscaler`: one CLI for every job. Each verb lives in its own module under `commands/` and is
 imported lazily, so `envscaler --help` is fast and a verb's heavy imports (Prefect) load only when used.
 
-Errors are one line on stderr (exit 2 for input and setup problems); an unexpected exception is one
-line too (exit 1), with the traceback only under `--debug` (anywhere on the command line)."""
+Errors are one line on stderr (exit 2 for input and setup problems, usage mistakes included: an unknown
+verb or option, a missing argument); an unexpected exception is one line too (exit 1), with the
+traceback only under `--debug` (anywhere on the command line). A bare `envscaler` or a verb group
+without its subcommand (`envscaler sandbox`) prints its help and exits 0."""
 
 from __future__ import annotations
 
@@ -69,18 +71,20 @@ def _dispatch() -> int:
     import click
 
     from envscaler.console import debug_enabled, prefect_cli_environment
+    from envscaler.help_format import tidy_help
 
     sys.argv = _take_debug_flag(sys.argv)
     prefect_cli_environment()
     _register()
+    command = typer.main.get_command(app)
+    tidy_help(command)
     try:
-        code = app(standalone_mode=False)
-    except click.exceptions.Exit as done:
+        code = command.main(args=sys.argv[1:], prog_name="envscaler", standalone_mode=False)
+    except (click.exceptions.Exit, typer.Exit) as done:
         return done.exit_code
-    except click.ClickException as usage:
-        usage.show()
-        return usage.exit_code
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (click.ClickException, typer.TyperException) as problem:
+        return _usage_error(problem)
+    except (KeyboardInterrupt, click.exceptions.Abort, typer.Abort):
         typer.echo("interrupted", err=True)
         return 130
     except Exception as exc:  # noqa: BLE001 - the one-line promise holds for our bugs too
@@ -90,6 +94,18 @@ def _dispatch() -> int:
         typer.echo(f"error: unexpected {type(exc).__name__}: {first} (rerun with --debug for the traceback)", err=True)
         return 1
     return code if isinstance(code, int) else 0
+
+
+def _usage_error(problem: Exception) -> int:
+    """click's own message in one line, naming the option and where to read about it; exit 2. A command
+    group called without its subcommand is not a mistake: its help, exit 0."""
+    ctx = getattr(problem, "ctx", None)
+    if type(problem).__name__ == "NoArgsIsHelpError":
+        return 0  # typer has printed the help already
+    message = problem.format_message() if hasattr(problem, "format_message") else str(problem)  # type: ignore[attr-defined]
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    typer.echo(f"error: {' '.join(message.split())}{where}", err=True)
+    return int(getattr(problem, "exit_code", 2) or 2)
 
 
 def _exit(code: int) -> None:

@@ -24,7 +24,7 @@ def progress_table(progress: RunProgress) -> Any:
     table = Table(title=f"{progress.run_id} · {progress.status} · {duration(progress.elapsed_s)}",
                   title_justify="left", expand=False, box=None, padding=(0, 1))
     for column, justify in (("step", "left"), ("", "left"), ("items", "right"), ("failed", "right"),
-                            ("LLM calls", "right"), ("tokens", "right"), ("cost", "right"), ("time", "right")):
+                            ("LLM calls", "right"), ("tokens", "right"), ("cost (mock)" if progress.mock_llm else "cost", "right"), ("time", "right")):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
     for step in progress.steps:
         done = step.finished_at is not None
@@ -98,7 +98,7 @@ class LiveProgress:
         for step in progress.steps:
             if step.finished_at is not None and step.name not in self._finished:
                 self._finished.add(step.name)
-                self._write(f"step {step_line(step)}")
+                self._write(f"step {step_line(step, progress.mock_llm)}")
 
     def _write(self, line: str) -> None:
         try:

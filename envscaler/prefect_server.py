@@ -126,3 +126,60 @@ def ensure_prefect_server(home: Path, port: int = 4200, wait_s: float = 180.0, *
         time.sleep(0.3)
     proc.kill()
     raise RuntimeError(f"the Prefect server did not answer within {wait_s:.0f}s; see {home / 'server.log'}")
+
+
+# -- the local server later commands reuse --------------------------------------------------------------
+# `envscaler demo` leaves a Prefect server running (the dashboard outlives the demo). It is recorded beside
+# the default store, so `run`, `resume` and `eval`, from any directory, report to it instead of starting a
+# temporary server of their own (30-60 s each on a small machine) while it still answers.
+
+RECORD_NAME = "prefect-server.json"
+
+
+def record_path() -> Path:
+    from envscaler_core.config import envscaler_data_dir
+
+    return envscaler_data_dir() / RECORD_NAME
+
+
+def record_server(server: PrefectServer, started_by: str) -> None:
+    """Remember `server` for later commands (best effort: a read-only data dir only loses the reuse)."""
+    import json
+
+    path = record_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"api_url": server.api_url, "pid": server.pid, "started_by": started_by,
+                                    "recorded_at": time.time()}) + "\n", encoding="utf-8")
+    except OSError:
+        pass
+
+
+def recorded_server(timeout: float = 2.0) -> tuple[PrefectServer, str] | None:
+    """The recorded server and who started it, if it still answers; a record of a dead server is removed."""
+    import json
+
+    path = record_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        api_url, pid = str(data["api_url"]), data.get("pid")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if pid is not None and not _alive(int(pid)):
+        path.unlink(missing_ok=True)
+        return None
+    if not healthy(api_url, timeout=timeout):
+        if pid is None:
+            path.unlink(missing_ok=True)
+        return None
+    return PrefectServer(api_url, None), str(data.get("started_by") or "an earlier command")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -15,16 +15,23 @@ import contextlib
 import secrets
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from envscaler.cli_name import cli_call
 from envscaler.commands._common import fail
-from envscaler_core.config import ConfigError, Settings, envscaler_data_dir, load_settings, public_config
+from envscaler.endpoint import check_endpoint
+from envscaler.prefect_session import drain_prefect, prefect_api
+from envscaler.store_claim import claimed_store, publish_starting
+from envscaler_core.config import ConfigError, Settings, load_settings, public_config
 
 EXIT_INTERRUPTED = 130
+__all__ = ["EXIT_INTERRUPTED", "RunRequest", "check_endpoint", "claimed_store", "drain_prefect", "flow_session",
+           "new_run_id", "prefect_api", "run_factory", "settings_from", "source_paths"]
 
 
 def new_run_id(prefix: str = "run") -> str:
@@ -69,139 +76,106 @@ def check_sources(sources: list[str], settings: Settings) -> list[str]:
     return report_lines(report)
 
 
-def check_endpoint(settings: Settings) -> None:
-    """No API key, an endpoint nothing listens on, or a key the endpoint refuses: one line, before any flow."""
-    import socket
-    from urllib.parse import urlsplit
-
-    import httpx
-
-    from envscaler_core.llm import LLMGateway
-    from envscaler_core.llm.errors import LLMConfigError
-
-    gateway = LLMGateway(settings.llm)
-    try:
-        key = gateway.api_key()
-    except LLMConfigError as exc:
-        fail(str(exc))
-    base = settings.llm.base_url or "https://api.openai.com/v1"
-    url = urlsplit(base)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    try:
-        socket.create_connection((url.hostname or "", port), timeout=5).close()
-    except OSError as exc:
-        fail(f"LLM endpoint {url.scheme}://{url.hostname}:{port} is unreachable ({exc.strerror or exc}); "
-             "check OPENAI_BASE_URL, or start `envscaler mock-llm` for a dry run")
-    try:  # listing models is free; a refused key answers 401/403 here on OpenAI-compatible servers
-        answer = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)
-    except httpx.HTTPError:
-        return  # reachable but slow or odd: the run's own retries and errors take over
-    if answer.status_code in (401, 403):
-        fail(f"the LLM endpoint {base} rejected the API key (HTTP {answer.status_code}); check OPENAI_API_KEY "
-             "(or llm.api_key)")
-
-
 @contextlib.contextmanager
-def claimed_store(settings: Settings) -> Iterator[Any]:
-    """Open the store for the whole run in this process: a DuckDB file another run holds fails here, in one
-    line and before anything is recorded, instead of inside the flow."""
-    from envscaler_core.store import Store, StoreError
-
-    try:
-        store = Store.from_url(settings.store.url)
-    except StoreError as exc:
-        fail(str(exc))
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-@contextlib.contextmanager
-def prefect_api() -> Iterator[None]:
-    """Use PREFECT_API_URL if set (it must answer); else a temporary server of our own, in its own session."""
-    import os
-
-    from envscaler.prefect_server import healthy, start_temporary_server
-
-    configured = os.environ.get("PREFECT_API_URL")
-    if configured:
-        if not healthy(configured, timeout=5):
-            fail(f"PREFECT_API_URL={configured} does not answer; start that server or unset the variable "
-                 "(a temporary one is then started for the run)")
-        yield
-        return
-    try:
-        server = start_temporary_server()
-    except RuntimeError as exc:
-        fail(str(exc))
-    os.environ["PREFECT_API_URL"] = server.api_url
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    try:
-        with temporary_settings({PREFECT_API_URL: server.api_url}):
-            try:
-                yield
-            finally:
-                drain_prefect()  # logs and events go out while the server still listens, also after Ctrl-C
-    finally:
-        os.environ.pop("PREFECT_API_URL", None)
-        server.stop(timeout_s=10)
-
-
-def drain_prefect(timeout_s: float = 10) -> None:
-    from prefect.events.worker import EventsWorker
-    from prefect.logging.handlers import APILogWorker
-
-    for worker in (APILogWorker, EventsWorker):
-        with contextlib.suppress(Exception):
-            worker.drain_all(timeout=timeout_s)
-
-
-@contextlib.contextmanager
-def flow_session(settings: Settings) -> Iterator[Any]:
+def flow_session(settings: Settings, quiet: bool = False) -> Iterator[Any]:
     """What every verb that runs a flow needs around it: Prefect without telemetry and with a one-line
     console, the store claimed in this process (a DuckDB file another run holds fails here, before
-    anything is recorded), and a Prefect API (the configured one, or a temporary server in its own session)."""
+    anything is recorded), and a Prefect API (see `prefect_session`)."""
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
     prefect_cli_environment()
-    with claimed_store(settings) as store, prefect_api():
+    with claimed_store(settings) as store, prefect_api(quiet):
         quiet_prefect_console()
         yield store
 
 
+@dataclass
+class RunRequest:
+    """What a command asks of a run beyond its settings: where it came from and how it may continue."""
+
+    origin: str = "run"
+    resume: bool = False
+    add_sources: bool = False
+    mock_llm: bool | None = None
+    notes: list[str] = field(default_factory=list)
+
+
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
-                quiet: bool = False, read_sources_first: bool = True) -> dict[str, Any]:
+                quiet: bool = False, read_sources_first: bool = True, request: RunRequest | None = None) -> dict[str, Any]:
     """Run the factory flow in this process; user-caused failures become one line and exit 2, Ctrl-C
     marks the run interrupted and exits 130 with the resume command. Setup is checked in the order a
-    user fixes it, each failure one line before anything is written: key and endpoint, the sources
-    (read whole), the store; then the sources' report is printed."""
+    user fixes it, each failure one line before anything is written: key and endpoint (a warning only
+    for a resume, whose remaining calls may all be cached), the sources (read whole), the store, the
+    run id; then the sources' report is printed."""
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
-    check_endpoint(settings)
+    request = request or RunRequest()
+    endpoint = check_endpoint(settings, required=not request.resume, quiet=quiet)
+    if endpoint.problem is not None:  # a resume on cached answers: fail fast at the first uncached request
+        settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"max_retries": 0})})
+    mock = endpoint.mock if request.mock_llm is None else request.mock_llm
     report = check_sources(sources, settings) if read_sources_first and sources and "mine" in (stages or ["mine"]) \
         else []
     prefect_cli_environment()
-    with claimed_store(settings) as store:
+    with claimed_store(settings, run_id) as store:
+        if not request.resume:
+            check_run_id(store, run_id, sources, request.add_sources)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
         from envscaler.live_progress import LiveProgress
-        from envscaler_core.pipeline.progress import progress_path
+        from envscaler_core.store.urls import human_store
 
-        progress = progress_path(settings.store.url, run_id, envscaler_data_dir())
-        progress.unlink(missing_ok=True)
-        say(f"run {run_id} (store {store.url}); Ctrl-C stops it, `envscaler resume {run_id}` continues it", quiet)
+        progress = publish_starting(settings, run_id)
+        for note in request.notes:
+            say(note, quiet)
+        say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{cli_call('resume ' + run_id)}` "
+            "continues it", quiet)
         try:
-            with prefect_api():
+            with prefect_api(quiet):
                 from flows.factory import factory_flow
 
                 quiet_prefect_console()
+                record_run(store, settings, run_id, sources, stages, request.origin, mock)
                 with LiveProgress(progress, quiet=quiet):
                     return _execute(factory_flow, settings, run_id, sources, stages)
         except KeyboardInterrupt:
             _interrupted(store, run_id)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> None:
+    """Reusing a run id continues that run: refused (one line) when the sources differ, unless the
+    command says to add them (`--add-sources`); an evaluation's id is never a factory run's."""
+    run = store.get_run(run_id)
+    if run is None:
+        return
+    if "eval" in run.config:
+        fail(f"run {run_id} is a BFCL evaluation, not a factory run; pick another --run-id")
+    if add_sources or not sources:
+        return
+    before, now = set(run.sources), set(sources)
+    if before != now:
+        new = sorted(now - before)
+        missing = sorted(before - now)
+        detail = "; ".join(part for part in (f"new: {', '.join(new)}" if new else "",
+                                             f"not given now: {', '.join(missing)}" if missing else "") if part)
+        fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
+             f"--run-id, `envscaler resume {run_id}` to continue it, or --add-sources to add these files to it")
+
+
+def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,
+               origin: str, mock: bool) -> None:
+    """What the flow does not know: where the run came from (a demo resumes against the bundled mock),
+    the stages asked for (union over the commands that ran it), and whether a mock answered."""
+    from envscaler_core.models import Run
+
+    run = store.get_run(run_id)
+    if run is None:
+        store.save_run(Run(run_id=run_id, config=public_config(settings), sources=list(sources), origin=origin,
+                           stages=list(stages) if stages else None, mock_llm=mock))
+        return
+    merged = None if run.stages is None or not stages else run.stages + [s for s in stages if s not in run.stages]
+    store.save_run(run.model_copy(update={"stages": merged, "mock_llm": run.mock_llm or mock}))
 
 
 def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None) -> dict[str, Any]:
@@ -215,13 +189,13 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     except SourceError as exc:
         fail(f"run {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
-        fail(f"run {run_id} stopped: {exc} (resume with `envscaler resume {run_id}`)")
+        fail(f"run {run_id} stopped: {exc} (resume with `{cli_call('resume ' + run_id)}`)")
     except Exception as exc:
         if debug_enabled():
             raise
         fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
              f" (see `envscaler status {run_id}`; rerun with --debug for the traceback; resume with "
-             f"`envscaler resume {run_id}`)", code=1)
+             f"`{cli_call('resume ' + run_id)}`)", code=1)
 
 
 def _interrupted(store: Any, run_id: str) -> None:
@@ -236,6 +210,6 @@ def _interrupted(store: Any, run_id: str) -> None:
         typer.echo(f"interrupted before run {run_id} started; nothing was recorded", err=True)
     else:
         typer.echo(f"interrupted: run {run_id} stopped; finished work is kept. Continue it with:\n"
-                   f"  envscaler resume {run_id}", err=True)
+                   f"  {cli_call('resume ' + run_id)}", err=True)
     sys.stdout.flush()
     raise typer.Exit(EXIT_INTERRUPTED)

@@ -11,27 +11,61 @@ from typing import Any
 
 import typer
 
+from envscaler.cli_name import cli_call
 from envscaler.commands._common import fail
 
 EXIT_BUDGET = 3
 """`run`/`resume` exit code when the run stopped on its budget (resumable, not an error)."""
+EXIT_EMPTY = 4
+"""`run`/`resume` exit code when the run finished but produced nothing to train on (status `empty`)."""
+
+
+READ_WAIT_S = 3.0
+
+
+def open_for_reading(url: str, wait_s: float = READ_WAIT_S) -> Any:
+    """Open an existing store (never created). Another read-only verb may hold a DuckDB file for a moment:
+    wait briefly for it; a file held by a run stays locked, and that StoreError is the caller's to handle."""
+    import time
+
+    from envscaler_core.store import Store, StoreError
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return Store.from_url(url, create=False)
+        except StoreError as exc:
+            if not is_locked(exc) or published_progress(url) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
 
 
 @contextmanager
 def open_store(url: str, run_id: str | None = None) -> Iterator[Any]:
     """A read-only verb's store: a missing DuckDB file is an error (naming the run asked for), never created."""
-    from envscaler_core.store import Store, StoreError, StoreMissing
+    from envscaler_core.store import StoreError, StoreMissing
 
     try:
-        store = Store.from_url(url, create=False)
+        store = open_for_reading(url)
     except StoreMissing as exc:
         fail(f"no run {run_id!r}: {exc}" if run_id else str(exc))
     except StoreError as exc:
-        fail(str(exc))
+        fail(held_message(url, exc, run_id))
     try:
         yield store
     finally:
         store.close()
+
+
+def held_message(url: str, exc: Exception, run_id: str | None = None) -> str:
+    """A locked store named by the run(s) holding it, when they publish their progress."""
+    active = published_progress(url) if is_locked(exc) else []
+    if not active:
+        return str(exc)
+    names = ", ".join(f"{p.run_id} ({p.status}, pid {p.pid})" for p in active)
+    wanted = f"run {run_id!r} can be read when it has finished; " if run_id and all(p.run_id != run_id for p in active) \
+        else ""
+    return f"the store is held by run {names}: {wanted}`envscaler status` shows the active runs' live figures"
 
 
 def is_locked(exc: Exception) -> bool:
@@ -50,6 +84,14 @@ def pid_alive(pid: int | None) -> bool:
     return True
 
 
+ACTIVE = ("starting", "running")
+
+
+def is_active(progress: Any) -> bool:
+    """A published progress whose run is still going (its process alive)."""
+    return progress is not None and progress.status in ACTIVE and pid_alive(progress.pid)
+
+
 def published_progress(store_url: str) -> list[Any]:
     """Progress files of the runs whose processes are alive, newest first (for a locked store)."""
     from envscaler_core.config import envscaler_data_dir
@@ -57,7 +99,7 @@ def published_progress(store_url: str) -> list[Any]:
 
     folder = progress_path(store_url, "x", envscaler_data_dir()).parent
     found = [read_progress(p) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
-    live = [p for p in found if p is not None and p.status == "running" and pid_alive(p.pid)]
+    live = [p for p in found if p is not None and is_active(p)]
     return sorted(live, key=lambda p: p.updated_at, reverse=True)
 
 
@@ -68,8 +110,9 @@ def run_progress(store_url: str, run_id: str) -> Any:
     return read_progress(progress_path(store_url, run_id, envscaler_data_dir()))
 
 
-def print_summary(summary: dict[str, Any], as_json: bool) -> None:
-    """Print the summary; a run stopped by its budget exits 3 with the resume hint."""
+def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False) -> None:
+    """Print the summary; a run stopped by its budget exits 3 with the resume hint; with `final` (the
+    command that ran it), a run that produced nothing exits 4."""
     from envscaler_core.pipeline.report import RunSummary, summary_text
 
     s = RunSummary.model_validate(summary)
@@ -79,9 +122,14 @@ def print_summary(summary: dict[str, Any], as_json: bool) -> None:
     else:
         typer.echo(summary_text(s))
     if s.status == "stopped_budget":
-        typer.echo(f"stopped: budget spent; continue with `envscaler resume {s.run_id} --max-tokens N` "
+        typer.echo(f"stopped: budget spent; continue with `{cli_call(f'resume {s.run_id} --max-tokens N')}` "
                    "(or --max-cost USD)", err=True)
         raise typer.Exit(EXIT_BUDGET)
+    if final and s.status == "empty":
+        first = s.notes[0].split(" — ")[0] if s.notes else "see the funnel"
+        typer.echo(f"finished, but produced nothing ({first}; the note in the summary says why); exit {EXIT_EMPTY}",
+                   err=True)
+        raise typer.Exit(EXIT_EMPTY)
 
 
 def run_table(runs: list[Any]) -> list[str]:

@@ -7,11 +7,12 @@ and `ENVSCALER_DB_URL`). Bad values fail with the field path in the message.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -25,18 +26,19 @@ class ConfigError(ValueError):
 
 
 class StageModels(_Section):
-    """Model name per stage; any OpenAI-compatible endpoint serves them."""
+    """Model name per stage; any OpenAI-compatible endpoint serves them. A model name is part of every
+    cached answer's key: changing one re-asks that stage's questions."""
 
-    mine: str = "gpt-4.1"
-    synth: str = "gpt-4.1"
-    validate_test_state: str = "gpt-4.1"
-    validate_proposer: str = "gpt-4.1-mini"
-    validate_judge: str = "gpt-4.1-mini"
-    scen: str = "gpt-4.1"
-    check: str = "gpt-4.1-mini"
-    agent: str = "gpt-4.1-mini"
-    user_sim: str = "gpt-4.1"
-    embedding: str = "text-embedding-3-large"
+    mine: str = Field(default="gpt-4.1", description="Stage 1: judges whether a task is stateful, infers its env topic.")
+    synth: str = Field(default="gpt-4.1", description="Stage 2: writes the env spec and the Python class.")
+    validate_test_state: str = Field(default="gpt-4.1", description="Stage 3: writes the initial state the validation probes start from.")
+    validate_proposer: str = Field(default="gpt-4.1-mini", description="Stage 3: proposes the tool calls that probe the class.")
+    validate_judge: str = Field(default="gpt-4.1-mini", description="Stage 3: judges each call's result against the spec.")
+    scen: str = Field(default="gpt-4.1", description="Stage 4: writes scenarios (initial state, task, checklist).")
+    check: str = Field(default="gpt-4.1-mini", description="Stage 4: turns checklist items into check functions.")
+    agent: str = Field(default="gpt-4.1-mini", description="Rollouts (and `eval --agent llm`): the agent that calls the tools.")
+    user_sim: str = Field(default="gpt-4.1", description="Conversational rollouts: the simulated user.")
+    embedding: str = Field(default="text-embedding-3-large", description="Stage 1 topic dedup and diversity selection.")
 
 
 class Price(_Section):
@@ -44,8 +46,8 @@ class Price(_Section):
     its prefix cache (`usage.prompt_tokens_details.cached_tokens`); unset, they cost the full input
     price (a provider without a cache discount, e.g. a self-hosted server billed by the hour)."""
 
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
+    input_per_mtok: float = Field(ge=0, description="USD per million prompt tokens.")
+    output_per_mtok: float = Field(ge=0, description="USD per million completion tokens.")
     cached_input_per_mtok: float | None = Field(default=None, ge=0, description=(
         "USD per million prompt tokens served from the provider's prefix cache; None = input_per_mtok."))
 
@@ -64,30 +66,41 @@ def _default_prices() -> dict[str, Price]:
 
 
 class LLMSettings(_Section):
-    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint; None = the SDK default.")
-    api_key: str | None = None
-    models: StageModels = Field(default_factory=StageModels)
-    timeout_s: float = Field(default=60.0, gt=0)
-    max_retries: int = Field(default=6, ge=0, description="HTTP retries on 429/5xx/timeouts.")
-    backoff_base_s: float = Field(default=0.5, gt=0)
-    backoff_max_s: float = Field(default=30.0, gt=0)
-    max_concurrency: int = Field(default=64, ge=1)
-    requests_per_minute: int | None = Field(default=None, ge=1)
+    """The LLM endpoint and how it is called. The endpoint, key, timeouts, retries and rates are how a run
+    reaches a model, not what it asks: `envscaler resume` takes them from the current environment."""
+
+    base_url: str | None = Field(default=None, description=(
+        "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; unset = https://api.openai.com/v1."))
+    api_key: str | None = Field(default=None, description=(
+        "API key (prefer the environment: it is never stored with a run). Loopback endpoints need none."))
+    models: StageModels = Field(default_factory=StageModels, description="Model name per stage (see llm.models).")
+    timeout_s: float = Field(default=60.0, gt=0, description="Seconds before one HTTP request is abandoned (and retried).")
+    max_retries: int = Field(default=6, ge=0, description="HTTP retries on 429/5xx/timeouts/connection errors.")
+    backoff_base_s: float = Field(default=0.5, gt=0, description="First retry delay; doubles per retry (a Retry-After header wins).")
+    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest delay between two retries.")
+    max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at once, across all stages of a process.")
+    requests_per_minute: int | None = Field(default=None, ge=1, description="Client-side rate limit; unset = none.")
     repair_attempts: int = Field(default=2, ge=0, description="Structured-output repair turns; never unbounded.")
     max_output_tokens: int = Field(default=16384, ge=256, description=(
         "Ceiling of the output room asked for when a reply was cut off (finish_reason 'length') and is retried."))
-    cache: bool = True
-    prices: dict[str, Price] = Field(default_factory=_default_prices)
+    cache: bool = Field(default=True, description=(
+        "Answer identical requests from the store's LLM cache (across runs) instead of paying for them again."))
+    prices: dict[str, Price] = Field(default_factory=_default_prices, description=(
+        "USD per million tokens per model name, for cost figures and budget.max_cost_usd; a model without a "
+        "price costs 0 (warned once). Set in a config file: [llm.prices.\"my-model\"]."))
 
 
 SandboxBackend = Literal["auto", "bwrap", "rlimit"]
 
 
 class SandboxSettings(_Section):
-    backend: SandboxBackend = "auto"
+    """Where generated env code runs (docs/sandbox.md)."""
+
+    backend: SandboxBackend = Field(default="auto", description=(
+        "auto (bubblewrap when it works, else refuse unless allow_weak), bwrap, or rlimit (resource limits only)."))
     allow_weak: bool = Field(default=False, description="Permit the rlimit-only backend when namespaces are unavailable.")
-    workers: int | None = Field(default=None, ge=1, description="None = one per core.")
-    call_timeout_s: float = Field(default=5.0, gt=0)
+    workers: int | None = Field(default=None, ge=1, description="Sandbox worker processes; unset = one per core.")
+    call_timeout_s: float = Field(default=5.0, gt=0, description="Seconds one tool call (or env load) may take.")
     python: str | None = Field(default=None, description="Absolute interpreter path readable by the sandbox uid.")
 
 
@@ -106,53 +119,91 @@ def default_store_url() -> str:
     return f"duckdb:///{envscaler_data_dir() / 'envscaler.duckdb'}"
 
 
+def outputs_root(settings: Settings) -> Path:
+    """Where run outputs go (`<root>/<run_id>/`): `flow.out_dir` if set, else `out/` beside a DuckDB store
+    (so the default store's runs write to $ENVSCALER_DATA_DIR/out, whatever directory a command starts
+    from), else `$ENVSCALER_DATA_DIR/out` for a server store. Always absolute."""
+    if settings.flow.out_dir:
+        return Path(settings.flow.out_dir).expanduser().resolve()
+    from envscaler_core.store.urls import parse_store_url
+
+    try:
+        location = parse_store_url(settings.store.url)
+    except Exception:  # noqa: BLE001 - a bad URL fails where the store is opened, with its own message
+        location = None
+    if location is not None and location.path is not None:
+        return location.path.parent / "out"
+    return envscaler_data_dir() / "out"
+
+
 class StoreSettings(_Section):
-    url: str = Field(default_factory=default_store_url,
-                     description="Default: a DuckDB file under ENVSCALER_DATA_DIR (see `envscaler_data_dir`).")
+    """Where runs live: every record, the runs and the LLM cache."""
+
+    url: str = Field(default_factory=default_store_url, description=(
+        "A DuckDB file (a plain path, or duckdb:////absolute/path.duckdb) or postgresql+psycopg://user:pw@host/db. "
+        "Default: $ENVSCALER_DATA_DIR/envscaler.duckdb (ENVSCALER_DATA_DIR defaults to $XDG_DATA_HOME/envscaler "
+        "or ~/.local/share/envscaler)."))
 
 
 class MineSettings(_Section):
-    min_usefulness: int = Field(default=7, ge=1, le=10)
-    min_modelability: int = Field(default=7, ge=1, le=10)
+    """Stage 1: which source tasks become env topics."""
+
+    min_usefulness: int = Field(default=7, ge=1, le=10, description="Topics scored below this (1-10) are dropped.")
+    min_modelability: int = Field(default=7, ge=1, le=10, description="Topics scored below this (1-10) are dropped.")
     similarity_threshold: float = Field(default=0.9, gt=0, le=1, description="Cosine at/above which topics are duplicates.")
     select_n: int = Field(default=20, ge=1, description="Topics kept by diversity selection.")
-    selection: Literal["kmeans", "farthest_point"] = "farthest_point"
-    seed: int = 42
+    selection: Literal["kmeans", "farthest_point"] = Field(default="farthest_point", description=(
+        "Diversity selection over the topic embeddings."))
+    seed: int = Field(default=42, description="Seed of the diversity selection (same seed, same topics).")
     max_tasks: int | None = Field(default=None, ge=1, description="Cap on source tasks read (demo slices).")
     strict_sources: bool = Field(default=False, description="Any malformed source record stops the run before it starts.")
 
 
 class SynthSettings(_Section):
+    """Stage 2: writing env classes."""
+
     step_attempts: int = Field(default=3, ge=1, description="Attempts per synthesis step, error fed back.")
 
 
 class ValidateSettings(_Section):
-    mode: Literal["programmatic", "llm", "both"] = "both"
-    rounds: int = Field(default=30, ge=1)
+    """Stage 3: testing env classes in the sandbox (`validate` in files and variables)."""
+
+    mode: Literal["programmatic", "llm", "both"] = Field(default="both", description=(
+        "programmatic (generated probes), llm (proposer + judge) or both."))
+    rounds: int = Field(default=30, ge=1, description="Probe calls per candidate and mode.")
     chains: int = Field(default=3, ge=1, description=(
         "Independent proposer/judge chains the LLM rounds are split over (each its own episode from the "
         "test state, run at once): the pass is 2 x rounds / chains calls deep."))
-    threshold: float = Field(default=0.85, ge=0, le=1)
+    threshold: float = Field(default=0.85, ge=0, le=1, description="Share of passing rounds needed to accept an env.")
 
 
 class ScenSettings(_Section):
+    """Stage 4: verified scenarios with rule-based checks."""
+
     per_env: int = Field(default=3, ge=1, description="Initial states (and so scenarios) per env.")
-    repair_attempts: int = Field(default=2, ge=0)
-    check_timeout_s: float = Field(default=2.0, gt=0)
+    repair_attempts: int = Field(default=2, ge=0, description="Repair turns for a scenario or check that fails verification.")
+    check_timeout_s: float = Field(default=2.0, gt=0, description="Seconds one check function may run.")
 
 
 class RolloutSettings(_Section):
-    mode: Literal["non_conversational", "conversational"] = "non_conversational"
-    per_scenario: int = Field(default=1, ge=1)
-    max_steps: int = Field(default=30, ge=1)
-    require_all_passed: bool = False
-    max_tool_errors: int | None = Field(default=None, ge=0)
-    min_steps: int = Field(default=1, ge=0)
+    """Stage 5: agent rollouts on verified scenarios."""
+
+    mode: Literal["non_conversational", "conversational"] = Field(default="non_conversational", description=(
+        "non_conversational (the task is the first user turn) or conversational (a simulated user)."))
+    per_scenario: int = Field(default=1, ge=1, description="Independent rollouts per scenario.")
+    max_steps: int = Field(default=30, ge=1, description="Agent turns before a rollout is cut off.")
+    require_all_passed: bool = Field(default=False, description="SFT exports keep only trajectories whose checks all passed.")
+    max_tool_errors: int | None = Field(default=None, ge=0, description=(
+        "SFT exports keep only trajectories with at most this many failed tool calls; unset = no limit."))
+    min_steps: int = Field(default=1, ge=0, description="SFT exports keep only trajectories with at least this many agent steps.")
 
 
 class BudgetSettings(_Section):
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
+    """Caps over a whole run (resumes included). A run that reaches one stops with status stopped_budget
+    (exit 3); `envscaler resume RUN --max-tokens N` raises it, and the run keeps the raised value."""
+
+    max_tokens: int | None = Field(default=None, ge=1, description="LLM tokens (prompt + completion); unset = no cap.")
+    max_cost_usd: float | None = Field(default=None, gt=0, description="LLM cost in USD at llm.prices; unset = no cap.")
 
 
 class FlowSettings(_Section):
@@ -161,10 +212,15 @@ class FlowSettings(_Section):
     batch_size: int = Field(default=25, ge=1, description="Items per Prefect task.")
     batches_in_flight: int = Field(default=8, ge=1, description="Concurrent batch tasks per stage.")
     max_item_attempts: int = Field(default=3, ge=1, description="Tries per item across resumes before it is given up.")
-    out_dir: str = Field(default="out", description="Where exports go: <out_dir>/<run_id>/.")
+    out_dir: str | None = Field(default=None, description=(
+        "Where a run's exports and report go: <out_dir>/<run_id>/. Unset = out/ beside a DuckDB store "
+        "($ENVSCALER_DATA_DIR/out for the default store), $ENVSCALER_DATA_DIR/out for PostgreSQL. A relative "
+        "path is taken from the directory the command runs in; the run records the absolute one."))
 
 
 class Settings(_Section):
+    """Everything the factory can be told; see docs/configuration.md (generated from these models)."""
+
     llm: LLMSettings = Field(default_factory=LLMSettings)
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
@@ -250,6 +306,35 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def given_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """What a config file and the environment set explicitly (defaults left out), layered as in
+    `load_settings`: how `resume` tells a setting the user gave now from one it would only default."""
+    data: dict[str, Any] = _read_file(Path(path)) if path else {}
+    from_env, _ = _env_overrides(dict(os.environ if environ is None else environ))
+    return _merge(data, from_env)
+
+
+# Settings a resumed run takes from the command that resumes it (its environment, config file and
+# flags) instead of from the run: how the run reaches its model, sandbox and store, not what it asks.
+# Everything else (models, prompts' inputs, counts, thresholds, seeds, the budget) stays the run's own:
+# a run is one experiment; only `resume --max-tokens/--max-cost` raise its budget (and the run keeps it).
+RESUME_TAKES_CURRENT: dict[str, tuple[str, ...] | None] = {
+    "llm": ("base_url", "api_key", "timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency",
+            "requests_per_minute", "max_output_tokens", "cache", "prices"),
+    "sandbox": None,  # every field
+    "store": None,
+    "flow": ("batch_size", "batches_in_flight", "max_item_attempts", "out_dir"),
+}
+
+
+def taken_from_current(section: str, field: str) -> bool:
+    """Whether `resume` takes `section.field` from the current command (else from the run)."""
+    if section not in RESUME_TAKES_CURRENT:
+        return False
+    fields = RESUME_TAKES_CURRENT[section]
+    return fields is None or field in fields
+
+
 def load_settings(path: str | Path | None = None, environ: dict[str, str] | None = None,
                   overrides: dict[str, Any] | None = None) -> Settings:
     """Build Settings from defaults, an optional file, the environment and explicit `overrides`
@@ -274,13 +359,54 @@ def _describe(exc: ValidationError, path: str | Path | None, origin: dict[tuple[
         loc = tuple(str(p) for p in err["loc"])
         field = ".".join(loc)
         var = next((named for keys, named in origin.items() if loc[:len(keys)] == keys), None)
+        message = _unknown_setting(loc) if err["type"] == "extra_forbidden" else err["msg"]
         if var is not None and not _overridden(overrides, loc):
-            problems.append(f"{field}: {err['msg']} (from environment variable {var[0]}={var[1]!r}; fix or unset it)")
+            problems.append(f"{field}: {message} (from environment variable {var[0]}={var[1]!r}; fix or unset it)")
         else:
             from_file = True
-            problems.append(f"{field}: {err['msg']}")
+            problems.append(f"{field}: {message}")
     where = f" in {path}" if path and from_file else ""
     return f"invalid configuration{where}: " + "; ".join(problems)
+
+
+def _unknown_setting(loc: tuple[str, ...]) -> str:
+    """'unknown setting; did you mean scen.per_env?' (or the valid names when none is close)."""
+    names = valid_names(loc[:-1])
+    parent = ".".join(loc[:-1])
+    close = difflib.get_close_matches(loc[-1].lower(), names, n=1, cutoff=0.6)
+    if close:
+        return f"unknown setting; did you mean {parent + '.' if parent else ''}{close[0]}?"
+    if names:
+        return f"unknown setting; {'sections' if not parent else parent + ' has'}: {', '.join(names)}"
+    return "unknown setting"
+
+
+def valid_names(loc: tuple[str, ...]) -> list[str]:
+    """Setting names valid under the section path `loc` (section names for `()`); [] if `loc` is not a section."""
+    node: Any = Settings
+    for key in loc:
+        node = _unwrap(node)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = next((f for n, f in node.model_fields.items() if key in (n, f.alias)), None)
+            if field is None:
+                return []
+            node = field.annotation
+        elif get_origin(node) is dict:
+            node = get_args(node)[1]
+        else:
+            return []
+    node = _unwrap(node)
+    if isinstance(node, type) and issubclass(node, BaseModel):
+        return [f.alias or n for n, f in node.model_fields.items()]
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """`X | None` -> X."""
+    if get_origin(annotation) in (Union, type(int | None)):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else annotation
+    return annotation
 
 
 def _overridden(overrides: dict[str, Any], loc: tuple[str, ...]) -> bool:

@@ -95,7 +95,7 @@ async def evaluate_batch(ctx: dict[str, Any], task_ids: list[str]) -> int:
     return len(todo)
 
 
-@flow(name="envscaler-eval-bfcl-mt", log_prints=True, validate_parameters=False)
+@flow(name="envscaler-eval-bfcl-mt", flow_run_name="{run_id}", log_prints=True, validate_parameters=False)
 async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """Evaluate (or resume evaluating) `request` under run `run_id`; returns the summary JSON."""
     req = EvalRequest.model_validate(request)

@@ -19,10 +19,11 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from envscaler_core.config import load_settings, public_config
+from envscaler_core.config import load_settings, outputs_root, public_config
 from envscaler_core.models import Run, utcnow
 from envscaler_core.pipeline import BatchReport, RunContext
 from envscaler_core.pipeline import stages as S
+from envscaler_core.pipeline.funnel_notes import produced_nothing
 from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
 from envscaler_core.pipeline.progress import ProgressTracker
 from flows.progress import artifact_key, make_tracker, publishing
@@ -119,11 +120,16 @@ async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: A
 
 
 def _begin(ctx: RunContext, sources: Sequence[str]) -> None:
+    """Mark the run running with the settings it runs with now: a resume's raised budget (or its new
+    endpoint) is what the next resume starts from. Sources only ever grow (the CLI refuses different
+    ones unless asked to add them), so `run.sources` is every file the run has read."""
     run = ctx.store.get_run(ctx.run_id)
     config = public_config(ctx.settings)
     if run is None:
         run = Run(run_id=ctx.run_id, config=config, sources=list(sources))
-    run = run.model_copy(update={"status": "running", "error": None, "updated_at": utcnow()})
+    known = list(run.sources)
+    run = run.model_copy(update={"status": "running", "error": None, "updated_at": utcnow(), "config": config,
+                                 "sources": known + [s for s in sources if s not in known]})
     ctx.store.save_run(run)
 
 
@@ -151,7 +157,7 @@ def _write_report(ctx: RunContext) -> str | None:
     """The HTML report beside the exports; a failure to write it is a warning, not a failed run."""
     from envscaler_core.report import write_report
 
-    target = Path(ctx.settings.flow.out_dir).resolve() / ctx.run_id / "report.html"
+    target = outputs_root(ctx.settings) / ctx.run_id / "report.html"
     try:
         return str(write_report(ctx.store, ctx.run_id, target))
     except Exception as exc:  # noqa: BLE001 - see the docstring
@@ -193,6 +199,10 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
                 ctx.set_stage(name)
                 await _run_step(ctx, name, pending, task, shard, tracker)
         status, error = "completed", None
+        if "export" not in stages or len(stages) > 1:  # an export-only pass judges nothing
+            run = ctx.store.get_run(ctx.run_id)
+            if produced_nothing(ctx.store.funnel(ctx.run_id), run.stages if run and run.stages else stages):
+                status = "empty"
     except BudgetExceeded as exc:
         status, error = "stopped_budget", str(exc)
     except BaseException as exc:
@@ -219,7 +229,7 @@ async def _publish(summary: RunSummary) -> None:
                                    description=f"EnvScaler funnel for run {summary.run_id}")
 
 
-@flow(name="envscaler-factory", log_prints=True, validate_parameters=False)
+@flow(name="envscaler-factory", flow_run_name="{run_id}", log_prints=True, validate_parameters=False)
 async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
                        stages: list[str] | None = None, shard_index: int = 0, shard_count: int = 1) -> dict[str, Any]:
     """The whole pipeline (or the given stages) for one run; safe to re-run with the same run id."""
@@ -239,7 +249,7 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
 
 
 def _stage_flow(stage: str) -> Any:
-    @flow(name=f"envscaler-{stage}", log_prints=True, validate_parameters=False)
+    @flow(name=f"envscaler-{stage}", flow_run_name="{run_id}-" + stage, log_prints=True, validate_parameters=False)
     async def stage_flow(run_id: str, config: dict[str, Any], sources: list[str] | None = None) -> dict[str, Any]:
         return await factory_flow.fn(run_id, sources or [], config, [stage])
 

@@ -74,8 +74,9 @@ def make_tracker(ctx: RunContext, shard: tuple[int, int]) -> ProgressTracker:
     name = ctx.run_id if shard[1] == 1 else f"{ctx.run_id}.shard-{shard[0]}-of-{shard[1]}"
     path: Path = progress_path(ctx.settings.store.url, name, envscaler_data_dir())
     sinks = [file_sink(path), Sink("run row", lambda p: ctx.update_run(progress=p), interval_s=5.0)]
+    run = ctx.store.get_run(ctx.run_id)
     return ProgressTracker(ctx.run_id, ctx.gateway.usage_by_stage, store=ctx.store.url, sinks=sinks,
-                           funnel=lambda: ctx.store.funnel(ctx.run_id))
+                           funnel=lambda: ctx.store.funnel(ctx.run_id), mock_llm=bool(run and run.mock_llm))
 
 
 @contextlib.asynccontextmanager

@@ -13,22 +13,25 @@ from envscaler.commands._common import fail
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def demo(
-        workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the exports, the report and the Prefect "
-                                     "home go."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: the one store every verb uses, under "
-                                      "ENVSCALER_DATA_DIR; or ENVSCALER_DB_URL)."),
+        workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the demo's Prefect server keeps its "
+                                     "database and log (PREFECT_HOME)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (default: "
+                                      "the one store every verb uses, under ENVSCALER_DATA_DIR; or ENVSCALER_DB_URL)."),
+        out: Path | None = typer.Option(None, "--out", help="Where the exports and the report go: OUT/RUN_ID/ "
+                                        "(default: out/ beside the store)."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No live progress; only the summary."),
-        prefect: str = typer.Option("server", "--prefect", help="'server': reuse or start a local Prefect server (dashboard); "
-                                    "'ephemeral': a temporary one for this process only."),
+        prefect: str = typer.Option("server", "--prefect", help="'server': reuse or start a local Prefect server "
+                                    "(dashboard; later commands report to it too); 'ephemeral': a temporary one "
+                                    "for this process only."),
         port: int = typer.Option(4200, "--prefect-port", help="Port for a Prefect server the demo starts."),
         max_tasks: int = typer.Option(80, "--max-tasks", help="Source tasks read from the bundled API-Bank slice."),
     ) -> None:
         workdir = workdir.resolve()
         home = workdir / "prefect"
         os.environ.setdefault("PREFECT_HOME", str(home))  # before prefect is imported anywhere
-        from envscaler.demo import DEMO_OVERRIDES, SLICE
-        from envscaler.prefect_server import ensure_prefect_server
-        from envscaler.runner import new_run_id, run_factory, settings_from
+        from envscaler.demo import DEMO_OVERRIDES, SLICE, where_to_look
+        from envscaler.prefect_server import ensure_prefect_server, record_server
+        from envscaler.runner import RunRequest, new_run_id, run_factory, settings_from
         from envscaler.status import print_summary
         from mock_llm.server import MockServer
 
@@ -36,31 +39,28 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail("--prefect must be 'server' or 'ephemeral'")
         server = None
         if prefect == "server":
-            typer.echo(f"[demo] Prefect: looking for a local server (or starting one on 127.0.0.1:{port}) ...")
+            typer.echo(f"[demo] Prefect: looking for a local server (or starting one on 127.0.0.1:{port}; "
+                       "starting takes 30-60 s) ...")
             try:
                 server = ensure_prefect_server(home, port)
             except RuntimeError as exc:
                 fail(str(exc))
             os.environ["PREFECT_API_URL"] = server.api_url
+            record_server(server, "`envscaler demo`")
         with MockServer() as mock:
             typer.echo(f"[demo] MOCK LLM (scripted, not a model) at {mock.base_url}")
             overrides = {**DEMO_OVERRIDES, "mine": {**DEMO_OVERRIDES["mine"], "max_tasks": max_tasks},
-                         "llm": {"base_url": mock.base_url, "api_key": "mock"},
-                         "flow": {**DEMO_OVERRIDES["flow"], "out_dir": str(workdir / "out")}}
+                         "llm": {"base_url": mock.base_url, "api_key": "mock"}}
+            if out is not None:
+                overrides["flow"] = {**DEMO_OVERRIDES["flow"], "out_dir": str(out.expanduser().resolve())}
             settings = settings_from(None, db, overrides)
             run_id = new_run_id("demo")
             typer.echo(f"[demo] run {run_id}: {SLICE.name} -> topics -> envs -> validation -> scenarios -> rollouts -> exports")
-            summary = run_factory(settings, run_id, [str(SLICE)], quiet=quiet)
+            summary = run_factory(settings, run_id, [str(SLICE)], quiet=quiet,
+                                  request=RunRequest(origin="demo", mock_llm=True))
             requests = mock.stats()["requests_total"]
         typer.echo("")
         print_summary(summary, False)
-        outputs = summary.get("outputs") or {}
         typer.echo("")
-        typer.echo("where to look:")
-        typer.echo(f"  report     {outputs.get('report', '(not written)')}   (open it in a browser)")
-        typer.echo(f"  store      {settings.store.url}   (envscaler status {run_id})")
-        typer.echo(f"  exports    {outputs.get('exports', workdir / 'out' / run_id)}")
-        if server is not None:
-            started = f" (started by the demo, pid {server.pid}; stop with `kill {server.pid}`)" if server.pid else ""
-            typer.echo(f"  dashboard  {server.ui_url}/runs{started}")
-        typer.echo(f"  mock LLM   answered {requests} HTTP requests (all labelled mock)")
+        for line in where_to_look(summary, settings, server, requests):
+            typer.echo(line)

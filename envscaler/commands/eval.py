@@ -38,8 +38,10 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                   "| llm (the configured endpoint)."),
         model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
         run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
-        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
+                                      "or under ENVSCALER_DATA_DIR)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
         json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     ) -> None:
         from envscaler.runner import check_endpoint, new_run_id, settings_from

@@ -15,17 +15,21 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def export(
         run_id: str = typer.Argument(..., help="The run to export."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
-        out: Path | None = typer.Option(None, "--out", help="Base directory (default flow.out_dir); files go to OUT/RUN_ID/."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL)."),
+        out: Path | None = typer.Option(None, "--out", help="Base directory; files go to OUT/RUN_ID/ (default: where the "
+                                        "run wrote its exports, out/ beside the store; the path is printed)."),
         fmt: str = typer.Option("all", "--format", help="all (= sft,llamafactory,rl) | sft | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
         verified_only: bool = typer.Option(False, "--verified-only", help="envscaler format: only accepted envs, "
                                            "verified RL scenarios and loadable SFT scenarios (default: everything, audit included)."),
-        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
+                                           "docs/configuration.md."),
         json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
         from envscaler.runner import settings_from
+        from envscaler.status import open_for_reading
         from envscaler_core.export import ExportError, export_run, resolve_formats
-        from envscaler_core.store import Store, StoreError, StoreMissing
+        from envscaler_core.store import StoreError, StoreMissing
 
         try:
             formats = resolve_formats(f.strip() for f in fmt.split(","))
@@ -33,8 +37,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"--format: {exc}")
         settings = settings_from(config, db)
         try:
-            with Store.from_url(settings.store.url, create=False) as store:
-                manifest = export_run(store, run_id, settings, out, formats=formats, verified_only=verified_only)
+            with open_for_reading(settings.store.url) as store:
+                manifest = export_run(store, run_id, settings, _base(store, run_id, out), formats=formats,
+                                      verified_only=verified_only)
         except ExportError as exc:
             fail(str(exc))
         except StoreMissing as exc:
@@ -42,10 +47,23 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except StoreError as exc:
             fail(f"export of run {run_id} failed, nothing half-written: {exc}")
         except OSError as exc:
-            where = exc.filename or out or settings.flow.out_dir
+            where = exc.filename or out or settings.flow.out_dir or "the default output directory"
             fail(f"export of run {run_id}: cannot write {where}: {exc.strerror or exc}; pass --out <writable directory>")
         if json_out:
             typer.echo(manifest.model_dump_json(indent=2))
         else:
             for line in manifest.summary_lines():
                 typer.echo(line)
+
+
+def _base(store: object, run_id: str, out: Path | None) -> Path | None:
+    """--out, else where the run itself wrote its exports (so `status` and `export` name one place); an
+    evaluation run has nothing to export (one line, exit 2)."""
+    run = store.get_run(run_id)  # type: ignore[attr-defined]
+    if run is not None and "eval" in run.config:
+        fail(f"run {run_id} is a BFCL multi-turn evaluation, not a factory run: it has no envs, scenarios or "
+             f"trajectories to export (its results: `envscaler status {run_id}`, `envscaler report {run_id}`)")
+    if out is not None:
+        return out
+    recorded = run.outputs.get("exports") if run is not None else None
+    return Path(recorded).parent if recorded else None

@@ -1,9 +1,11 @@
 """`envscaler report RUN_ID`: write the run's report, one self-contained HTML file (no network needed to
-open it), and print its path. Exit 2 for an unknown run or a store that cannot be read."""
+open it), and print its absolute path. An evaluation run gets its results page. Exit 2 for an unknown
+run or a store that cannot be read."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -14,25 +16,42 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def report(
         run_id: str = typer.Argument(..., help="The run to report on."),
-        out: Path | None = typer.Option(None, "--out", "-o", help="HTML file to write (default: "
-                                        "<flow.out_dir>/<RUN_ID>/report.html)."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
-        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        out: Path | None = typer.Option(None, "--out", "-o", help="HTML file to write (default: report.html in the "
+                                        "run's output directory, <out_dir>/<RUN_ID>/, beside the store)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (default: "
+                                      "config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
+                                           "docs/configuration.md."),
     ) -> None:
         from envscaler.runner import settings_from
         from envscaler.status import open_store
         from envscaler_core.report import write_report
+        from envscaler_core.store.urls import human_store
 
         settings = settings_from(config, db)
         with open_store(settings.store.url, run_id) as store:
             run = store.get_run(run_id)
             if run is None:
                 known = [r.run_id for r in store.list_runs()][-5:]
-                fail(f"no run {run_id!r} in {store.url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
-            out_dir = Path(run.config.get("flow", {}).get("out_dir") or settings.flow.out_dir)
-            target = out or Path(run.outputs.get("report") or out_dir / run_id / "report.html")
+                fail(f"no run {run_id!r} in {human_store(store.url)}"
+                     + (f"; recent runs: {', '.join(known)}" if known else ""))
+            target = out.expanduser().resolve() if out is not None else default_target(run, settings)
             try:
                 written = write_report(store, run_id, target)
             except OSError as exc:
                 fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out <writable file>")
         typer.echo(str(written))
+
+
+def default_target(run: Any, settings: Any) -> Path:
+    """Where the run's own outputs are: the report it wrote, else beside its exports, else its output dir."""
+    from envscaler_core.config import outputs_root
+
+    if run.outputs.get("report"):
+        return Path(run.outputs["report"])
+    if run.outputs.get("exports"):
+        return Path(run.outputs["exports"]) / "report.html"
+    own = (run.config.get("flow") or {}).get("out_dir")
+    if own:
+        settings = settings.model_copy(update={"flow": settings.flow.model_copy(update={"out_dir": own})})
+    return outputs_root(settings) / run.run_id / "report.html"

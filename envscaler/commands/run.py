@@ -1,7 +1,9 @@
 """`envscaler run`: the factory on source task files, as one durable, resumable run.
 
-Exit codes: 0 completed, 2 could not start (bad sources, config, key, endpoint, store), 3 stopped on
-its budget (resumable), 130 interrupted by Ctrl-C (resumable), 1 failed unexpectedly."""
+Exit codes: 0 completed, 2 could not start (bad sources, config, key, endpoint, store, a run id that
+names a run with other sources), 3 stopped on its budget (resumable), 4 finished but produced nothing
+(status `empty`: the summary says which stage came out empty and why), 130 interrupted by Ctrl-C
+(resumable), 1 failed unexpectedly."""
 
 from __future__ import annotations
 
@@ -17,16 +19,23 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     def run(
         source: list[Path] = typer.Option(..., "--source", "-s", help="Source task file (API-Bank JSON list, BFCL or "
                                           "{\"task\": ...} JSON Lines; see docs/source_formats.md); repeatable."),
-        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
-        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
+                                           "docs/configuration.md."),
+        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id "
+                                          "continues that run (its sources must be the same, see --add-sources)."),
+        add_sources: bool = typer.Option(False, "--add-sources", help="With an existing --run-id: add these source "
+                                         "files to the run (topic selection then runs over all its topics)."),
         stages: str | None = typer.Option(None, "--stages", help="Comma-separated subset: mine,synth,validate,scen,rollout,export."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL; default: "
-                                      "a DuckDB file under ENVSCALER_DATA_DIR, ~/.local/share/envscaler)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL; default: ENVSCALER_DATA_DIR/envscaler.duckdb, "
+                                      "~/.local/share/envscaler)."),
+        out: Path | None = typer.Option(None, "--out", help="Where the exports and the report go: OUT/RUN_ID/ "
+                                        "(default: out/ beside the store, ~/.local/share/envscaler/out)."),
         strict: bool = typer.Option(False, "--strict", help="Refuse to start if any source record is malformed."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No source report or live progress; only the summary."),
         json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
-        from envscaler.runner import new_run_id, run_factory, settings_from, source_paths
+        from envscaler.runner import RunRequest, new_run_id, run_factory, settings_from, source_paths
         from envscaler.status import print_summary
 
         chosen = [s.strip() for s in stages.split(",") if s.strip()] if stages else None
@@ -35,9 +44,18 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
             bad = [s for s in chosen if s not in STAGES]
             if bad:
-                fail(f"--stages: unknown stage(s) {', '.join(bad)}; choose from {', '.join(STAGES)}")
+                import difflib
+
+                close = [m[0] for b in bad if (m := difflib.get_close_matches(b, STAGES, n=1, cutoff=0.5))]
+                guess = f"did you mean {', '.join(close)}? " if len(close) == len(bad) else ""
+                fail(f"--stages: unknown stage(s) {', '.join(bad)}; {guess}choose from {', '.join(STAGES)}")
+        if add_sources and not run_id:
+            fail("--add-sources adds files to an existing run: name it with --run-id")
         paths = source_paths(source)
-        settings = settings_from(config, db, {"mine": {"strict_sources": True}} if strict else None)
+        overrides: dict = {"mine": {"strict_sources": True}} if strict else {}
+        if out is not None:
+            overrides["flow"] = {"out_dir": str(out.expanduser().resolve())}
+        settings = settings_from(config, db, overrides)
         rid = run_id or new_run_id()
-        summary = run_factory(settings, rid, paths, chosen, quiet=quiet)
-        print_summary(summary, json_out)
+        summary = run_factory(settings, rid, paths, chosen, quiet=quiet, request=RunRequest(add_sources=add_sources))
+        print_summary(summary, json_out, final=True)

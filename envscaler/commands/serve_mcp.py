@@ -16,10 +16,11 @@ from envscaler.commands._common import fail
 def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # type: ignore[no-untyped-def]
     """(env, scenario, run_id) from the store, or a clear exit 2."""
     from envscaler_core.models import AcceptedEnv, Scenario
+    from envscaler_core.store.urls import human_store
 
     if run_id is not None:
         if store.get_run(run_id) is None:
-            fail(f"unknown run {run_id!r} in {store.url}")
+            fail(f"unknown run {run_id!r} in {human_store(store.url)}")
         runs = [run_id]
     else:
         runs = [r.run_id for r in reversed(store.list_runs())]  # newest first
@@ -29,7 +30,7 @@ def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # t
             env = envs[-1]
             break
     else:
-        where = f"run {run_id!r}" if run_id else f"any run of {store.url}"
+        where = f"run {run_id!r}" if run_id else f"any run of {human_store(store.url)}"
         fail(f"unknown env id {env_id!r}: no accepted env with that id in {where}")
     if scenario_fp:
         matches = [s for s in store.query(Scenario, run_id=rid, where={"env_id": env_id})
@@ -52,11 +53,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                      "task as bfcl:multi_turn_base_0."),
         run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it)."),
         scenario_fp: str | None = typer.Option(None, "--scenario", help="Scenario fingerprint (or prefix) for the initial state."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
+                                      "or under ENVSCALER_DATA_DIR)."),
         transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP at /mcp)."),
         host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
         port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port."),
-        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
     ) -> None:
         import anyio
 

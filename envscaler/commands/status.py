@@ -17,8 +17,11 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def status(
         run_id: str | None = typer.Argument(None, help="Run id; omit to list runs."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (default: config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
-        config: Path | None = typer.Option(None, "--config", "-c"),
+        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
+                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
+                                      "or under ENVSCALER_DATA_DIR)."),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); only "
+                                           "its store location is used here."),
         watch: bool = typer.Option(False, "--watch", "-w", help="Refresh every few seconds until the run ends."),
         every: float = typer.Option(2.0, "--every", min=0.2, help="Seconds between refreshes with --watch."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
@@ -40,14 +43,15 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _list(url: str, json_out: bool) -> None:
-    from envscaler.status import published_progress, run_table
-    from envscaler_core.store import Store, StoreError, StoreMissing
+    from envscaler.status import open_for_reading, published_progress, run_table
+    from envscaler_core.store import StoreError, StoreMissing
+    from envscaler_core.store.urls import human_store
 
     try:
-        with Store.from_url(url, create=False) as store:
+        with open_for_reading(url) as store:
             runs = store.list_runs()
     except StoreMissing:
-        typer.echo(f"no runs yet: {url} does not exist (start one with `envscaler demo` or `envscaler run`)")
+        typer.echo(f"no runs yet: {human_store(url)} does not exist (start one with `envscaler demo` or `envscaler run`)")
         return
     except StoreError as exc:
         active = published_progress(url)
@@ -56,38 +60,41 @@ def _list(url: str, json_out: bool) -> None:
         if json_out:
             typer.echo(json.dumps([p.model_dump(mode="json") for p in active], indent=2))
             return
-        typer.echo(f"{url} is held by a running process; active run(s):")
+        typer.echo(f"{human_store(url)} is held by a running process; active run(s):")
         for p in active:
-            typer.echo(f"  {p.run_id}  running  {p.current.name if p.current else '-'}  (pid {p.pid}; "
+            typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
                        f"`envscaler status {p.run_id} --watch`)")
         return
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
     elif not runs:
-        typer.echo(f"no runs in {url}")
+        typer.echo(f"no runs in {human_store(url)}")
     else:
         typer.echo("\n".join(run_table(runs)))
 
 
 def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     """Print the run once; True when there is nothing more to watch (the run is not active)."""
-    from envscaler.status import pid_alive, print_summary, progress_text, run_progress
+    from envscaler.status import held_message, is_active, open_for_reading, print_summary, progress_text, run_progress
     from envscaler_core.pipeline.report import build_summary
-    from envscaler_core.store import Store, StoreError, StoreMissing
+    from envscaler_core.store import StoreError, StoreMissing
+    from envscaler_core.store.urls import human_store
 
     live = run_progress(url, run_id)
-    active = live is not None and live.status == "running" and pid_alive(live.pid)
+    active = is_active(live)
     try:
-        with Store.from_url(url, create=False) as store:
+        with open_for_reading(url) as store:
             if store.get_run(run_id) is None:
+                if active:  # starting up: not recorded yet
+                    raise StoreMissing("not recorded yet")
                 known = [r.run_id for r in store.list_runs()][-5:]
-                fail(f"no run {run_id!r} in {url}" + (f"; recent runs: {', '.join(known)}" if known else ""))
+                fail(f"no run {run_id!r} in {human_store(url)}" + (f"; recent runs: {', '.join(known)}" if known else ""))
             summary = build_summary(store, run_id)
-    except StoreMissing as exc:
-        fail(f"no run {run_id!r}: {exc}")
     except StoreError as exc:
+        if isinstance(exc, StoreMissing) and not active:
+            fail(f"no run {run_id!r}: {exc}")
         if live is None:
-            fail(str(exc))
+            fail(held_message(url, exc, run_id))
         if clear:
             typer.echo("\033[2J\033[H", nl=False)
         typer.echo(live.model_dump_json(indent=2) if json_out else

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from envscaler_core.config import Settings
+from envscaler_core.config import Settings, outputs_root
 from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
 from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
 from envscaler_core.export.manifest import ALL_FORMATS, EXTRA_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
@@ -64,8 +64,8 @@ def resolve_formats(formats: Iterable[str]) -> list[ExportFormat]:
 
 
 def export_dir(settings: Settings, run_id: str, out_dir: Path | None = None) -> Path:
-    """`<out_dir or settings.flow.out_dir>/<run_id>`."""
-    return Path(out_dir if out_dir is not None else settings.flow.out_dir) / run_id
+    """`<out_dir>/<run_id>`, by default under `outputs_root(settings)` (flow.out_dir, else beside the store); absolute."""
+    return (Path(out_dir).expanduser().resolve() if out_dir is not None else outputs_root(settings)) / run_id
 
 
 class _Export:
@@ -169,7 +169,9 @@ def export_run(
     if store.get_run(run_id) is None:
         known = [r.run_id for r in store.list_runs()]
         hint = f"known runs: {', '.join(known[-10:])}" if known else "the store has no runs"
-        raise UnknownRunError(f"unknown run {run_id!r} in {store.url}; {hint}")
+        from envscaler_core.store.urls import human_store
+
+        raise UnknownRunError(f"unknown run {run_id!r} in {human_store(store.url)}; {hint}")
     target = export_dir(settings, run_id, out_dir)
     target.mkdir(parents=True, exist_ok=True)
     (target / FILE_NAMES["manifest"]).unlink(missing_ok=True)

@@ -124,13 +124,23 @@ def kmeans_select(vectors: np.ndarray, n: int, seed: int, iterations: int = 50) 
     return sorted(chosen)
 
 
+async def _embeddings(topics: list[EnvTopic], gateway: Gateway) -> list[list[float]]:
+    """Each topic's vector: the one it already carries (a selection earlier in the run embedded it), else
+    asked for. Re-embedding every topic on each pass cost a paid call whenever the set changed (one topic
+    more after a resume re-sent them all, a different request than the cached one)."""
+    missing = [t for t in topics if not t.embedding]
+    fresh = await gateway.embed([embedding_text(t) for t in missing], stage="embedding") if missing else []
+    if len(fresh) != len(missing):
+        raise ValueError(f"gateway returned {len(fresh)} embeddings for {len(missing)} topics")
+    new = {t.fingerprint: list(v) for t, v in zip(missing, fresh, strict=True)}
+    return [new[t.fingerprint] if t.fingerprint in new else list(t.embedding or []) for t in topics]
+
+
 async def select_topics(topics: list[EnvTopic], gateway: Gateway, settings: MineSettings) -> list[EnvTopic]:
     """Embed, dedup (exact then cosine), filter by score, select `settings.select_n` diverse topics."""
     if not topics:
         return []
-    vectors_list = await gateway.embed([embedding_text(t) for t in topics], stage="embedding")
-    if len(vectors_list) != len(topics):
-        raise ValueError(f"gateway returned {len(vectors_list)} embeddings for {len(topics)} topics")
+    vectors_list = await _embeddings(topics, gateway)
     out = [t.model_copy(update={"embedding": list(map(float, v)), "selected": False, "drop_reason": None})
            for t, v in zip(topics, vectors_list, strict=True)]
     vectors = np.array(vectors_list, dtype=float)

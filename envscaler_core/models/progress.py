@@ -34,11 +34,13 @@ class RunProgress(Model):
     run_id: str
     pid: int | None = Field(default=None, description="The process running it (for `status` on a locked store).")
     store: str = ""
-    status: str = "running"
+    status: str = Field(default="running", description="starting, running, then the run's final status.")
+    note: str = Field(default="", description="What the run is doing before its first step (e.g. waiting for Prefect).")
     started_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     steps: list[StepProgress] = Field(default_factory=list)
     funnel: dict[str, int] = Field(default_factory=dict)
+    mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM: its costs are illustrative.")
 
     @property
     def current(self) -> StepProgress | None:

@@ -11,7 +11,12 @@ from envscaler_core.models.base import Model, utcnow
 from envscaler_core.models.progress import RunProgress
 from envscaler_core.models.source_report import SourceReport
 
-RunStatus = Literal["running", "completed", "failed", "stopped_budget", "interrupted"]
+RunStatus = Literal["running", "completed", "empty", "failed", "stopped_budget", "interrupted"]
+"""`empty`: every stage ran, but the run produced nothing to train on (the summary's notes say which
+stage came out empty and why); like `completed`, there is nothing left to resume."""
+
+FINISHED: tuple[str, ...] = ("completed", "empty")
+"""Statuses a resume has nothing to do for."""
 
 
 class Run(Model):
@@ -26,3 +31,7 @@ class Run(Model):
     sources_report: SourceReport | None = Field(default=None, description="What reading the sources gave, per file.")
     progress: RunProgress | None = Field(default=None, description="Per-step counts, LLM use and timings.")
     outputs: dict[str, str] = Field(default_factory=dict, description="What the run wrote: 'exports', 'report' -> path.")
+    origin: str = Field(default="run", description="What started it: 'run', 'demo' (resumes restart the bundled "
+                        "mock LLM), 'eval', 'import'.")
+    stages: list[str] | None = Field(default=None, description="The stages it was asked for; None = all.")
+    mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM: its costs are illustrative.")

@@ -19,26 +19,32 @@ def tokens(n: int) -> str:
     return f"{n / 1e6:.2f}M" if n >= 1_000_000 else f"{n / 1e3:.1f}k" if n >= 1000 else str(n)
 
 
+def cost(usd: float, mock: bool = False) -> str:
+    """Dollars; against the bundled mock LLM they are the list prices of tokens nobody paid for: said so."""
+    return f"${usd:.4f}" + (" (mock)" if mock else "")
+
+
 def items(step: StepProgress) -> str:
     if step.total:
         return f"{step.done}/{step.total} done"
     return f"{step.done} done" if step.finished_at is not None else "running"
 
 
-def step_line(step: StepProgress) -> str:
+def step_line(step: StepProgress, mock: bool = False) -> str:
     state = "" if step.finished_at is not None else " (running)"
     failed = f", {step.failed} failed" if step.failed else ""
     return (f"{step.name}{state} {items(step)}{failed} · {step.llm_calls} LLM calls · {tokens(step.tokens)} tokens · "
-            f"${step.cost_usd:.4f} · {duration(step.elapsed_s)}")
+            f"{cost(step.cost_usd, mock)} · {duration(step.elapsed_s)}")
 
 
 def progress_lines(progress: RunProgress) -> list[str]:
-    return [f"  {step_line(s)}" for s in progress.steps]
+    return [f"  {step_line(s, progress.mock_llm)}" for s in progress.steps]
 
 
 def headline(progress: RunProgress) -> str:
     """One line for the whole run: what is running and the totals so far."""
     step = progress.current
-    now = f"{step.name} {items(step)}" + (f", {step.failed} failed" if step.failed else "") if step else "starting"
+    now = f"{step.name} {items(step)}" + (f", {step.failed} failed" if step.failed else "") if step else \
+        (progress.note or "starting")
     return (f"[{duration(progress.elapsed_s)}] {progress.run_id} {progress.status}: {now} · "
-            f"{progress.llm_calls} LLM calls · {tokens(progress.tokens)} tokens · ${progress.cost_usd:.4f}")
+            f"{progress.llm_calls} LLM calls · {tokens(progress.tokens)} tokens · {cost(progress.cost_usd, progress.mock_llm)}")

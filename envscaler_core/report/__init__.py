@@ -13,15 +13,25 @@ from envscaler_core.report.page import render
 
 
 def render_report(store: Any, run_id: str) -> str:
-    return render(collect(store, run_id), utcnow().strftime("%Y-%m-%d %H:%M UTC"))
+    """The factory report, or an evaluation run's results page."""
+    generated = utcnow().strftime("%Y-%m-%d %H:%M UTC")
+    run = store.get_run(run_id)
+    if run is not None and "eval" in run.config:
+        from envscaler_core.report.eval_page import render_evaluation
+
+        return render_evaluation(store, run_id, generated)
+    return render(collect(store, run_id), generated)
 
 
 def write_report(store: Any, run_id: str, target: Path) -> Path:
-    """Write atomically (a reader never sees half a page) and return the absolute path."""
-    from envscaler_core.pipeline.progress import write_text_atomic
+    """Write atomically (a reader never sees half a page), with the same permissions as the exports
+    beside it (the umask's, usually 0644), and return the absolute path."""
+    from envscaler_core.export.atomic import atomic_output
 
-    target = Path(target).resolve()
-    write_text_atomic(target, render_report(store, run_id))
+    target = Path(target).expanduser().resolve()
+    page = render_report(store, run_id).encode("utf-8")
+    with atomic_output(target) as fh:
+        fh.write(page)
     return target
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envscaler_core.models import AcceptedEnv, EnvCandidate, Run, Scenario, Trajectory, ValidationRound
+from envscaler_core.models import AcceptedEnv, EnvCandidate, Run, Scenario, SourceTask, Trajectory, ValidationRound
 from envscaler_core.pipeline.report import RunSummary, build_summary
 
 TRAJECTORIES_PER_ENV = 6
@@ -21,6 +21,7 @@ class EnvView(BaseModel):
     scenarios: list[Scenario] = Field(default_factory=list)
     trajectories: list[Trajectory] = Field(default_factory=list)
     trajectories_total: int = 0
+    mock_llm: bool = False
 
 
 class ReportData(BaseModel):
@@ -29,6 +30,7 @@ class ReportData(BaseModel):
     envs: list[EnvView]
     rejected: list[EnvCandidate]
     rejected_rounds: dict[str, list[ValidationRound]] = Field(default_factory=dict)
+    not_stateful: list[SourceTask] = Field(default_factory=list, description="Tasks the judge dropped, with its reasons.")
 
 
 def collect(store: Any, run_id: str) -> ReportData:
@@ -49,8 +51,9 @@ def collect(store: Any, run_id: str) -> ReportData:
         mine = trajectories.get(env.env_id, [])
         envs.append(EnvView(env=env, rounds=sorted(rounds.get(env.candidate_fp, []), key=lambda r: (r.mode, r.index)),
                             scenarios=scenarios.get(env.env_id, []), trajectories=mine[:TRAJECTORIES_PER_ENV],
-                            trajectories_total=len(mine)))
+                            trajectories_total=len(mine), mock_llm=run.mock_llm))
     rejected = [c for c in store.query(EnvCandidate, run_id=run_id) if c.status in ("rejected", "static_failed", "error")]
-    return ReportData(run=run, summary=build_summary(store, run_id), envs=envs, rejected=rejected,
+    not_stateful = store.query(SourceTask, run_id=run_id, where={"stateful": False})
+    return ReportData(run=run, summary=build_summary(store, run_id), envs=envs, rejected=rejected, not_stateful=not_stateful,
                       rejected_rounds={c.fingerprint: sorted(rounds.get(c.fingerprint, []), key=lambda r: (r.mode, r.index))
                                        for c in rejected})

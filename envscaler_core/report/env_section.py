@@ -12,10 +12,21 @@ from envscaler_core.report.data import EnvView
 from envscaler_core.report.highlight import highlight_python
 
 MAX_JSON = 4000
+MOCK_BADGE = ' <span class="badge warn">answered by the MOCK LLM</span>'
 
 
 def esc(value: Any) -> str:
     return html.escape(str(value))
+
+
+def clip(text: Any, limit: int) -> str:
+    """`text` cut to about `limit` characters at a word boundary, with an ellipsis when cut (escape after)."""
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit * 0.6 else cut).rstrip(" ,;:.") + "…"
 
 
 def js(value: Any, limit: int = MAX_JSON) -> str:
@@ -44,8 +55,8 @@ def state_diff(diff: dict[str, Any]) -> str:
     items = []
     for ch in changes[:12]:
         op, path = ch.get("op", "?"), ch.get("path", "")
-        old = f' <span class="old">{esc(json.dumps(ch["old"], default=str)[:120])}</span>' if "old" in ch else ""
-        new = f' → <span class="new">{esc(json.dumps(ch["new"], default=str)[:120])}</span>' if "new" in ch else ""
+        old = f' <span class="old">{esc(clip(json.dumps(ch["old"], default=str), 120))}</span>' if "old" in ch else ""
+        new = f' → <span class="new">{esc(clip(json.dumps(ch["new"], default=str), 120))}</span>' if "new" in ch else ""
         items.append(f"<li><code>{esc(op)} {esc(path)}</code>{old}{new}</li>")
     more = f"<li class=muted>... {len(changes) - 12} more</li>" if len(changes) > 12 else ""
     return f'<ul class="diff">{"".join(items)}{more}</ul>'
@@ -75,7 +86,7 @@ def rounds_table(rounds: list[ValidationRound]) -> str:
         rows.append(
             f"<tr><td>{r.mode[0]}{r.index}</td><td><code>{esc(r.tool)}</code>"
             f"<pre class=json>{js(r.args, 600)}</pre></td><td>{esc(r.case_type)}{'<br><small>' + esc(r.check) + '</small>' if r.check else ''}</td>"
-            f"<td>{verdict_badge(r.verdict)}<div class=reason>{esc(r.reason[:500])}</div></td>"
+            f"<td>{verdict_badge(r.verdict)}<div class=reason>{esc(clip(r.reason, 500))}</div></td>"
             f"<td><details><summary>result</summary><pre class=json>{js(observed, 1500)}</pre></details></td>"
             f"<td>{state_diff(r.state_diff)}</td></tr>")
     return (f"<p>{len(rounds)} rounds: {head}</p><div class=scroll><table class='grid rounds'><thead><tr><th>#</th>"
@@ -110,10 +121,10 @@ def _tool_call(call: dict[str, Any]) -> str:
         args = json.dumps(json.loads(args), ensure_ascii=False) if isinstance(args, str) else json.dumps(args)
     except ValueError:
         pass
-    return f'<div class=call>→ <code>{esc(fn.get("name", "?"))}</code>(<span>{esc(str(args)[:800])}</span>)</div>'
+    return f'<div class=call>→ <code>{esc(fn.get("name", "?"))}</code>(<span>{esc(clip(args, 800))}</span>)</div>'
 
 
-def chat(t: Trajectory) -> str:
+def chat(t: Trajectory, mock: bool = False) -> str:
     """The trajectory as chat bubbles: the system prompt folded, tool results as compact JSON."""
     bubbles = []
     for m in t.messages:
@@ -125,14 +136,15 @@ def chat(t: Trajectory) -> str:
             continue
         if role == "tool":
             bubbles.append(f"<div class='msg tool'><div class=who>tool {esc(m.get('name', ''))}</div>"
-                           f"<pre class=json>{esc(text[:1500])}</pre></div>")
+                           f"<pre class=json>{esc(clip(text, 1500))}</pre></div>")
             continue
         calls = "".join(_tool_call(c) for c in m.get("tool_calls") or [])
         body = f"<div class=text>{esc(text)}</div>" if text else ""
         bubbles.append(f"<div class='msg {esc(role)}'><div class=who>{esc(role)}</div>{body}{calls}</div>")
-    results = " ".join(f"{verdict_badge(r.passed)} {esc(r.item[:80])}" for r in t.check_results)
+    results = " ".join(f"{verdict_badge(r.passed)} {esc(clip(r.item, 80))}" for r in t.check_results)
     return (f'<div class="trajectory" id="traj-{t.fingerprint[:12]}"><h4>Trajectory <code>{t.fingerprint[:12]}</code> '
-            f"· scenario <a href='#scen-{t.scenario_fp[:12]}'><code>{t.scenario_fp[:12]}</code></a> · {esc(t.agent_model)} · "
+            f"· scenario <a href='#scen-{t.scenario_fp[:12]}'><code>{t.scenario_fp[:12]}</code></a> · {esc(t.agent_model)}"
+            f"{MOCK_BADGE if mock else ''} · "
             f"{t.steps} steps · {esc(t.termination)} · reward <b>{t.reward:.2f}</b></h4>"
             f'<div class="chat">{"".join(bubbles)}</div><div class="checkres">{results}</div></div>')
 
@@ -145,7 +157,7 @@ def env_section(view: EnvView) -> str:
     rules = "".join(f"<li>{esc(r)}</li>" for r in env.rules)
     scen = "".join(scenario_block(s, by_scenario.get(s.fingerprint, [])) for s in view.scenarios) or \
         '<p class="muted">No scenarios.</p>'
-    trajs = "".join(chat(t) for t in view.trajectories) or '<p class="muted">No trajectories.</p>'
+    trajs = "".join(chat(t, view.mock_llm) for t in view.trajectories) or '<p class="muted">No trajectories.</p>'
     hidden = view.trajectories_total - len(view.trajectories)
     more = f'<p class="muted">{hidden} more trajectories in the exports.</p>' if hidden > 0 else ""
     return (f'<section class="env" id="env-{esc(env.env_id)}"><h2>{esc(env.env_id)} <small>{esc(env.class_name)} · '

@@ -10,8 +10,11 @@ from typing import Any
 from envscaler_core.mine.source_report import report_lines
 from envscaler_core.pipeline.progress_text import duration, tokens
 from envscaler_core.report.charts import bar_row_svg, funnel_svg
+from envscaler_core.pipeline.report import MOCK_NOTE
 from envscaler_core.report.data import ReportData
-from envscaler_core.report.env_section import env_section, esc, rounds_table, verdict_badge
+
+JUDGED_ROWS = 500
+from envscaler_core.report.env_section import clip, env_section, esc, rounds_table, verdict_badge
 
 CSS = """
 :root{--fg:#1d2433;--muted:#6b7385;--bg:#f6f7fb;--card:#fff;--line:#e2e5ee;--acc:#3b5bdb;--ok:#2b8a3e;--bad:#c92a2a;--warn:#e67700}
@@ -40,7 +43,7 @@ ol.checks li{margin-bottom:6px}.proof{font-size:12px;color:var(--muted)}
 .msg .who{font-size:11px;text-transform:uppercase;color:var(--muted);letter-spacing:.04em}.msg.user{align-self:flex-end;background:#e7f0ff}
 .msg.assistant{align-self:flex-start;background:#fff}.msg.tool{align-self:flex-start;background:#f3f8f1;margin-left:24px}.msg.system{background:#fafafa;align-self:stretch;max-width:100%}
 .call{font:12px ui-monospace,monospace;color:#5c3bdb}.trajectory{margin:12px 0;padding-top:6px;border-top:1px dashed var(--line)}.checkres{margin-top:6px;font-size:12px}
-.kpi{display:inline-block;margin:0 22px 8px 0}.kpi b{display:block;font-size:20px}
+.kpi{display:inline-block;margin:0 22px 8px 0}.kpi b{display:block;font-size:20px}.note{background:#fff4e6;border-radius:6px;padding:6px 10px}
 body.page main>section{display:none}body.page main>section.shown{display:block}
 section.focus>*:not(h2):not(.shown){display:none}section.focus>.trajectory.shown{border-top:0}
 """
@@ -77,7 +80,8 @@ def _overview(data: ReportData) -> str:
     kpis = "".join(f'<span class=kpi><b>{v}</b>{esc(k)}</span>' for k, v in (
         ("accepted envs", s.funnel.get("accepted_envs", 0)), ("verified scenarios", s.funnel.get("verified_scenarios", 0)),
         ("trajectories", s.funnel.get("trajectories", 0)), ("LLM calls", f"{calls} ({cached} cached)"),
-        ("tokens", tokens(s.tokens)), ("cost", f"${s.cost_usd:.4f}")))
+        ("tokens", tokens(s.tokens)), ("cost" + (f" ({MOCK_NOTE})" if s.mock_llm else ""), f"${s.cost_usd:.4f}")))
+    notes = "".join(f"<p class=note><span class='badge warn'>nothing produced</span> {esc(n)}</p>" for n in s.notes)
     steps = ""
     if run.progress and run.progress.steps:
         rows = "".join(
@@ -99,7 +103,7 @@ def _overview(data: ReportData) -> str:
     sources = ""
     if s.sources_report and s.sources_report.files:
         sources = f"<h3>Sources</h3><pre>{esc(chr(10).join(report_lines(s.sources_report)))}</pre>"
-    return (f"<section id=overview><h2>Overview</h2>{kpis}<h3>Funnel</h3>{funnel_svg(s.funnel)}{steps}"
+    return (f"<section id=overview><h2>Overview</h2>{kpis}{notes}<h3>Funnel</h3>{funnel_svg(s.funnel)}{steps}"
             "<h3>LLM use per model stage</h3><table class=grid style='max-width:820px'><thead><tr><th>stage</th>"
             "<th class=num>calls</th><th class=num>cached</th><th class=num>retries</th><th class=num>prompt tok</th>"
             "<th class=num title='prompt tokens served from the provider&#39;s prefix cache'>prefix-cached</th>"
@@ -113,14 +117,30 @@ def _rejected(data: ReportData) -> str:
         return ""
     items = "".join(
         f"<details><summary><code>{c.fingerprint[:12]}</code> {esc(c.class_name)} {verdict_badge('fail')} "
-        f"{esc((c.failure_reason or '?')[:200])}</summary>{rounds_table(data.rejected_rounds.get(c.fingerprint, []))}"
+        f"{esc(clip(c.failure_reason or '?', 200))}</summary>{rounds_table(data.rejected_rounds.get(c.fingerprint, []))}"
         "</details>" for c in data.rejected)
     return f"<section id=rejected><h2>Rejected candidates ({len(data.rejected)})</h2>{items}</section>"
 
 
+def _judged(data: ReportData) -> str:
+    """Every source task judged not stateful, with the judge's reason (capped for very large runs)."""
+    if not data.not_stateful:
+        return ""
+    rows = "".join(f"<tr><td>{esc(clip(t.text, 300))}</td><td class=small>{esc(t.origin)}</td>"
+                   f"<td class=reason>{esc(clip(t.judge_reason or '(no reason given)', 600))}</td></tr>"
+                   for t in data.not_stateful[:JUDGED_ROWS])
+    more = (f"<p class=muted>{len(data.not_stateful) - JUDGED_ROWS} more in the store (source_tasks with stateful = "
+            "false).</p>") if len(data.not_stateful) > JUDGED_ROWS else ""
+    return (f"<section id=judged><h2>Source tasks judged not stateful ({len(data.not_stateful)})</h2>"
+            "<p class=small>Stage 1 keeps a task when it reads and changes the records of a domain system; the "
+            "judge's reason for each task it dropped:</p><div class=scroll><table class=grid><thead><tr><th>task</th>"
+            f"<th>from</th><th>judge's reason</th></tr></thead><tbody>{rows}</tbody></table></div>{more}</section>")
+
+
 def render(data: ReportData, generated_at: Any) -> str:
     run, s = data.run, data.summary
-    error = f"<div class=meta>error: {esc(run.error)}</div>" if run.error and run.status != "completed" else ""
+    error = f"<div class=meta>error: {esc(run.error)}</div>" if run.error and run.status not in ("completed", "empty") \
+        else ""
     links = "".join(f'<a class=envlink href="#env-{esc(v.env.env_id)}">{esc(v.env.env_id)} '
                     f'<span class=muted>{esc(v.env.class_name)}</span></a>' for v in data.envs)
     envs = "".join(env_section(v) for v in data.envs) or "<section><p class=muted>No accepted envs.</p></section>"
@@ -131,9 +151,10 @@ def render(data: ReportData, generated_at: Any) -> str:
             f"{len(data.envs)} envs · generated {esc(generated_at)}</div>{error}</header>"
             f"<div class=layout><nav><a href='#overview'><b>Overview</b></a>"
             f"{'<a href=#rejected>Rejected candidates</a>' if data.rejected else ''}"
+            f"{'<a href=#judged>Tasks judged not stateful</a>' if data.not_stateful else ''}"
             f"<div class=muted style='margin-top:8px'>Envs ({len(data.envs)})</div>"
             f"<input id=envfilter placeholder='filter envs' aria-label='filter envs'>{links}</nav>"
-            f"<main>{_overview(data)}{envs}{_rejected(data)}</main></div><script>{SCRIPT}</script></body></html>")
+            f"<main>{_overview(data)}{envs}{_rejected(data)}{_judged(data)}</main></div><script>{SCRIPT}</script></body></html>")
 
 
 __all__ = ["render"]

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from datetime import UTC, datetime
+from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, inspect, select, text
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
@@ -19,6 +21,14 @@ from envscaler_core.store.urls import StoreURL
 
 _PG_SCHEMA_LOCK = 0x656E7673  # arbitrary advisory-lock id: serialises concurrent first opens of one database
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8-11 of every DuckDB database file
+
+# DuckDB files this process has open (path -> open Stores). Closing ANY descriptor of a file drops every
+# POSIX lock the process holds on it, DuckDB's writer lock included: a second open that peeked at the
+# header of a file the process already holds would silently let another process open it. So the
+# header is only read for files not open here.
+_open_here: dict[Path, int] = {}
+_open_here_lock = threading.Lock()
 
 
 def first_line(exc: BaseException) -> str:
@@ -41,6 +51,7 @@ def open_engine(location: StoreURL, *, create: bool = True) -> Engine:
         if not create and not location.path.exists():
             raise StoreMissing(f"no store at {location.path}: nothing has run with it yet (start one with "
                                "`envscaler run` or `envscaler demo`, or point --db / ENVSCALER_DB_URL at your store)")
+        _check_duckdb_file(location.path, create)
         _make_parent(location)
         engine = create_engine(location.url)
     else:
@@ -55,7 +66,48 @@ def open_engine(location: StoreURL, *, create: bool = True) -> Engine:
     except SQLAlchemyError as exc:
         engine.dispose()
         raise _open_error(location, exc) from exc
+    if location.path is not None:
+        with _open_here_lock:
+            _open_here[location.path] = _open_here.get(location.path, 0) + 1
     return engine
+
+
+def forget_duckdb(path: Path | None) -> None:
+    """A Store of `path` was closed (see `_open_here`)."""
+    if path is None:
+        return
+    with _open_here_lock:
+        left = _open_here.get(path, 0) - 1
+        if left > 0:
+            _open_here[path] = left
+        else:
+            _open_here.pop(path, None)
+
+
+def _check_duckdb_file(path: Path, create: bool) -> None:
+    """An existing file must be a DuckDB database. DuckDB itself takes a small file of any content for a
+    new database and would write its tables into it (a task file passed as --db by mistake); a read-only
+    verb must not even create the schema in an empty one."""
+    with _open_here_lock:
+        if _open_here.get(path):
+            return
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # missing: created (or StoreMissing above); unreadable: DuckDB says why
+    if size == 0:
+        if create:
+            return
+        raise StoreError(f"{path} is an empty file, not a DuckDB store; point --db / ENVSCALER_DB_URL at your store")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return
+    if head[8:12] != _DUCKDB_MAGIC:
+        preview = head[:12].decode("utf-8", "replace").splitlines()[0] if head.strip() else "binary data"
+        raise StoreError(f"{path} is not a DuckDB database file (it begins {preview!r}); point --db / ENVSCALER_DB_URL "
+                         "at your store (a .duckdb file) or at a path that does not exist yet")
 
 
 def release_dialect(engine: Engine) -> None:
@@ -81,11 +133,11 @@ def _make_parent(location: StoreURL) -> None:
     except OSError as exc:
         blocker = next((p for p in location.path.parents if p.exists() and not p.is_dir()), None)
         why = f"{blocker} is a file, not a directory" if blocker else (exc.strerror or str(exc))
-        raise StoreError(f"cannot create the DuckDB store {location.path}: {why}; pass --db duckdb:///<writable path> "
+        raise StoreError(f"cannot create the DuckDB store {location.path}: {why}; pass --db <writable file path> "
                          "or set ENVSCALER_DB_URL") from exc
     if not location.path.parent.is_dir() or not os.access(location.path.parent, os.W_OK):
         raise StoreError(f"cannot create the DuckDB store {location.path}: directory {location.path.parent} is not "
-                         "writable; pass --db duckdb:///<writable path> or set ENVSCALER_DB_URL")
+                         "writable; pass --db <writable file path> or set ENVSCALER_DB_URL")
 
 
 def _open_error(location: StoreURL, exc: SQLAlchemyError) -> StoreError:

@@ -33,7 +33,7 @@ from envscaler_core.models import (
     canonical_json,
     utcnow,
 )
-from envscaler_core.store.engine import first_line, naive_utc, open_engine, release_dialect
+from envscaler_core.store.engine import first_line, forget_duckdb, naive_utc, open_engine, release_dialect
 from envscaler_core.store.errors import StoreError
 from envscaler_core.store.records import UpsertCounts, group_rows, load_models, upsert_kind, where_clauses
 from envscaler_core.store.schema import kind_of, llm_calls, runs
@@ -94,6 +94,7 @@ class Store:
             self._closed = True
             self._engine.dispose()
             release_dialect(self._engine)
+            forget_duckdb(self._location.path)
 
     def __enter__(self) -> Store:
         return self

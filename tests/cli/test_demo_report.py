@@ -27,7 +27,9 @@ def demo(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     tmp = tmp_path_factory.mktemp("newuser")
     (tmp / "home").mkdir()
     env = clean_env(tmp / "home", PREFECT_API_URL=prefect_api)
-    out = envscaler("demo", "--max-tasks", "24", env=env, cwd=tmp, timeout=600)
+    # as after `make demo`: the venv is not activated, so `envscaler` alone is not on PATH
+    out = envscaler("demo", "--max-tasks", "24", env={**env, "PATH": "/usr/local/bin:/usr/bin:/bin"}, cwd=tmp,
+                    timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     run_id = re.search(r"^run (demo-\S+): completed", out.stdout, re.M)
     assert run_id, out.stdout
@@ -35,9 +37,19 @@ def demo(prefect_api: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 
 
 def test_the_demo_prints_where_its_report_went_without_noise(demo: dict[str, Any]) -> None:
-    report = demo["tmp"] / "var" / "demo" / "out" / demo["run"] / "report.html"
+    report = demo["tmp"] / "home" / ".local" / "share" / "envscaler" / "out" / demo["run"] / "report.html"
     assert f"report     {report}" in demo["out"].stdout and report.is_file()
     assert_no_noise(demo["out"].stderr)
+
+
+def test_the_demo_says_how_to_call_envscaler_when_it_is_not_on_path(demo: dict[str, Any]) -> None:
+    from tests.cli.helpers import ENVSCALER
+
+    stdout = demo["out"].stdout
+    assert f"{ENVSCALER} status {demo['run']}" in stdout
+    assert f"`envscaler` is not on your PATH: call it as {ENVSCALER}, or first `source {ENVSCALER.parent / 'activate'}`" \
+        in stdout
+    assert "(mock endpoint: prices are illustrative)" in stdout
 
 
 def test_status_after_the_demo_lists_its_run_from_the_default_store(demo: dict[str, Any]) -> None:
@@ -62,7 +74,7 @@ def test_report_writes_one_self_contained_file(demo: dict[str, Any]) -> None:
 
 @pytest.fixture(scope="module")
 def rendered(demo: dict[str, Any]) -> dict[str, Any]:
-    report = demo["tmp"] / "var" / "demo" / "out" / demo["run"] / "report.html"
+    report = demo["tmp"] / "home" / ".local" / "share" / "envscaler" / "out" / demo["run"] / "report.html"
     page = report.read_text()
     env_id = re.search(r'id="env-(env_[0-9a-f]+)"', page).group(1)  # type: ignore[union-attr]
     trajectory = re.search(r'id="traj-([0-9a-f]{12})"', page).group(1)  # type: ignore[union-attr]

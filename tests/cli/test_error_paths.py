@@ -114,7 +114,7 @@ def test_a_bad_environment_variable_is_named(user: dict[str, Any]) -> None:
 def test_a_rejected_api_key_is_one_line(user: dict[str, Any], prefect_api: str) -> None:
     out = envscaler("run", "-s", str(SLICE), "-c", str(user["config"]), "--quiet",
                     env={**user["env"], "OPENAI_API_KEY": "bad-key", "PREFECT_API_URL": prefect_api})
-    assert_one_line_error(out, "Incorrect API key", "resume with `envscaler resume")
+    assert_one_line_error(out, "Incorrect API key", "envscaler resume run-")  # by path when not on PATH
     assert_no_noise(out.stderr)
 
 

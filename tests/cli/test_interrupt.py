@@ -103,6 +103,14 @@ def test_ctrl_c_exits_130_with_the_resume_command(interrupted: dict[str, Any]) -
     assert_no_noise(interrupted["stderr"])
 
 
+def test_the_wait_for_a_temporary_prefect_server_is_said_out_loud(interrupted: dict[str, Any]) -> None:
+    """Starting one takes 30-60 s on a small machine: the user is told before, and how to skip it."""
+    stderr = interrupted["stderr"]
+    assert "Prefect: starting a temporary API server for this command (usually 30-60 s;" in stderr
+    assert "`envscaler demo` leaves one that later commands reuse" in stderr
+    assert stderr.index("starting a temporary API server") < stderr.index("Prefect: ready after ")
+
+
 def test_the_run_is_marked_interrupted_and_no_server_is_left(interrupted: dict[str, Any]) -> None:
     after = json.loads(interrupted["after"].stdout)
     assert after["status"] == "interrupted" and "resume" in after["error"]

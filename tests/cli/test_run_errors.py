@@ -57,3 +57,19 @@ def test_unknown_run(verb: str, tmp_path: Path) -> None:
 def test_unknown_stage(tmp_path: Path) -> None:
     out = envscaler("run", "-s", str(SLICE), "--stages", "mine,bake", tmp_path=tmp_path)
     assert_one_line_error(out, "bake")
+
+
+def test_a_misspelt_stage_gets_the_closest_one(tmp_path: Path) -> None:
+    out = envscaler("run", "-s", str(SLICE), "--stages", "mien,synth", tmp_path=tmp_path)
+    assert_one_line_error(out, "unknown stage(s) mien; did you mean mine? choose from mine, synth")
+
+
+@pytest.mark.parametrize("verb", ["status", "resume", "report", "export"])
+def test_an_unknown_run_names_the_store_as_a_path(verb: str, tmp_path: Path) -> None:
+    """The path is what people can find and paste back into --db (not the internal duckdb:// URL)."""
+    from envscaler_core.store import Store
+
+    Store.from_url(str(tmp_path / "cli.duckdb")).close()
+    out = envscaler(verb, "no-such-run", tmp_path=tmp_path)
+    assert_one_line_error(out, "run 'no-such-run' in " + str(tmp_path / "cli.duckdb"))
+    assert "duckdb:" not in out.stderr

@@ -94,3 +94,38 @@ def test_kmeans_picks_one_member_per_cluster() -> None:
 def test_selection_larger_than_pool_selects_everything() -> None:
     out = run([topic("A"), topic("B")], {"A": [1, 0], "B": [0, 1]}, select_n=10, selection="kmeans")
     assert all(t.selected for t in out)
+
+
+class CountingEmbedder(TableEmbedder):
+    """Records every text it is asked to embed (each one is a paid request against a real endpoint)."""
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        super().__init__(table)
+        self.asked: list[str] = []
+
+    async def embed(self, texts: list[str], *, stage: str = "embedding", **kw: Any) -> list[list[float]]:
+        self.asked += [t.split("**")[1] for t in texts]
+        return await super().embed(texts, stage=stage, **kw)
+
+
+def test_a_second_selection_embeds_only_topics_not_embedded_yet() -> None:
+    """A resume that adds one topic re-runs selection over all of them: the others keep their vectors."""
+    table = {"A": [1.0, 0.0], "B": [0.0, 1.0], "C": [-1.0, 0.0], "D": [0.0, -1.0]}
+    embedder = CountingEmbedder(table)
+    settings = MineSettings(select_n=2, similarity_threshold=1.0)
+    first = asyncio.run(select_topics([topic("A"), topic("B"), topic("C")], embedder, settings))
+    assert sorted(embedder.asked) == ["A", "B", "C"]
+    embedder.asked.clear()
+    again = asyncio.run(select_topics([*first, topic("D")], embedder, settings))
+    assert embedder.asked == ["D"]
+    fresh = asyncio.run(select_topics([topic("A"), topic("B"), topic("C"), topic("D")], TableEmbedder(table), settings))
+    assert [(t.summary, t.selected, t.embedding) for t in again] == [(t.summary, t.selected, t.embedding) for t in fresh]
+
+
+def test_a_short_embedding_answer_is_refused() -> None:
+    class Short(TableEmbedder):
+        async def embed(self, texts: list[str], *, stage: str = "embedding", **kw: Any) -> list[list[float]]:
+            return (await super().embed(texts, stage=stage, **kw))[:-1]
+
+    with pytest.raises(ValueError, match="returned 1 embeddings for 2 topics"):
+        asyncio.run(select_topics([topic("A"), topic("B")], Short({"A": [1, 0], "B": [0, 1]}), MineSettings()))

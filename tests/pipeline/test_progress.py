@@ -93,3 +93,23 @@ def test_percent_counts_finished_steps_and_the_current_one() -> None:
     assert percent(tracker.snapshot(), ["a", "b"]) == 25.0
     tracker.step_started("b", total=1)
     assert percent(tracker.snapshot(), ["a", "b"]) == 50.0
+
+
+def test_costs_against_the_mock_are_labelled_as_mock_in_every_line() -> None:
+    """The mock's dollars are list prices of tokens nobody paid for; a real endpoint's are not labelled."""
+    from envscaler.live_progress import progress_table
+    from envscaler_core.pipeline.progress_text import step_line
+
+    for mock in (True, False):
+        ledger = Ledger()
+        tracker = ProgressTracker("r", ledger, mock_llm=mock)
+        tracker.step_started("mine.judge", total=2)
+        ledger.spend("mine", 2, 40, 0.25)
+        tracker.batch_done(2, 0)
+        tracker.step_finished()
+        snap = RunProgress.model_validate_json(tracker.snapshot().model_dump_json())  # as `status` reads it back
+        label = " (mock)" if mock else ""
+        assert headline(snap).endswith(f"$0.2500{label}")
+        assert f"$0.2500{label} · " in step_line(snap.steps[0], snap.mock_llm)
+        assert all(f"$0.2500{label} · " in line for line in progress_lines(snap))
+        assert [c.header for c in progress_table(snap).columns][6] == ("cost (mock)" if mock else "cost")

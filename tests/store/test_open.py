@@ -39,9 +39,55 @@ def test_an_unknown_scheme_is_refused(tmp_path: Path) -> None:
         Store.from_url(f"sqlite:///{tmp_path / 'x.db'}")
 
 
-def test_text_that_is_not_a_url_is_refused() -> None:
+def test_text_that_looks_like_a_url_but_is_not_one_is_refused() -> None:
     with pytest.raises(StoreError, match="not a database URL"):
-        Store.from_url("envscaler.duckdb")
+        Store.from_url("postgresql:/host/db")
+
+
+def test_a_plain_path_is_a_duckdb_file(tmp_path: Path) -> None:
+    path = tmp_path / "plain.duckdb"
+    with Store.from_url(str(path)) as store:
+        assert store.backend == "duckdb" and store.url == f"duckdb:///{path}"
+    assert path.is_file()
+
+
+def test_a_relative_plain_path_is_taken_from_the_current_directory(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with Store.from_url("runs.duckdb"):
+        pass
+    assert (tmp_path / "runs.duckdb").is_file()
+
+
+def test_a_relative_path_in_a_url_is_refused_with_the_four_slash_spelling(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError) as caught:
+        Store.from_url("duckdb:///nonexistent/dir/x.duckdb")
+    assert "relative path" in str(caught.value) and "duckdb:////nonexistent/dir/x.duckdb" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []  # nothing created in the current directory
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_file_that_is_not_a_duckdb_database_is_refused_and_left_alone(tmp_path: Path, create: bool) -> None:
+    tasks = tmp_path / "mytasks.jsonl"
+    tasks.write_text('{"task": "Book a table"}\n')
+    with pytest.raises(StoreError, match=r"mytasks.jsonl is not a DuckDB database file"):
+        Store.from_url(f"duckdb:///{tasks}", create=create)
+    assert tasks.read_text() == '{"task": "Book a table"}\n' and sorted(p.name for p in tmp_path.iterdir()) == ["mytasks.jsonl"]
+
+
+def test_opening_a_store_held_in_this_process_keeps_its_lock(tmp_path: Path) -> None:
+    """A second open in the process that holds the file must not read it (closing any descriptor of a file
+    drops the process's POSIX locks, DuckDB's writer lock included)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "held.duckdb"
+    probe = f"from envscaler_core.store import Store\nStore.from_url({str(path)!r})"
+    with Store.from_url(str(path)), Store.from_url(str(path)):
+        other = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert other.returncode != 0 and "already open in another process" in other.stderr
 
 
 def test_an_in_memory_duckdb_is_refused() -> None:
@@ -60,7 +106,7 @@ def test_a_corrupted_duckdb_file_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(StoreError) as caught:
         Store.from_url(f"duckdb:///{path}")
     message = str(caught.value)
-    assert str(path) in message and "not a valid DuckDB database" in message
+    assert str(path) in message and "not a DuckDB database file" in message
     assert "\n" not in message
 
 

@@ -1,0 +1,81 @@
+"""The LLM endpoint, checked before a run writes anything: a missing key, an endpoint nothing listens on,
+or a key the endpoint refuses is one line, before any flow starts.
+
+A resume is different: everything it still needs may already be in the LLM cache (an interrupted export,
+a run whose remaining calls were made before the kill), so there the same problems are a warning and
+the run goes ahead on cached answers, stopping at the first request that needs the endpoint.
+
+Whether the endpoint is the bundled MOCK is noted too (its `/models` entries are owned by
+`envscaler-mock`): its answers are scripted and its "costs" are list prices applied to scripted tokens,
+so summaries label them as illustrative."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import httpx
+
+from envscaler.commands._common import fail
+from envscaler_core.config import Settings
+
+MOCK_OWNER = "envscaler-mock"
+DEFAULT_BASE = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base: str
+    mock: bool = False
+    problem: str | None = None
+
+
+def probe_endpoint(settings: Settings) -> Endpoint:
+    """Key, reachability and key acceptance, in the order a user fixes them; never exits."""
+    from envscaler_core.llm import LLMGateway
+    from envscaler_core.llm.errors import LLMConfigError
+
+    base = settings.llm.base_url or DEFAULT_BASE
+    try:
+        key = LLMGateway(settings.llm).api_key()
+    except LLMConfigError as exc:
+        return Endpoint(base, problem=str(exc))
+    url = urlsplit(base)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=5).close()
+    except OSError as exc:
+        return Endpoint(base, problem=f"LLM endpoint {url.scheme}://{url.hostname}:{port} is unreachable "
+                                      f"({exc.strerror or exc}); check OPENAI_BASE_URL (or llm.base_url), or start "
+                                      "`envscaler mock-llm` for a dry run")
+    try:  # listing models is free; a refused key answers 401/403 here on OpenAI-compatible servers
+        answer = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+    except httpx.HTTPError:
+        return Endpoint(base)  # reachable but slow or odd: the run's own retries and errors take over
+    if answer.status_code in (401, 403):
+        return Endpoint(base, problem=f"the LLM endpoint {base} rejected the API key (HTTP {answer.status_code}); "
+                                      "check OPENAI_API_KEY (or llm.api_key)")
+    return Endpoint(base, mock=_is_mock(answer))
+
+
+def _is_mock(answer: httpx.Response) -> bool:
+    try:
+        models = answer.json().get("data") or []
+    except (ValueError, AttributeError):
+        return False
+    return bool(models) and all(isinstance(m, dict) and m.get("owned_by") == MOCK_OWNER for m in models)
+
+
+def check_endpoint(settings: Settings, *, required: bool = True, quiet: bool = False) -> Endpoint:
+    """`required`: a problem is exit 2 with one line. Otherwise (a resume) it is a warning on stderr."""
+    endpoint = probe_endpoint(settings)
+    if endpoint.problem is not None:
+        if required:
+            fail(endpoint.problem)
+        if not quiet:
+            import typer
+
+            typer.echo(f"warning: {endpoint.problem}. Resuming on cached answers only: the run stops at the first "
+                       "request that needs the endpoint.", err=True)
+    return endpoint

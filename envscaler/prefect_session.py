@@ -1,0 +1,94 @@
+"""Which Prefect API a CLI flow reports to, said out loud.
+
+In order: `PREFECT_API_URL` if set (it must answer); else the local server `envscaler demo` left running
+(recorded beside the default store), while it answers; else a temporary API server started for this one
+command in its own session (so a terminal's Ctrl-C does not reach it) and stopped after the flow has
+reported its final state. Starting one takes 30-60 s on a small machine, so the CLI says so, and says how
+to skip it next time."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+
+import typer
+
+from envscaler.commands._common import fail
+
+STARTUP_HINT = "usually 30-60 s"
+SKIP_HINT = ("to skip this, keep a server running: `envscaler demo` leaves one that later commands reuse, or run "
+             "`prefect server start` and export PREFECT_API_URL=http://127.0.0.1:4200/api")
+
+
+def _say(message: str, quiet: bool) -> None:
+    if not quiet:
+        typer.echo(message, err=True)
+
+
+@contextlib.contextmanager
+def prefect_api(quiet: bool = False) -> Iterator[str]:
+    """Yield the API URL in use (also set as PREFECT_API_URL for this process while the block runs)."""
+    from envscaler.prefect_server import healthy, recorded_server
+
+    configured = os.environ.get("PREFECT_API_URL")
+    if configured:
+        if not healthy(configured, timeout=5):
+            fail(f"PREFECT_API_URL={configured} does not answer; start that server or unset the variable "
+                 "(a temporary one is then started for the run)")
+        _say(f"Prefect: reporting to PREFECT_API_URL={configured}", quiet)
+        yield configured
+        return
+    found = recorded_server()
+    if found is not None:
+        server, started_by = found
+        _say(f"Prefect: reporting to the local server {started_by} started ({server.ui_url}; flow runs are named "
+             "after the run id)", quiet)
+        with _using(server.api_url):
+            yield server.api_url
+        return
+    with _temporary_server(quiet) as api_url:
+        yield api_url
+
+
+@contextlib.contextmanager
+def _using(api_url: str) -> Iterator[None]:
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    os.environ["PREFECT_API_URL"] = api_url
+    try:
+        with temporary_settings({PREFECT_API_URL: api_url}):
+            try:
+                yield
+            finally:
+                drain_prefect()  # logs and events go out while the server still listens, also after Ctrl-C
+    finally:
+        os.environ.pop("PREFECT_API_URL", None)
+
+
+@contextlib.contextmanager
+def _temporary_server(quiet: bool) -> Iterator[str]:
+    from envscaler.prefect_server import start_temporary_server
+
+    _say(f"Prefect: starting a temporary API server for this command ({STARTUP_HINT}; {SKIP_HINT})", quiet)
+    started = time.monotonic()
+    try:
+        server = start_temporary_server()
+    except RuntimeError as exc:
+        fail(str(exc))
+    _say(f"Prefect: ready after {time.monotonic() - started:.0f} s", quiet)
+    try:
+        with _using(server.api_url):
+            yield server.api_url
+    finally:
+        server.stop(timeout_s=10)
+
+
+def drain_prefect(timeout_s: float = 10) -> None:
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for worker in (APILogWorker, EventsWorker):
+        with contextlib.suppress(Exception):
+            worker.drain_all(timeout=timeout_s)
