@@ -23,9 +23,10 @@ import tarfile
 import io
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from benchmarks.mock_process import start_mock
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = os.environ.get("BENCH_COST_BASELINE", "20d5cec")  # main before the cache-friendly layout
@@ -52,26 +53,6 @@ def export_baseline(ref: str, target: Path) -> Path:
     return target
 
 
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 (loopback)
-        return json.load(r)
-
-
-def _start_mock(code: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    from envscaler.prefect_server import free_port
-
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from envscaler.cli import main; sys.exit(main())",
-                             "mock-llm", "--port", str(port), "--latency-ms", "0"],
-                            cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            _get(f"http://127.0.0.1:{port}/mock/stats")
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"mock LLM of {code} did not start")
 
 
 def run_codebase(name: str, code: Path, workdir: Path, source: Path, base_env: dict[str, str]) -> dict[str, Any]:
@@ -80,7 +61,7 @@ def run_codebase(name: str, code: Path, workdir: Path, source: Path, base_env: d
     from envscaler.prefect_server import free_port
 
     env = {**base_env, "PYTHONPATH": str(code)}
-    mock, mock_url = _start_mock(code, env)
+    mock, mock_url = start_mock(code, env)
     try:
         with CacheProxy(mock_url, free_port()) as proxy:
             overrides = {"mine": {"max_tasks": 80, "select_n": 8}, "validate": {"mode": "both", "rounds": ROUNDS},

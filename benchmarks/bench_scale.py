@@ -30,6 +30,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from benchmarks.mock_process import get_json, start_mock
+
 ROOT = Path(__file__).resolve().parent.parent
 FACTORS = tuple(int(f) for f in os.environ.get("BENCH_SCALE_FACTORS", "1,10,100").split(","))
 SLICE = ROOT / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
@@ -59,10 +61,6 @@ def overrides(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
             "store": {"url": f"duckdb:///{workdir / 'scale.duckdb'}"},
             "llm": {"base_url": base_url, "api_key": "mock"}}
 
-
-def _get(url: str) -> Any:
-    with urllib.request.urlopen(url, timeout=10) as r:  # noqa: S310 (loopback)
-        return json.load(r)
 
 
 def _task_runs(api_url: str) -> int:
@@ -102,22 +100,6 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
             "store_bytes": sum(p.stat().st_size for p in store.parent.glob(store.name + "*"))}
 
 
-def _start_mock() -> tuple[subprocess.Popen[bytes], str]:
-    from envscaler.prefect_server import free_port
-
-    port = free_port()
-    exe = Path(sys.executable).with_name("envscaler")
-    proc = subprocess.Popen([str(exe), "mock-llm", "--port", str(port), "--latency-ms", "0"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            _get(f"http://127.0.0.1:{port}/mock/stats")
-            return proc, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("mock LLM did not start")
-
 
 def _per_env(row: dict[str, Any]) -> dict[str, float]:
     envs = max(row["funnel"]["accepted_envs"], 1)
@@ -140,7 +122,7 @@ def main() -> None:
         for factor in FACTORS:
             workdir = base / f"x{factor}"
             workdir.mkdir()
-            mock, root = _start_mock()
+            mock, root = start_mock()
             runs_before = _task_runs(server.api_url)
             try:
                 child = subprocess.run(
@@ -149,7 +131,7 @@ def main() -> None:
                      "print('RESULT ' + json.dumps(one_scale(int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])))",
                      str(factor), str(workdir), f"{root}/v1"],
                     env=env, cwd=ROOT, capture_output=True, text=True, check=False)
-                stats = _get(f"{root}/mock/stats")
+                stats = get_json(f"{root}/mock/stats")
             finally:
                 mock.terminate()
                 mock.wait(timeout=30)

@@ -165,7 +165,7 @@ def recorded_server(timeout: float = 2.0) -> tuple[PrefectServer, str] | None:
         api_url, pid = str(data["api_url"]), data.get("pid")
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if pid is not None and not _alive(int(pid)):
+    if pid is not None and not pid_alive(int(pid)):
         path.unlink(missing_ok=True)
         return None
     if not healthy(api_url, timeout=timeout):
@@ -175,7 +175,10 @@ def recorded_server(timeout: float = 2.0) -> tuple[PrefectServer, str] | None:
     return PrefectServer(api_url, None), str(data.get("started_by") or "an earlier command")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int | None) -> bool:
+    """True while a process with that pid exists (one of another user counts)."""
+    if not pid:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

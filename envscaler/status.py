@@ -4,7 +4,6 @@ or JSON, and, while a run holds a DuckDB store, the progress it publishes beside
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +12,7 @@ import typer
 
 from envscaler.cli_name import cli_call
 from envscaler.commands._common import fail
+from envscaler.prefect_server import pid_alive
 
 EXIT_BUDGET = 3
 """`run`/`resume` exit code when the run stopped on its budget (resumable, not an error)."""
@@ -70,18 +70,6 @@ def held_message(url: str, exc: Exception, run_id: str | None = None) -> str:
 
 def is_locked(exc: Exception) -> bool:
     return "already open in another process" in str(exc)
-
-
-def pid_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 ACTIVE = ("starting", "running")
