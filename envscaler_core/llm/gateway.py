@@ -34,7 +34,8 @@ from envscaler_core.llm.exchange import (
     room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
-from envscaler_core.llm.replies import ReplyProblem, normalise_assistant, parse_answer, reasoning_field, split_reasoning
+from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
+from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.retry import Failure, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
@@ -89,41 +90,6 @@ class _Call:
 
     def __post_init__(self) -> None:
         self.started = time.perf_counter()
-
-
-def structured_answer(message: dict[str, Any], model: type[O]) -> O:
-    """The stage's output from an assistant message (raises ReplyProblem with the precise reason)."""
-    split = split_reasoning(message.get("content"), reasoning_field(message))
-    refusal = message.get("refusal")
-    if not split.answer and isinstance(refusal, str) and refusal.strip():
-        raise ReplyProblem(f"the reply is a refusal instead of the JSON object ({refusal.strip()[:200]!r})")
-    return parse_answer(split, model)
-
-
-def _cut_off_reason(exchange: Exchange) -> str:
-    if exchange.finish_reason == "content_filter":
-        return "the endpoint's content filter stopped the reply before it was complete (finish_reason 'content_filter')"
-    return (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
-            "(finish_reason 'length') before it was complete")
-
-
-def _repair_turn(reason: str, cut_off: bool = False) -> str:
-    if cut_off:
-        return (f"Your previous reply could not be used: {reason}. Reply again with only the JSON object, "
-                "without reasoning or commentary, so that it fits.")
-    return (f"Your previous reply could not be used: {reason}. Reply again with exactly one JSON object that "
-            "validates against the JSON Schema in the system message, and nothing else.")
-
-
-def _recorded_usage(exchange: Exchange) -> dict[str, int]:
-    usage = exchange.usage
-    return {**usage, "estimated_tokens": exchange.estimated_tokens} if exchange.estimated_tokens else usage
-
-
-def _said(message: dict[str, Any]) -> str:
-    """What the model said, for the repair conversation: its answer without reasoning."""
-    split = split_reasoning(message.get("content"), None)
-    return split.answer or "(no answer outside the reasoning)"
 
 
 class LLMGateway:
@@ -394,14 +360,14 @@ class LLMGateway:
                 exchange = await self._complete(call, convo, None, STRUCTURED_SAMPLING, headers, what)
                 message = exchange.message
                 if exchange.incomplete:  # never parsed as if complete
-                    reason = _cut_off_reason(exchange)
+                    reason = cut_off_reason(exchange)
                 else:
                     try:
                         out = structured_answer(message, prompt_spec.output_model)
                     except ReplyProblem as exc:
                         reason = str(exc)
                     else:
-                        await self._record(call, "ok", response={"message": message, "usage": _recorded_usage(exchange)})
+                        await self._record(call, "ok", response={"message": message, "usage": recorded_usage(exchange)})
                         return out
                 content = str(message.get("content") or "")
                 if call.repairs >= self.settings.repair_attempts:
@@ -410,8 +376,8 @@ class LLMGateway:
                         f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
                         reason, content)
                 call.repairs += 1
-                convo = [*convo, {"role": "assistant", "content": _said(message)},
-                         {"role": "user", "content": _repair_turn(reason, exchange.incomplete)}]
+                convo = [*convo, {"role": "assistant", "content": said(message)},
+                         {"role": "user", "content": repair_turn(reason, exchange.incomplete)}]
 
         return await self._audited(call, body)
 
@@ -436,7 +402,7 @@ class LLMGateway:
             what = f"chat {tag}" if tag else "chat request"
             exchange = await self._complete(call, msgs, tools, {}, headers, what)
             if exchange.incomplete:
-                reason = _cut_off_reason(exchange)
+                reason = cut_off_reason(exchange)
                 await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
@@ -446,7 +412,7 @@ class LLMGateway:
                 reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"
                 await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason, str(exchange.message.get("content") or ""))
-            await self._record(call, "ok", response={"message": exchange.message, "usage": _recorded_usage(exchange)})
+            await self._record(call, "ok", response={"message": exchange.message, "usage": recorded_usage(exchange)})
             return ChatReply(message=message, usage=exchange.usage,
                              usage_estimated=exchange.estimated_tokens > 0)
 
