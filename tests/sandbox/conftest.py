@@ -97,3 +97,13 @@ def guard(jail: SandboxPool, baseline: int) -> Iterator[Bystander]:
     assert jail.host_pids() == roots and [z.restarts for z in jail.zygotes] == restarts, "a zygote was replaced"
     assert wait_for_process_count(jail, baseline) == baseline, "processes left behind in the jails"
     assert benign_call_works(jail)
+
+
+@pytest.fixture
+def fresh() -> Iterator[SandboxPool]:
+    """A one-zygote pool of its own, for specs that break or replace its zygote."""
+    pool = SandboxPool(SandboxSettings(call_timeout_s=2.0, workers=1), SandboxLimits(memory_mb=256))
+    try:
+        yield pool
+    finally:
+        pool.close()

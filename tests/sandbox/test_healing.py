@@ -6,25 +6,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from envscaler_core.config import SandboxSettings
 from envscaler_core.runtime import EnvLoadError
-from sandbox import SandboxLimits, SandboxPool
+from sandbox import SandboxPool
 from tests.sandbox.helpers import LIBRARY, LIBRARY_STATE, benign_call_works
-
-
-@pytest.fixture
-def fresh() -> Iterator[SandboxPool]:
-    """A one-zygote pool of its own: these specs break and replace its zygote."""
-    pool = SandboxPool(SandboxSettings(call_timeout_s=2.0, workers=1), SandboxLimits(memory_mb=256))
-    try:
-        yield pool
-    finally:
-        pool.close()
 
 
 def address_space_limit(pid: int) -> str:

@@ -5,13 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 
-from envscaler_core.config import SandboxSettings
-from sandbox import SandboxLimits, SandboxPool
+from sandbox import SandboxPool
 from tests.sandbox.helpers import CHECKS, EXPECTED_CHECKS, LIBRARY, LIBRARY_STATE
 
 
@@ -20,16 +17,6 @@ def alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-@pytest.fixture
-def fresh() -> Iterator[SandboxPool]:
-    """A one-zygote pool of its own: a spec here replaces its zygote."""
-    pool = SandboxPool(SandboxSettings(call_timeout_s=2.0, workers=1), SandboxLimits(memory_mb=256))
-    try:
-        yield pool
-    finally:
-        pool.close()
 
 
 def test_ready_units_of_a_replaced_zygote_are_never_handed_out(fresh: SandboxPool) -> None:
