@@ -239,10 +239,14 @@ class LLMGateway:
     async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
                         headers: dict[str, str], what: str) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
-        as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off."""
+        as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off.
+        A retry the endpoint rejects (400) differs from the answered request only by its room, so the
+        room did not fit (prompt + room over the model's context, or over its output maximum: servers
+        say so only in prose): the cut-off reply is kept, as if the ceiling had been reached."""
         sent = outgoing(messages)
         room: int | None = None
         length_retries = 0
+        exchange: Exchange | None = None
         while True:
             extra: dict[str, Any] = dict(sampling)
             if tools:
@@ -259,7 +263,12 @@ class LLMGateway:
                     raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is "
                                               f"not a chat completion ({exc})") from None
 
-            resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
+            try:
+                resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
+            except LLMRequestRejected as exc:
+                if exchange is None or exc.status_code != 400:
+                    raise
+                return exchange
             if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
                 raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)
