@@ -36,7 +36,8 @@ from envscaler_core.llm.exchange import (
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
-from envscaler_core.llm.retry import Failure, backoff_delay, classify, completion_or_error
+from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
+from envscaler_core.llm.retry import Failure, answer_or_error, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -445,18 +446,19 @@ class LLMGateway:
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
-            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: c.embeddings.create(
-                model=model_name, input=texts, encoding_format="float"))
+            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
+                c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
             reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
             if reported is None:
                 estimated = estimate_tokens(sum(len(t) for t in texts))
                 self._count(call, estimated, 0, estimated)
             else:
                 self._count(call, int(reported), 0)
-            vectors = [list(map(float, d.embedding)) for d in sorted(resp.data, key=lambda d: d.index)]
-            if len(vectors) != len(texts):
-                raise LLMUnavailableError(
-                    f"LLM endpoint {self.endpoint} returned {len(vectors)} embeddings for {len(texts)} texts")
+            try:
+                vectors = read_vectors(resp, len(texts))
+            except EmbeddingsInvalid as exc:
+                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered embeddings ({len(texts)} texts) "
+                                          f"with a body that is not usable: {exc}") from None
             await self._record(call, "ok", response={"embeddings": vectors})
             return vectors
 

@@ -48,7 +48,8 @@ class ScriptedEndpoint:
         self._lock = threading.Lock()
         sock = listening_socket("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                                   Route("/v1/embeddings", self._chat, methods=["POST"])])
         self._server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._sock = sock
