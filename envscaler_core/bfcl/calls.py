@@ -32,14 +32,17 @@ def _identifier(name: Any) -> bool:
     return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def decode_tool_calls(tool_calls: list[dict[str, Any]] | None) -> list[str]:
-    """Call strings for one assistant step; [] when it has no tool calls (the turn ends)."""
+def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[str] | None = None) -> list[str]:
+    """Call strings for one assistant step; [] when it has no tool calls (the turn ends). With `only`,
+    a function not named there is undecodable (our MCP and gym surfaces; BFCL's own loop has no list)."""
     out = []
     for call in tool_calls or []:
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict):
             raise UndecodableCalls("a tool call has no function object")
         name, raw = fn.get("name"), fn.get("arguments")
+        if only is not None and name not in only:
+            raise UndecodableCalls(f"unknown function {str(name)[:80]!r}: not one of this task's functions")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
             args = json.loads(raw) if isinstance(raw, str) else raw
         except RecursionError:
