@@ -19,6 +19,7 @@ import keyword
 from functools import lru_cache
 from typing import Any
 
+from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
 from envscaler_core.llm.replies.structured import ReplyProblem
 from envscaler_core.llm.replies.tool_calls import checked_arguments
@@ -69,7 +70,7 @@ def method_parameters() -> dict[str, dict[str, list[str]]]:
     """{class: {public method: parameter names after self}} from the package's source files."""
     out: dict[str, dict[str, list[str]]] = {}
     for class_name, module in CLASS_MODULES.items():
-        tree = ast.parse((source_dir() / f"{module}.py").read_text(encoding="utf-8"))
+        tree = pyast.parse((source_dir() / f"{module}.py").read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == class_name:
                 out[class_name] = {
@@ -83,7 +84,7 @@ def parse_call(call: str, classes: list[str]) -> tuple[str, dict[str, Any]]:
     """`"sort('a.txt')"` -> `("sort", {"file_name": "a.txt"})` for a task involving `classes`
     (a method name shared by two classes resolves to the later one, as in BFCL's executor)."""
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = pyast.parse(call.strip(), mode="eval").body
     except SyntaxError as exc:
         raise ValueError(f"not a call: {call!r} ({exc.msg})") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
