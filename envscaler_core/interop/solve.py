@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from envscaler_core.config import Settings
-from envscaler_core.interop.sandboxed import Breaker, parallel
+from envscaler_core.interop.sandboxed import parallel
 from envscaler_core.interop.envjob import ScenarioVerdict, settle, verify
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
 from envscaler_core.llm.errors import LLMError
@@ -54,11 +54,10 @@ async def _play(target: Target, runtime: EnvRuntime, gateway: Any, settings: Set
     """The agent's calls, or why this attempt produced none."""
     from envscaler_core.rollout import run_rollout
 
-    _, accepted, s, _ = target
-    env = accepted if s.class_name == accepted.class_name else accepted.model_copy(update={"class_name": s.class_name})
+    _, accepted, s, _ = target  # always the env's validated class (a scenario naming another is never a target)
     async with limit:
         try:
-            traj = await run_rollout(env, rollout_scenario(s), runtime, gateway, settings, sample=sample)
+            traj = await run_rollout(accepted, rollout_scenario(s), runtime, gateway, settings, sample=sample)
         except EnvLoadError as exc:
             return f"our sandbox could not open the scenario for the agent: {exc}"
     calls = calls_of(traj.messages)
@@ -101,7 +100,7 @@ def _verify_job(targets: list[Target], verdicts: list[ScenarioVerdict], group: l
     def job() -> list[tuple[int, ScenarioVerdict]]:
         env = targets[group[0][0]][0]
         jobs = [(targets[k][2], verdicts[k].state0 or {}, verdicts[k].checks, calls) for k, calls in group]
-        found = verify(runtime, env, jobs, Breaker(settings.scen.check_timeout_s), threads)
+        found = verify(runtime, env, jobs, settings.scen.check_timeout_s, threads)
         return [(k, settle(verdicts[k], audits, kept, problem, "agent"))
                 for (k, _), (audits, kept, problem) in zip(group, found)]
     return job
