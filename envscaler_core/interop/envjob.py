@@ -21,6 +21,7 @@ from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import Breaker, Loaded, has_markers, load_state, parallel, raw_result, replay, run_checks
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
+from envscaler_core.interop.strict_json import safe
 from envscaler_core.models.base import fingerprint_of
 from envscaler_core.models.env import AcceptedEnv, EnvCandidate
 from envscaler_core.models.interop import CheckAudit
@@ -243,7 +244,7 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
-    return verdict.model_copy(update={"attempts": [*verdict.attempts, f"{origin}: {problem}"]})
+    return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")]})
 
 
 def verify(runtime: EnvRuntime, env: EnvInput,

@@ -103,3 +103,11 @@ def test_a_solution_matching_no_scenario_gets_a_note_naming_file_and_entry(tmp_p
     notes = read_solutions(path).unmatched(path, {scenario_key(matched)})
     assert notes == [f"sol.json[1]: key {scenario_key(stray)!r} matches no imported scenario (its env id, task id, "
                      "init_config and task differ from every record read): not replayed"]
+
+
+def test_agent_tool_calls_whose_arguments_no_store_can_hold_are_dropped_not_fatal() -> None:
+    from envscaler_core.interop.solve import calls_of
+
+    hostile = ['{"name": ' + "[" * 3000 + "]" * 3000 + "}", '{"n": ' + "9" * 5001 + "}", '{"name": "\\ud800"}']
+    calls = [{"function": {"name": "get_book", "arguments": args}} for args in [*hostile, '{"book_id": "B2"}']]
+    assert calls_of([{"role": "assistant", "tool_calls": calls}]) == [ToolCall(tool="get_book", args={"book_id": "B2"})]
