@@ -161,7 +161,8 @@ def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: En
         first = first or outcome
     assert first is not None
     if len(states) > 1:
-        first.reasons = [*first.reasons, f"(rejected on each of the {len(states)} scenario initial states it was validated on)"]
+        first.notes.append(f"rejected on each of the {len(states)} scenario initial states it was validated on "
+                           "(the reasons are the first state's)")
     return first
 
 
