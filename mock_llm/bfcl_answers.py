@@ -17,17 +17,31 @@ observation has shown yet), it plays the first candidate, the base task. Deliber
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+import threading
 from typing import Any
 
 from mock_llm.protocol import MockCannotAnswer, MockReply, MockRequest, MockToolCall
 
 Key = tuple[tuple[str, ...], frozenset[str]]
+_INDEX: dict[Key, list[tuple[Any, int]]] | None = None
+_INDEX_LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=1)
 def _index() -> dict[Key, list[tuple[Any, int]]]:
-    """(user contents up to and including turn t, tool names at t) -> [(task, t)] over all subsets."""
+    """(user contents up to and including turn t, tool names at t) -> [(task, t)] over all subsets.
+
+    Built once, under a lock: the server answers in worker threads, and an evaluation's first 16
+    requests arrive together; with an unlocked cache each of them built the index (~1.7 s of CPU
+    each), which made the first seconds of every mock's life CPU-bound."""
+    global _INDEX
+    if _INDEX is None:
+        with _INDEX_LOCK:
+            if _INDEX is None:
+                _INDEX = _build_index()
+    return _INDEX
+
+
+def _build_index() -> dict[Key, list[tuple[Any, int]]]:
     from envscaler_core.bfcl.data import SUBSETS, load_tasks
 
     index: dict[Key, list[tuple[Any, int]]] = {}

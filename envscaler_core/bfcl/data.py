@@ -66,9 +66,8 @@ class BFCLTask(Model):
 
     def function_names(self, turn: int) -> list[str]:
         """Names offered at `turn`, in BFCL's order."""
-        docs = function_docs_for(self.involved_classes)
         held = {name for names in self.held_out.values() for name in names}
-        names = [d["name"] for d in docs if d["name"] not in held]
+        names = [name for name in _doc_names(tuple(self.involved_classes), str(data_dir())) if name not in held]
         for released in sorted(t for t in self.held_out if t <= turn):
             names.extend(self.held_out[released])
         return names
@@ -83,6 +82,11 @@ class BFCLTask(Model):
 def _class_docs(class_name: str, root: str) -> tuple[str, ...]:
     path = Path(root) / "multi_turn_func_doc" / f"{CLASS_MODULES[class_name]}.json"
     return tuple(json.dumps(row) for row in _read_jsonl(path))
+
+
+@lru_cache(maxsize=None)
+def _doc_names(classes: tuple[str, ...], root: str) -> tuple[str, ...]:
+    return tuple(json.loads(text)["name"] for name in classes for text in _class_docs(name, root))
 
 
 def function_docs_for(classes: list[str], root: Path | None = None) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """BFCL episodes and scoring through an `EnvRuntime` (the sandbox): the host side of `jail_env.py`.
 
 `SandboxedTask` holds one episode of `BFCLEnvironment` for a task; `execute(call)` runs one call
-string and returns the observation BFCL's loop would put in the tool message. `score_in_runtime`
+string and returns the observation BFCL's loop would put in the tool message; `execute_step(calls)`
+runs a model step's calls in one round trip. `score_in_runtime`
 runs `multi_turn_checker` in a fresh episode of `BFCLScorer`. A sandbox failure (a call that timed
 out or crashed its process) is an observation starting with "Error during execution:", like any
 other failed call, so the agent goes on; the episode itself restarts from the last committed state.
@@ -16,7 +17,7 @@ from pydantic import Field
 from envscaler_core.bfcl.data import BFCLTask
 from envscaler_core.bfcl.package import episode_code
 from envscaler_core.models.base import Model
-from envscaler_core.runtime import CallOutcome, Episode, EnvRuntime
+from envscaler_core.runtime import CallOutcome, EnvLoadError, Episode, EnvRuntime
 
 ENV_CLASS = "BFCLEnvironment"
 SCORER_CLASS = "BFCLScorer"
@@ -32,9 +33,11 @@ class Verdict(Model):
 
 
 class TaskExecutor(Protocol):
-    """What the turn loop needs: run one call string, get BFCL's observation text."""
+    """What the turn loop needs: run a step's call strings in order, get BFCL's observation texts."""
 
     def execute(self, call: str) -> str: ...
+
+    def execute_step(self, calls: list[str]) -> list[str]: ...
 
     def close(self) -> None: ...
 
@@ -63,6 +66,21 @@ class SandboxedTask:
     def execute(self, call: str) -> str:
         return observation_of(self.call(call))
 
+    def execute_step(self, calls: list[str]) -> list[str]:
+        """A model step's calls in one round trip (`BFCLEnvironment.execute_all`). If that does not
+        come back whole (a call timed out, crashed its process, or escaped with an exception), the
+        episode is back at its state before the step, and the calls run again one at a time, so each
+        gets the outcome it gets when run alone (the slow path costs one more round trip per call)."""
+        if len(calls) < 2:
+            return [self.execute(call) for call in calls]
+        outcome = self.episode.call("execute_all", {"calls": list(calls)})
+        result = outcome.result
+        if (outcome.ok and isinstance(result, list) and len(result) == len(calls)
+                and all(isinstance(text, str) for text in result)):
+            self.outcomes.append(outcome)
+            return result
+        return [self.execute(call) for call in calls]
+
     @property
     def state(self) -> dict[str, Any]:
         """`{"classes": {class: public attributes rendered}, "executed": [call strings]}`."""
@@ -79,13 +97,19 @@ class SandboxedTask:
 
 
 def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[list[str]]]) -> Verdict:
-    """`multi_turn_checker(decoded, ground truth, ...)` in a fresh sandbox episode."""
-    episode = runtime.open_episode(episode_code(), SCORER_CLASS, task.sandbox_spec())
+    """`multi_turn_checker(decoded, ground truth, ...)` in a fresh sandbox episode, which scores while it
+    loads (its state is the verdict): one round trip to a unit that ran nothing else."""
+    config = {**task.sandbox_spec(), "_score": {"decoded": decoded, "ground_truth": task.ground_truth}}
     try:
-        outcome = episode.call("score", {"decoded": decoded, "ground_truth": task.ground_truth})
+        episode = runtime.open_episode(episode_code(), SCORER_CLASS, config)
+    except EnvLoadError as exc:
+        return Verdict(valid=False, error_type="envscaler:checker_failed",
+                       error_message=f"the checker did not finish in the sandbox: {exc}")
+    try:
+        result = episode.state.get("verdict")
     finally:
         episode.close()
-    if not outcome.ok or not isinstance(outcome.result, dict):
+    if not isinstance(result, dict):
         return Verdict(valid=False, error_type="envscaler:checker_failed",
-                       error_message=f"the checker did not finish in the sandbox ({outcome.error_kind}): {outcome.error}")
-    return Verdict.model_validate(outcome.result)
+                       error_message="the checker's episode came back without a verdict")
+    return Verdict.model_validate(result)

@@ -100,6 +100,14 @@ class BFCLEnvironment:
         self._executed.append(call)
         return results[0]
 
+    def execute_all(self, calls: list) -> list:
+        """The calls of one model step, in order, each exactly as `execute` runs it: one round trip and
+        one state snapshot per step instead of per call (BFCL's loop, too, executes a step's calls
+        back to back, with nothing in between)."""
+        if not isinstance(calls, list):
+            raise TypeError(f"calls must be a list of strings, got {type(calls).__name__}")
+        return [self.execute(call) for call in calls]
+
     def __sandbox_state__(self):
         classes = {name: render_instance(inst) for name, inst in self._instances.items()}
         return {"classes": classes, "executed": list(self._executed)}
@@ -122,10 +130,15 @@ def _json_safe(value):
 
 
 class BFCLScorer:
-    """`multi_turn_checker` for one task (config as for `BFCLEnvironment`, plus nothing else)."""
+    """`multi_turn_checker` for one task (config as for `BFCLEnvironment`). With `"_score": {"decoded",
+    "ground_truth"}` in the config it scores while loading and its state is `{"verdict": ...}`, so a
+    scoring episode is one round trip (load) instead of two (load, then `score`)."""
 
     def __init__(self, config):
         self._spec = config["_bfcl"]
+        job = config.get("_score")
+        if job is not None:
+            self.verdict = self.score(job["decoded"], job["ground_truth"])
 
     def score(self, decoded: list, ground_truth: list) -> dict:
         spec = self._spec

@@ -121,8 +121,8 @@ async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Pla
             if not calls:
                 break
             turn_steps.append(calls)
-            for call, tc in zip(calls, message["tool_calls"]):
-                observation = await asyncio.to_thread(executor.execute, call)
+            observations = await asyncio.to_thread(executor.execute_step, calls)
+            for observation, tc in zip(observations, message["tool_calls"]):
                 out.observations.append(observation)
                 out.messages.append({"role": "tool", "tool_call_id": tc["id"], "content": observation})
             tool_steps += 1

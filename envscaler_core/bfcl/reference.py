@@ -41,6 +41,9 @@ class InProcessTask:
         results, self.instances = self._run([call])
         return results[0]
 
+    def execute_step(self, calls: list[str]) -> list[str]:
+        return [self.execute(call) for call in calls]
+
     def close(self) -> None:
         names = vars(_utils())
         for class_name in self.task.involved_classes:

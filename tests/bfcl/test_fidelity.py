@@ -83,3 +83,19 @@ def test_a_restore_that_does_not_reproduce_the_snapshot_is_refused() -> None:
         after = sandboxed.call("pwd()")
         sandboxed.close()
     assert not after.ok and "could not rebuild" in after.error and "did not reproduce" in after.error
+
+
+def test_a_step_whose_call_kills_its_process_observes_what_running_the_calls_one_by_one_observes(
+        bfcl_pool: SandboxPool) -> None:
+    """A step's calls go to the jail in one round trip; when that does not come back whole, the episode
+    is back before the step and each call runs alone, so every call still gets its own outcome."""
+    task = find_task("multi_turn_base_0")
+    ref = InProcessTask(task)
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        got = sandboxed.execute_step(["cd(folder='document')", "__import__('os')._exit(9)", "pwd()"])
+        assert got[0] == ref.execute("cd(folder='document')")
+        assert got[1].startswith("Error during execution: sandbox crash")
+        assert got[2] == ref.execute("pwd()")
+        assert sandboxed.execute_step(["ls()", "pwd()"]) == [ref.execute("ls()"), ref.execute("pwd()")]
+        assert sandboxed.state["executed"] == ["cd(folder='document')", "pwd()", "ls()", "pwd()"]
+    ref.close()
