@@ -14,14 +14,18 @@ TEST_SYSDEPS := bubblewrap postgresql chromium
 # Not in pyproject.toml, because pip would then resolve those dependencies. See docs/bfcl.md.
 BFCL_PACKAGES := bfcl-eval==2026.3.23 mpmath==1.3.0
 
+# setuptools prints a boxed "Editable installation" warning about folders named like the package shadowing
+# it; here those folders ARE the package (an editable install of this checkout), so the box only alarms.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip setuptools wheel
-	$(VPY) -m pip install -q -e .
+	$(QUIET_EDITABLE) $(VPY) -m pip install -q -e .
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(VPY) -m pip install -q -e ".[dev]"
+	$(QUIET_EDITABLE) $(VPY) -m pip install -q -e ".[dev]"
 	touch $@
 
 $(VENV)/.installed-bfcl: $(VENV)/.installed Makefile
@@ -41,8 +45,12 @@ sysdeps-test:
 demo: venv sysdeps-demo
 	$(VENV)/bin/envscaler demo
 
+# Two pytest-xdist workers (CI has 2 cores; the suite alone keeps about one busy), each with its own
+# session servers; whole test files go to one worker, heaviest first (tests/fixtures/xdist_schedule.py).
+# TEST_WORKERS=0 runs the suite in this process, as a plain `pytest` does.
+TEST_WORKERS ?= 2
 test: dev sysdeps-test
-	$(VPY) -m pytest
+	$(VPY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 bench: dev sysdeps-demo
 	$(VPY) -m benchmarks

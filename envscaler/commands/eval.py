@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.cli_name import cli_call
+from envscaler.commands._common import DB_HELP, checked_run_id, fail
 
 BENCHMARKS = ("bfcl-mt",)
 
@@ -37,10 +39,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         agent: str = typer.Option("gold", "--agent", help="gold (replay the ground truth: a harness self-test) "
                                   "| llm (the configured endpoint)."),
         model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
-        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
-                                      "or under ENVSCALER_DATA_DIR)."),
+        run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id resumes it."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
         json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     ) -> None:
@@ -81,13 +81,16 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
-    resume = f"envscaler eval bfcl-mt --run-id {run_id} (with the same --subset/--limit/--agent)"
+    resume = f"{cli_call(f'eval bfcl-mt --run-id {run_id}')} (with the same --subset/--limit/--agent)"
     try:
         with flow_session(settings):
             return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
     except KeyboardInterrupt:
-        typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n  {resume}",
-                   err=True)
+        if _recorded(settings, run_id):
+            typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n"
+                       f"  {resume}", err=True)
+        else:
+            typer.echo(f"interrupted before evaluation {run_id} started; nothing was recorded", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except EvalConflict as exc:
         fail(str(exc))
@@ -95,3 +98,16 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
         fail(f"sandbox unavailable: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")
+
+
+def _recorded(settings: Any, run_id: str) -> bool:
+    """Whether the run got as far as the store (Ctrl-C during the Prefect server's start comes before)."""
+    from envscaler_core.store import Store, StoreMissing
+
+    try:
+        with Store.from_url(settings.store.url, create=False) as store:
+            return store.get_run(run_id) is not None
+    except StoreMissing:
+        return False
+    except Exception:  # noqa: BLE001 - unknown: say what a resume would find if it was recorded
+        return True

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.commands._common import DB_HELP, checked_run_id, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
@@ -21,14 +21,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                           "{\"task\": ...} JSON Lines; see docs/source_formats.md); repeatable."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
-        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id "
+        run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id "
                                           "continues that run (its sources must be the same, see --add-sources)."),
         add_sources: bool = typer.Option(False, "--add-sources", help="With an existing --run-id: add these source "
                                          "files to the run (topic selection then runs over all its topics)."),
         stages: str | None = typer.Option(None, "--stages", help="Comma-separated subset: mine,synth,validate,scen,rollout,export."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL; default: ENVSCALER_DATA_DIR/envscaler.duckdb, "
-                                      "~/.local/share/envscaler)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         out: Path | None = typer.Option(None, "--out", help="Where the exports and the report go: OUT/RUN_ID/ "
                                         "(default: out/ beside the store, ~/.local/share/envscaler/out)."),
         strict: bool = typer.Option(False, "--strict", help="Refuse to start if any source record is malformed."),

@@ -32,6 +32,14 @@ def test_missing_api_key(tmp_path: Path) -> None:
     assert_one_line_error(out, "no API key", "OPENAI_API_KEY")
 
 
+def test_a_bad_source_is_reported_before_a_missing_key(tmp_path: Path) -> None:
+    """Reading the sources is local and cheap: a user who fixes the key must not then learn the file was bad."""
+    bad = tmp_path / "tasks.csv"
+    bad.write_text("id,task\n1,Book a flight\n")
+    out = envscaler("run", "-s", str(bad), tmp_path=tmp_path)
+    assert_one_line_error(out, f"source {bad} yields no task")
+
+
 def test_unreachable_endpoint(tmp_path: Path) -> None:
     out = envscaler("run", "-s", str(SLICE), tmp_path=tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
     assert_one_line_error(out, "unreachable", "127.0.0.1:9")
@@ -73,3 +81,13 @@ def test_an_unknown_run_names_the_store_as_a_path(verb: str, tmp_path: Path) -> 
     out = envscaler(verb, "no-such-run", tmp_path=tmp_path)
     assert_one_line_error(out, "run 'no-such-run' in " + str(tmp_path / "cli.duckdb"))
     assert "duckdb:" not in out.stderr
+
+
+@pytest.mark.parametrize("args", [["run", "-s", str(SLICE)], ["eval", "bfcl-mt", "--agent", "gold"],
+                                  ["import", "envscaler", "--envs", str(SLICE), "--scenarios", str(SLICE)]],
+                         ids=["run", "eval", "import"])
+def test_a_run_id_that_would_leave_the_output_directory_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
+    """A run id names OUT/RUN_ID/: '..' would put the exports and report beside the store."""
+    out = envscaler(*args, "--run-id", "..", tmp_path=tmp_path)
+    assert_one_line_error(out, "run id '..' is not usable")
+    assert not (tmp_path / "cli.duckdb").exists()

@@ -18,10 +18,16 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mock_llm.server import listening_socket, uvicorn_config
+
+
+STATUS = "__http_status__"
+"""A scripted response with this key is sent with that HTTP status (the key itself is not sent)."""
+RAW = "__raw_body__"
+"""A scripted response with this key sends its value (a str) verbatim as the JSON body."""
 
 
 def completion(content: Any = None, *, finish: str | None = "stop", usage: dict[str, int] | None | bool = True,
@@ -44,7 +50,8 @@ class ScriptedEndpoint:
         self._lock = threading.Lock()
         sock = listening_socket("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                                   Route("/v1/embeddings", self._chat, methods=["POST"])])
         self._server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._sock = sock
@@ -63,7 +70,10 @@ class ScriptedEndpoint:
         with self._lock:
             self.requests.append(body)
             response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
-        return JSONResponse(response)
+        status = response.get(STATUS, 200)
+        if RAW in response:
+            return Response(response[RAW], status_code=status, media_type="application/json")
+        return JSONResponse({k: v for k, v in response.items() if k != STATUS}, status_code=status)
 
     def start(self) -> "ScriptedEndpoint":
         self._thread.start()

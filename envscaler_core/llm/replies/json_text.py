@@ -14,18 +14,15 @@ itself holds a JSON object (double encoding) is read once more.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
 
+from envscaler_core import pyast
+
 _FENCE = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*(?=\n|$)",
                     re.DOTALL)
-# CPython's AST constructor keeps its recursion depth in interpreter-wide state; two threads building
-# ASTs at once can trip "AST constructor recursion depth mismatch". Every literal_eval here holds this.
-AST_LOCK = threading.Lock()
 
 
 class NotJSON(ValueError):
@@ -247,12 +244,16 @@ def load_value(text: str) -> Any:
     """The value `text` holds under the readings above; NotJSON with the strict parser's complaint."""
     try:
         value = json.loads(text, strict=False)
+    except RecursionError:  # the C parser recurses per level: ~1,000 levels end it
+        raise NotJSON("nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         first = exc
         value = _lenient(text)
         if value is _NOTHING:
             raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno} "
                           f"(near {_excerpt(text, first.pos)!r})") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
+        raise NotJSON(str(exc)[:200]) from None
     if isinstance(value, str) and value.strip().startswith(("{", "[")):
         try:
             return load_value(value.strip())
@@ -269,13 +270,12 @@ def _lenient(text: str) -> Any:
     if relaxed != text:
         try:
             return json.loads(relaxed, strict=False)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             pass
     if "'" not in text and not re.search(r"\b(True|False|None)\b", text):
         return _NOTHING
     try:
-        with AST_LOCK:
-            value = ast.literal_eval(text.strip())
+        value = pyast.literal_eval(text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _NOTHING
     return _jsonable(value)
