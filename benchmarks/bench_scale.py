@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FACTORS = tuple(int(f) for f in os.environ.get("BENCH_SCALE_FACTORS", "1,10,100").split(","))
 SLICE = ROOT / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
 DEMO_TOPICS = 8
+PROFILE_DIR = os.environ.get("BENCH_SCALE_PROFILE_DIR", "")
 
 
 def scaled_source(factor: int, target: Path) -> Path:
@@ -61,6 +62,31 @@ def overrides(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
             "store": {"url": f"duckdb:///{workdir / 'scale.duckdb'}"},
             "llm": {"base_url": base_url, "api_key": "mock"}}
 
+
+
+def _rusage_cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process, its live descendants and their reaped children
+    (`/proc/<pid>/stat`): the load-independent share of a shared box's time, unlike wall seconds."""
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry.name)] = (int(fields[1]), sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK"))
+    tree, total = [pid], 0.0
+    while tree:
+        current = tree.pop()
+        total += stats.get(current, (0, 0.0))[1]
+        tree.extend(child for child, (parent, _) in stats.items() if parent == current)
+    return total
 
 
 def _task_runs(api_url: str) -> int:
@@ -97,6 +123,8 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
             "completion_tokens": sum(u["completion_tokens"] for u in usage.values()),
             "effective_prompt_usd": effective, "cost_usd": sum(u["cost_usd"] for u in usage.values()),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "cpu_factory_s": _rusage_cpu(resource.RUSAGE_SELF),
+            "cpu_children_s": _rusage_cpu(resource.RUSAGE_CHILDREN),
             "store_bytes": sum(p.stat().st_size for p in store.parent.glob(store.name + "*"))}
 
 
@@ -107,7 +135,9 @@ def _per_env(row: dict[str, Any]) -> dict[str, float]:
             "tokens": (row["prompt_tokens"] + row["completion_tokens"]) / envs,
             "effective_prompt_usd": row["effective_prompt_usd"] / envs, "cost_usd": row["cost_usd"] / envs,
             "peak_rss_mb": row["peak_rss_mb"] / envs, "store_kb": row["store_bytes"] / 1024 / envs,
-            "task_runs": row["task_runs"] / envs}
+            "task_runs": row["task_runs"] / envs, "cpu_factory_s": row["cpu_factory_s"] / envs,
+            "cpu_sandbox_s": row["cpu_children_s"] / envs, "cpu_mock_s": row["cpu_mock_s"] / envs,
+            "cpu_prefect_s": row["cpu_prefect_s"] / envs}
 
 
 def main() -> None:
@@ -124,21 +154,34 @@ def main() -> None:
             workdir.mkdir()
             mock, root = start_mock()
             runs_before = _task_runs(server.api_url)
+            prefect_cpu_before = _proc_cpu(server.pid) if server.pid else 0.0
+            loads = [os.getloadavg()[0]]
             try:
-                child = subprocess.run(
-                    [sys.executable, "-c", "import json, sys; from pathlib import Path; "
-                     "from benchmarks.bench_scale import one_scale; "
-                     "print('RESULT ' + json.dumps(one_scale(int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])))",
-                     str(factor), str(workdir), f"{root}/v1"],
-                    env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+                cmd = [sys.executable, "-c", "import json, sys; from pathlib import Path; "
+                       "from benchmarks.bench_scale import one_scale; "
+                       "print('RESULT ' + json.dumps(one_scale(int(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])))",
+                       str(factor), str(workdir), f"{root}/v1"]
+                if PROFILE_DIR:  # sampled, so the measured process runs at full speed (py-spy is not a dependency)
+                    cmd = ["py-spy", "record", "--nonblocking", "--rate", "20", "--format", "raw", "-o",
+                           str(Path(PROFILE_DIR) / f"scale-{factor}x.txt"), "--", *cmd]
+                child = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                while True:  # sample the load average while the scale runs
+                    try:
+                        stdout, stderr = child.communicate(timeout=60)
+                        break
+                    except subprocess.TimeoutExpired:
+                        loads.append(os.getloadavg()[0])
                 stats = get_json(f"{root}/mock/stats")
+                mock_cpu = _proc_cpu(mock.pid)
             finally:
                 mock.terminate()
                 mock.wait(timeout=30)
-            result = next((line[7:] for line in child.stdout.splitlines() if line.startswith("RESULT ")), None)
+            result = next((line[7:] for line in stdout.splitlines() if line.startswith("RESULT ")), None)
             if result is None:
-                raise RuntimeError(f"scale {factor}x failed:\n{child.stderr[-3000:]}")
-            row = json.loads(result) | {"requests": stats["requests_total"], "task_runs": _task_runs(server.api_url) - runs_before}
+                raise RuntimeError(f"scale {factor}x failed:\n{stderr[-3000:]}")
+            row = json.loads(result) | {"requests": stats["requests_total"], "task_runs": _task_runs(server.api_url) - runs_before,
+                                        "cpu_mock_s": mock_cpu, "load": (min(loads), max(loads)),
+                                        "cpu_prefect_s": (_proc_cpu(server.pid) - prefect_cpu_before) if server.pid else 0.0}
             rows.append(row)
             per = _per_env(row)
             f = row["funnel"]
@@ -147,7 +190,9 @@ def main() -> None:
                   f"wall {row['wall_s']:.0f} s, {row['requests']} requests, peak RSS {row['peak_rss_mb']:.0f} MB, "
                   f"store {row['store_bytes'] / 2**20:.1f} MB, {row['task_runs']} task runs, "
                   f"{row['cached_tokens'] / max(row['prompt_tokens'], 1):.0%} of prompt tokens prefix-cached; "
-                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+                  f"CPU s: factory {row['cpu_factory_s']:.0f}, sandboxes {row['cpu_children_s']:.0f}, "
+                  f"mock {row['cpu_mock_s']:.0f}, Prefect server {row['cpu_prefect_s']:.0f}; "
+                  f"load {row['load'][0]:.1f}-{row['load'][1]:.1f} (1-min average)", flush=True)
             print("       per env: " + ", ".join(f"{k} {v:.4g}" for k, v in per.items()), flush=True)
     finally:
         server.stop()
@@ -155,6 +200,8 @@ def main() -> None:
         a, b = _per_env(small), _per_env(large)
         print(f"per env {large['factor']}x / {small['factor']}x: " + ", ".join(
             f"{k} {b[k] / a[k]:.2f}" for k in a if a[k]) + " (target <= 1.2 for wall, requests, tokens, memory)")
+        print(f"  {large['factor']}x: {large['funnel']['accepted_envs']} envs, load {large['load'][0]:.1f}-{large['load'][1]:.1f}; "
+              f"{small['factor']}x: {small['funnel']['accepted_envs']} envs, load {small['load'][0]:.1f}-{small['load'][1]:.1f}")
 
 
 if __name__ == "__main__":

@@ -226,7 +226,7 @@ def pending_validate(ctx: RunContext) -> list[str]:
 async def validate(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
     report = BatchReport(stage="validate")
     candidates = _by_fp(ctx, EnvCandidate, fps)
-    specs = {s.fingerprint: s for s in ctx.store.query(EnvSpec, run_id=ctx.run_id)}
+    specs = {s.fingerprint: s for s in _by_fp(ctx, EnvSpec, [c.spec_fp for c in candidates if c.spec_fp])}
     outcomes = await _each([
         validate_candidate(c, ctx.runtime, ctx.gateway, ctx.settings, spec=specs.get(c.spec_fp or ""))
         for c in candidates])
@@ -288,10 +288,13 @@ def pending_rollouts(ctx: RunContext) -> list[str]:
 
 async def rollouts(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
     report = BatchReport(stage="rollout")
-    envs = {e.env_id: e for e in ctx.store.query(AcceptedEnv, run_id=ctx.run_id)}
-    have = {(t.scenario_fp, t.sample) for t in ctx.store.query(Trajectory, run_id=ctx.run_id,
-                                                                where={"mode": ctx.settings.rollout.mode})}
-    jobs = [(s, k) for s in _by_fp(ctx, Scenario, fps) for k in range(ctx.settings.rollout.per_scenario)
+    chosen = _by_fp(ctx, Scenario, fps)
+    # the batch's envs and trajectories only: whole-table reads per batch grow with the square of the run
+    envs = {e.env_id: e for e in ctx.store.query(AcceptedEnv, run_id=ctx.run_id,
+                                                 where={"env_id": sorted({s.env_id for s in chosen})})} if chosen else {}
+    have = {(t.scenario_fp, t.sample) for t in ctx.store.query(
+        Trajectory, run_id=ctx.run_id, where={"mode": ctx.settings.rollout.mode, "scenario_fp": sorted(set(fps))})}
+    jobs = [(s, k) for s in chosen for k in range(ctx.settings.rollout.per_scenario)
             if (s.fingerprint, k) not in have]
     results = await _each([run_rollout(envs[s.env_id], s, ctx.runtime, ctx.gateway, ctx.settings, sample=k)
                            for s, k in jobs])

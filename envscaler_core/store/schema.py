@@ -41,7 +41,7 @@ from envscaler_core.models import (
 )
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bump when a table changes shape; a store written by a newer version is refused on open, an older
 one is brought up to date by the statements in `MIGRATIONS`."""
 
@@ -50,6 +50,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: ("ALTER TABLE llm_calls ADD COLUMN estimated_tokens INTEGER DEFAULT 0",),
     # 2 -> 3: prompt tokens the provider served from its prefix cache (billed at the cached-input rate).
     2: ("ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER DEFAULT 0",),
+    # 3 -> 4: the cache's lookup index on the fingerprint alone (DuckDB scans the whole table for a
+    # two-column index, so every LLM call's cache lookup grew with the store: bench_scale).
+    3: ("CREATE INDEX IF NOT EXISTS ix_llm_calls_cache ON llm_calls (fingerprint)",),
 }
 """From version N to N + 1: the statements to run (plain SQL both backends accept)."""
 
@@ -159,6 +162,7 @@ llm_calls = Table(
     Column("response", Text, nullable=True),
     Column("created_at", DateTime, nullable=False),
     Index("ix_llm_calls_fingerprint", "fingerprint", "status"),
+    Index("ix_llm_calls_cache", "fingerprint"),  # the one DuckDB uses for the cache lookup (see MIGRATIONS[3])
     Index("ix_llm_calls_run_stage", "run_id", "stage"),
 )
 

@@ -254,20 +254,20 @@ class Store:
             conn.execution_options(insertmanyvalues_page_size=1000).execute(llm_calls.insert(), rows)
 
     def cached_response(self, fingerprint: str) -> dict[str, Any] | None:
-        """The newest successful (`status == "ok"`) response for this fingerprint, from any run."""
-        stmt = (
-            select(llm_calls.c.response)
-            .where(
-                llm_calls.c.fingerprint == fingerprint,
-                llm_calls.c.status == "ok",
-                llm_calls.c.response.is_not(None),
-            )
-            .order_by(llm_calls.c.created_at.desc(), llm_calls.c.call_id)
-            .limit(1)
-        )
+        """The newest successful (`status == "ok"`) response for this fingerprint, from any run.
+
+        The query filters on the fingerprint alone and the few rows it finds are chosen here: DuckDB
+        answers a single-column equality from `ix_llm_calls_cache`, while any further condition made it
+        scan the whole table, a cost per call that grew with the store (bench_scale)."""
+        stmt = select(llm_calls.c.response, llm_calls.c.status, llm_calls.c.created_at, llm_calls.c.call_id).where(
+            llm_calls.c.fingerprint == fingerprint)
         with self._read("LLM cache lookup") as conn:
-            data = conn.execute(stmt).scalar_one_or_none()
-        return None if data is None else dict(json.loads(data))
+            rows = [tuple(r) for r in conn.execute(stmt) if r.status == "ok" and r.response is not None]
+        if not rows:
+            return None
+        newest = max(rows, key=lambda r: r[2])[2]  # newest first, then the smallest call id (as before)
+        data = min((r for r in rows if r[2] == newest), key=lambda r: r[3])[0]
+        return dict(json.loads(data))
 
     def llm_usage(self, run_id: str) -> dict[str, dict[str, int | float]]:
         """Per stage: calls (all rows, cache hits included), cached (status "cached"), retries (HTTP

@@ -59,6 +59,28 @@ def test_embedding_threshold_is_configurable() -> None:
     assert embedding_duplicates(vectors, [0, 1], 0.9) == {1: 0}
 
 
+def test_embedding_dedup_in_blocks_matches_the_one_by_one_greedy_pass() -> None:
+    """Blocks are an implementation detail: a duplicate maps to its most similar kept topic whether
+    that one was kept in an earlier block or in its own, an exact copy to the earliest kept, and a
+    topic dropped as a duplicate never becomes anyone's original."""
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=(40, 6))
+    vectors = np.vstack([base, base + rng.normal(scale=0.05, size=base.shape), base, rng.normal(size=(10, 6))])
+    order = [int(i) for i in rng.permutation(len(vectors))]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    kept: list[int] = []
+    expected: dict[int, int] = {}
+    for i in order:
+        sims = [float(unit[k] @ unit[i]) for k in kept]
+        if sims and max(sims) >= 0.97:
+            expected[i] = kept[sims.index(max(sims))]
+        else:
+            kept.append(i)
+    assert len(expected) >= 40
+    for block in (1, 3, 16, 1000):
+        assert embedding_duplicates(vectors, order, 0.97, block=block) == expected
+
+
 def test_low_scores_are_dropped_with_reason() -> None:
     out = run([topic("A", u=6), topic("B", m=6), topic("C")], {"A": [1, 0], "B": [0, 1], "C": [1, 1]})
     assert [t.drop_reason for t in out] == ["low-score", "low-score", None]

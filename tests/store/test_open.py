@@ -179,3 +179,20 @@ def test_a_closed_store_refuses_work(store_url: str) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.fingerprints(SourceTask, "r1")
+
+
+def test_a_store_from_schema_3_gains_the_cache_lookup_index_and_keeps_its_cache(store_url: str) -> None:
+    from envscaler_core.models import LLMCall
+
+    with Store.from_url(store_url) as store:
+        store.record_llm_call(LLMCall(fingerprint="f", run_id="r1", stage="mine", model="m", status="ok",
+                                      response={"answer": 1}))
+        with store.engine.begin() as conn:  # as version 3 left it: no single-column cache index
+            conn.execute(text("DROP INDEX ix_llm_calls_cache"))
+            conn.execute(text("UPDATE store_meta SET value = '3' WHERE key = 'schema_version'"))
+    with Store.from_url(store_url) as store:
+        with store.engine.connect() as conn:
+            version = conn.execute(text("SELECT value FROM store_meta WHERE key = 'schema_version'")).scalar_one()
+        assert (version, store.cached_response("f")) == (str(SCHEMA_VERSION), {"answer": 1})
+        with store.engine.begin() as conn:  # the index is there again: dropping it succeeds
+            conn.execute(text("DROP INDEX ix_llm_calls_cache"))
