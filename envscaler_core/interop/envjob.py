@@ -1,10 +1,12 @@
 """The audit of one imported env and its scenarios.
 
-Order: load every scenario's initial state the way EnvScaler's runtime does (one sandbox episode
-each); validate the class programmatically like one of our own candidates, on the first initial
-state that loaded; then, for an accepted env only, run every check on its initial state (one
-isolation unit per check) and replay the reference solutions that came with the files. A rejected
-env's scenarios are `env_rejected` and cost no further work.
+Order: load the class with an empty config (the env on its own: a class the sandbox must kill there
+is rejected and costs no more), then every scenario of the env's own class the way EnvScaler's
+runtime does (one sandbox episode each); validate the class programmatically like one of our own
+candidates, on a few of the loaded initial states chosen by content (the first that passes decides,
+so neither file order nor one scenario's bad data decides the env); then, for an accepted env only,
+run every check on its initial state (one isolation unit per check) and replay the reference
+solutions that came with the files. A rejected env's scenarios are `env_rejected` and cost no more.
 """
 
 from __future__ import annotations
@@ -15,16 +17,20 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core import pyast
 from envscaler_core.config import Settings
-from envscaler_core.interop.sandboxed import Breaker, has_markers, load_state, parallel, raw_result, replay, run_checks
+from envscaler_core.interop.sandboxed import Breaker, Loaded, has_markers, load_state, parallel, raw_result, replay, run_checks
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
+from envscaler_core.interop.strict_json import safe
+from envscaler_core.models.base import fingerprint_of
 from envscaler_core.models.env import AcceptedEnv, EnvCandidate
 from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import EnvRuntime
 from envscaler_core.validation import validate_candidate
+from envscaler_core.validation.report import summarize
 
 
 class ScenarioVerdict(BaseModel):
@@ -46,6 +52,7 @@ class EnvOutcome(BaseModel):
     rounds: list[ValidationRound] = Field(default_factory=list)
     env: AcceptedEnv | None = None
     scenarios: list[ScenarioVerdict] = Field(default_factory=list, description="Aligned with the job's scenarios.")
+    notes: list[str] = Field(default_factory=list, description="What the verdict rests on, when that is less than usual.")
 
 
 def candidate_of(env: EnvInput) -> EnvCandidate:
@@ -60,7 +67,7 @@ def static_problems(env: EnvInput) -> list[str]:
     Call it from one thread at a time: CPython 3.11's `ast.parse` keeps its recursion counter in
     shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
     try:
-        tree = ast.parse(env.code)
+        tree = pyast.parse(env.code)
     except SyntaxError as exc:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -80,23 +87,43 @@ def _programmatic(settings: Settings) -> Settings:
     return settings.model_copy(update={"validate_": settings.validate_.model_copy(update={"mode": "programmatic"})})
 
 
+MAX_TEST_STATES = 3
+"""Scenario initial states an env is validated on before it is rejected (the first that passes decides)."""
+FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
+                 "validated for its env (EnvScaler's generator asserts they match)")
+EMPTY_STATE_REASON = "validated on an empty state, since no scenario's initial state loaded: "
+EMPTY_STATE_NOTE = ("validated on an empty state only (no scenario's initial state loaded), so these state-changing "
+                    "tools never ran: {tools}")
+
+
 def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: EnvRuntime,
-              settings: Settings, static: list[str]) -> EnvOutcome:
+              settings: Settings, static: list[str], *, on_empty: bool = False) -> EnvOutcome:
+    """Validate the class programmatically on one test state. `on_empty`: no scenario's initial state
+    was usable, so the state is empty; tools that can only fail on an empty state (nothing to find)
+    then show that the files gave no data, not that the class is wrong, so coverage gaps do not
+    reject it there (contract breaches still do) and the gap is noted instead."""
     candidate = candidate_of(env)
     reasons = list(static)
+    notes: list[str] = []
     if load_error is not None:
         reasons.append(f"does not load the way EnvScaler's runtime loads it: {short(load_error, 300)}")
     score, rounds = 0.0, []
     if not reasons:
         state = env_execution_config(test_config) if test_config is not None else {}
         outcome = asyncio.run(validate_candidate(candidate, runtime, None, _programmatic(settings), test_state=state))
-        score, rounds = outcome.report.score, outcome.rounds
+        score, rounds, report = outcome.report.score, outcome.rounds, outcome.report
         if outcome.failure:
             reasons.append(outcome.failure)
-        elif not outcome.report.accepted:
-            reasons += outcome.report.critical or [
-                f"validation score {outcome.report.score:g} below the threshold {outcome.report.threshold:g}"
-                + (f" ({outcome.report.reasons[0]})" if outcome.report.reasons else "")]
+        elif not report.accepted:
+            lenient = summarize(rounds, report.threshold, report.mode) if on_empty and not report.critical else None
+            if lenient is not None and lenient.accepted:
+                notes.append(EMPTY_STATE_NOTE.format(tools=", ".join(report.unreached) or "none"))
+            else:
+                reasons += report.critical or [
+                    f"validation score {report.score:g} below the threshold {report.threshold:g}"
+                    + (f" ({report.reasons[0]})" if report.reasons else "")]
+                if on_empty:
+                    reasons = [EMPTY_STATE_REASON + r for r in reasons]
     accepted = not reasons
     candidate = candidate.model_copy(update={"status": "accepted" if accepted else "rejected",
                                              "failure_reason": None if accepted else "; ".join(reasons)[:2000]})
@@ -106,7 +133,38 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         tools=env.tools, tool_kinds=env.tool_kinds, score=score, validation_mode="programmatic",  # type: ignore[arg-type]
     ) if accepted else None
     return EnvOutcome(env_id=env.env_id, candidate=candidate, accepted=accepted, reasons=reasons, score=score,
-                      rounds=rounds, env=env_record)
+                      rounds=rounds, env=env_record, notes=notes)
+
+
+def test_states(configs: list[Any]) -> list[Any]:
+    """Distinct loaded configs in an order that depends on their content only, never on file order
+    (marker-free first: our own sandbox sees markers as plain JSON), at most `MAX_TEST_STATES`."""
+    distinct = {fingerprint_of(c): c for c in configs}
+    ranked = sorted(distinct.items(), key=lambda kv: (has_markers(kv[1]), kv[0]))
+    return [c for _, c in ranked[:MAX_TEST_STATES]]
+
+
+def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: EnvRuntime, settings: Settings,
+                     static: list[str]) -> EnvOutcome:
+    """The env's verdict from its own class: accepted on the first of a few scenario initial states
+    (chosen by content) where it passes validation, so one scenario's bad data cannot reject it;
+    with no loadable scenario state, on an empty state (`judge_env(on_empty=True)`)."""
+    if static or own.killed:
+        return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
+    states = test_states(configs)
+    if not states:
+        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True)
+    first: EnvOutcome | None = None
+    for config in states:
+        outcome = judge_env(env, config, None, runtime, settings, static)
+        if outcome.accepted:
+            return outcome
+        first = first or outcome
+    assert first is not None
+    if len(states) > 1:
+        first.notes.append(f"rejected on each of the {len(states)} scenario initial states it was validated on "
+                           "(the reasons are the first state's)")
+    return first
 
 
 def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str, list[ToolCall]],
@@ -114,30 +172,39 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
               threads: int = 1) -> EnvOutcome:
     """`static` = `static_problems(env)`, computed by the caller on its own thread; `keep_states`
     keeps the initial state of each unproven scenario for a later `--solve`. Every load is its own
-    sandbox episode and every check its own unit; `threads` of them run at once."""
+    sandbox episode and every check its own unit; `threads` of them run at once.
+
+    Nothing of one scenario decides another's verdict: the env is judged on its own (its load with an
+    empty config, validation on states chosen by content), each scenario has its own kill/timeout
+    bookkeeping, and a scenario naming another class than its env's is not run at all."""
     from envscaler_core.interop.solutions import scenario_key
 
-    breaker = Breaker(settings.scen.check_timeout_s)
-    loaded = parallel(lambda s: load_state(runtime, env.code, s.class_name, s.config, breaker), scenarios, threads)
-    usable = [s.config for s, r in zip(scenarios, loaded) if r.state is not None and s.class_name == env.class_name]
-    # Our own sandbox sees markers as plain JSON (a set becomes a list), so prefer a config without any.
-    test = next((c for c in usable if not has_markers(c)), usable[0] if usable else None)
-    load_error = None
-    if test is None:
-        empty = load_state(runtime, env.code, env.class_name, None, breaker)
-        load_error = empty.error
-    outcome = judge_env(env, test, load_error, runtime, settings, static)
-    if not outcome.accepted:
-        why = f"env {env.env_id} rejected"
-        outcome.scenarios = [ScenarioVerdict(audit="env_rejected", reasons=[why]) for _ in scenarios]
-        return outcome
+    timeout = settings.scen.check_timeout_s
+    own = load_state(runtime, env.code, env.class_name, None, Breaker(timeout))
+    if own.killed:
+        own = own.model_copy(update={"error": f"the sandbox killed it on an empty config: {short(own.error, 250)}"})
+    doomed = bool(static) or own.killed
+    ours = [i for i, s in enumerate(scenarios) if s.class_name == env.class_name and not doomed]
+    loads = parallel(lambda i: load_state(runtime, env.code, env.class_name, scenarios[i].config, Breaker(timeout)),
+                     ours, threads)
+    loaded: dict[int, Loaded] = dict(zip(ours, loads))
+    outcome = judge_on_its_own(env, [scenarios[i].config for i, r in loaded.items() if r.state is not None],
+                               own, runtime, settings, static)
     verdicts: list[ScenarioVerdict] = []
     pending: list[int] = []
-    for i, (s, r) in enumerate(zip(scenarios, loaded)):
-        if r.state is None:
-            why = f"initial state does not load: {short(r.error)}"
-            checks = [CheckAudit(index=k, item=item, outcome="check_error", error=why) for k, (item, _) in enumerate(s.checks or [])]
-            verdicts.append(ScenarioVerdict(audit="check_error", reasons=[why], checks=checks))
+    for i, s in enumerate(scenarios):
+        r = loaded.get(i)
+        own_problem = (FOREIGN_CLASS.format(name=s.class_name, env=env.class_name) if s.class_name != env.class_name
+                       else f"initial state does not load: {short(r.error)}"
+                       if r is not None and r.state is None and (outcome.accepted or own.state is not None)
+                       else None)
+        if own_problem is not None:  # the scenario's own problem, whatever its env's verdict (when the env
+            # itself loads: a class that loads with no config at all cannot blame its loads on the class)
+            checks = [CheckAudit(index=k, item=item, outcome="check_error", error=own_problem)
+                      for k, (item, _) in enumerate(s.checks or [])]
+            verdicts.append(ScenarioVerdict(audit="check_error", reasons=[own_problem], checks=checks))
+        elif not outcome.accepted or r is None:
+            verdicts.append(ScenarioVerdict(audit="env_rejected", reasons=[f"env {env.env_id} rejected"]))
         elif s.checks is None:
             verdicts.append(ScenarioVerdict(audit="unproven", reasons=[SFT_NO_CHECKS]))
         else:
@@ -146,8 +213,12 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
 
     def initial(i: int) -> list[dict[str, Any]]:
         state = verdicts[i].state0 or {}
-        return [raw_result(o) for o in run_checks(runtime, [src for _, src in scenarios[i].checks or []], state, state, breaker)]
+        sources = [src for _, src in scenarios[i].checks or []]
+        return [raw_result(o) for o in run_checks(runtime, sources, state, state, Breaker(timeout))]
 
+    if not outcome.accepted:
+        outcome.scenarios = verdicts
+        return outcome
     for i, result in zip(pending, parallel(initial, pending, threads)):
         audits = initial_audits([item for item, _ in scenarios[i].checks or []], result)
         cls, reasons = scenario_class(audits)
@@ -156,7 +227,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
             if verdicts[i].audit == "unproven" and scenario_key(scenarios[i].record) in solutions]
     for (i, calls), (audits, kept, problem) in zip(todo, verify(runtime, env, [
-            (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], breaker, threads)):
+            (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads)):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file")
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
@@ -175,28 +246,30 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
-    return verdict.model_copy(update={"attempts": [*verdict.attempts, f"{origin}: {problem}"]})
+    return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")]})
 
 
 def verify(runtime: EnvRuntime, env: EnvInput,
            jobs: list[tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]],
-           breaker: Breaker, threads: int = 1) -> list[tuple[list[CheckAudit], list[ToolCall], str | None]]:
+           check_timeout_s: float, threads: int = 1) -> list[tuple[list[CheckAudit], list[ToolCall], str | None]]:
     """Replay each candidate solution EnvScaler's way (one sandbox episode each) and judge the
     unproven checks on the result (one unit per check).
 
     A call EnvScaler would reject as invalid (no such attribute) or that raises (its runtime would end
     the episode with reward 0 there) is dropped and the rest replayed again from the initial state;
-    the solution counts only if that second replay runs clean."""
+    the solution counts only if that second replay runs clean. Every replay runs the env's own (validated)
+    class, and each job keeps its own kill/timeout bookkeeping, so no job changes another's verdict."""
     if not jobs:
         return []
 
     def one(job: tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]
             ) -> tuple[list[CheckAudit], list[ToolCall], str | None]:
         s, state0, audits, calls = job
-        result = replay(runtime, env.code, s.class_name, s.config, calls, breaker)
+        breaker = Breaker(check_timeout_s)
+        result = replay(runtime, env.code, env.class_name, s.config, calls, breaker)
         plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
         if result.state is not None and len(plan) != len(calls):
-            result = replay(runtime, env.code, s.class_name, s.config, plan, breaker)
+            result = replay(runtime, env.code, env.class_name, s.config, plan, breaker)
         bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
         if result.state is None:
             return audits, plan, f"the reference solution could not be replayed: {short(result.error)}"

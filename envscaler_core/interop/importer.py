@@ -25,7 +25,7 @@ from envscaler_core.config import Settings, public_config
 from envscaler_core.interop.sandboxed import parallel
 from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
-from envscaler_core.interop.solutions import default_solutions_path, read_solutions
+from envscaler_core.interop.solutions import default_solutions_path, read_solutions, scenario_key
 from envscaler_core.interop.summary import IMPORT_STAGE, summarize
 from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
@@ -92,8 +92,10 @@ def import_envscaler(
     solutions: dict = {}
     sol_problems: list = []
     if solutions_path is not None:
-        solutions, sol_problems = read_solutions(Path(solutions_path))
+        sidecar = read_solutions(Path(solutions_path))
+        solutions, sol_problems = sidecar.found, sidecar.problems
         notes.append(f"reference solutions from {solutions_path} ({len(solutions)}), replayed before use")
+        notes += sidecar.unmatched(Path(solutions_path), {scenario_key(s.record) for s in scenarios})
     problems = [str(p) for p in (*env_problems, *scen_problems, *sol_problems)]
 
     clock.lap("read")
@@ -107,6 +109,7 @@ def import_envscaler(
         if stopped:
             notes.append(stopped)
         clock.lap("solve")
+    notes += [f"{env.source}: {n}" for env, outcome in zip(order, outcomes) for n in outcome.notes]
     records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems)
     store.upsert(records, run_id)
     store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources,

@@ -15,22 +15,19 @@ classes, which EnvScaler's `read_file` does without a second thought).
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from envscaler_core.interop.strict_json import Duplicated, json_problem, load_json, safe
+from envscaler_core.interop.strict_json import FileError as ReadError  # a whole file is unusable
 from envscaler_core.models.env import ToolSchema
 
 CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 QUERY_LABELS = {"query": "query", "state_change": "state_change", "modify": "state_change"}
 """operation_type values -> our tool kinds ("modify" is the label EnvScaler's README still documents)."""
-
-
-class ReadError(ValueError):
-    """A whole file is unusable (unreadable, not JSON, wrong top-level shape)."""
 
 
 class ReadProblem(BaseModel):
@@ -39,7 +36,7 @@ class ReadProblem(BaseModel):
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.file}[{self.index}]: {self.reason}"
+        return safe(f"{self.file}[{self.index}]: {self.reason}")
 
 
 class EnvInput(BaseModel):
@@ -74,44 +71,12 @@ class _Bad(ValueError):
     """One record is malformed (message = the reason)."""
 
 
-MAX_DEPTH = 64
-"""Nesting a record may have: real env states are a few levels deep, and far deeper values break
-JSON round trips further on (pydantic's JSON reader stops at about 200 levels)."""
-
-
 def sound(record: Any) -> None:
-    """Strict, storable JSON: not nested absurdly deep, no NaN/Infinity, no lone surrogates."""
-    stack = [(record, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise _Bad(f"nested more than {MAX_DEPTH} levels deep")
-        if isinstance(value, dict):
-            stack.extend((v, depth + 1) for v in value.values())
-        elif isinstance(value, list):
-            stack.extend((v, depth + 1) for v in value)
-    try:
-        json.dumps(record, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except ValueError as exc:  # NaN/Infinity; UnicodeEncodeError is a ValueError too
-        what = "text that is not valid Unicode (a lone surrogate)" if isinstance(exc, UnicodeError) else "NaN or Infinity"
-        raise _Bad(f"holds {what}, which strict JSON cannot carry") from None
-
-
-def load_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReadError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ReadError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ReadError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReadError(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise ReadError(f"{path}: JSON nested too deeply to read") from None
+    """Strict, storable JSON: not nested absurdly deep, no NaN/Infinity, no lone surrogates, no huge
+    integer literal, no key named twice in one object (`strict_json`)."""
+    problem = json_problem(record)
+    if problem is not None:
+        raise _Bad(problem)
 
 
 # ---- jsonpickle tags -> markers --------------------------------------------------------------------
@@ -233,7 +198,8 @@ def read_envs(path: Path) -> tuple[list[EnvInput], list[ReadProblem], set[str]]:
     data = load_json(path)
     name = path.name
     if isinstance(data, dict):
-        entries = [(str(key), str(key), value) for key, value in data.items()]
+        pairs = data.pairs if isinstance(data, Duplicated) else list(data.items())
+        entries = [(safe(key), key, value) for key, value in pairs]
     elif isinstance(data, list):
         entries = []
         for i, value in enumerate(data):
@@ -249,8 +215,12 @@ def read_envs(path: Path) -> tuple[list[EnvInput], list[ReadProblem], set[str]]:
         try:
             if not isinstance(env_id, str) or not env_id.strip():
                 raise _Bad("empty env id" if isinstance(data, dict) else "list entry without a string 'env_id'")
+            if safe(env_id) != env_id:
+                raise _Bad("env id holds text that is not valid Unicode (a lone surrogate)")
             if env_id in seen:
-                raise _Bad(f"duplicate env_id {env_id!r} (first at [{seen[env_id]}])")
+                raise _Bad(f"duplicate env_id {env_id!r} (first at [{seen[env_id]}])" if isinstance(data, list) else
+                           f"duplicate env id {env_id!r}: the object names it {data.repeated[env_id]} times (a JSON "
+                           "reader keeps only the last, silently); the first is imported, this one skipped")
             envs.append(_env(env_id, len(envs), f"{name}[{index}]", record))
             seen[env_id] = index
         except _Bad as exc:

@@ -7,9 +7,10 @@ unit, where it can only change its own verdict. What EnvScaler's loader needs be
 `__type__` markers) travels as marker JSON and is restored inside the unit by `jail_side`, whose
 source is appended to the env code or wrapped around the check (`env_code`, `check_source`).
 
-The host adds what a whole file of hostile items needs: concurrency over the pool (`parallel`), and a
-per-env `Breaker` so a class that hangs every load, or a file whose every check loops, costs a few
-timeouts rather than one per item.
+The host adds concurrency over the pool (`parallel`) and a `Breaker`: kill and check-timeout
+bookkeeping for one scenario's work (its load, replays and checks), never shared between scenarios,
+since one scenario's loops must not shorten another's limits or skip its loads. A class that hangs
+on every load is caught by the env's own load with an empty config (`envjob`), which rejects it once.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ class Replayed(BaseModel):
 
 
 class Breaker:
-    """Per-env bookkeeping shared by that env's threads: kills and check timeouts seen so far."""
+    """One scenario's bookkeeping (thread-safe): kills and check timeouts seen so far. Give every
+    scenario its own: a breaker shared across scenarios lets one scenario's loops change another's verdict."""
 
     def __init__(self, check_timeout_s: float) -> None:
         self.kills: list[str] = []

@@ -16,7 +16,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envscaler_core.interop.read import ReadError, ReadProblem, load_json, sound
+from pydantic import BaseModel, Field
+
+from envscaler_core.interop.read import ReadError, ReadProblem, load_json
+from envscaler_core.interop.strict_json import Duplicated, json_problem
 from envscaler_core.models.base import fingerprint_of
 from envscaler_core.models.scenario import ToolCall
 
@@ -39,32 +42,47 @@ def solutions_document(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "solutions": entries}
 
 
-def read_solutions(path: Path) -> tuple[dict[str, list[ToolCall]], list[ReadProblem]]:
+class SolutionsRead(BaseModel):
+    """The sidecar's usable entries by key, where each came from, and the entries skipped."""
+
+    found: dict[str, list[ToolCall]] = Field(default_factory=dict)
+    index: dict[str, int] = Field(default_factory=dict, description="key -> position of its entry in the file.")
+    problems: list[ReadProblem] = Field(default_factory=list)
+
+    def unmatched(self, path: Path, keys: set[str]) -> list[str]:
+        """One note per entry whose key matches no imported scenario (it is never replayed)."""
+        return [str(ReadProblem(file=path.name, index=str(self.index[k]), reason=f"key {k!r} matches no imported "
+                                "scenario (its env id, task id, init_config and task differ from every record read): "
+                                "not replayed")) for k in self.found if k not in keys]
+
+
+def read_solutions(path: Path) -> SolutionsRead:
     data = load_json(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("solutions"), list):
         raise ReadError(f"{path}: not a reference-solutions file (expected {{\"format\": \"{FORMAT}\", \"solutions\": [...]}})")
     if data.get("version") != VERSION:
         raise ReadError(f"{path}: reference-solutions version {data.get('version')!r}; this envscaler reads {VERSION}")
-    found: dict[str, list[ToolCall]] = {}
-    problems: list[ReadProblem] = []
+    if isinstance(data, Duplicated):
+        raise ReadError(f"{path}: the top-level object names {', '.join(map(repr, data.repeated))} more than once")
+    out = SolutionsRead()
     for i, entry in enumerate(data["solutions"]):
+        problem = json_problem(entry)
         calls = entry.get("calls") if isinstance(entry, dict) else None
         key = entry.get("key") if isinstance(entry, dict) else None
         ok = isinstance(key, str) and isinstance(calls, list) and all(
             isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("arguments", {}), dict)
             for c in calls)
-        if ok:
-            try:
-                sound(entry)
-            except ValueError as exc:
-                problems.append(ReadProblem(file=path.name, index=str(i), reason=str(exc)))
-                continue
-        if not ok:
-            problems.append(ReadProblem(file=path.name, index=str(i), reason="solution entry needs a string 'key' "
-                                        "and 'calls' as a list of {name, arguments}"))
+        if problem is None and not ok:
+            problem = "solution entry needs a string 'key' and 'calls' as a list of {name, arguments}"
+        if problem is None and key in out.found:
+            problem = (f"duplicate key {key!r} (first at [{out.index[key]}]): only the first entry is replayed, "
+                       "this one is skipped")
+        if problem is not None:
+            out.problems.append(ReadProblem(file=path.name, index=str(i), reason=problem))
             continue
-        found[key] = [ToolCall(tool=c["name"], args=c.get("arguments", {})) for c in calls]
-    return found, problems
+        out.found[key] = [ToolCall(tool=c["name"], args=c.get("arguments", {})) for c in calls]
+        out.index[key] = i
+    return out
 
 
 def default_solutions_path(envs_path: Path) -> Path | None:

@@ -14,9 +14,10 @@ import json
 from typing import Any
 
 from envscaler_core.config import Settings
-from envscaler_core.interop.sandboxed import Breaker, parallel
+from envscaler_core.interop.sandboxed import parallel
 from envscaler_core.interop.envjob import ScenarioVerdict, settle, verify
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
+from envscaler_core.interop.strict_json import json_problem, safe
 from envscaler_core.llm.errors import LLMError
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
@@ -36,9 +37,9 @@ def calls_of(messages: list[dict[str, Any]]) -> list[ToolCall]:
             raw = fn.get("arguments") or "{}"
             try:
                 args = json.loads(raw) if isinstance(raw, str) else raw
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, an int too long to convert, nested absurdly deep
                 continue
-            if isinstance(fn.get("name"), str) and isinstance(args, dict):
+            if isinstance(fn.get("name"), str) and isinstance(args, dict) and json_problem(args) is None:
                 calls.append(ToolCall(tool=fn["name"], args=args))
     return calls
 
@@ -54,13 +55,16 @@ async def _play(target: Target, runtime: EnvRuntime, gateway: Any, settings: Set
     """The agent's calls, or why this attempt produced none."""
     from envscaler_core.rollout import run_rollout
 
-    _, accepted, s, _ = target
-    env = accepted if s.class_name == accepted.class_name else accepted.model_copy(update={"class_name": s.class_name})
+    _, accepted, s, _ = target  # always the env's validated class (a scenario naming another is never a target)
     async with limit:
         try:
-            traj = await run_rollout(env, rollout_scenario(s), runtime, gateway, settings, sample=sample)
+            traj = await run_rollout(accepted, rollout_scenario(s), runtime, gateway, settings, sample=sample)
         except EnvLoadError as exc:
             return f"our sandbox could not open the scenario for the agent: {exc}"
+        except (RecursionError, ValueError, UnicodeError) as exc:
+            # what one reply holds (arguments nested thousands deep, a 5000-digit integer, a lone surrogate)
+            # fails this attempt of this scenario, never the whole import
+            return safe(f"the agent's episode could not be used: {type(exc).__name__}: {str(exc)[:200]}")
     calls = calls_of(traj.messages)
     return calls if calls else "the agent made no tool call"
 
@@ -84,7 +88,7 @@ async def solve(targets: list[Target], runtime: EnvRuntime, gateway: Any, settin
         tried = [(k, calls) for k, calls in zip(open_, played) if isinstance(calls, list)]
         for k, why in zip(open_, played):
             if isinstance(why, str):
-                verdicts[k] = verdicts[k].model_copy(update={"attempts": [*verdicts[k].attempts, f"agent: {why}"]})
+                verdicts[k] = verdicts[k].model_copy(update={"attempts": [*verdicts[k].attempts, safe(f"agent: {why}")]})
         by_env: dict[str, list[tuple[int, list[ToolCall]]]] = {}
         for k, calls in tried:
             by_env.setdefault(targets[k][0].env_id, []).append((k, calls))
@@ -101,7 +105,7 @@ def _verify_job(targets: list[Target], verdicts: list[ScenarioVerdict], group: l
     def job() -> list[tuple[int, ScenarioVerdict]]:
         env = targets[group[0][0]][0]
         jobs = [(targets[k][2], verdicts[k].state0 or {}, verdicts[k].checks, calls) for k, calls in group]
-        found = verify(runtime, env, jobs, Breaker(settings.scen.check_timeout_s), threads)
+        found = verify(runtime, env, jobs, settings.scen.check_timeout_s, threads)
         return [(k, settle(verdicts[k], audits, kept, problem, "agent"))
                 for (k, _), (audits, kept, problem) in zip(group, found)]
     return job
