@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
 from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import AuditLog
-from envscaler_core.llm.cache import CallStore, MemoryCache, request_fingerprint
+from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
@@ -106,6 +106,7 @@ class LLMGateway:
         self._cap = PerLoopSemaphore(settings.max_concurrency)
         self._pacer = RatePacer(settings.requests_per_minute)
         self._memory = MemoryCache()
+        self._known = KnownAnswers(store.cached_fingerprints) if hasattr(store, "cached_fingerprints") else None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
         )
@@ -295,6 +296,11 @@ class LLMGateway:
         if not self.settings.cache:
             return None
         hit = self._memory.get(fingerprint)
+        if hit is None and self._known is not None:
+            if not self._known.loaded:
+                await asyncio.to_thread(self._known.ensure_loaded)
+            if not self._known.may_have(fingerprint):
+                return None
         if hit is None and self.store is not None:
             hit = await asyncio.to_thread(self.store.cached_response, fingerprint)
             if hit is not None:

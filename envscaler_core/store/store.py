@@ -269,6 +269,14 @@ class Store:
         data = min((r for r in rows if r[2] == newest), key=lambda r: r[3])[0]
         return dict(json.loads(data))
 
+    def cached_fingerprints(self) -> list[str]:
+        """Every fingerprint `cached_response` would answer (from any run): the gateway reads them once
+        so that lookups which cannot hit skip the database (`llm.cache.KnownAnswers`)."""
+        stmt = select(llm_calls.c.fingerprint).where(
+            llm_calls.c.status == "ok", llm_calls.c.response.is_not(None)).distinct()
+        with self._read("LLM cache fingerprints") as conn:
+            return [fp for (fp,) in conn.execute(stmt)]
+
     def llm_usage(self, run_id: str) -> dict[str, dict[str, int | float]]:
         """Per stage: calls (all rows, cache hits included), cached (status "cached"), retries (HTTP
         attempts beyond the first), prompt/completion tokens, how many prompt tokens the provider served

@@ -33,6 +33,7 @@ from envscaler_core.prompts.validate import TEST_STATE, TOOL_KINDS, StateInput, 
 from envscaler_core.runtime import EnvLoadError, EnvRuntime
 from envscaler_core.synth.tool_schema import class_header, method_sources, state_attributes
 from envscaler_core.validation.llm_pass import LLMPass
+from envscaler_core.validation.own_thread import in_own_thread
 from envscaler_core.validation.programmatic import ProgrammaticPass, open_episode
 from envscaler_core.validation.report import reached, summarize
 from envscaler_core.validation.tool_kinds import classify_tools, merge_llm
@@ -174,7 +175,7 @@ async def _programmatic(candidate: EnvCandidate, runtime: EnvRuntime, config: di
                         rounds: int, loaded: dict[str, Any]) -> ProgrammaticPass:
     limit = max(rounds, 2 * len(candidate.tools))
     programmatic = ProgrammaticPass(candidate, runtime, config, kinds, start=0, limit=limit)
-    await asyncio.to_thread(programmatic.run, loaded)
+    await in_own_thread(programmatic.run, loaded, name="programmatic-pass")
     return programmatic
 
 
@@ -194,7 +195,7 @@ async def _top_up(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str
     if not unreached:
         return []
     top_up = ProgrammaticPass(candidate, runtime, config, kinds, start=len(rounds))
-    return await asyncio.to_thread(top_up.run, loaded, unreached, True)
+    return await in_own_thread(top_up.run, loaded, unreached, True, name="programmatic-top-up")
 
 
 def _accepted_env(candidate: EnvCandidate, spec: EnvSpec | None, report: ValidationReport,

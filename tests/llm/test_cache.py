@@ -61,3 +61,42 @@ def test_chat_samples_are_not_served_each_others_turns(mock, settings) -> None:
     assert gw.chat_sync(hello, sample=0).cached is True
     assert gw.chat_sync(hello, sample=1).cached is False
     assert mock.stats()["requests_total"] == 2
+
+
+class _CountingStore(Store):
+    """The real DuckDB store, counting the per-call cache queries the gateway makes."""
+
+    lookups = 0
+
+    def cached_response(self, fingerprint: str):  # type: ignore[no-untyped-def]
+        type(self).lookups += 1
+        return super().cached_response(fingerprint)
+
+
+def test_calls_the_store_has_no_answer_for_skip_the_cache_query(mock_stats_reset, tmp_path) -> None:
+    settings = mock_llm_settings(mock_stats_reset.base_url)
+    _CountingStore.lookups = 0
+    with _CountingStore.from_url(f"duckdb:///{tmp_path / 'fresh.duckdb'}") as store:
+        gw = LLMGateway(settings, store=store, run_id="run-1")
+        for text in ("Book a table for two.", "Cancel order 17.", "Rename my playlist."):
+            gw.structured_sync(JUDGE_STATEFUL, TaskInput(task=text))
+        rows = call_rows(store, "run-1")
+    assert _CountingStore.lookups == 0
+    assert [r["status"] for r in rows] == ["ok", "ok", "ok"]
+
+
+def test_answers_recorded_before_the_gateway_opened_are_still_served(mock_stats_reset, tmp_path) -> None:
+    url = f"duckdb:///{tmp_path / 'resume.duckdb'}"
+    settings = mock_llm_settings(mock_stats_reset.base_url)
+    other = TaskInput(task="Transfer 20 dollars to Sam.")
+    with Store.from_url(url) as store:
+        LLMGateway(settings, store=store, run_id="run-1").structured_sync(JUDGE_STATEFUL, TASK)
+    _CountingStore.lookups = 0
+    with _CountingStore.from_url(url) as store:
+        gw = LLMGateway(settings, store=store, run_id="run-1")
+        gw.structured_sync(JUDGE_STATEFUL, other)  # a miss: no query
+        gw.structured_sync(JUDGE_STATEFUL, TASK)  # in the store: one query, no HTTP
+        statuses = [r["status"] for r in call_rows(store, "run-1")]
+    assert _CountingStore.lookups == 1
+    assert mock_stats_reset.stats()["requests_total"] == 2
+    assert statuses == ["ok", "ok", "cached"]
