@@ -31,6 +31,8 @@ from benchmarks.mock_process import start_mock
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = os.environ.get("BENCH_COST_BASELINE", "20d5cec")  # main before the cache-friendly layout
 ROUNDS = int(os.environ.get("BENCH_COST_ROUNDS", "30"))
+DUMP_DIR = os.environ.get("BENCH_COST_DUMP")  # a directory: every billed request of each run as JSON lines
+ONLY_NEW = os.environ.get("BENCH_COST_ONLY_NEW") == "1"  # skip the baseline run (while iterating on prompts)
 CACHED_SHARE_OF_INPUT = 0.25  # GPT-4.1's cached-input price / input price (the default price table)
 STAGES = (("mine", ("mine.",)), ("synth", ("synth.",)), ("validate", ("validate.",)), ("scenarios", ("scen.",)),
           ("rollouts", ("agent", "user_sim")))
@@ -63,7 +65,11 @@ def run_codebase(name: str, code: Path, workdir: Path, source: Path, base_env: d
     env = {**base_env, "PYTHONPATH": str(code)}
     mock, mock_url = start_mock(code, env)
     try:
-        with CacheProxy(mock_url, free_port()) as proxy:
+        dump = Path(DUMP_DIR) / f"{name}.jsonl" if DUMP_DIR else None
+        if dump is not None:
+            dump.parent.mkdir(parents=True, exist_ok=True)
+            dump.unlink(missing_ok=True)
+        with CacheProxy(mock_url, free_port(), dump=dump) as proxy:
             overrides = {"mine": {"max_tasks": 80, "select_n": 8}, "validate": {"mode": "both", "rounds": ROUNDS},
                          "scen": {"per_env": 2}, "flow": {"batch_size": 10, "out_dir": str(workdir / f"out-{name}")},
                          "store": {"url": f"duckdb:///{workdir / (name + '.duckdb')}"},
@@ -94,6 +100,15 @@ def per_stage(billed: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
     return out
 
 
+def per_prompt(billed: dict[str, dict[str, int]], envs: int) -> None:
+    """Per prompt id: requests, prompt tokens per request, cached share, effective tokens per env."""
+    print(f"  {'prompt id':<26} {'requests':>8} {'tok/req':>8} {'cached':>7} {'eff/env':>8}")
+    for tag, r in sorted(billed.items(), key=lambda kv: -kv[1]["prompt_tokens"]):
+        eff = r["prompt_tokens"] - r["cached_tokens"] * (1 - CACHED_SHARE_OF_INPUT)
+        print(f"  {tag:<26} {r['requests']:>8} {r['prompt_tokens'] / max(r['requests'], 1):>8.0f} "
+              f"{r['cached_tokens'] / max(r['prompt_tokens'], 1):>7.0%} {eff / max(envs, 1):>8.0f}")
+
+
 def main() -> None:
     from envscaler.prefect_server import ensure_prefect_server, free_port
 
@@ -105,8 +120,16 @@ def main() -> None:
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores); baseline {BASELINE}, "
           f"{ROUNDS} validation rounds")
     try:
-        old = run_codebase("old", baseline, base, source, env)
         new = run_codebase("new", ROOT, base, source, env)
+        if ONLY_NEW:
+            envs = new["funnel"]["accepted_envs"]
+            print(f"new: {new['status']}, funnel {new['funnel']}, wall {new['wall_s']:.0f} s")
+            per_prompt(new["billed"], envs)
+            for stage, row in per_stage(new["billed"]).items():
+                print(f"{stage:<16} prompt {row['prompt'] / max(envs, 1):>8.0f}  cached {row['cached'] / max(row['prompt'], 1):>4.0%}"
+                      f"  effective {row['effective'] / max(envs, 1):>8.0f}")
+            return
+        old = run_codebase("old", baseline, base, source, env)
     finally:
         server.stop()
     for name, row in (("old", old), ("new", new)):
@@ -122,6 +145,9 @@ def main() -> None:
         print(f"{stage:<16} {x['prompt'] / max(envs_old, 1):>10.0f} {x['cached'] / max(x['prompt'], 1):>7.0%} "
               f"{ex:>10.0f} | {y['prompt'] / max(envs_new, 1):>10.0f} {y['cached'] / max(y['prompt'], 1):>7.0%} "
               f"{ey:>10.0f} | {ey / ex if ex else float('nan'):>11.2f}")
+    for name, row, envs in (("old", old, envs_old), ("new", new, envs_new)):
+        print(f"{name}, per prompt id:")
+        per_prompt(row["billed"], envs)
     total = (b["total"]["effective"] / max(envs_new, 1)) / (a["total"]["effective"] / max(envs_old, 1))
     print(f"effective prompt cost per accepted env, new / old: {total:.2f} (target <= 0.33); load "
           f"{os.getloadavg()[0]:.1f}")

@@ -13,6 +13,7 @@ import json
 import math
 import threading
 import time
+from pathlib import Path
 from collections import defaultdict
 from typing import Any
 
@@ -31,8 +32,9 @@ HOP_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "acc
 class CacheProxy:
     """`with CacheProxy(upstream) as proxy:` point clients at `proxy.base_url`; read `proxy.stats()`."""
 
-    def __init__(self, upstream: str, port: int) -> None:
+    def __init__(self, upstream: str, port: int, dump: Path | None = None) -> None:
         self.upstream, self.port = upstream.rstrip("/"), port
+        self.dump = dump  # when set: every billed request as one JSON line (tag, tokens, cached, messages)
         self.cache = PrefixCache()
         self.totals: dict[str, dict[str, int]] = defaultdict(lambda: {"requests": 0, "prompt_tokens": 0, "cached_tokens": 0})
         self._client: httpx.AsyncClient | None = None
@@ -94,3 +96,7 @@ class CacheProxy:
         row["requests"] += 1
         row["prompt_tokens"] += tokens
         row["cached_tokens"] += cached
+        if self.dump is not None:
+            with self.dump.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"tag": tag, "prompt_tokens": tokens, "cached_tokens": cached,
+                                     "messages": request.get("messages"), "tools": request.get("tools")}) + "\n")

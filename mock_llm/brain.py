@@ -93,6 +93,22 @@ def infer_topic(inp: PM.TaskInput) -> dict[str, Any]:
     }
 
 
+def judge_stateful_batch(inp: PM.TaskBatchInput) -> dict[str, Any]:
+    return {"judgements": [{"id": t.id, **judge_stateful(PM.TaskInput(task=t.task))} for t in inp.tasks]}
+
+
+def infer_topic_batch(inp: PM.TaskBatchInput) -> dict[str, Any]:
+    """One topic per task, as asked; a task no library domain covers gets no entry (the client asks it
+    again on its own, where the mock then says why it cannot answer)."""
+    topics = []
+    for t in inp.tasks:
+        try:
+            topics.append({"id": t.id, **infer_topic(PM.TaskInput(task=t.task))})
+        except MockCannotAnswer:
+            continue
+    return {"topics": topics}
+
+
 # ---- Stage 2: synthesize -------------------------------------------------------------------------
 
 
@@ -189,6 +205,7 @@ def embedding(text: str) -> list[float]:
 
 _STRUCTURED: dict[str, Callable[[Any], dict[str, Any]]] = {
     "mine.judge_stateful": judge_stateful, "mine.infer_topic": infer_topic,
+    "mine.judge_stateful_batch": judge_stateful_batch, "mine.infer_topic_batch": infer_topic_batch,
     "synth.state_space": state_space, "synth.class_skeleton": class_skeleton, "synth.operations": operations,
     "synth.method": method,
     "validate.test_state": test_state, "validate.propose_call": propose_call, "validate.judge_call": judge_call,

@@ -74,18 +74,22 @@ class ProposedCall(BaseModel):
 
 
 class JudgeInput(BaseModel):
-    """Context (the same for every round of every chain): introduction, rules, the whole class, the test
-    state. Varying: the call, what it returned, the state before it (as changes since the test state)
-    and what the call itself changed."""
+    """Context (the same for every round of every chain): introduction, rules, the class without its
+    tools, the test state. Varying, most stable first: the called tool and its code (the same for every
+    call of that tool), then the call, what it returned, the state before it (as changes since the test
+    state) and what the call itself changed."""
 
     introduction: str
     rules: list[str]
-    class_code: str = Field(description="The whole class file: the called method and every helper it uses.")
+    class_context: str = Field(description=(
+        "The class file without its public tools: imports, constants, __init__ and every helper."))
     initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
     tool: str
     tool_kind: str | None = None
-    args: dict[str, Any]
+    tool_code: str = Field(default="", description=(
+        "The called tool's source, then that of every public tool it calls itself."))
     case_type: CaseType
+    args: dict[str, Any]
     observation: Any
     changes_before: list[dict[str, Any]] = Field(
         default_factory=list, description="JSON-Pointer operations from the test state to the state before the call.")
@@ -136,9 +140,10 @@ PROPOSE_CALL = PromptSpec(
 
 JUDGE_CALL = PromptSpec(
     id="validate.judge_call",
-    version=3,
+    version=4,
     system=(
-        "You review one executed tool call of a simulated environment: the class's source code, the call's "
+        "You review one executed tool call of a simulated environment: the class's source code (class_context: "
+        "the class without its tools; tool_code: the called tool and the tools it calls), the call's "
         "arguments and return value, the state before it (the initial state with changes_before applied) and "
         "the changes the call made (call_changes). verdict 'pass': fully correct. 'warning': works but has robustness "
         "issues (missing validation or boundary checks). 'fail': wrong behaviour, an exception, a non-dict "
@@ -148,7 +153,7 @@ JUDGE_CALL = PromptSpec(
     instructions="Judge this tool call.",
     input_model=JudgeInput,
     output_model=JudgeOutput,
-    context=("introduction", "rules", "class_code", "initial_state"),
+    context=("introduction", "rules", "class_context", "initial_state"),
 )
 
 
