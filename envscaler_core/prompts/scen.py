@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.spec import Operation
 from envscaler_core.prompts.base import PromptSpec
-from envscaler_core.prompts.validate import StateInput, StateOutput
+from envscaler_core.prompts.validate import STATE_WRITER_SYSTEM, StateInput, StateOutput
 
 
 class TaskInput(BaseModel):
@@ -65,14 +65,9 @@ class SolutionOutput(BaseModel):
 
 INITIAL_STATE = PromptSpec(
     id="scen.initial_state",
-    version=2,
-    system=(
-        "You write a realistic initial state (database) for a simulated environment, as JSON usable directly as "
-        "init_config: keys are the state attribute names, values match their types. All cross-references "
-        "resolve; 3-5+ distinct entries per container covering different statuses; natural fictional names; "
-        "ISO dates; unique ids. Vary it from earlier states when `variation` > 0."
-    ),
-    instructions="Write an initial state for this environment.",
+    version=3,
+    system=STATE_WRITER_SYSTEM,  # validation's test state has the same system text and context: one cached prefix
+    instructions="Write an initial state for this environment, for a task scenario.",
     input_model=StateInput,
     output_model=StateOutput,
     context=("introduction", "class_name", "class_code", "state_attributes"),

@@ -30,7 +30,6 @@ from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.prompts.validate import JUDGE_CALL, PROPOSE_CALL, JudgeInput, ProposeInput, ToolStats
 from envscaler_core.runtime import CallOutcome, EnvRuntime
-from envscaler_core.synth.tool_schema import tool_lines
 from envscaler_core.validation.code_slices import CodeSlices
 from envscaler_core.validation.facts import call_facts
 from envscaler_core.validation.programmatic import observation, open_episode
@@ -56,7 +55,6 @@ class LLMPass:
         self.introduction, self.rules, self.start = introduction, rules, start
         self.kinds = dict(candidate.tool_kinds) if kinds is None else kinds
         self.names = [t.function.name for t in candidate.tools]
-        self.tool_lines = tool_lines(candidate.tools)
         self.tool_schemas = [t.function.model_dump(mode="json", exclude_none=True) for t in candidate.tools]
         self.code = CodeSlices(candidate.class_code, candidate.class_name)
         self.rounds: list[ValidationRound] = []
@@ -98,7 +96,7 @@ class _Chain:
                 changes = state_changes(initial, before)
                 try:
                     proposal = await o.gateway.structured(PROPOSE_CALL, ProposeInput(
-                        introduction=o.introduction, tools=o.tool_lines, tool_schemas=o.tool_schemas,
+                        introduction=o.introduction, tool_schemas=o.tool_schemas,
                         initial_state=initial, chain=self.index, chains=self.of, focus=self.focus,
                         stats={name: s for name, s in self.stats.items() if s.total}, changes=changes,
                         round=i + 1, rounds=self.n_rounds), stage="validate_proposer")

@@ -55,8 +55,9 @@ def inputs_for(domain: library.Domain) -> dict[str, Any]:
         "validate.test_state": state_in,
         "validate.tool_kinds": PV.ToolKindsInput(introduction=domain.introduction, class_header="", tools=[
             PV.ToolToLabel(name=t.function.name, description=t.function.description, source="") for t in tools]),
-        "validate.propose_call": PV.ProposeInput(introduction=domain.introduction,
-                                                 tools=_lines(domain), stats={},
+        "validate.propose_call": PV.ProposeInput(introduction=domain.introduction, stats={},
+                                                 tool_schemas=[t.function.model_dump(mode="json", exclude_none=True)
+                                                               for t in tools],
                                                  initial_state=sc.initial_state, round=1, rounds=10),
         "validate.judge_call": PV.JudgeInput(introduction=domain.introduction, rules=domain.rules,
                                              class_context=CodeSlices(code, name).shared,

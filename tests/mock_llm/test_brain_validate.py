@@ -12,7 +12,6 @@ from mock_llm import library
 from envscaler_core.prompts import validate as PV
 from envscaler_core.models.changes import state_changes
 from envscaler_core.synth import extract_tools
-from envscaler_core.synth.tool_schema import tool_lines
 from envscaler_core.validation.code_slices import CodeSlices
 from tests.mock_llm.helpers import ask, open_env
 
@@ -23,9 +22,10 @@ WAITLIST = library.by_name("surgery_waitlist")
 
 def _propose(domain: library.Domain, stats: dict[str, PV.ToolStats], state: dict[str, Any] | None = None,
              round_: int = 1) -> PV.ProposedCall:
-    tools = tool_lines(extract_tools(domain.class_source, domain.class_name))
+    schemas = [t.function.model_dump(mode="json", exclude_none=True)
+               for t in extract_tools(domain.class_source, domain.class_name)]
     initial = domain.initial_states[0]
-    return ask(PV.PROPOSE_CALL, PV.ProposeInput(introduction=domain.introduction, tools=tools, stats=stats,
+    return ask(PV.PROPOSE_CALL, PV.ProposeInput(introduction=domain.introduction, tool_schemas=schemas, stats=stats,
                                                 initial_state=initial, changes=state_changes(initial, state or initial),
                                                 round=round_, rounds=30))
 
