@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = os.environ.get("BENCH_COST_BASELINE", "20d5cec")  # main before the cache-friendly layout
 ROUNDS = int(os.environ.get("BENCH_COST_ROUNDS", "30"))
 DUMP_DIR = os.environ.get("BENCH_COST_DUMP")  # a directory: every billed request of each run as JSON lines
+LATENCY_MS = int(os.environ.get("BENCH_COST_LATENCY_MS", "0"))  # > 0: concurrent requests overlap as on a real
+# endpoint, so a fan-out's requests miss the prefix none of them has been answered for yet
 ONLY_NEW = os.environ.get("BENCH_COST_ONLY_NEW") == "1"  # skip the baseline run (while iterating on prompts)
 CACHED_SHARE_OF_INPUT = 0.25  # GPT-4.1's cached-input price / input price (the default price table)
 STAGES = (("mine", ("mine.",)), ("synth", ("synth.",)), ("validate", ("validate.",)), ("scenarios", ("scen.",)),
@@ -63,7 +65,7 @@ def run_codebase(name: str, code: Path, workdir: Path, source: Path, base_env: d
     from envscaler.prefect_server import free_port
 
     env = {**base_env, "PYTHONPATH": str(code)}
-    mock, mock_url = start_mock(code, env)
+    mock, mock_url = start_mock(code, env, latency_ms=LATENCY_MS)
     try:
         dump = Path(DUMP_DIR) / f"{name}.jsonl" if DUMP_DIR else None
         if dump is not None:
@@ -118,7 +120,7 @@ def main() -> None:
     server = ensure_prefect_server(base / "prefect", free_port())
     env = {**os.environ, "PREFECT_HOME": str(base / "prefect"), "PREFECT_API_URL": server.api_url}
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores); baseline {BASELINE}, "
-          f"{ROUNDS} validation rounds")
+          f"{ROUNDS} validation rounds, mock latency {LATENCY_MS} ms")
     try:
         new = run_codebase("new", ROOT, base, source, env)
         if ONLY_NEW:

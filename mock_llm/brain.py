@@ -171,6 +171,20 @@ def scen_check_function(inp: PS.CheckFunctionInput) -> dict[str, Any]:
             "code": code}
 
 
+def scen_check_functions(inp: PS.CheckFunctionsInput) -> dict[str, Any]:
+    """Every item's check, as asked; an item not on the task's checklist gets no entry (the client asks it
+    again on its own, where the mock then says why it cannot answer)."""
+    checks = []
+    for it in inp.items:
+        try:
+            one = scen_check_function(PS.CheckFunctionInput(introduction=inp.introduction,
+                                                            initial_state=inp.initial_state, task=inp.task, item=it.item))
+        except MockCannotAnswer:
+            continue
+        checks.append({"id": it.id, **one})
+    return {"checks": checks}
+
+
 def scen_reference_solution(inp: PS.SolutionInput) -> dict[str, Any]:
     _, sc = scenario_by_task(inp.task)
     return {"analysis": f"{len(sc.reference_solution)} calls in order.",
@@ -211,7 +225,8 @@ _STRUCTURED: dict[str, Callable[[Any], dict[str, Any]]] = {
     "validate.test_state": test_state, "validate.propose_call": propose_call, "validate.judge_call": judge_call,
     "validate.tool_kinds": tool_kinds,
     "scen.initial_state": test_state, "scen.task": scen_task, "scen.checklist": scen_checklist,
-    "scen.check_function": scen_check_function, "scen.reference_solution": scen_reference_solution,
+    "scen.check_function": scen_check_function,
+    "scen.check_functions": scen_check_functions, "scen.reference_solution": scen_reference_solution,
 }
 _CHAT: dict[str, Callable[[MockRequest], MockReply]] = {
     "agent.solve": agent_solve, "agent.converse": agent_converse, "agent.user_sim": user_sim,

@@ -71,6 +71,9 @@ def inputs_for(domain: library.Domain) -> dict[str, Any]:
         "scen.checklist": PS.ChecklistInput(task=sc.task),
         "scen.check_function": PS.CheckFunctionInput(introduction=domain.introduction, initial_state=sc.initial_state,
                                                      task=sc.task, item=sc.checklist[0]),
+        "scen.check_functions": PS.CheckFunctionsInput(
+            introduction=domain.introduction, initial_state=sc.initial_state, task=sc.task,
+            items=[PS.NumberedItem(id=i + 1, item=it) for i, it in enumerate(sc.checklist)]),
         "scen.reference_solution": PS.SolutionInput(introduction=domain.introduction, tools=_lines(domain),
                                                     initial_state=sc.initial_state, task=sc.task,
                                                     checklist=sc.checklist),
