@@ -14,14 +14,18 @@ TEST_SYSDEPS := bubblewrap postgresql chromium
 # Not in pyproject.toml, because pip would then resolve those dependencies. See docs/bfcl.md.
 BFCL_PACKAGES := bfcl-eval==2026.3.23 mpmath==1.3.0
 
+# setuptools prints a boxed "Editable installation" warning about folders named like the package shadowing
+# it; here those folders ARE the package (an editable install of this checkout), so the box only alarms.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q --upgrade pip setuptools wheel
-	$(VPY) -m pip install -q -e .
+	$(QUIET_EDITABLE) $(VPY) -m pip install -q -e .
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(VPY) -m pip install -q -e ".[dev]"
+	$(QUIET_EDITABLE) $(VPY) -m pip install -q -e ".[dev]"
 	touch $@
 
 $(VENV)/.installed-bfcl: $(VENV)/.installed Makefile

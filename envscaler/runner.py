@@ -103,19 +103,20 @@ class RunRequest:
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
                 quiet: bool = False, read_sources_first: bool = True, request: RunRequest | None = None) -> dict[str, Any]:
     """Run the factory flow in this process; user-caused failures become one line and exit 2, Ctrl-C
-    marks the run interrupted and exits 130 with the resume command. Setup is checked in the order a
-    user fixes it, each failure one line before anything is written: key and endpoint (a warning only
-    for a resume, whose remaining calls may all be cached), the sources (read whole), the store, the
-    run id; then the sources' report is printed."""
+    marks the run interrupted and exits 130 with the resume command. Setup is checked from the cheapest
+    mistake to the dearest, each failure one line before anything is written: the sources (read whole:
+    local, and a user fixing the key should not then learn the file was bad), key and endpoint (a
+    warning only for a resume, whose remaining calls may all be cached), the store, the run id; then
+    the sources' report is printed."""
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
     request = request or RunRequest()
+    report = check_sources(sources, settings) if read_sources_first and sources and "mine" in (stages or ["mine"]) \
+        else []
     endpoint = check_endpoint(settings, required=not request.resume, quiet=quiet)
     if endpoint.problem is not None:  # a resume on cached answers: fail fast at the first uncached request
         settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"max_retries": 0})})
     mock = endpoint.mock if request.mock_llm is None else request.mock_llm
-    report = check_sources(sources, settings) if read_sources_first and sources and "mine" in (stages or ["mine"]) \
-        else []
     prefect_cli_environment()
     with claimed_store(settings, run_id) as store:
         if not request.resume:
@@ -160,7 +161,7 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
         detail = "; ".join(part for part in (f"new: {', '.join(new)}" if new else "",
                                              f"not given now: {', '.join(missing)}" if missing else "") if part)
         fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
-             f"--run-id, `envscaler resume {run_id}` to continue it, or --add-sources to add these files to it")
+             f"--run-id, `{cli_call('resume ' + run_id)}` to continue it, or --add-sources to add these files to it")
 
 
 def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,
@@ -194,7 +195,7 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
         if debug_enabled():
             raise
         fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-             f" (see `envscaler status {run_id}`; rerun with --debug for the traceback; resume with "
+             f" (see `{cli_call('status ' + run_id)}`; rerun with --debug for the traceback; resume with "
              f"`{cli_call('resume ' + run_id)}`)", code=1)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from envscaler.cli_name import cli_call
+from envscaler.cli_name import cli_call, cli_command
 from envscaler.commands._common import fail
 from envscaler.prefect_server import pid_alive
 
@@ -65,7 +65,7 @@ def held_message(url: str, exc: Exception, run_id: str | None = None) -> str:
     names = ", ".join(f"{p.run_id} ({p.status}, pid {p.pid})" for p in active)
     wanted = f"run {run_id!r} can be read when it has finished; " if run_id and all(p.run_id != run_id for p in active) \
         else ""
-    return f"the store is held by run {names}: {wanted}`envscaler status` shows the active runs' live figures"
+    return f"the store is held by run {names}: {wanted}`{cli_call('status')}` shows the active runs' live figures"
 
 
 def is_locked(exc: Exception) -> bool:
@@ -108,7 +108,7 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
         typer.echo(json.dumps(s.model_dump(mode="json") | {"tokens": s.tokens, "cached_tokens": s.cached_tokens,
                                                            "cost_usd": s.cost_usd}, indent=2))
     else:
-        typer.echo(summary_text(s))
+        typer.echo(summary_text(s, cli_command()[0]))
     if s.status == "stopped_budget":
         typer.echo(f"stopped: budget spent; continue with `{cli_call(f'resume {s.run_id} --max-tokens N')}` "
                    "(or --max-cost USD)", err=True)

@@ -6,6 +6,10 @@ from typing import NoReturn
 
 import typer
 
+# Every verb reads and writes the same store, so every verb describes `--db` in the same words.
+DB_HELP = ("Store: a DuckDB file path or a postgresql:// URL (overrides config / ENVSCALER_DB_URL; default: "
+           "envscaler.duckdb under ENVSCALER_DATA_DIR, else ~/.local/share/envscaler).")
+
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear error line to stderr and exit (2 = could not run)."""

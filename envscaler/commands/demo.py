@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.commands._common import DB_HELP, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
@@ -15,8 +15,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     def demo(
         workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the demo's Prefect server keeps its "
                                      "database and log (PREFECT_HOME)."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (default: "
-                                      "the one store every verb uses, under ENVSCALER_DATA_DIR; or ENVSCALER_DB_URL)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         out: Path | None = typer.Option(None, "--out", help="Where the exports and the report go: OUT/RUN_ID/ "
                                         "(default: out/ beside the store)."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No live progress; only the summary."),

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.cli_name import cli_call
+from envscaler.commands._common import DB_HELP, fail
 
 BENCHMARKS = ("bfcl-mt",)
 
@@ -38,9 +39,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                   "| llm (the configured endpoint)."),
         model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
         run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
-                                      "or under ENVSCALER_DATA_DIR)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
         json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     ) -> None:
@@ -81,7 +80,7 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
-    resume = f"envscaler eval bfcl-mt --run-id {run_id} (with the same --subset/--limit/--agent)"
+    resume = f"{cli_call(f'eval bfcl-mt --run-id {run_id}')} (with the same --subset/--limit/--agent)"
     try:
         with flow_session(settings):
             return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.cli_name import cli_call
+from envscaler.commands._common import DB_HELP, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def export(
         run_id: str = typer.Argument(..., help="The run to export."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         out: Path | None = typer.Option(None, "--out", help="Base directory; files go to OUT/RUN_ID/ (default: where the "
                                         "run wrote its exports, out/ beside the store; the path is printed)."),
         fmt: str = typer.Option("all", "--format", help="all (= sft,llamafactory,rl) | sft | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
@@ -62,7 +62,7 @@ def _base(store: object, run_id: str, out: Path | None) -> Path | None:
     run = store.get_run(run_id)  # type: ignore[attr-defined]
     if run is not None and "eval" in run.config:
         fail(f"run {run_id} is a BFCL multi-turn evaluation, not a factory run: it has no envs, scenarios or "
-             f"trajectories to export (its results: `envscaler status {run_id}`, `envscaler report {run_id}`)")
+             f"trajectories to export (its results: `{cli_call(f'status {run_id}')}`, `{cli_call(f'report {run_id}')}`)")
     if out is not None:
         return out
     recorded = run.outputs.get("exports") if run is not None else None

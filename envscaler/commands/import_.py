@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.commands._common import DB_HELP, fail
 
 if TYPE_CHECKING:
     from envscaler_core.config import Settings
@@ -28,7 +28,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         more: list[Path] = typer.Argument(None, help="Further scenario files (so `--scenarios a.json b.json` works)."),
         solutions: Path | None = typer.Option(None, "--solutions", help="Reference-solutions sidecar (default: "
                                               "envscaler_reference_solutions.json beside --envs, if present)."),
-        db: str | None = typer.Option(None, "--db", help="Store URL (overrides config / ENVSCALER_DB_URL)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         run_id: str | None = typer.Option(None, "--run-id", help="Run id for the import (default: import-<time>-<hex>)."),
         solve: bool = typer.Option(False, "--solve", help="Ask the agent model to solve each unproven RL scenario."),
         attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Agent episodes per unproven scenario with --solve."),

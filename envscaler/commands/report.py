@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.commands._common import DB_HELP, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
@@ -18,8 +18,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         run_id: str = typer.Argument(..., help="The run to report on."),
         out: Path | None = typer.Option(None, "--out", "-o", help="HTML file to write (default: report.html in the "
                                         "run's output directory, <out_dir>/<RUN_ID>/, beside the store)."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (default: "
-                                      "config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
     ) -> None:

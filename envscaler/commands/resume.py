@@ -14,15 +14,15 @@ from typing import Any
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.cli_name import cli_call
+from envscaler.commands._common import DB_HELP, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def resume(
         run_id: str = typer.Argument(..., help="The run to continue."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (default: "
-                                      "config / ENVSCALER_DB_URL / ENVSCALER_DATA_DIR)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file: its store, endpoint, key, "
                                            "timeouts, concurrency, sandbox and output settings apply; the run keeps "
                                            "its own models, counts, thresholds and budget (docs/configuration.md)."),
@@ -47,11 +47,11 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"no run {run_id!r} in {human_store(located.store.url)}"
                  + (f"; recent runs: {', '.join(known)}" if known else ""))
         if "eval" in run.config:
-            fail(f"run {run_id} is a BFCL evaluation: continue it with `envscaler eval bfcl-mt --run-id {run_id}` "
+            fail(f"run {run_id} is a BFCL evaluation: continue it with "
+                 f"`{cli_call(f'eval bfcl-mt --run-id {run_id}')}` "
                  "(with the same --subset/--limit/--agent)")
         if run.status in FINISHED:
             what = "completed" if run.status == "completed" else "finished (it produced nothing)"
-            from envscaler.cli_name import cli_call
 
             typer.echo(f"run {run_id} is already {what}: nothing to resume. `{cli_call('status ' + run_id)}` shows "
                        f"it; `{cli_call('run --run-id ' + run_id)} -s ...` retries its failed items.")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.commands._common import DB_HELP, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
@@ -26,9 +26,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         add_sources: bool = typer.Option(False, "--add-sources", help="With an existing --run-id: add these source "
                                          "files to the run (topic selection then runs over all its topics)."),
         stages: str | None = typer.Option(None, "--stages", help="Comma-separated subset: mine,synth,validate,scen,rollout,export."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL; default: ENVSCALER_DATA_DIR/envscaler.duckdb, "
-                                      "~/.local/share/envscaler)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         out: Path | None = typer.Option(None, "--out", help="Where the exports and the report go: OUT/RUN_ID/ "
                                         "(default: out/ beside the store, ~/.local/share/envscaler/out)."),
         strict: bool = typer.Option(False, "--strict", help="Refuse to start if any source record is malformed."),

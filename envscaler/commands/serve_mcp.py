@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.commands._common import DB_HELP, fail
 
 
 def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # type: ignore[no-untyped-def]
@@ -53,9 +53,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                      "task as bfcl:multi_turn_base_0."),
         run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it)."),
         scenario_fp: str | None = typer.Option(None, "--scenario", help="Scenario fingerprint (or prefix) for the initial state."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
-                                      "or under ENVSCALER_DATA_DIR)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP at /mcp)."),
         host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
         port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port."),

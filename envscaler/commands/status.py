@@ -10,16 +10,15 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import fail
+from envscaler.cli_name import cli_call
+from envscaler.commands._common import DB_HELP, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def status(
         run_id: str | None = typer.Argument(None, help="Run id; omit to list runs."),
-        db: str | None = typer.Option(None, "--db", help="Store: a DuckDB file path or a postgresql:// URL (overrides "
-                                      "config / ENVSCALER_DB_URL; default: ~/.local/share/envscaler/envscaler.duckdb, "
-                                      "or under ENVSCALER_DATA_DIR)."),
+        db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); only "
                                            "its store location is used here."),
         watch: bool = typer.Option(False, "--watch", "-w", help="Refresh every few seconds until the run ends."),
@@ -51,7 +50,7 @@ def _list(url: str, json_out: bool) -> None:
         with open_for_reading(url) as store:
             runs = store.list_runs()
     except StoreMissing:
-        typer.echo(f"no runs yet: {human_store(url)} does not exist (start one with `envscaler demo` or `envscaler run`)")
+        typer.echo(f"no runs yet: {human_store(url)} does not exist (start one with `{cli_call('demo')}` or `{cli_call('run')}`)")
         return
     except StoreError as exc:
         active = published_progress(url)
@@ -63,7 +62,7 @@ def _list(url: str, json_out: bool) -> None:
         typer.echo(f"{human_store(url)} is held by a running process; active run(s):")
         for p in active:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
-                       f"`envscaler status {p.run_id} --watch`)")
+                       f"`{cli_call(f'status {p.run_id} --watch')}`)")
         return
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))

@@ -36,7 +36,8 @@ from envscaler_core.llm.exchange import (
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
-from envscaler_core.llm.retry import Failure, backoff_delay, classify, completion_or_error
+from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
+from envscaler_core.llm.retry import Failure, answer_or_error, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -239,10 +240,14 @@ class LLMGateway:
     async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
                         headers: dict[str, str], what: str) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
-        as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off."""
+        as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off.
+        A retry the endpoint rejects (400) differs from the answered request only by its room, so the
+        room did not fit (prompt + room over the model's context, or over its output maximum: servers
+        say so only in prose): the cut-off reply is kept, as if the ceiling had been reached."""
         sent = outgoing(messages)
         room: int | None = None
         length_retries = 0
+        exchange: Exchange | None = None
         while True:
             extra: dict[str, Any] = dict(sampling)
             if tools:
@@ -259,7 +264,12 @@ class LLMGateway:
                     raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is "
                                               f"not a chat completion ({exc})") from None
 
-            resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
+            try:
+                resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
+            except LLMRequestRejected as exc:
+                if exchange is None or exc.status_code != 400:
+                    raise
+                return exchange
             if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
                 raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)
@@ -436,18 +446,19 @@ class LLMGateway:
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
-            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: c.embeddings.create(
-                model=model_name, input=texts, encoding_format="float"))
+            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
+                c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
             reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
             if reported is None:
                 estimated = estimate_tokens(sum(len(t) for t in texts))
                 self._count(call, estimated, 0, estimated)
             else:
                 self._count(call, int(reported), 0)
-            vectors = [list(map(float, d.embedding)) for d in sorted(resp.data, key=lambda d: d.index)]
-            if len(vectors) != len(texts):
-                raise LLMUnavailableError(
-                    f"LLM endpoint {self.endpoint} returned {len(vectors)} embeddings for {len(texts)} texts")
+            try:
+                vectors = read_vectors(resp, len(texts))
+            except EmbeddingsInvalid as exc:
+                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered embeddings ({len(texts)} texts) "
+                                          f"with a body that is not usable: {exc}") from None
             await self._record(call, "ok", response={"embeddings": vectors})
             return vectors
 

@@ -79,15 +79,25 @@ class ErrorInBody(openai.OpenAIError):
 
 async def completion_or_error(pending: Awaitable[T]) -> T:
     """The completion, or ErrorInBody when the endpoint answered 200 with an error object and no choices."""
+    return await answer_or_error(pending, "choices")
+
+
+async def answer_or_error(pending: Awaitable[T], field: str) -> T:
+    """The answer, or ErrorInBody when the endpoint answered 200 with an error instead of `field`: as
+    `{"error": {...}}` (OpenAI's shape, relayed by proxies) or as a top-level `{"object": "error", ...}`
+    (vLLM's and SGLang's shape)."""
     resp = await pending
     if isinstance(resp, dict):  # a body the gateway parsed itself
-        if not resp.get("choices") and resp.get("error") is not None:
-            raise ErrorInBody(resp["error"])
+        body: dict[str, Any] = resp
+    elif getattr(resp, field, None):
         return resp
-    if not getattr(resp, "choices", None):
-        error = (getattr(resp, "model_extra", None) or {}).get("error")
-        if error is not None:
-            raise ErrorInBody(error)
+    else:
+        body = {**(getattr(resp, "model_extra", None) or {}), "object": getattr(resp, "object", None)}
+    if not body.get(field):
+        if body.get("error") is not None:
+            raise ErrorInBody(body["error"])
+        if body.get("object") == "error":
+            raise ErrorInBody({k: v for k, v in body.items() if k != "object"})
     return resp
 
 

@@ -21,6 +21,9 @@ class StepProgress(Model):
     failed: int = 0
     started_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
+    stopped: str | None = Field(default=None, description="Set when the run ended inside this step (failed, "
+                                "interrupted, stopped_budget): its items are not all done, so it must not read "
+                                "as finished.")
     llm_calls: int = 0
     tokens: int = 0
     cost_usd: float = 0.0

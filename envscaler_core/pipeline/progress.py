@@ -139,6 +139,9 @@ class ProgressTracker:
     def finish(self, status: str) -> RunProgress:
         with self._lock:
             self._account()
+            step = self.state.current
+            if step is not None and step.finished_at is None and status not in ("completed", "empty"):
+                step.stopped = status
             self._close_step()
             self.state.status = status
         self.publish(force=True)

@@ -31,7 +31,7 @@ def items(step: StepProgress) -> str:
 
 
 def step_line(step: StepProgress, mock: bool = False) -> str:
-    state = "" if step.finished_at is not None else " (running)"
+    state = " (running)" if step.finished_at is None else f" ({step.stopped})" if step.stopped else ""
     failed = f", {step.failed} failed" if step.failed else ""
     return (f"{step.name}{state} {items(step)}{failed} · {step.llm_calls} LLM calls · {tokens(step.tokens)} tokens · "
             f"{cost(step.cost_usd, mock)} · {duration(step.elapsed_s)}")

@@ -113,7 +113,9 @@ def summary_markdown(s: RunSummary) -> str:
     return "\n".join(lines)
 
 
-def summary_text(s: RunSummary) -> str:
+def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
+    """`cli` is how the user's shell reaches the CLI (a venv path when it is not on PATH), for the
+    commands the summary suggests."""
     from envscaler_core.mine.source_report import report_lines
     from envscaler_core.pipeline.progress_text import progress_lines
 
@@ -141,7 +143,7 @@ def summary_text(s: RunSummary) -> str:
     if s.env_ids:
         shown = s.env_ids[:20]
         more = f" (+{len(s.env_ids) - len(shown)} more)" if len(s.env_ids) > len(shown) else ""
-        lines.append(f"envs: {' '.join(shown)}{more}   (play with one: envscaler serve-mcp ENV_ID)")
+        lines.append(f"envs: {' '.join(shown)}{more}   (play with one: {cli} serve-mcp ENV_ID)")
     for name in ("exports", "report"):
         if s.outputs.get(name):
             lines.append(f"{name}: {s.outputs[name]}")

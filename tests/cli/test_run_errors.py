@@ -32,6 +32,14 @@ def test_missing_api_key(tmp_path: Path) -> None:
     assert_one_line_error(out, "no API key", "OPENAI_API_KEY")
 
 
+def test_a_bad_source_is_reported_before_a_missing_key(tmp_path: Path) -> None:
+    """Reading the sources is local and cheap: a user who fixes the key must not then learn the file was bad."""
+    bad = tmp_path / "tasks.csv"
+    bad.write_text("id,task\n1,Book a flight\n")
+    out = envscaler("run", "-s", str(bad), tmp_path=tmp_path)
+    assert_one_line_error(out, f"source {bad} yields no task")
+
+
 def test_unreachable_endpoint(tmp_path: Path) -> None:
     out = envscaler("run", "-s", str(SLICE), tmp_path=tmp_path, OPENAI_BASE_URL="http://127.0.0.1:9/v1")
     assert_one_line_error(out, "unreachable", "127.0.0.1:9")

@@ -24,6 +24,10 @@ from starlette.routing import Route
 from mock_llm.server import listening_socket, uvicorn_config
 
 
+STATUS = "__http_status__"
+"""A scripted response with this key is sent with that HTTP status (the key itself is not sent)."""
+
+
 def completion(content: Any = None, *, finish: str | None = "stop", usage: dict[str, int] | None | bool = True,
                **message_fields: Any) -> dict[str, Any]:
     """A raw chat.completion body; `usage=False` leaves the key out, `None` sends null."""
@@ -44,7 +48,8 @@ class ScriptedEndpoint:
         self._lock = threading.Lock()
         sock = listening_socket("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                                   Route("/v1/embeddings", self._chat, methods=["POST"])])
         self._server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._sock = sock
@@ -63,7 +68,8 @@ class ScriptedEndpoint:
         with self._lock:
             self.requests.append(body)
             response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
-        return JSONResponse(response)
+        status = response.get(STATUS, 200)
+        return JSONResponse({k: v for k, v in response.items() if k != STATUS}, status_code=status)
 
     def start(self) -> "ScriptedEndpoint":
         self._thread.start()

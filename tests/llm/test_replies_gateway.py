@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from envscaler_core.llm import LLMGateway, LLMOutputInvalid
+from envscaler_core.llm import LLMGateway, LLMOutputInvalid, LLMRequestRejected
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, StatefulJudgement, TaskInput
 from envscaler_core.store import Store
 from tests.fixtures.llm import mock_llm_settings
 from tests.llm.helpers import call_rows
-from tests.llm.scripted_endpoint import completion
+from tests.llm.scripted_endpoint import STATUS, completion
 
 TASK = TaskInput(task="Cancel order 4.")
 ANSWER = {"analysis": "It changes an order.", "stateful": True}
@@ -109,6 +109,29 @@ def test_a_reply_cut_off_at_the_ceiling_gets_a_repair_turn_saying_so(endpoint, s
     assert rooms == [None, 1024, 2048, None, 1024, 2048]  # the room grows to the ceiling, then one repair turn
     assert "cut off" in last_user_turn(endpoint) and "only the JSON object" in last_user_turn(endpoint)
     assert call_rows(store, "r1")[0]["status"] == "output_invalid"
+
+
+@pytest.mark.parametrize("rejection", [
+    {"error": {"message": "This model's maximum context length is 8192 tokens. However, you requested 9001 tokens "
+               "(977 in the messages, 8024 in the completion).", "type": "invalid_request_error",
+               "code": "context_length_exceeded"}},  # OpenAI's form
+    {"object": "error", "message": "max_tokens must be at most 4096", "type": "BadRequestError", "code": 400},  # vLLM's
+], ids=["openai", "vllm"])
+def test_more_room_that_the_model_cannot_give_keeps_the_cut_off_reply(endpoint, store, rejection) -> None:
+    """The retry differs from the answered request only by its room: its 400 says the room did not fit,
+    so the run goes on as if the ceiling had been reached (a repair turn), instead of failing the call."""
+    endpoint.script(completion(GOOD[:20], finish="length"), {STATUS: 400, **rejection}, completion(GOOD))
+    out = gateway(endpoint, store, repair_attempts=1).structured_sync(JUDGE_STATEFUL, TASK)
+    assert out == StatefulJudgement(**ANSWER)
+    assert [r.get("max_tokens") for r in endpoint.requests] == [None, 1024, None]
+    assert "cut off" in last_user_turn(endpoint)
+    assert call_rows(store, "r1")[0]["status"] == "ok"
+
+
+def test_a_first_request_rejected_with_400_is_still_an_error(endpoint) -> None:
+    endpoint.script({STATUS: 400, "error": {"message": "unknown field 'tools'"}})
+    with pytest.raises(LLMRequestRejected, match="unknown field 'tools'"):
+        gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK)
 
 
 def test_a_content_filter_stop_is_not_parsed(endpoint) -> None:

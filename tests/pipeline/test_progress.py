@@ -46,6 +46,18 @@ def test_each_step_gets_the_llm_use_made_while_it_ran() -> None:
     assert "completed" in headline(final)
 
 
+def test_a_step_the_run_stopped_in_says_so_instead_of_reading_as_finished() -> None:
+    tracker = ProgressTracker("r", Ledger())
+    tracker.step_started("synth", total=2)
+    tracker.batch_done(2, 0)
+    tracker.step_started("validate", total=6)
+    tracker.batch_done(3, 0)
+    final = tracker.finish("interrupted")
+    synth, validate = progress_lines(final)
+    assert synth.startswith("  synth 2/2 done") and "(interrupted)" not in synth
+    assert validate.startswith("  validate (interrupted) 3/6 done")
+
+
 def test_the_progress_file_is_replaced_whole(tmp_path: Path) -> None:
     path = tmp_path / "p" / "r.json"
     tracker = ProgressTracker("r", Ledger(), sinks=[file_sink(path, interval_s=0)])
