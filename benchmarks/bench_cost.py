@@ -90,12 +90,14 @@ def run_codebase(name: str, code: Path, workdir: Path, source: Path, base_env: d
     return json.loads(result) | {"billed": billed, "wall_s": wall}
 
 
-def per_stage(billed: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
+def per_stage(billed: dict[str, dict[str, int]], cached_key: str = "cached_tokens") -> dict[str, dict[str, float]]:
+    """Per stage and in total: requests, prompt, cached and effective tokens. `cached_key`
+    "cached_at_send_tokens" counts a request's prefix as the provider would see it when it is sent."""
     out: dict[str, dict[str, float]] = {}
     for stage, prefixes in STAGES:
         rows = [v for k, v in billed.items() if k.startswith(prefixes)]
         prompt = sum(r["prompt_tokens"] for r in rows)
-        cached = sum(r["cached_tokens"] for r in rows)
+        cached = sum(r.get(cached_key, 0) for r in rows)
         out[stage] = {"requests": sum(r["requests"] for r in rows), "prompt": prompt, "cached": cached,
                       "effective": prompt - cached + CACHED_SHARE_OF_INPUT * cached}
     out["total"] = {k: sum(v[k] for v in out.values()) for k in ("requests", "prompt", "cached", "effective")}
@@ -104,11 +106,12 @@ def per_stage(billed: dict[str, dict[str, int]]) -> dict[str, dict[str, float]]:
 
 def per_prompt(billed: dict[str, dict[str, int]], envs: int) -> None:
     """Per prompt id: requests, prompt tokens per request, cached share, effective tokens per env."""
-    print(f"  {'prompt id':<26} {'requests':>8} {'tok/req':>8} {'cached':>7} {'eff/env':>8}")
+    print(f"  {'prompt id':<26} {'requests':>8} {'tok/req':>8} {'cached':>7} {'eff/env':>8} {'at send':>8}")
     for tag, r in sorted(billed.items(), key=lambda kv: -kv[1]["prompt_tokens"]):
-        eff = r["prompt_tokens"] - r["cached_tokens"] * (1 - CACHED_SHARE_OF_INPUT)
+        eff, sent = (r["prompt_tokens"] - r.get(key, 0) * (1 - CACHED_SHARE_OF_INPUT)
+                     for key in ("cached_tokens", "cached_at_send_tokens"))
         print(f"  {tag:<26} {r['requests']:>8} {r['prompt_tokens'] / max(r['requests'], 1):>8.0f} "
-              f"{r['cached_tokens'] / max(r['prompt_tokens'], 1):>7.0%} {eff / max(envs, 1):>8.0f}")
+              f"{r['cached_tokens'] / max(r['prompt_tokens'], 1):>7.0%} {eff / max(envs, 1):>8.0f} {sent / max(envs, 1):>8.0f}")
 
 
 def main() -> None:
@@ -127,9 +130,11 @@ def main() -> None:
             envs = new["funnel"]["accepted_envs"]
             print(f"new: {new['status']}, funnel {new['funnel']}, wall {new['wall_s']:.0f} s")
             per_prompt(new["billed"], envs)
+            sent = per_stage(new["billed"], "cached_at_send_tokens")
             for stage, row in per_stage(new["billed"]).items():
                 print(f"{stage:<16} prompt {row['prompt'] / max(envs, 1):>8.0f}  cached {row['cached'] / max(row['prompt'], 1):>4.0%}"
-                      f"  effective {row['effective'] / max(envs, 1):>8.0f}")
+                      f"  effective {row['effective'] / max(envs, 1):>8.0f}  (looked up at send: "
+                      f"{sent[stage]['effective'] / max(envs, 1):>6.0f})")
             return
         old = run_codebase("old", baseline, base, source, env)
     finally:
@@ -153,6 +158,10 @@ def main() -> None:
     total = (b["total"]["effective"] / max(envs_new, 1)) / (a["total"]["effective"] / max(envs_old, 1))
     print(f"effective prompt cost per accepted env, new / old: {total:.2f} (target <= 0.33); load "
           f"{os.getloadavg()[0]:.1f}")
+    sa, sb = (per_stage(row["billed"], "cached_at_send_tokens")["total"]["effective"] / max(n, 1)
+              for row, n in ((old, envs_old), (new, envs_new)))
+    print(f"robustness check, prefixes looked up when a request is sent (a fan-out's requests miss each other): "
+          f"old {sa:.0f}, new {sb:.0f} effective per env, new / old {sb / sa if sa else float('nan'):.2f}")
 
 
 if __name__ == "__main__":
