@@ -15,3 +15,12 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear error line to stderr and exit (2 = could not run)."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def checked_run_id(value: str | None) -> str | None:
+    """`--run-id` callback: a run id that cannot name a run (it names a directory too) is a usage error."""
+    from envscaler_core.models.run import run_id_problem
+
+    if value is not None and (problem := run_id_problem(value)) is not None:
+        raise typer.BadParameter(problem)
+    return value

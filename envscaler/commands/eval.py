@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from envscaler.cli_name import cli_call
-from envscaler.commands._common import DB_HELP, fail
+from envscaler.commands._common import DB_HELP, checked_run_id, fail
 
 BENCHMARKS = ("bfcl-mt",)
 
@@ -38,7 +38,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         agent: str = typer.Option("gold", "--agent", help="gold (replay the ground truth: a harness self-test) "
                                   "| llm (the configured endpoint)."),
         model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
-        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id resumes it."),
+        run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id resumes it."),
         db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
         json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),

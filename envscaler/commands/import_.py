@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from envscaler.commands._common import DB_HELP, fail
+from envscaler.commands._common import DB_HELP, checked_run_id, fail
 
 if TYPE_CHECKING:
     from envscaler_core.config import Settings
@@ -29,7 +29,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         solutions: Path | None = typer.Option(None, "--solutions", help="Reference-solutions sidecar (default: "
                                               "envscaler_reference_solutions.json beside --envs, if present)."),
         db: str | None = typer.Option(None, "--db", help=DB_HELP),
-        run_id: str | None = typer.Option(None, "--run-id", help="Run id for the import (default: import-<time>-<hex>)."),
+        run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id for the import (default: import-<time>-<hex>)."),
         solve: bool = typer.Option(False, "--solve", help="Ask the agent model to solve each unproven RL scenario."),
         attempts: int = typer.Option(2, "--attempts", min=1, max=10, help="Agent episodes per unproven scenario with --solve."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml)."),

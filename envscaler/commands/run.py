@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from envscaler.commands._common import DB_HELP, fail
+from envscaler.commands._common import DB_HELP, checked_run_id, fail
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
@@ -21,7 +21,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                           "{\"task\": ...} JSON Lines; see docs/source_formats.md); repeatable."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
-        run_id: str | None = typer.Option(None, "--run-id", help="Run id (default: a new one). An existing id "
+        run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id "
                                           "continues that run (its sources must be the same, see --add-sources)."),
         add_sources: bool = typer.Option(False, "--add-sources", help="With an existing --run-id: add these source "
                                          "files to the run (topic selection then runs over all its topics)."),

@@ -20,6 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
+from envscaler_core.llm.replies.structured import ReplyProblem
+from envscaler_core.llm.replies.tool_calls import checked_arguments
 
 
 class UndecodableCalls(ValueError):
@@ -38,12 +40,18 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None) -> list[str]:
         if not isinstance(fn, dict):
             raise UndecodableCalls("a tool call has no function object")
         name, raw = fn.get("name"), fn.get("arguments")
-        try:
+        try:  # strict JSON, as the package's own decoder: no lenient readings here
             args = json.loads(raw) if isinstance(raw, str) else raw
-        except json.JSONDecodeError as exc:
-            raise UndecodableCalls(f"arguments of {name!r} are not JSON: {exc}") from None
+        except RecursionError:
+            raise UndecodableCalls(f"arguments of {str(name)[:80]!r} nest too deeply to read") from None
+        except ValueError as exc:  # not JSON, or an integer past Python's digit limit
+            raise UndecodableCalls(f"arguments of {str(name)[:80]!r} are not JSON: {str(exc)[:200]}") from None
         if not isinstance(args, dict):
-            raise UndecodableCalls(f"arguments of {name!r} are not a JSON object")
+            raise UndecodableCalls(f"arguments of {str(name)[:80]!r} are not a JSON object")
+        try:
+            checked_arguments(args)
+        except ReplyProblem as exc:
+            raise UndecodableCalls(f"arguments of {str(name)[:80]!r}: {exc}") from None
         if not _identifier(name):
             raise UndecodableCalls(f"function name {str(name)[:80]!r} is not a Python identifier")
         bad = [k for k in args if not _identifier(k)]

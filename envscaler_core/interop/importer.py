@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,11 @@ from envscaler_core.interop.solutions import default_solutions_path, read_soluti
 from envscaler_core.interop.summary import IMPORT_STAGE, summarize
 from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
+from envscaler_core.models.run import run_id_problem
 from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.runtime import EnvRuntime
 
 
-RUN_ID = re.compile(r"[A-Za-z0-9_.-]+")  # what `Run.run_id` accepts
 
 
 class ImportRefused(ValueError):
@@ -50,8 +49,8 @@ class ImportReport(BaseModel):
 
 
 def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
-    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
-        raise ImportRefused(f"run id {run_id!r} is not usable: letters, digits, '.', '_' and '-' only")
+    if (problem := run_id_problem(run_id)) is not None:
+        raise ImportRefused(problem)
     run = store.get_run(run_id)
     if run is None:
         return

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -99,10 +100,35 @@ def assistant_message(message: Any) -> dict[str, Any]:
 def parse_completion(raw: bytes) -> dict[str, Any]:
     """The response body as JSON, parsed once by us: the SDK's typed `construct` of a ChatCompletion
     costs ~5-8 ms of CPU per response for nothing we use. ValueError when it is not a JSON object."""
-    data = json.loads(raw)
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError("the body nests JSON too deeply to read") from None
     if not isinstance(data, dict):
         raise ValueError(f"the body is a JSON {type(data).__name__}, not an object")
+    if _SURROGATE_ESCAPE.search(raw):
+        try:
+            data = _without_lone_surrogates(data)
+        except RecursionError:
+            raise ValueError("the body nests JSON too deeply to read") from None
     return data
+
+
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """JSON text may escape half of a surrogate pair (`\\ud800`); Python keeps it as a character no
+    store, wire or tokenizer accepts, so a model's text would fail far from here. Each becomes U+FFFD,
+    as a UTF-8 decoder would make of it (valid pairs were already joined by the parser)."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def choices_of(resp: Any) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any, Literal
 
@@ -18,9 +19,21 @@ stage came out empty and why); like `completed`, there is nothing left to resume
 FINISHED: tuple[str, ...] = ("completed", "empty")
 """Statuses a resume has nothing to do for."""
 
+RUN_ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+"""A run id names a directory (OUT/RUN_ID/) and is pasted into commands: letters, digits, '.', '_', '-',
+not starting with '.' or '-' (so never '.', '..', a hidden name or an option), at most 128 characters."""
+
+
+def run_id_problem(run_id: object) -> str | None:
+    """Why `run_id` cannot name a run, in words for the user; None when it can."""
+    if isinstance(run_id, str) and re.fullmatch(RUN_ID_PATTERN, run_id):
+        return None
+    return (f"run id {run_id!r} is not usable: letters, digits, '.', '_' and '-' only, starting with a letter, "
+            "digit or '_', at most 128 characters")
+
 
 class Run(Model):
-    run_id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     status: RunStatus = "running"

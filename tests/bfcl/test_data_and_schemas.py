@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envscaler_core.bfcl.calls import decode_tool_calls, parse_call
+from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
 from envscaler_core.bfcl.data import (
     HELD_OUT_PROMPT, SUBSETS, BFCLDataError, function_docs_for, load_file, load_tasks,
 )
@@ -66,6 +66,18 @@ def test_decoding_equals_the_packages_convert_to_function_call() -> None:
                  {"content": "x\ny", "tags": ["#a"], "mentions": [], "n": 1.5, "ok": True, "none": None})}}]
     expected = convert([{c["function"]["name"]: c["function"]["arguments"]} for c in calls])
     assert decode_tool_calls(calls) == expected
+
+
+@pytest.mark.parametrize(("arguments", "needle"), [
+    ('{"folder": ' + "[" * 3000 + "]" * 3000 + "}", "nest too deeply"),
+    ('{"folder": ' + "[" * 100 + "]" * 100 + "}", "nest deeper than"),
+    ('{"folder": ' + "9" * 5001 + "}", "4300 digits"),
+    ('{"folder": "\\ud800"}', "lone surrogate"),
+], ids=["3000-deep", "100-deep", "huge-integer", "lone-surrogate"])
+def test_arguments_no_step_could_carry_make_the_step_undecodable_not_a_crash(arguments: str, needle: str) -> None:
+    """BFCL ends the turn at an undecodable step; a model's reply must never end the whole evaluation."""
+    with pytest.raises(UndecodableCalls, match=needle):
+        decode_tool_calls([{"type": "function", "function": {"name": "cd", "arguments": arguments}}])
 
 
 def test_held_out_functions_join_the_tools_at_their_turn() -> None:

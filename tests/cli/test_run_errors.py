@@ -81,3 +81,13 @@ def test_an_unknown_run_names_the_store_as_a_path(verb: str, tmp_path: Path) -> 
     out = envscaler(verb, "no-such-run", tmp_path=tmp_path)
     assert_one_line_error(out, "run 'no-such-run' in " + str(tmp_path / "cli.duckdb"))
     assert "duckdb:" not in out.stderr
+
+
+@pytest.mark.parametrize("args", [["run", "-s", str(SLICE)], ["eval", "bfcl-mt", "--agent", "gold"],
+                                  ["import", "envscaler", "--envs", str(SLICE), "--scenarios", str(SLICE)]],
+                         ids=["run", "eval", "import"])
+def test_a_run_id_that_would_leave_the_output_directory_is_a_usage_error(args: list[str], tmp_path: Path) -> None:
+    """A run id names OUT/RUN_ID/: '..' would put the exports and report beside the store."""
+    out = envscaler(*args, "--run-id", "..", tmp_path=tmp_path)
+    assert_one_line_error(out, "run id '..' is not usable")
+    assert not (tmp_path / "cli.duckdb").exists()

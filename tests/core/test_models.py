@@ -66,3 +66,20 @@ def test_topic_scores_are_bounded():
     with pytest.raises(ValidationError, match="usefulness"):
         EnvTopic(summary="s", introduction="i", usefulness=11, modelability=5, example_task="t",
                  source_task_fp="x")
+
+
+@pytest.mark.parametrize("run_id", [".", "..", "../x", ".hidden", "-rf", "a b", "a/b", "é", "", "x" * 129, "a\nb"])
+def test_a_run_id_that_cannot_name_a_directory_is_refused(run_id: str) -> None:
+    from envscaler_core.models import Run
+    from envscaler_core.models.run import run_id_problem
+
+    assert "is not usable" in (run_id_problem(run_id) or "")
+    with pytest.raises(ValidationError):
+        Run(run_id=run_id)
+
+
+@pytest.mark.parametrize("run_id", ["run-20261123-101010-ab12", "my.run_2", "_x", "7", "x" * 128])
+def test_usual_run_ids_are_accepted(run_id: str) -> None:
+    from envscaler_core.models.run import run_id_problem
+
+    assert run_id_problem(run_id) is None

@@ -18,7 +18,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mock_llm.server import listening_socket, uvicorn_config
@@ -26,6 +26,8 @@ from mock_llm.server import listening_socket, uvicorn_config
 
 STATUS = "__http_status__"
 """A scripted response with this key is sent with that HTTP status (the key itself is not sent)."""
+RAW = "__raw_body__"
+"""A scripted response with this key sends its value (a str) verbatim as the JSON body."""
 
 
 def completion(content: Any = None, *, finish: str | None = "stop", usage: dict[str, int] | None | bool = True,
@@ -69,6 +71,8 @@ class ScriptedEndpoint:
             self.requests.append(body)
             response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
         status = response.get(STATUS, 200)
+        if RAW in response:
+            return Response(response[RAW], status_code=status, media_type="application/json")
         return JSONResponse({k: v for k, v in response.items() if k != STATUS}, status_code=status)
 
     def start(self) -> "ScriptedEndpoint":

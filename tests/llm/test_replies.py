@@ -4,6 +4,8 @@ that says where, what was expected and what was found."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from envscaler_core.llm.replies import (
@@ -119,6 +121,24 @@ def test_unreadable_arguments_are_refused_precisely(raw, expected) -> None:
         parse_arguments(raw)
 
 
+def deep(levels: int) -> str:
+    return '{"folder": ' + "[" * levels + "]" * levels + "}"
+
+
+@pytest.mark.parametrize("levels", [100, 999, 3000, 100_000])
+def test_arguments_nested_past_any_tools_parameters_are_refused_not_a_crash(levels) -> None:
+    with pytest.raises(ReplyProblem, match="nest"):
+        parse_arguments(deep(levels))
+    with pytest.raises(ReplyProblem, match="nest"):
+        parse_arguments(json.loads(deep(min(levels, 900))))  # arguments sent as an object
+
+
+def test_a_turn_with_too_deep_arguments_keeps_them_as_written_so_the_env_reports_them() -> None:
+    raw = deep(3000)
+    msg = normalise_assistant({"content": None, "tool_calls": [{"id": "c", "function": {"name": "cd", "arguments": raw}}]})
+    assert msg["tool_calls"][0]["function"]["arguments"] == raw
+
+
 def test_unreadable_arguments_are_kept_as_written_so_the_env_reports_them() -> None:
     msg = normalise_assistant({"content": None, "tool_calls": [{"id": "c", "function": {"name": "x", "arguments": "{oops"}}]})
     assert msg["tool_calls"][0]["function"]["arguments"] == "{oops"
@@ -217,3 +237,11 @@ def test_a_score_out_of_another_scale_is_refused() -> None:
     with pytest.raises(ValidationError):
         TopicInference.model_validate({"analysis": "a", "summary": "s", "introduction": "i", "usefulness": "4/5",
                                        "modelability": 7})
+
+
+@pytest.mark.parametrize(("raw", "needle"), [('{"a": ' + "9" * 5001 + "}", "4300 digits"),
+                                             ('{"a": "\\ud800"}', "lone surrogate")],
+                         ids=["huge-integer", "lone-surrogate"])
+def test_arguments_no_later_step_could_carry_are_refused_precisely(raw, needle) -> None:
+    with pytest.raises(ReplyProblem, match=needle):
+        parse_arguments(raw)

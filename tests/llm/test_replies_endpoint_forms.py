@@ -197,3 +197,36 @@ def test_tabs_for_indentation_and_spaces_for_alignment_keep_the_alignment() -> N
 def test_code_that_does_not_parse_keeps_its_tabs_for_the_stages_own_error() -> None:
     from envscaler_core.llm.replies import extract_code
     assert extract_code("def f():\n\tif True:\n        return 1\n") == "def f():\n\tif True:\n        return 1"
+
+
+def test_a_chat_turn_whose_arguments_nest_thousands_deep_is_a_turn_not_a_crash(endpoint) -> None:
+    raw = '{"order_id": ' + "[" * 3000 + "]" * 3000 + "}"
+    endpoint.script(completion(None, tool_calls=[{"id": "c1", "type": "function",
+                                                  "function": {"name": "cancel_order", "arguments": raw}}]))
+    msg = gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS).message
+    assert msg["tool_calls"][0]["function"]["arguments"] == raw  # the env then reports it, as for any unreadable one
+
+
+def test_a_body_nested_thousands_deep_is_one_clear_error(endpoint) -> None:
+    from envscaler_core.llm import LLMUnavailableError
+
+    from tests.llm.scripted_endpoint import RAW
+
+    text = json.dumps(completion(None, tool_calls=[{"id": "c1", "type": "function", "function": {
+        "name": "cancel_order", "arguments": "ARGS"}}]))
+    body = {RAW: text.replace('"ARGS"', '{"order_id": ' + "[" * 3000 + "]" * 3000 + "}")}
+    endpoint.script(body)
+    with pytest.raises(LLMUnavailableError, match="too deeply"):
+        gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS)
+
+
+def test_a_lone_surrogate_in_a_reply_text_becomes_the_replacement_character(endpoint, tmp_path) -> None:
+    """Half of a surrogate pair is legal JSON text but no store accepts it: the turn must still be stored."""
+    from tests.llm.scripted_endpoint import RAW
+
+    text = json.dumps(completion("Order 4 is XX cancelled.")).replace("XX", "\\ud800")
+    endpoint.script({RAW: text})
+    with Store.from_url(f"duckdb:///{tmp_path / 's.duckdb'}") as store:
+        msg = gateway(endpoint, store).chat_sync(USER, stage="agent", tools=TOOLS).message
+        assert msg["content"] == "Order 4 is \ufffd cancelled."
+        assert call_rows(store, "r1")[0]["status"] == "ok"

@@ -247,12 +247,16 @@ def load_value(text: str) -> Any:
     """The value `text` holds under the readings above; NotJSON with the strict parser's complaint."""
     try:
         value = json.loads(text, strict=False)
+    except RecursionError:  # the C parser recurses per level: ~1,000 levels end it
+        raise NotJSON("nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         first = exc
         value = _lenient(text)
         if value is _NOTHING:
             raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno} "
                           f"(near {_excerpt(text, first.pos)!r})") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit conversion limit
+        raise NotJSON(str(exc)[:200]) from None
     if isinstance(value, str) and value.strip().startswith(("{", "[")):
         try:
             return load_value(value.strip())
@@ -269,7 +273,7 @@ def _lenient(text: str) -> Any:
     if relaxed != text:
         try:
             return json.loads(relaxed, strict=False)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             pass
     if "'" not in text and not re.search(r"\b(True|False|None)\b", text):
         return _NOTHING

@@ -39,7 +39,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     if isinstance(raw, dict):
-        return raw
+        return checked_arguments(raw)
     if not isinstance(raw, str):
         raise ReplyProblem(f"arguments must be a JSON object, found {shown(raw)}")
     text = without_end_tokens(raw).strip()  # gpt-oss servers leave `<|call|>` after the arguments
@@ -51,7 +51,39 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         raise ReplyProblem(f"arguments are not valid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise ReplyProblem(f"arguments must be a JSON object, found {shown(value)}")
+    return checked_arguments(value)
+
+
+def checked_arguments(value: dict[str, Any]) -> dict[str, Any]:
+    """Parsed arguments that every later step can carry: bounded nesting, valid Unicode (JSON text may
+    escape a lone surrogate, which no store, wire or tokenizer accepts)."""
+    if nesting_depth(value) > MAX_ARGUMENT_DEPTH:
+        raise ReplyProblem(f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ReplyProblem("a string in the arguments holds a lone surrogate (not valid Unicode)") from None
+    except (ValueError, TypeError) as exc:
+        raise ReplyProblem(f"arguments are not plain JSON ({str(exc)[:120]})") from None
     return value
+
+
+MAX_ARGUMENT_DEPTH = 64
+"""Far beyond any tool's parameters; deeper arguments are refused here, as unreadable ones are, so that
+nothing downstream (schema checks, serialisation, the sandbox's wire) meets a recursion limit."""
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and dicts nest in `value` (a scalar is 0), without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def canonical_arguments(raw: Any) -> str:
@@ -59,7 +91,12 @@ def canonical_arguments(raw: Any) -> str:
     try:
         return json.dumps(parse_arguments(raw), ensure_ascii=False)
     except ReplyProblem:
-        return raw if isinstance(raw, str) else json.dumps(raw, default=str)
+        if isinstance(raw, str):
+            return raw
+        try:
+            return json.dumps(raw, default=str)
+        except (RecursionError, ValueError):
+            return "(arguments nested too deeply to serialise)"  # not JSON: running the call says so
 
 
 def _raw_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
