@@ -45,8 +45,12 @@ sysdeps-test:
 demo: venv sysdeps-demo
 	$(VENV)/bin/envscaler demo
 
+# Two pytest-xdist workers (CI has 2 cores; the suite alone keeps about one busy), each with its own
+# session servers; whole test files go to one worker, heaviest first (tests/fixtures/xdist_schedule.py).
+# TEST_WORKERS=0 runs the suite in this process, as a plain `pytest` does.
+TEST_WORKERS ?= 2
 test: dev sysdeps-test
-	$(VPY) -m pytest
+	$(VPY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 bench: dev sysdeps-demo
 	$(VPY) -m benchmarks

@@ -21,7 +21,7 @@ from envscaler.mcp_server import STATE_TOOL, _text
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import BFCLTask
 from envscaler_core.bfcl.executor import SandboxedTask
-from envscaler_core.bfcl.schemas import all_tools
+from envscaler_core.bfcl.schemas import all_tools, function_names
 
 ERROR_PREFIXES = ("Error during execution", "Error during decoding")
 
@@ -32,6 +32,7 @@ def build_bfcl_server(task: BFCLTask, live: SandboxedTask) -> Server[Any]:
     tools.append(types.Tool(name=STATE_TOOL, description="Helper (not a BFCL function): the API classes' state as JSON.",
                             input_schema={"type": "object", "properties": {}, "additionalProperties": False}))
     lock = anyio.Lock()
+    names = function_names(task)
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -41,7 +42,8 @@ def build_bfcl_server(task: BFCLTask, live: SandboxedTask) -> Server[Any]:
             if params.name == STATE_TOOL:
                 return _text(await anyio.to_thread.run_sync(lambda: live.state))
             try:
-                [call] = decode_tool_calls([{"function": {"name": params.name, "arguments": json.dumps(params.arguments or {})}}])
+                [call] = decode_tool_calls([{"function": {"name": params.name, "arguments": json.dumps(
+                    params.arguments or {})}}], only=names)
             except UndecodableCalls as exc:
                 observation = f"Error during decoding: {exc}"
             else:

@@ -47,7 +47,8 @@ QUIET_SERVER_ENV = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER
 
 def start_temporary_server(wait_s: float = 180.0) -> PrefectServer:
     """Prefect's API (no UI) on a free loopback port, in its own session, stopped by the caller with
-    `.stop()` once the flow has reported its final state. The database is the configured PREFECT_HOME's."""
+    `.stop()` once the flow has reported its final state, or by itself when the caller is killed
+    (`orphan_guard`). The database is the configured PREFECT_HOME's."""
     from prefect.settings import get_current_settings
 
     port = free_port()
@@ -59,7 +60,7 @@ def start_temporary_server(wait_s: float = 180.0) -> PrefectServer:
 
     log = tempfile.TemporaryFile()  # noqa: SIM115 (the server's stderr; a pipe nobody drains would block it)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent), "--factory",
+        [sys.executable, "-m", "envscaler.orphan_guard", str(os.getpid()), "uvicorn", "--app-dir", str(Path(prefect.__file__).parent.parent), "--factory",
          "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error",
          "--lifespan", "on"],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)

@@ -51,11 +51,17 @@ def _begin(store: Any, run_id: str, request: EvalRequest, settings: Any) -> None
     if run is not None:
         stored = run.config.get("eval")
         if stored is None:
-            raise EvalConflict(f"run {run_id} is a factory run, not an evaluation; pick another --run-id")
+            what = "an EnvScaler import" if run.origin == "import" else "a factory run"
+            raise EvalConflict(f"run {run_id} is {what}, not an evaluation; pick another --run-id")
         previous = EvalRequest.model_validate(stored)
         if (previous.agent, previous.model) != (request.agent, request.model):
             raise EvalConflict(f"run {run_id} evaluated agent {previous.agent} with model {previous.model}; "
                                f"resume it with the same --agent/--model or pick another --run-id")
+        if (previous.subsets, previous.limit) != (request.subsets, request.limit):
+            # a resume with other tasks would mark the run complete on them and hide what it had scored
+            limit = f" --limit {previous.limit}" if previous.limit else " (no --limit)"
+            raise EvalConflict(f"run {run_id} evaluates --subset {','.join(previous.subsets)}{limit}; resume it "
+                               "with the same --subset/--limit, or pick another --run-id for other tasks")
     config = {**public_config(settings), "eval": request.model_dump(mode="json")}
     run = (run or Run(run_id=run_id, config=config)).model_copy(
         update={"status": "running", "error": None, "stage": "eval.bfcl-mt", "config": config, "updated_at": utcnow()})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -85,8 +86,11 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
         with flow_session(settings):
             return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
     except KeyboardInterrupt:
-        typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n  {resume}",
-                   err=True)
+        if _recorded(settings, run_id):
+            typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n"
+                       f"  {resume}", err=True)
+        else:
+            typer.echo(f"interrupted before evaluation {run_id} started; nothing was recorded", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except EvalConflict as exc:
         fail(str(exc))
@@ -94,3 +98,16 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
         fail(f"sandbox unavailable: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")
+
+
+def _recorded(settings: Any, run_id: str) -> bool:
+    """Whether the run got as far as the store (Ctrl-C during the Prefect server's start comes before)."""
+    from envscaler_core.store import Store, StoreMissing
+
+    try:
+        with Store.from_url(settings.store.url, create=False) as store:
+            return store.get_run(run_id) is not None
+    except StoreMissing:
+        return False
+    except Exception:  # noqa: BLE001 - unknown: say what a resume would find if it was recorded
+        return True

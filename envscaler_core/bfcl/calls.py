@@ -19,6 +19,7 @@ import keyword
 from functools import lru_cache
 from typing import Any
 
+from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
 from envscaler_core.llm.replies.structured import ReplyProblem
 from envscaler_core.llm.replies.tool_calls import checked_arguments
@@ -32,14 +33,17 @@ def _identifier(name: Any) -> bool:
     return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
 
-def decode_tool_calls(tool_calls: list[dict[str, Any]] | None) -> list[str]:
-    """Call strings for one assistant step; [] when it has no tool calls (the turn ends)."""
+def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[str] | None = None) -> list[str]:
+    """Call strings for one assistant step; [] when it has no tool calls (the turn ends). With `only`,
+    a function not named there is undecodable (our MCP and gym surfaces; BFCL's own loop has no list)."""
     out = []
     for call in tool_calls or []:
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict):
             raise UndecodableCalls("a tool call has no function object")
         name, raw = fn.get("name"), fn.get("arguments")
+        if only is not None and name not in only:
+            raise UndecodableCalls(f"unknown function {str(name)[:80]!r}: not one of this task's functions")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
             args = json.loads(raw) if isinstance(raw, str) else raw
         except RecursionError:
@@ -66,7 +70,7 @@ def method_parameters() -> dict[str, dict[str, list[str]]]:
     """{class: {public method: parameter names after self}} from the package's source files."""
     out: dict[str, dict[str, list[str]]] = {}
     for class_name, module in CLASS_MODULES.items():
-        tree = ast.parse((source_dir() / f"{module}.py").read_text(encoding="utf-8"))
+        tree = pyast.parse((source_dir() / f"{module}.py").read_text(encoding="utf-8"))
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == class_name:
                 out[class_name] = {
@@ -80,7 +84,7 @@ def parse_call(call: str, classes: list[str]) -> tuple[str, dict[str, Any]]:
     """`"sort('a.txt')"` -> `("sort", {"file_name": "a.txt"})` for a task involving `classes`
     (a method name shared by two classes resolves to the later one, as in BFCL's executor)."""
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = pyast.parse(call.strip(), mode="eval").body
     except SyntaxError as exc:
         raise ValueError(f"not a call: {call!r} ({exc.msg})") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):

@@ -17,7 +17,7 @@ from typing import Any
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
-from envscaler_core.bfcl.schemas import tools_for
+from envscaler_core.bfcl.schemas import function_names, tools_for
 from envscaler_core.runtime import EnvRuntime
 
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
@@ -54,6 +54,7 @@ class BFCLGymEnv:
                 raise ValueError(f"task_index {index!r} out of range 0..{len(self.tasks) - 1}")
         self.close()
         self.task = self.tasks[index]
+        self._names = function_names(self.task)
         self._live = SandboxedTask(self.runtime, self.task)
         self._turn, self._decoded, self._steps, self._over = 0, [], [], False
         return self._user_text(), self._info()
@@ -69,7 +70,7 @@ class BFCLGymEnv:
             return self._end_turn()
         call = action_call(action)
         try:
-            strings = decode_tool_calls([call]) if call is not None else None
+            strings = decode_tool_calls([call], only=self._names) if call is not None else None
         except UndecodableCalls as exc:
             strings, error = None, f"Error during decoding: {exc}"
         else:

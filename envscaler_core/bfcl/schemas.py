@@ -74,3 +74,10 @@ def tools_for(task: BFCLTask, turn: int) -> list[dict[str, Any]]:
 def all_tools(task: BFCLTask) -> list[dict[str, Any]]:
     """Every function of the task's classes (what an MCP client or gym policy may call)."""
     return to_openai_tools(function_docs_for(task.involved_classes))
+
+
+def function_names(task: BFCLTask) -> frozenset[str]:
+    """The names an MCP client or gym policy may call. BFCL's own loop `eval`s any name (a builtin such
+    as `open` or `__import__` runs, inside our jail); our surfaces offer these functions and refuse
+    the rest, as they do for synthesized envs. The eval keeps BFCL's behaviour, for fidelity."""
+    return frozenset(doc["name"] for doc in function_docs_for(task.involved_classes))

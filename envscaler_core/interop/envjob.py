@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import Breaker, has_markers, load_state, parallel, raw_result, replay, run_checks
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
@@ -60,7 +61,7 @@ def static_problems(env: EnvInput) -> list[str]:
     Call it from one thread at a time: CPython 3.11's `ast.parse` keeps its recursion counter in
     shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
     try:
-        tree = ast.parse(env.code)
+        tree = pyast.parse(env.code)
     except SyntaxError as exc:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
     except (ValueError, RecursionError, MemoryError) as exc:

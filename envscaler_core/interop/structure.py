@@ -12,6 +12,7 @@ import ast
 import textwrap
 from typing import Any
 
+from envscaler_core import pyast
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.spec import EnvSpec
 
@@ -64,7 +65,7 @@ def _self_root(node: ast.AST) -> str | None:
 def env_structure(code: str, class_name: str) -> dict[str, Any]:
     """`{"states": {attr: {type, used_by, modified_by}}, "methods": {m: {calls, reads, writes}}}`, sorted lists."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {"states": {}, "methods": {}}
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from envscaler_core import pyast
 from envscaler_core.llm.replies import defines, extract_code
 
 
@@ -43,7 +44,7 @@ def parse_method(code: str, name: str | None = None) -> tuple[list[str], str]:
     """
     source = textwrap.dedent(strip_fences(code, *([name] if name else []))).strip("\n")
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as exc:
         raise AssemblyError(f"method {name or '?'}: syntax error at line {exc.lineno}: {exc.msg}") from None
     imports, used = _import_lines(tree, source)
@@ -70,7 +71,7 @@ def assemble_module(skeleton: str, class_name: str, methods: list[tuple[list[str
     """
     source = strip_fences(skeleton)
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as exc:
         raise AssemblyError(f"skeleton: syntax error at line {exc.lineno}: {exc.msg}") from None
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
@@ -97,7 +98,7 @@ def assemble_module(skeleton: str, class_name: str, methods: list[tuple[list[str
         parts.append(after.strip("\n"))
     module = "\n\n".join(p for p in parts if p.strip()) + "\n"
     try:
-        ast.parse(module)
+        pyast.parse(module)
     except SyntaxError as exc:
         raise AssemblyError(f"assembled module: syntax error at line {exc.lineno}: {exc.msg}") from None
     return module

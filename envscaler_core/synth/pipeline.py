@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.mine.llm_steps import Gateway
@@ -85,7 +86,7 @@ def check_skeleton(code: str, class_name: str) -> str:
     uses is bound; returns the fence-free code or raises ValueError with the problems."""
     source = strip_fences(code, class_name)
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as exc:
         raise ValueError(f"skeleton syntax error at line {exc.lineno}: {exc.msg}") from None
     problems = [p for p in static_problems(source, class_name) if p.name != "no-tools"]

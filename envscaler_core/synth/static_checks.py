@@ -13,6 +13,7 @@ import sys
 
 from pydantic import BaseModel
 
+from envscaler_core import pyast
 from envscaler_core.synth.tool_schema import SchemaError, method_tool, public_methods
 
 _BUILTINS = set(dir(builtins)) | {"__name__", "__file__", "__class__"}
@@ -194,7 +195,7 @@ def check_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[StaticProbl
 def static_problems(code: str, class_name: str) -> list[StaticProblem]:
     """All static problems of the module `code` whose environment class is `class_name`."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError as exc:
         return [StaticProblem(name="syntax-error", detail=exc.msg, line=exc.lineno)]
     problems = check_imports(tree) + check_undefined_names(tree)

@@ -12,6 +12,7 @@ import ast
 import re
 from typing import Any
 
+from envscaler_core import pyast
 from envscaler_core.models.env import ToolFunction, ToolSchema
 
 _SIMPLE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
@@ -54,7 +55,7 @@ def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
         if node.value is None:
             return {"type": "null"}
         if isinstance(node.value, str):  # a string annotation: parse what it says
-            return annotation_schema(ast.parse(node.value, mode="eval").body)
+            return annotation_schema(pyast.parse(node.value, mode="eval").body)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         left, right = node.left, node.right
         if isinstance(right, ast.Constant) and right.value is None:
@@ -175,13 +176,13 @@ def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:
 
 def extract_tools(code: str, class_name: str) -> list[ToolSchema]:
     """OpenAI tool schemas for the public methods of `class_name`, in source order."""
-    cls = find_class(ast.parse(code), class_name)
+    cls = find_class(pyast.parse(code), class_name)
     return [method_tool(fn) for fn in public_methods(cls)]
 
 
 def state_attributes(code: str, class_name: str) -> dict[str, str]:
     """`self.<attr>` assigned in __init__ -> annotation source text ('' when unannotated)."""
-    cls = find_class(ast.parse(code), class_name)
+    cls = find_class(pyast.parse(code), class_name)
     init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     attrs: dict[str, str] = {}
     if init is None:
@@ -200,7 +201,7 @@ def state_attributes(code: str, class_name: str) -> dict[str, str]:
 
 def class_header(code: str, class_name: str) -> str:
     """Source from the file start through the end of `__init__` (what later prompts show)."""
-    cls = find_class(ast.parse(code), class_name)
+    cls = find_class(pyast.parse(code), class_name)
     init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     end = init.end_lineno if init is not None and init.end_lineno else cls.lineno
     return "\n".join(code.splitlines()[:end]) + "\n"
@@ -209,7 +210,7 @@ def class_header(code: str, class_name: str) -> str:
 def method_sources(code: str, class_name: str) -> dict[str, str]:
     """Method name -> exact source lines (decorators included, class indentation kept)."""
     lines = code.splitlines()
-    cls = find_class(ast.parse(code), class_name)
+    cls = find_class(pyast.parse(code), class_name)
     out: dict[str, str] = {}
     for fn in cls.body:
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from envscaler_core import pyast
+
 Path = tuple[str, ...]
 MUTATORS = frozenset({
     "append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "add", "discard",
@@ -338,7 +340,7 @@ class ClassEffects:
     def __init__(self, code: str, class_name: str) -> None:
         from envscaler_core.synth.tool_schema import find_class
 
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
         cls = find_class(tree, class_name)
         self.methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
         functions = {f"<module>.{n.name}": n for n in tree.body if isinstance(n, ast.FunctionDef)}

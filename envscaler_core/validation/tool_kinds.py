@@ -21,6 +21,7 @@ import ast
 import re
 from typing import Literal
 
+from envscaler_core import pyast
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
 from envscaler_core.validation.code_effects import ClassEffects
@@ -151,7 +152,7 @@ def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
 def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, ToolKindLabel]:
     """Heuristic labels (name, docstring, code) for `names`; see the module docstring for the rules."""
     effects = ClassEffects(code, class_name)
-    methods = {fn.name: fn for fn in public_methods(find_class(ast.parse(code), class_name))}
+    methods = {fn.name: fn for fn in public_methods(find_class(pyast.parse(code), class_name))}
     out: dict[str, ToolKindLabel] = {}
     for name in names:
         fn = methods.get(name)

@@ -99,6 +99,19 @@ def test_a_wrong_agent_scores_what_the_checker_says(mock_stats_reset: Any, prefe
     assert summary["subsets"]["base"]["valid"] == sum(r.valid for r in stored.values())
 
 
+def test_resuming_an_evaluation_with_other_tasks_is_refused_and_keeps_its_results(prefect_api: str,
+                                                                                 tmp_path: Path) -> None:
+    """Other --subset/--limit would mark the run complete on those tasks and hide what it had scored."""
+    db = f"duckdb:///{tmp_path / 'r.duckdb'}"
+    run_json("eval", "bfcl-mt", "--subset", "base", "--limit", "2", "--run-id", "r", "--db", db, prefect_api=prefect_api)
+    for other in (["--subset", "base", "--limit", "1"], ["--subset", "miss_func", "--limit", "2"]):
+        proc = cli("eval", "bfcl-mt", *other, "--run-id", "r", "--db", db, prefect_api=prefect_api)
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 2, err.decode()[-2000:]
+        assert "evaluates --subset base --limit 2; resume it with the same --subset/--limit" in err.decode()
+    assert sorted(results(tmp_path / "r.duckdb", "r")) == ["multi_turn_base_0", "multi_turn_base_1"]
+
+
 def test_bad_options_fail_in_one_line(prefect_api: str) -> None:
     for args, needle in ((["eval", "bfcl-v9"], "unknown benchmark"),
                          (["eval", "bfcl-mt", "--subset", "base,simple"], "unknown subset"),

@@ -47,6 +47,16 @@ def test_gym_episode_missing_calls_earns_nothing(bfcl_pool: SandboxPool) -> None
     assert reward == 0.0 and info["verdict"]["error_type"].startswith("multi_turn:")
 
 
+def test_gym_refuses_a_name_that_is_not_one_of_the_tasks_functions(bfcl_pool: SandboxPool) -> None:
+    env = load_bfcl_set("base", bfcl_pool, limit=1)
+    env.reset()
+    for name, args in UNLISTED:
+        observation, reward, terminated, truncated, info = env.step({"tool": name, "args": args})
+        assert "not one of this task's functions" in observation and info["is_error"], name
+        assert (reward, terminated, truncated) == (0.0, False, False)
+    env.close()
+
+
 def test_gym_tools_gain_the_held_out_function_at_its_turn(bfcl_pool: SandboxPool) -> None:
     env = load_bfcl_set("miss_func", bfcl_pool, limit=1)
     task = find_task("multi_turn_miss_func_0")
@@ -60,6 +70,10 @@ def test_gym_tools_gain_the_held_out_function_at_its_turn(bfcl_pool: SandboxPool
     env.close()
 
 
+UNLISTED = [("open", {"file": "/usr/lib/os-release"}), ("__import__", {"name": "os"}), ("globals", {}),
+            ("post_tweet_", {})]
+
+
 def test_a_bfcl_task_over_mcp_answers_like_the_package() -> None:
     params = StdioServerParameters(command=sys.executable, cwd=str(Path(__file__).parents[2]),
                                    args=["-m", "envscaler.cli", "serve-mcp", "bfcl:multi_turn_base_0"])
@@ -71,9 +85,10 @@ def test_a_bfcl_task_over_mcp_answers_like_the_package() -> None:
             listing = await client.call_tool("ls", {})
             bad = await client.call_tool("cd", {"folder": "no_such_dir"})
             state = await client.call_tool("envscaler_get_state", {})
-            return listed, made, listing, bad, state
+            unlisted = [await client.call_tool(name, args) for name, args in UNLISTED]
+            return listed, made, listing, bad, state, unlisted
 
-    listed, made, listing, bad, state = anyio.run(main)
+    listed, made, listing, bad, state, unlisted = anyio.run(main)
     names = {t.name for t in listed.tools}
     assert {"ls", "mkdir", "post_tweet", "envscaler_get_state"} <= names
     reference = InProcessTask(find_task("multi_turn_base_0"))
@@ -82,3 +97,5 @@ def test_a_bfcl_task_over_mcp_answers_like_the_package() -> None:
     assert bad.content[0].text == reference.execute("cd(folder='no_such_dir')")
     reference.close()
     assert json.loads(state.content[0].text)["executed"][0] == "mkdir(dir_name='temp')"
+    for (name, _), result in zip(UNLISTED, unlisted, strict=True):  # BFCL's loop would eval these names
+        assert result.is_error and "not one of this task's functions" in result.content[0].text, name

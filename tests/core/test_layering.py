@@ -32,3 +32,20 @@ def imported_modules(package: str) -> set[tuple[str, str]]:
 def test_package_does_not_import(package: str, forbidden: set[str]) -> None:
     offending = sorted(f"{file} imports {module}" for file, module in imported_modules(package) if module in forbidden)
     assert offending == []
+
+
+@pytest.mark.parametrize("package", ["envscaler_core", "mock_llm", "flows", "tasks"])
+def test_code_that_runs_in_threads_parses_under_the_one_ast_lock(package: str) -> None:
+    """CPython 3.11's AST constructor keeps its recursion depth in interpreter-wide state: parses in two
+    threads at once can fail with "AST constructor recursion depth mismatch" (python/cpython#106905; it
+    failed a realistic-endpoints factory run). Every parse goes through `envscaler_core.pyast`."""
+    offending = []
+    for path in (ROOT / package).rglob("*.py"):
+        rel = str(path.relative_to(ROOT))
+        if rel == "envscaler_core/pyast.py" or "/library/envs/" in rel:  # env classes only run in the sandbox
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parse"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "ast"):
+                offending.append(f"{rel}:{node.lineno}")
+    assert offending == []

@@ -13,9 +13,10 @@ from envscaler_core.config import public_config
 from envscaler_core.models import AcceptedEnv, EnvCandidate, Scenario, SourceTask, Trajectory
 from envscaler_core.store import Store
 from flows.factory import factory_flow
+from tests.flows.conftest import SMALL_RUN_GROUP
 from tests.fixtures.llm import mock_llm_settings
 
-pytestmark = [pytest.mark.prefect, pytest.mark.slow]
+pytestmark = [pytest.mark.prefect, pytest.mark.slow, pytest.mark.xdist_group(SMALL_RUN_GROUP)]
 
 SLICE = Path(__file__).resolve().parents[2] / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
 SMALL = {"mine": {"max_tasks": 30, "select_n": 4}, "validate": {"mode": "both", "rounds": 6},
@@ -46,13 +47,10 @@ def counts(url: str, run_id: str) -> dict[str, int]:
         store.close()
 
 
-@pytest.fixture(scope="module")
-def finished(prefect_api: str, mock_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    tmp = tmp_path_factory.mktemp("factory")
-    config = small_settings(tmp, mock_server)
-    before = mock_server.stats()["requests_total"]
-    summary = run("e2e", config)
-    return {"summary": summary, "config": config, "requests": mock_server.stats()["requests_total"] - before, "tmp": tmp}
+@pytest.fixture
+def finished(small_factory_run: dict[str, Any]) -> dict[str, Any]:
+    """The session's small run (tests/flows/conftest.py), shared with the operations specs."""
+    return small_factory_run
 
 
 def test_every_stage_of_the_funnel_produces_something(finished: dict[str, Any]) -> None:

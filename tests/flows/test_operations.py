@@ -14,18 +14,20 @@ import pytest
 
 from envscaler_core.store import Store
 from flows.factory import factory_flow
+from tests.flows.conftest import SMALL_RUN_GROUP
 from tests.flows.test_factory import SLICE, small_settings
 
-pytestmark = [pytest.mark.prefect, pytest.mark.slow]
+pytestmark = [pytest.mark.prefect, pytest.mark.slow, pytest.mark.xdist_group(SMALL_RUN_GROUP)]
 
 
 def run(run_id: str, cfg: dict[str, Any]) -> dict[str, Any]:
     return asyncio.run(factory_flow(run_id=run_id, sources=[str(SLICE)], config=cfg))
 
 
-@pytest.fixture(scope="module")
-def reference(prefect_api: str, mock_server: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return run("reference", small_settings(tmp_path_factory.mktemp("ref"), mock_server, "ref"))
+@pytest.fixture
+def reference(small_factory_run: dict[str, Any]) -> dict[str, Any]:
+    """The undisturbed run of the same config: the session's small run, which test_factory.py inspects."""
+    return small_factory_run["summary"]
 
 
 def test_budget_cap_stops_resumably_and_raising_it_finishes_the_run(

@@ -124,7 +124,7 @@ def scaled(prefect_api: str, factory_db: str, mock_server: Any, tmp_path_factory
     env.update(PREFECT_API_URL=prefect_api, PREFECT_HOME=str(tmp / "prefect-home"), ENVSCALER_HOME=str(REPO),
                ENVSCALER_DB_URL=factory_db, OPENAI_BASE_URL=mock_server.base_url, OPENAI_API_KEY="mock",
                PREFECT_WORKER_QUERY_SECONDS="1", PREFECT_WORKER_HEARTBEAT_SECONDS="5",
-               ENVSCALER_OPS_MARKER=marker)
+               ENVSCALER_OPS_MARKER=marker, ENVSCALER_DATA_DIR=str(tmp / "data"))  # progress files: not in ~
     _deploy(env, pool)
     prefect = str(Path(sys.executable).with_name("prefect"))
     workers = [Managed([prefect, "worker", "start", "--pool", pool, "--type", "process",

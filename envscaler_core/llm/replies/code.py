@@ -17,7 +17,8 @@ import re
 import textwrap
 from collections.abc import Callable
 
-from envscaler_core.llm.replies.json_text import AST_LOCK, fences
+from envscaler_core import pyast
+from envscaler_core.llm.replies.json_text import fences
 from envscaler_core.llm.replies.reasoning import has_reasoning_markup, split_reasoning, without_end_tokens
 
 Accept = Callable[[ast.Module], bool]
@@ -28,8 +29,7 @@ _CODE_START = re.compile(r"^(?:@|def |async def |class |import |from \S+ import 
 def parse_python(source: str) -> ast.Module | None:
     """`ast.parse` under the process-wide AST lock; None on a syntax error."""
     try:
-        with AST_LOCK:
-            return ast.parse(source)
+        return pyast.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
 

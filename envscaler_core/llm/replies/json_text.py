@@ -14,18 +14,15 @@ itself holds a JSON object (double encoding) is read once more.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
 
+from envscaler_core import pyast
+
 _FENCE = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*(?=\n|$)",
                     re.DOTALL)
-# CPython's AST constructor keeps its recursion depth in interpreter-wide state; two threads building
-# ASTs at once can trip "AST constructor recursion depth mismatch". Every literal_eval here holds this.
-AST_LOCK = threading.Lock()
 
 
 class NotJSON(ValueError):
@@ -278,8 +275,7 @@ def _lenient(text: str) -> Any:
     if "'" not in text and not re.search(r"\b(True|False|None)\b", text):
         return _NOTHING
     try:
-        with AST_LOCK:
-            value = ast.literal_eval(text.strip())
+        value = pyast.literal_eval(text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return _NOTHING
     return _jsonable(value)
