@@ -17,14 +17,15 @@ def get_json(url: str) -> Any:
         return json.load(r)
 
 
-def start_mock(cwd: Path | None = None, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+def start_mock(cwd: Path | None = None, env: dict[str, str] | None = None,
+               latency_ms: int = 0) -> tuple[subprocess.Popen[bytes], str]:
     """(process, root URL) once the mock answers `/mock/stats`. With `cwd`, the mock of the code checked
     out there (`envscaler.cli` imported from that directory), so two codebases can be compared."""
     from envscaler.prefect_server import free_port
 
     port = free_port()
     cmd = [sys.executable, "-c", "import sys; from envscaler.cli import main; sys.exit(main())",
-           "mock-llm", "--port", str(port), "--latency-ms", "0"]
+           "mock-llm", "--port", str(port), "--latency-ms", str(latency_ms)]
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(300):
         try:

@@ -157,6 +157,9 @@ class MineSettings(_Section):
     seed: int = Field(default=42, description="Seed of the diversity selection (same seed, same topics).")
     max_tasks: int | None = Field(default=None, ge=1, description="Cap on source tasks read (demo slices).")
     strict_sources: bool = Field(default=False, description="Any malformed source record stops the run before it starts.")
+    llm_batch: int = Field(default=10, ge=1, description=(
+        "Source tasks per stateful-judgement / topic-inference request: one task alone is a prompt below "
+        "providers' caching minimum, so batching pays the instructions once per batch."))
 
 
 class SynthSettings(_Section):

@@ -93,6 +93,22 @@ def infer_topic(inp: PM.TaskInput) -> dict[str, Any]:
     }
 
 
+def judge_stateful_batch(inp: PM.TaskBatchInput) -> dict[str, Any]:
+    return {"judgements": [{"id": t.id, **judge_stateful(PM.TaskInput(task=t.task))} for t in inp.tasks]}
+
+
+def infer_topic_batch(inp: PM.TaskBatchInput) -> dict[str, Any]:
+    """One topic per task, as asked; a task no library domain covers gets no entry (the client asks it
+    again on its own, where the mock then says why it cannot answer)."""
+    topics = []
+    for t in inp.tasks:
+        try:
+            topics.append({"id": t.id, **infer_topic(PM.TaskInput(task=t.task))})
+        except MockCannotAnswer:
+            continue
+    return {"topics": topics}
+
+
 # ---- Stage 2: synthesize -------------------------------------------------------------------------
 
 
@@ -155,6 +171,20 @@ def scen_check_function(inp: PS.CheckFunctionInput) -> dict[str, Any]:
             "code": code}
 
 
+def scen_check_functions(inp: PS.CheckFunctionsInput) -> dict[str, Any]:
+    """Every item's check, as asked; an item not on the task's checklist gets no entry (the client asks it
+    again on its own, where the mock then says why it cannot answer)."""
+    checks = []
+    for it in inp.items:
+        try:
+            one = scen_check_function(PS.CheckFunctionInput(introduction=inp.introduction,
+                                                            initial_state=inp.initial_state, task=inp.task, item=it.item))
+        except MockCannotAnswer:
+            continue
+        checks.append({"id": it.id, **one})
+    return {"checks": checks}
+
+
 def scen_reference_solution(inp: PS.SolutionInput) -> dict[str, Any]:
     _, sc = scenario_by_task(inp.task)
     return {"analysis": f"{len(sc.reference_solution)} calls in order.",
@@ -189,12 +219,14 @@ def embedding(text: str) -> list[float]:
 
 _STRUCTURED: dict[str, Callable[[Any], dict[str, Any]]] = {
     "mine.judge_stateful": judge_stateful, "mine.infer_topic": infer_topic,
+    "mine.judge_stateful_batch": judge_stateful_batch, "mine.infer_topic_batch": infer_topic_batch,
     "synth.state_space": state_space, "synth.class_skeleton": class_skeleton, "synth.operations": operations,
     "synth.method": method,
     "validate.test_state": test_state, "validate.propose_call": propose_call, "validate.judge_call": judge_call,
     "validate.tool_kinds": tool_kinds,
     "scen.initial_state": test_state, "scen.task": scen_task, "scen.checklist": scen_checklist,
-    "scen.check_function": scen_check_function, "scen.reference_solution": scen_reference_solution,
+    "scen.check_function": scen_check_function,
+    "scen.check_functions": scen_check_functions, "scen.reference_solution": scen_reference_solution,
 }
 _CHAT: dict[str, Callable[[MockRequest], MockReply]] = {
     "agent.solve": agent_solve, "agent.converse": agent_converse, "agent.user_sim": user_sim,

@@ -21,41 +21,6 @@ def test_state(inp: PV.StateInput) -> dict[str, Any]:
     return {"analysis": f"Library state {index} of {domain.name}.", "state": copy.deepcopy(states[index])}
 
 
-def _split_params(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
-
-
-def parse_tool_line(line: str) -> tuple[str, list[tuple[str, str]]]:
-    """`name(a: string, b: ['integer', 'null']) - desc` -> ("name", [("a", "string"), ("b", "integer")])."""
-    name, _, rest = line.partition("(")
-    depth, end = 1, len(rest)
-    for i, ch in enumerate(rest):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0:
-            end = i
-            break
-    params = []
-    for part in _split_params(rest[:end]):
-        pname, _, ptype = part.partition(":")
-        types = [t for t in re.findall(r"[a-z]+", ptype) if t != "null"] or ["any"]
-        params.append((pname.strip(), types[0]))
-    return name.strip(), params
-
-
 def _values(state: Any, key: str, out: list[Any] | None = None) -> list[Any]:
     """Distinct scalars stored under `key` anywhere in the state, depth first in dict order, plus the
     elements of lists stored under `available_<key>s` (e.g. a doctor's open slots) ahead of them."""
@@ -109,10 +74,25 @@ def _positive_value(name: str, ptype: str, state: dict[str, Any], hints: dict[st
     return _DEFAULTS.get(ptype, "sample")
 
 
+def _schema_type(prop: dict[str, Any]) -> str:
+    """A parameter's JSON type, nullable unions reduced to their non-null member ('any' when unknown)."""
+    options = prop.get("type") or [o.get("type") for o in prop.get("anyOf", []) if isinstance(o, dict)]
+    options = [options] if isinstance(options, str) else options
+    return next((t for t in options if isinstance(t, str) and t != "null"), "any")
+
+
+def parse_tool_schema(schema: dict[str, Any]) -> tuple[str, list[tuple[str, str]]]:
+    """A function schema (`{"name", "parameters": {"properties": ...}}`, or the OpenAI tool wrapper
+    around it) -> (name, [(param, type), ...]) in the schema's parameter order."""
+    fn = schema.get("function", schema)
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    return str(fn.get("name", "")), [(p, _schema_type(v if isinstance(v, dict) else {})) for p, v in props.items()]
+
+
 def propose_call(inp: PV.ProposeInput) -> dict[str, Any]:
-    if not inp.tools:
+    if not inp.tool_schemas:
         raise MockCannotAnswer("propose_call: the tool list is empty")
-    parsed = [parse_tool_line(line) for line in inp.tools]
+    parsed = [parse_tool_schema(schema) for schema in inp.tool_schemas]
     domain = by_tools({name for name, _ in parsed})
     hints = domain.example_values if domain is not None else {}
 

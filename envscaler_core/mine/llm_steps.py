@@ -1,4 +1,9 @@
-"""Stage 1 LLM steps: stateful judgement and topic inference, one structured call per task.
+"""Stage 1 LLM steps: stateful judgement and topic inference, several tasks per structured call.
+
+A source task alone makes a prompt of ~300 tokens, most of it the instructions: below providers'
+1,024-token caching minimum, one task per request pays those instructions at the full input rate every
+time. A batch (`batch` tasks, numbered) pays them once. A task the batch answer leaves out (or a batch
+answer that is not valid at all) is asked again on its own, so batching never drops a task.
 
 Unlike the reference, a failed judgement is not a silent "not stateful": the task comes back with
 `stateful=None` and the reason, and a failed topic inference is a `TopicResult` with `failure` set.
@@ -16,7 +21,11 @@ from pydantic import BaseModel
 from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.models.source import SourceTask
 from envscaler_core.models.topic import EnvTopic
-from envscaler_core.prompts.mine import INFER_TOPIC, JUDGE_STATEFUL, TaskInput
+from envscaler_core.prompts.mine import (
+    INFER_TOPIC, INFER_TOPIC_BATCH, JUDGE_STATEFUL, JUDGE_STATEFUL_BATCH, NumberedTask, TaskBatchInput, TaskInput,
+)
+
+DEFAULT_BATCH = 10
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -51,8 +60,38 @@ async def _bounded_map(items: Sequence[T], fn: Callable[[T], Awaitable[R]], conc
     return list(await asyncio.gather(*(one(item) for item in items)))
 
 
+def _chunks(items: Sequence[T], size: int) -> list[list[T]]:
+    size = max(1, size)
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+async def _batched(tasks: Sequence[SourceTask], gateway: Gateway, prompt: Any, field: str,
+                   single: Callable[[SourceTask], Awaitable[R]], answered: Callable[[SourceTask, Any], R],
+                   batch: int, concurrency: int | None) -> list[R]:
+    """Ask `prompt` about `batch` tasks at a time; each task the answer covers becomes `answered(task,
+    item)`, every other one is asked on its own (`single`). Results in input order."""
+
+    async def one_batch(chunk: list[SourceTask]) -> list[R]:
+        if len(chunk) == 1:
+            return [await single(chunk[0])]
+        items: dict[int, Any] = {}
+        try:
+            out = await gateway.structured(prompt, TaskBatchInput(
+                tasks=[NumberedTask(id=i + 1, task=t.text) for i, t in enumerate(chunk)]), stage="mine")
+            for item in getattr(out, field):
+                items.setdefault(item.id, item)  # a repeated id: the first answer counts
+        except LLMOutputInvalid:
+            pass  # every task of the chunk is asked on its own below, and fails there with its own reason
+        missing = [i for i in range(len(chunk)) if i + 1 not in items]
+        again = dict(zip(missing, await asyncio.gather(*(single(chunk[i]) for i in missing)), strict=True))
+        return [again[i] if i in again else answered(t, items[i + 1]) for i, t in enumerate(chunk)]
+
+    results = await _bounded_map(_chunks(list(tasks), batch), one_batch, concurrency)
+    return [r for chunk in results for r in chunk]
+
+
 async def judge_tasks(
-    tasks: Sequence[SourceTask], gateway: Gateway, *, concurrency: int | None = None
+    tasks: Sequence[SourceTask], gateway: Gateway, *, concurrency: int | None = None, batch: int = DEFAULT_BATCH
 ) -> list[SourceTask]:
     """Set `stateful` and `judge_reason` on each task; an invalid model answer leaves stateful=None."""
 
@@ -64,11 +103,14 @@ async def judge_tasks(
             return task.model_copy(update={"stateful": None, "judge_reason": f"judgement failed: {reason}"})
         return task.model_copy(update={"stateful": bool(out.stateful), "judge_reason": out.analysis})
 
-    return await _bounded_map(list(tasks), judge, concurrency)
+    def answered(task: SourceTask, item: Any) -> SourceTask:
+        return task.model_copy(update={"stateful": bool(item.stateful), "judge_reason": item.analysis})
+
+    return await _batched(tasks, gateway, JUDGE_STATEFUL_BATCH, "judgements", judge, answered, batch, concurrency)
 
 
 async def infer_topics(
-    tasks: Sequence[SourceTask], gateway: Gateway, *, concurrency: int | None = None
+    tasks: Sequence[SourceTask], gateway: Gateway, *, concurrency: int | None = None, batch: int = DEFAULT_BATCH
 ) -> list[TopicResult]:
     """Infer an EnvTopic per task (callers pass the stateful ones); failures carry their reason."""
 
@@ -78,6 +120,10 @@ async def infer_topics(
             out = await gateway.structured(INFER_TOPIC, TaskInput(task=task.text), stage="mine")
         except LLMOutputInvalid as exc:
             return TopicResult(**base, failure=f"topic inference failed: {getattr(exc, 'reason', None) or exc}")
+        return answered(task, out)
+
+    def answered(task: SourceTask, out: Any) -> TopicResult:
+        base = {"task_fp": task.fingerprint, "task": task.text}
         topic = EnvTopic(
             summary=out.summary.strip(),
             introduction=out.introduction.strip(),
@@ -89,4 +135,4 @@ async def infer_topics(
         )
         return TopicResult(**base, topic=topic)
 
-    return await _bounded_map(list(tasks), infer, concurrency)
+    return await _batched(tasks, gateway, INFER_TOPIC_BATCH, "topics", infer, answered, batch, concurrency)

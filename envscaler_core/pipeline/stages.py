@@ -126,7 +126,8 @@ def pending_judge(ctx: RunContext) -> list[str]:
 
 async def judge(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
     report = BatchReport(stage="mine.judge")
-    judged = await judge_tasks(_by_fp(ctx, SourceTask, fps), ctx.gateway, concurrency=ctx.settings.llm.max_concurrency)
+    judged = await judge_tasks(_by_fp(ctx, SourceTask, fps), ctx.gateway, concurrency=ctx.settings.llm.max_concurrency,
+                               batch=ctx.settings.mine.llm_batch)
     failures = [_fail(ctx, report, t.fingerprint, t.judge_reason or "no judgement") for t in judged if t.stateful is None]
     report.done = len(judged) - len(failures)
     _write(ctx, report, [t for t in judged if t.stateful is not None] + failures)
@@ -142,7 +143,8 @@ def pending_topics(ctx: RunContext) -> list[str]:
 
 async def topics(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
     report = BatchReport(stage="mine.topic")
-    results = await infer_topics(_by_fp(ctx, SourceTask, fps), ctx.gateway, concurrency=ctx.settings.llm.max_concurrency)
+    results = await infer_topics(_by_fp(ctx, SourceTask, fps), ctx.gateway, concurrency=ctx.settings.llm.max_concurrency,
+                                 batch=ctx.settings.mine.llm_batch)
     records: list[Record] = []
     for r in results:
         if r.topic is not None:

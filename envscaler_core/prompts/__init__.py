@@ -8,10 +8,10 @@ from envscaler_core.prompts.base import (
 STRUCTURED_PROMPTS: dict[str, PromptSpec] = {
     p.id: p
     for p in (
-        mine.JUDGE_STATEFUL, mine.INFER_TOPIC,
+        mine.JUDGE_STATEFUL, mine.INFER_TOPIC, mine.JUDGE_STATEFUL_BATCH, mine.INFER_TOPIC_BATCH,
         synth.STATE_SPACE, synth.CLASS_SKELETON, synth.OPERATIONS, synth.METHOD,
         validate.TEST_STATE, validate.PROPOSE_CALL, validate.JUDGE_CALL, validate.TOOL_KINDS,
-        scen.INITIAL_STATE, scen.TASK, scen.CHECKLIST, scen.CHECK_FUNCTION, scen.REFERENCE_SOLUTION,
+        scen.INITIAL_STATE, scen.TASK, scen.CHECKLIST, scen.CHECK_FUNCTION, scen.CHECK_FUNCTIONS, scen.REFERENCE_SOLUTION,
     )
 }
 CHAT_PROMPTS: dict[str, ChatPrompt] = {

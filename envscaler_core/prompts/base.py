@@ -15,6 +15,11 @@ prompt is billed at the cached rate (a quarter of the input price for GPT-4.1) a
 prompt that is a conversation (`render(inp, history)`: earlier turns' varying fields and answers, then
 this turn's) only ever appends, so each turn's prompt is the previous one plus the new exchange.
 
+Prompts of one family (several steps about the same item) can share one cached prefix: they carry the
+same `system` text (without an output schema) and the same leading context fields, and each step's
+own `role` text and output schema come right after that context. Their first request warms the cache
+for the others.
+
 Every request is tagged with the header `X-EnvScaler-Prompt: <id>@<version>`: the version is part of
 the cache key (changing a prompt, or its layout, invalidates its cached answers), and the bundled mock
 LLM server uses the tag to know which question it is answering.
@@ -44,7 +49,8 @@ class PromptSpec(Generic[I, O]):
     """A structured prompt: `render(input)` gives chat messages; replies parse into `output_model`.
 
     `context` names the input fields sent first and once (see the module docstring); the others are
-    this call's varying part, sent last."""
+    this call's varying part, sent last. With `role`, `system` is a family's shared text and the role
+    and output schema follow the context instead of sitting in the system message."""
 
     id: str
     version: int
@@ -53,6 +59,7 @@ class PromptSpec(Generic[I, O]):
     input_model: type[I]
     output_model: type[O]
     context: tuple[str, ...] = ()
+    role: str = ""
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.context if f not in self.input_model.model_fields]
@@ -67,11 +74,14 @@ class PromptSpec(Generic[I, O]):
     def turn_fields(self) -> set[str]:
         return set(self.input_model.model_fields) - set(self.context)
 
-    def system_text(self) -> str:
+    def _reply_contract(self) -> str:
         schema = json.dumps(self.output_model.model_json_schema(), separators=(",", ":"))
-        return (f"{self.system.strip()}\n\n"
-                "Reply with exactly one JSON object and nothing else. It must validate against this JSON Schema:\n"
-                f"{schema}")
+        return f"Reply with exactly one JSON object and nothing else. It must validate against this JSON Schema:\n{schema}"
+
+    def system_text(self) -> str:
+        if self.role:
+            return self.system.strip()
+        return f"{self.system.strip()}\n\n{self._reply_contract()}"
 
     def _turn(self, inp: I) -> str:
         return f"{self.instructions.strip()}\n\n{INPUT_HEADING}\n```json\n{inp.model_dump_json(include=self.turn_fields)}\n```"
@@ -86,6 +96,8 @@ class PromptSpec(Generic[I, O]):
         head = ""
         if self.context:
             head = f"{CONTEXT_HEADING}\n```json\n{first.model_dump_json(include=set(self.context))}\n```\n\n"
+        if self.role:
+            head += f"{self.role.strip()}\n\n{self._reply_contract()}\n\n"
         turns = [*(h[0] for h in history), inp]
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.system_text()},
                                           {"role": "user", "content": head + self._turn(turns[0])}]

@@ -14,6 +14,19 @@ class TaskInput(BaseModel):
     task: str
 
 
+class NumberedTask(BaseModel):
+    id: int
+    task: str
+
+
+class TaskBatchInput(BaseModel):
+    """Several source tasks in one request. Each task alone is a prompt of a few hundred tokens, below
+    providers' 1,024-token caching minimum, so one per request pays the instructions at the full rate
+    every time; a batch pays them once."""
+
+    tasks: list[NumberedTask] = Field(min_length=1)
+
+
 class StatefulJudgement(BaseModel):
     analysis: str
     stateful: Annotated[bool, LooseWord]
@@ -26,6 +39,27 @@ class TopicInference(BaseModel):
     usefulness: Score10 = Field(ge=1, le=10)
     modelability: Score10 = Field(ge=1, le=10)
 
+
+class StatefulJudgementItem(BaseModel):
+    id: int
+    analysis: str
+    stateful: Annotated[bool, LooseWord]
+
+
+class StatefulJudgements(BaseModel):
+    judgements: list[StatefulJudgementItem]
+
+
+class TopicInferenceItem(TopicInference):
+    id: int
+
+
+class TopicInferences(BaseModel):
+    topics: list[TopicInferenceItem]
+
+
+_BATCH = ("\nYou get several numbered requests at once. Judge each one on its own, as if it were the only "
+          "one; give exactly one entry per id, in the given order, with that id.")
 
 JUDGE_STATEFUL = PromptSpec(
     id="mine.judge_stateful",
@@ -62,4 +96,24 @@ INFER_TOPIC = PromptSpec(
     instructions="Infer the environment this task would naturally take place in.",
     input_model=TaskInput,
     output_model=TopicInference,
+)
+
+
+JUDGE_STATEFUL_BATCH = PromptSpec(
+    id="mine.judge_stateful_batch",
+    version=1,
+    system=JUDGE_STATEFUL.system + _BATCH,
+    instructions="For each request, decide whether it depends on a stateful, domain-specific environment.",
+    input_model=TaskBatchInput,
+    output_model=StatefulJudgements,
+)
+
+INFER_TOPIC_BATCH = PromptSpec(
+    id="mine.infer_topic_batch",
+    version=1,
+    system=INFER_TOPIC.system.replace("Given a raw user task", "Given raw user tasks").replace(
+        "name the most plausible", "name for each the most plausible") + _BATCH,
+    instructions="For each task, infer the environment it would naturally take place in.",
+    input_model=TaskBatchInput,
+    output_model=TopicInferences,
 )

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.spec import Operation
 from envscaler_core.prompts.base import PromptSpec
-from envscaler_core.prompts.validate import StateInput, StateOutput
+from envscaler_core.prompts.validate import STATE_WRITER_SYSTEM, StateInput, StateOutput
 
 
 class TaskInput(BaseModel):
@@ -49,6 +49,31 @@ class CheckFunctionOutput(BaseModel):
     code: str = Field(min_length=1)
 
 
+class NumberedItem(BaseModel):
+    id: int
+    item: str
+
+
+class CheckFunctionsInput(BaseModel):
+    """Every item of one checklist in one request: one check alone is a prompt below providers' 1,024-token
+    caching minimum, so one request per item pays the state and the task at the full rate each time."""
+
+    introduction: str
+    initial_state: dict[str, Any]
+    task: str
+    items: list[NumberedItem] = Field(min_length=1)
+
+
+class CheckFunctionItem(BaseModel):
+    id: int
+    analysis: str
+    code: str = Field(min_length=1)
+
+
+class CheckFunctionsOutput(BaseModel):
+    checks: list[CheckFunctionItem]
+
+
 class SolutionInput(BaseModel):
     introduction: str
     tools: list[str]
@@ -65,14 +90,9 @@ class SolutionOutput(BaseModel):
 
 INITIAL_STATE = PromptSpec(
     id="scen.initial_state",
-    version=2,
-    system=(
-        "You write a realistic initial state (database) for a simulated environment, as JSON usable directly as "
-        "init_config: keys are the state attribute names, values match their types. All cross-references "
-        "resolve; 3-5+ distinct entries per container covering different statuses; natural fictional names; "
-        "ISO dates; unique ids. Vary it from earlier states when `variation` > 0."
-    ),
-    instructions="Write an initial state for this environment.",
+    version=3,
+    system=STATE_WRITER_SYSTEM,  # validation's test state has the same system text and context: one cached prefix
+    instructions="Write an initial state for this environment, for a task scenario.",
     input_model=StateInput,
     output_model=StateOutput,
     context=("introduction", "class_name", "class_code", "state_attributes"),
@@ -123,6 +143,20 @@ CHECK_FUNCTION = PromptSpec(
     instructions="Write the check function for this item.",
     input_model=CheckFunctionInput,
     output_model=CheckFunctionOutput,
+    context=("introduction", "initial_state", "task"),
+)
+
+CHECK_FUNCTIONS = PromptSpec(
+    id="scen.check_functions",
+    version=1,
+    system=CHECK_FUNCTION.system.replace(
+        "You write `def check_func(final_state) -> bool` deciding one checklist item",
+        "For each numbered checklist item you write its own `def check_func(final_state) -> bool` deciding that "
+        "item").replace(" If `feedback` is given, it explains why your previous function was rejected.", "")
+    + " Each item's code is a separate module defining check_func; give exactly one entry per id, in order.",
+    instructions="Write the check function of every item.",
+    input_model=CheckFunctionsInput,
+    output_model=CheckFunctionsOutput,
     context=("introduction", "initial_state", "task"),
 )
 

@@ -106,11 +106,42 @@ CLASS_SKELETON = PromptSpec(
     context=("summary", "introduction", "entities", "rules"),
 )
 
+_TOOL_EXAMPLE = (
+    "Example of a state-changing tool in this contract (from another environment), written as a method is answered:\n"
+    "def cancel_order(self, order_id: str) -> dict:\n"
+    "    \"\"\"Cancel an order that has not shipped yet.\n\n"
+    "    Args:\n"
+    "        order_id: The order's id.\n\n"
+    "    Returns:\n"
+    "        dict: success flag and a message, or an error.\n"
+    "    \"\"\"\n"
+    "    order = self.orders.get(order_id)\n"
+    "    if order is None:\n"
+    "        return {'success': False, 'error': f'order {order_id} not found'}\n"
+    "    if order['status'] != 'pending':\n"
+    "        return {'success': False, 'error': f\"order {order_id} is already {order['status']}\"}\n"
+    "    order['status'] = 'cancelled'\n"
+    "    return {'success': True, 'message': f'order {order_id} cancelled'}\n"
+    "A query tool validates its arguments the same way and returns {'success': True, 'data': ...} without "
+    "touching any attribute."
+)
+
+TOOLS_FAMILY_SYSTEM = (
+    "You build a simulated software environment for agent training as one Python class, step by step: from "
+    "its state space and class skeleton, first the list of tools (operations) it exposes, then each tool's "
+    "method. Every tool must fit the environment contract below; the rules of the environment are enforced "
+    "inside the tools.\n" + _CONTRACT + "\n" + _TOOL_EXAMPLE
+)
+"""The shared system text of the steps that work on one skeleton (operations, then every method): with
+the same leading context they share one cached prefix, so the operations call warms the cache for the
+method fan-out, and each step's own role and output schema follow the context (`PromptSpec.role`)."""
+
 OPERATIONS = PromptSpec(
     id="synth.operations",
-    version=2,
-    system=(
-        "You list the tools (operations) an environment class should expose to an agent. Each has a snake_case "
+    version=3,
+    system=TOOLS_FAMILY_SYSTEM,
+    role=(
+        "Step: list the tools (operations) the class should expose to an agent. Each has a snake_case "
         "name, a one-line description and a kind: 'query' (reads only) or 'state_change'. Offer more than the "
         "example task needs (get/list/filter, create/update/cancel/delete) so the environment supports many "
         "tasks, while staying within the state space."
@@ -123,11 +154,12 @@ OPERATIONS = PromptSpec(
 
 METHOD = PromptSpec(
     id="synth.method",
-    version=2,
-    system=(
-        "You implement ONE method of an environment class. Output only the method (starting with 'def', "
-        "indented at column 0, taking self), with type hints and a Google-style docstring whose Args: section "
-        "documents every parameter. Validate inputs and enforce the rules.\n" + _CONTRACT
+    version=3,
+    system=TOOLS_FAMILY_SYSTEM,
+    role=(
+        "Step: implement ONE method of the class, the target operation. Output only the method (starting "
+        "with 'def', indented at column 0, taking self), with type hints and a Google-style docstring whose "
+        "Args: section documents every parameter. Validate inputs and enforce the rules."
     ),
     instructions="Implement the target operation as a method of the class.",
     input_model=MethodInput,

@@ -47,11 +47,11 @@ class ProposeInput(BaseModel):
     this chain's focus, the tool statistics, the changes since the test state, the round."""
 
     introduction: str
-    tools: list[str] = Field(description="One line per tool: name(param: type, ...) - description.")
-    tool_schemas: list[dict[str, Any]] = Field(default_factory=list, description=(
-        "Each tool's function schema (parameter types, enums, required): what a call must fit. Part of the "
-        "cached context, it also lifts the prompt past providers' 1,024-token caching minimum, below which "
-        "every token is billed in full."))
+    tool_schemas: list[dict[str, Any]] = Field(description=(
+        "Each tool's function schema (name, description, parameter types, enums, required): what a call must "
+        "fit. Part of the cached context, it also lifts the prompt past providers' 1,024-token caching "
+        "minimum, below which every token is billed in full. (A one-line listing of the same tools beside "
+        "it, as before, only repeated what the schemas say on every round.)"))
     initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
     chain: int = Field(default=0, description="Which of the parallel testers this is (0-based).")
     chains: int = Field(default=1, description="How many testers explore this environment at once.")
@@ -74,18 +74,22 @@ class ProposedCall(BaseModel):
 
 
 class JudgeInput(BaseModel):
-    """Context (the same for every round of every chain): introduction, rules, the whole class, the test
-    state. Varying: the call, what it returned, the state before it (as changes since the test state)
-    and what the call itself changed."""
+    """Context (the same for every round of every chain): introduction, rules, the class without its
+    tools, the test state. Varying, most stable first: the called tool and its code (the same for every
+    call of that tool), then the call, what it returned, the state before it (as changes since the test
+    state) and what the call itself changed."""
 
     introduction: str
     rules: list[str]
-    class_code: str = Field(description="The whole class file: the called method and every helper it uses.")
+    class_context: str = Field(description=(
+        "The class file without its public tools: imports, constants, __init__ and every helper."))
     initial_state: dict[str, Any] = Field(description="The test state every chain starts from.")
     tool: str
     tool_kind: str | None = None
-    args: dict[str, Any]
+    tool_code: str = Field(default="", description=(
+        "The called tool's source, then that of every public tool it calls itself."))
     case_type: CaseType
+    args: dict[str, Any]
     observation: Any
     changes_before: list[dict[str, Any]] = Field(
         default_factory=list, description="JSON-Pointer operations from the test state to the state before the call.")
@@ -99,17 +103,23 @@ class JudgeOutput(BaseModel):
     reason: str
 
 
+STATE_WRITER_SYSTEM = (
+    "You write the initial state (database) of a simulated environment as JSON, usable directly as the class's "
+    "init_config: keys are the state attribute names, values match their declared types exactly. Respect the "
+    "constraints visible in the code (valid statuses, required fields, cross-references that resolve). Give each "
+    "container 3-5 distinct, realistic entries with natural fictional names, covering different statuses and "
+    "value ranges; ISO dates; unique ids. When `variation` > 0, write a state different from earlier ones. If "
+    "`feedback` is given, it says why the previous state was rejected."
+)
+"""One system text for every state written about a class (validation's test state, each scenario's
+initial state): with the same context they share one cached prefix, so the scenario states are served
+from the prefix the test state left (the class code is most of it)."""
+
 TEST_STATE = PromptSpec(
     id="validate.test_state",
-    version=2,
-    system=(
-        "You write the initial state of a simulated environment as JSON, usable directly as the class's "
-        "init_config: keys are the state attribute names, values match their declared types exactly. Respect "
-        "the constraints visible in the code (valid statuses, required fields, cross-references that resolve). "
-        "Give each container 3-5 distinct, realistic, fictional entries covering different statuses and value "
-        "ranges; ISO dates; unique ids."
-    ),
-    instructions="Write an initial state for this environment class.",
+    version=3,
+    system=STATE_WRITER_SYSTEM,
+    instructions="Write an initial state for this environment class, to test its tools on.",
     input_model=StateInput,
     output_model=StateOutput,
     context=("introduction", "class_name", "class_code", "state_attributes"),
@@ -117,7 +127,7 @@ TEST_STATE = PromptSpec(
 
 PROPOSE_CALL = PromptSpec(
     id="validate.propose_call",
-    version=3,
+    version=4,
     system=(
         "You are a test engineer exploring every tool of a simulated environment to find bugs: exceptions, "
         "wrong results, inconsistent state. Each round, propose ONE tool call. Positive cases use valid "
@@ -131,14 +141,15 @@ PROPOSE_CALL = PromptSpec(
     instructions="Propose the next test call.",
     input_model=ProposeInput,
     output_model=ProposedCall,
-    context=("introduction", "tools", "tool_schemas", "initial_state"),
+    context=("introduction", "tool_schemas", "initial_state"),
 )
 
 JUDGE_CALL = PromptSpec(
     id="validate.judge_call",
-    version=3,
+    version=4,
     system=(
-        "You review one executed tool call of a simulated environment: the class's source code, the call's "
+        "You review one executed tool call of a simulated environment: the class's source code (class_context: "
+        "the class without its tools; tool_code: the called tool and the tools it calls), the call's "
         "arguments and return value, the state before it (the initial state with changes_before applied) and "
         "the changes the call made (call_changes). verdict 'pass': fully correct. 'warning': works but has robustness "
         "issues (missing validation or boundary checks). 'fail': wrong behaviour, an exception, a non-dict "
@@ -148,7 +159,7 @@ JUDGE_CALL = PromptSpec(
     instructions="Judge this tool call.",
     input_model=JudgeInput,
     output_model=JudgeOutput,
-    context=("introduction", "rules", "class_code", "initial_state"),
+    context=("introduction", "rules", "class_context", "initial_state"),
 )
 
 

@@ -18,8 +18,8 @@ from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.models.spec import Operation
 from envscaler_core.prompts.scen import (
-    CHECK_FUNCTION, CHECKLIST, REFERENCE_SOLUTION, TASK,
-    CheckFunctionInput, ChecklistInput, SolutionInput, TaskInput,
+    CHECK_FUNCTION, CHECK_FUNCTIONS, CHECKLIST, REFERENCE_SOLUTION, TASK,
+    CheckFunctionInput, CheckFunctionsInput, ChecklistInput, NumberedItem, SolutionInput, TaskInput,
 )
 from envscaler_core.runtime import EnvRuntime
 from envscaler_core.scenarios.states import StateRejected, make_initial_state
@@ -44,6 +44,27 @@ async def _check(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: st
     inp = CheckFunctionInput(introduction=env.introduction, initial_state=state, task=task, item=item, feedback=feedback)
     out = await gateway.structured(CHECK_FUNCTION, inp, stage="check")  # the reference writes checks with the small model
     return CheckSpec(item=item, code=extract_code(out.code, defines("check_func")))
+
+
+async def _checks(env: AcceptedEnv, gateway: Any, state: dict[str, Any], task: str, items: list[str]) -> list[CheckSpec]:
+    """Every item's check in one request (`scen.check_functions`); an item the answer leaves out, or every
+    item when the answer is not valid, is asked on its own (`_check`), so batching never loses an item."""
+    if len(items) == 1:
+        return [await _check(env, gateway, state, task, items[0], None)]
+    answers: dict[int, Any] = {}
+    try:
+        out = await gateway.structured(CHECK_FUNCTIONS, CheckFunctionsInput(
+            introduction=env.introduction, initial_state=state, task=task,
+            items=[NumberedItem(id=i + 1, item=it) for i, it in enumerate(items)]), stage="check")
+        for answer in out.checks:
+            answers.setdefault(answer.id, answer)  # a repeated id: the first answer counts
+    except LLMOutputInvalid:
+        pass
+    missing = [i for i in range(len(items)) if i + 1 not in answers]
+    again = dict(zip(missing, await asyncio.gather(*(_check(env, gateway, state, task, items[i], None) for i in missing)),
+                     strict=True))
+    return [again[i] if i in again else CheckSpec(item=it, code=extract_code(answers[i + 1].code, defines("check_func")))
+            for i, it in enumerate(items)]
 
 
 async def _solution(env: AcceptedEnv, gateway: Any, sc: Scenario, feedback: str | None) -> list:
@@ -92,9 +113,8 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
         items = (await gateway.structured(CHECKLIST, ChecklistInput(task=task), stage="scen")).items
         sc = sc.model_copy(update={"task": task, "checklist": items})
         # the plan and the checks both follow from the checklist alone: written at once, not one after the other
-        solution, *checks = await asyncio.gather(_solution(env, gateway, sc, None),
-                                                 *(_check(env, gateway, state, task, it, None) for it in items))
-        sc = sc.model_copy(update={"checks": list(checks), "reference_solution": solution})
+        solution, checks = await asyncio.gather(_solution(env, gateway, sc, None), _checks(env, gateway, state, task, items))
+        sc = sc.model_copy(update={"checks": checks, "reference_solution": solution})
         report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
         attempt = 0
         # "load"/"empty" cannot be repaired by regenerating checks or the plan.

@@ -11,7 +11,8 @@ on every run (the response cache serves a resumed pass) and cheap to cache.
 
 Prompts carry the test state once, in their context, and then the changes since it (see
 `models.changes`): the context is the same for every round of every chain, so providers' prefix caches
-serve it.
+serve it. The judge sees the class without its tools in that context and the called tool's code first
+in the varying part (`code_slices`), not the whole class on every round.
 
 Unlike the reference, a round the proposer botched (unknown tool, schema-rejected args, no valid
 answer) is counted as skipped, not silently dropped, and a judge that cannot answer falls back to the
@@ -29,7 +30,7 @@ from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.prompts.validate import JUDGE_CALL, PROPOSE_CALL, JudgeInput, ProposeInput, ToolStats
 from envscaler_core.runtime import CallOutcome, EnvRuntime
-from envscaler_core.synth.tool_schema import tool_lines
+from envscaler_core.validation.code_slices import CodeSlices
 from envscaler_core.validation.facts import call_facts
 from envscaler_core.validation.programmatic import observation, open_episode
 
@@ -54,8 +55,8 @@ class LLMPass:
         self.introduction, self.rules, self.start = introduction, rules, start
         self.kinds = dict(candidate.tool_kinds) if kinds is None else kinds
         self.names = [t.function.name for t in candidate.tools]
-        self.tool_lines = tool_lines(candidate.tools)
         self.tool_schemas = [t.function.model_dump(mode="json", exclude_none=True) for t in candidate.tools]
+        self.code = CodeSlices(candidate.class_code, candidate.class_name)
         self.rounds: list[ValidationRound] = []
         self.skipped = 0
 
@@ -95,7 +96,7 @@ class _Chain:
                 changes = state_changes(initial, before)
                 try:
                     proposal = await o.gateway.structured(PROPOSE_CALL, ProposeInput(
-                        introduction=o.introduction, tools=o.tool_lines, tool_schemas=o.tool_schemas,
+                        introduction=o.introduction, tool_schemas=o.tool_schemas,
                         initial_state=initial, chain=self.index, chains=self.of, focus=self.focus,
                         stats={name: s for name, s in self.stats.items() if s.total}, changes=changes,
                         round=i + 1, rounds=self.n_rounds), stage="validate_proposer")
@@ -123,8 +124,9 @@ class _Chain:
         facts = call_facts(out, before, kind, proposal.case_type)
         try:
             judged = await o.gateway.structured(JUDGE_CALL, JudgeInput(
-                introduction=o.introduction, rules=o.rules, class_code=o.candidate.class_code, initial_state=initial,
-                tool=proposal.tool, tool_kind=kind, args=proposal.args, case_type=proposal.case_type,
+                introduction=o.introduction, rules=o.rules, class_context=o.code.shared, initial_state=initial,
+                tool=proposal.tool, tool_kind=kind, tool_code=o.code.tool(proposal.tool), case_type=proposal.case_type,
+                args=proposal.args,
                 observation=observation(out), changes_before=changes,
                 call_changes=state_changes(before, out.state)), stage="validate_judge")
             verdict, reason = judged.verdict, judged.reason

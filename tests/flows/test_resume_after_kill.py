@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SLICE = ROOT / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
 ENVSCALER = Path(sys.executable).with_name("envscaler")
 # (prompt id whose requests mark the stage, how many of them to let through before the kill)
-KILL_POINTS = [("mine.infer_topic", 3), ("synth.method", 4), ("validate.judge_call", 10),
-               ("scen.check_function", 3), ("agent.solve", 2)]
+KILL_POINTS = [("mine.infer_topic_batch", 2), ("synth.method", 4), ("validate.judge_call", 10),
+               ("scen.check_functions", 2), ("agent.solve", 2)]
 
 
 def write_config(path: Path, db: Path, out: Path, base_url: str) -> Path:

@@ -67,3 +67,15 @@ def test_embedding_is_deterministic_unit_length_and_fixed_size():
 
 def test_embedding_of_empty_text_is_the_zero_vector():
     assert brain.embedding("") == [0.0] * brain.EMBEDDING_DIM
+
+
+def test_a_batch_gets_the_answer_each_task_gets_alone():
+    tasks = ["Reschedule my medical appointment with Dr. Smith for tomorrow.", "Write a poem about the sea.",
+             "Set a medication reminder for my daily blood pressure pill."]
+    batch = PM.TaskBatchInput(tasks=[PM.NumberedTask(id=i + 1, task=t) for i, t in enumerate(tasks)])
+    judged = ask(PM.JUDGE_STATEFUL_BATCH, batch).judgements
+    assert [(j.id, j.stateful) for j in judged] == [(i + 1, ask(PM.JUDGE_STATEFUL, PM.TaskInput(task=t)).stateful)
+                                                    for i, t in enumerate(tasks)]
+    topics = {t.id: t.summary for t in ask(PM.INFER_TOPIC_BATCH, batch).topics}
+    assert topics == {1: ask(PM.INFER_TOPIC, PM.TaskInput(task=tasks[0])).summary,
+                      3: ask(PM.INFER_TOPIC, PM.TaskInput(task=tasks[2])).summary}  # no domain for the poem

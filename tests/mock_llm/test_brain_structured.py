@@ -19,6 +19,7 @@ from envscaler_core.prompts import synth as PY
 from envscaler_core.prompts import validate as PV
 from envscaler_core.synth import assemble_module, extract_tools, parse_method, static_problems, state_attributes
 from envscaler_core.synth.tool_schema import tool_lines
+from envscaler_core.validation.code_slices import CodeSlices
 from tests.mock_llm.helpers import ask
 
 DOMAINS = library.domains()
@@ -43,8 +44,10 @@ def inputs_for(domain: library.Domain) -> dict[str, Any]:
     state_in = PV.StateInput(introduction=domain.introduction, class_name=name, class_code=code,
                              state_attributes=state_attributes(code, name))
     first = tools[0].function.name
+    batch = PM.TaskBatchInput(tasks=[PM.NumberedTask(id=i + 1, task=s.task) for i, s in enumerate(domain.scenarios)])
     return {
         "mine.judge_stateful": task, "mine.infer_topic": task,
+        "mine.judge_stateful_batch": batch, "mine.infer_topic_batch": batch,
         "synth.state_space": topic_in, "synth.class_skeleton": skel_in, "synth.operations": ops_in,
         "synth.method": PY.MethodInput(summary=topic.summary, introduction=topic.introduction, entities=space.entities,
                                        rules=space.rules, skeleton_code=skel.code,
@@ -52,11 +55,13 @@ def inputs_for(domain: library.Domain) -> dict[str, Any]:
         "validate.test_state": state_in,
         "validate.tool_kinds": PV.ToolKindsInput(introduction=domain.introduction, class_header="", tools=[
             PV.ToolToLabel(name=t.function.name, description=t.function.description, source="") for t in tools]),
-        "validate.propose_call": PV.ProposeInput(introduction=domain.introduction,
-                                                 tools=_lines(domain), stats={},
+        "validate.propose_call": PV.ProposeInput(introduction=domain.introduction, stats={},
+                                                 tool_schemas=[t.function.model_dump(mode="json", exclude_none=True)
+                                                               for t in tools],
                                                  initial_state=sc.initial_state, round=1, rounds=10),
         "validate.judge_call": PV.JudgeInput(introduction=domain.introduction, rules=domain.rules,
-                                             class_code=domain.class_source, initial_state=sc.initial_state,
+                                             class_context=CodeSlices(code, name).shared,
+                                             initial_state=sc.initial_state,
                                              tool=first, tool_kind=domain.tool_kinds[first],
                                              args={}, case_type="positive", observation={"success": True, "data": []}),
         "scen.initial_state": state_in,
@@ -66,6 +71,9 @@ def inputs_for(domain: library.Domain) -> dict[str, Any]:
         "scen.checklist": PS.ChecklistInput(task=sc.task),
         "scen.check_function": PS.CheckFunctionInput(introduction=domain.introduction, initial_state=sc.initial_state,
                                                      task=sc.task, item=sc.checklist[0]),
+        "scen.check_functions": PS.CheckFunctionsInput(
+            introduction=domain.introduction, initial_state=sc.initial_state, task=sc.task,
+            items=[PS.NumberedItem(id=i + 1, item=it) for i, it in enumerate(sc.checklist)]),
         "scen.reference_solution": PS.SolutionInput(introduction=domain.introduction, tools=_lines(domain),
                                                     initial_state=sc.initial_state, task=sc.task,
                                                     checklist=sc.checklist),

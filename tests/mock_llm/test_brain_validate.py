@@ -12,7 +12,7 @@ from mock_llm import library
 from envscaler_core.prompts import validate as PV
 from envscaler_core.models.changes import state_changes
 from envscaler_core.synth import extract_tools
-from envscaler_core.synth.tool_schema import tool_lines
+from envscaler_core.validation.code_slices import CodeSlices
 from tests.mock_llm.helpers import ask, open_env
 
 CLINIC = library.by_name("clinic_appointments")
@@ -22,9 +22,10 @@ WAITLIST = library.by_name("surgery_waitlist")
 
 def _propose(domain: library.Domain, stats: dict[str, PV.ToolStats], state: dict[str, Any] | None = None,
              round_: int = 1) -> PV.ProposedCall:
-    tools = tool_lines(extract_tools(domain.class_source, domain.class_name))
+    schemas = [t.function.model_dump(mode="json", exclude_none=True)
+               for t in extract_tools(domain.class_source, domain.class_name)]
     initial = domain.initial_states[0]
-    return ask(PV.PROPOSE_CALL, PV.ProposeInput(introduction=domain.introduction, tools=tools, stats=stats,
+    return ask(PV.PROPOSE_CALL, PV.ProposeInput(introduction=domain.introduction, tool_schemas=schemas, stats=stats,
                                                 initial_state=initial, changes=state_changes(initial, state or initial),
                                                 round=round_, rounds=30))
 
@@ -69,9 +70,10 @@ def _judge(request: pytest.FixtureRequest, domain: library.Domain, tool: str, ar
     finally:
         env.close()
     initial = domain.initial_states[0]
+    code = CodeSlices(domain.class_source, domain.class_name)
     return ask(PV.JUDGE_CALL, PV.JudgeInput(
-        introduction=domain.introduction, rules=domain.rules, class_code=domain.class_source, initial_state=initial,
-        tool=tool, tool_kind=domain.tool_kinds[tool], args=args, case_type=case_type, observation=observation,
+        introduction=domain.introduction, rules=domain.rules, class_context=code.shared, initial_state=initial,
+        tool=tool, tool_kind=domain.tool_kinds[tool], tool_code=code.tool(tool), args=args, case_type=case_type, observation=observation,
         changes_before=state_changes(initial, before), call_changes=state_changes(before, after)))
 
 

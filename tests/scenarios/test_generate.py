@@ -27,7 +27,7 @@ class ScriptedLLM:
         self.feedback: list[str | None] = []
 
     async def structured(self, prompt, inp, stage: str):
-        assert stage == ("check" if prompt.id == "scen.check_function" else "scen")  # checks: the small model
+        assert stage == ("check" if prompt.id.startswith("scen.check_function") else "scen")  # checks: the small model
         self.calls[prompt.id] += 1
         self.feedback.append(getattr(inp, "feedback", None))
         out = prompt.output_model
@@ -39,12 +39,17 @@ class ScriptedLLM:
         if prompt.id == "scen.checklist":
             return out(analysis="", items=list(self.checks))
         if prompt.id == "scen.check_function":
-            codes = self.checks[inp.item]
-            self.per_item[inp.item] += 1
-            return out(analysis="", code=codes[min(self.per_item[inp.item] - 1, len(codes) - 1)])
+            return out(analysis="", code=self._code(inp.item))
+        if prompt.id == "scen.check_functions":
+            return out(checks=[{"id": it.id, "analysis": "", "code": self._code(it.item)} for it in inp.items])
         if prompt.id == "scen.reference_solution":
             return out(analysis="", calls=[ToolCall.model_validate(c.model_dump()) for c in PLAN])
         raise AssertionError(f"unexpected prompt {prompt.id}")
+
+    def _code(self, item: str) -> str:
+        codes = self.checks[item]
+        self.per_item[item] += 1
+        return codes[min(self.per_item[item] - 1, len(codes) - 1)]
 
 
 def settings(**scen: Any) -> Settings:
@@ -56,6 +61,20 @@ def test_good_answers_yield_a_verified_scenario(runtime):
     [sc] = asyncio.run(generate_scenarios(library_env(), runtime, llm, settings()))
     assert sc.status == "verified" and sc.rejection_reason is None and sc.repair_attempts == 0
     assert [c.item for c in sc.checks] == sc.checklist and sc.reference_solution == PLAN
+
+
+def test_the_checks_of_a_checklist_are_written_in_one_request(runtime):
+    llm = ScriptedLLM({LENT_B1.item: [LENT_B1.code], LOAN_ANA.item: [LOAN_ANA.code]})
+    [sc] = asyncio.run(generate_scenarios(library_env(), runtime, llm, settings()))
+    assert sc.status == "verified"
+    assert llm.calls["scen.check_functions"] == 1 and llm.calls["scen.check_function"] == 0
+
+
+def test_a_vacuous_check_from_the_batch_is_repaired_on_its_own(runtime):
+    llm = ScriptedLLM({LENT_B1.item: [VACUOUS.code, LENT_B1.code], LOAN_ANA.item: [LOAN_ANA.code]})
+    [sc] = asyncio.run(generate_scenarios(library_env(), runtime, llm, settings(repair_attempts=2)))
+    assert sc.status == "verified" and sc.repair_attempts == 1
+    assert llm.calls["scen.check_functions"] == 1 and llm.calls["scen.check_function"] == 1
 
 
 def test_one_scenario_per_configured_initial_state(runtime):

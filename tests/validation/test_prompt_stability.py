@@ -10,13 +10,13 @@ import sys
 SCRIPT = """
 from envscaler_core.models import EnvCandidate
 from envscaler_core.prompts.validate import PROPOSE_CALL, ProposeInput
-from envscaler_core.synth import extract_tools, tool_lines
+from envscaler_core.synth import extract_tools
 from envscaler_core.validation.llm_pass import LLMPass as _LLMPass, _Chain
 from tests.scenarios.helpers import LIBRARY_CODE, STATE
 cand = EnvCandidate(topic_fp="t", class_name="Library", class_code=LIBRARY_CODE, tools=extract_tools(LIBRARY_CODE, "Library"))
 p = _LLMPass(cand, None, None, "intro", [], 0)
 c = _Chain(p, STATE, index=0, of=2, rounds=15)
-inp = ProposeInput(introduction="intro", tools=tool_lines(cand.tools), initial_state=STATE, focus=c.focus, stats=c.stats,
+inp = ProposeInput(introduction="intro", tool_schemas=p.tool_schemas, initial_state=STATE, focus=c.focus, stats=c.stats,
                    round=1, rounds=15)
 print(PROPOSE_CALL.render(inp)[1]["content"])
 """
