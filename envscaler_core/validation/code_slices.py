@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from envscaler_core import pyast
 from envscaler_core.synth.tool_schema import find_class, public_methods
 
 
@@ -21,7 +22,7 @@ class CodeSlices:
 
     def __init__(self, code: str, class_name: str) -> None:
         lines = code.splitlines()
-        cls = find_class(ast.parse(code), class_name)
+        cls = find_class(pyast.parse(code), class_name)
         self._sources: dict[str, str] = {}
         self._calls: dict[str, list[str]] = {}
         cut: set[int] = set()

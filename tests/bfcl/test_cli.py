@@ -24,6 +24,7 @@ from envscaler_core.bfcl.data import find_task
 from envscaler_core.bfcl.reference import score_in_process
 from envscaler_core.models import BFCLEvalReport, BFCLTaskResult
 from envscaler_core.store import Store
+from tests.cli.helpers import ctrl_c_reaches
 
 pytestmark = [pytest.mark.prefect]
 
@@ -41,7 +42,7 @@ def cli(*args: str, prefect_api: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ENVSCALER_"))}
     env["PREFECT_API_URL"] = prefect_api
     return subprocess.Popen([str(ENVSCALER), *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=ctrl_c_reaches)
 
 
 def run_json(*args: str, prefect_api: str) -> dict[str, Any]:

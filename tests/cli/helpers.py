@@ -49,3 +49,12 @@ def assert_no_noise(stderr: str) -> None:
     """What a user must never see: tracebacks, telemetry failures, nanobind leak dumps."""
     for noise in ("Traceback", "Failed to send telemetry", "nanobind", "leaked instance"):
         assert noise not in stderr, f"{noise!r} on stderr:\n{stderr[-3000:]}"
+
+
+def ctrl_c_reaches() -> None:
+    """`preexec_fn` for a CLI process a spec will Ctrl-C: SIGINT back to its default. A suite started in
+    the background (`make test &`, nohup, some CI runners) inherits SIGINT ignored, and Python keeps an
+    ignored SIGINT ignored, so the spec would test the launcher instead of the CLI."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

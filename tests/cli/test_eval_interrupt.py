@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import ENVSCALER, assert_no_noise, clean_env
+from tests.cli.helpers import ENVSCALER, assert_no_noise, clean_env, ctrl_c_reaches
 
 pytestmark = [pytest.mark.slow]
 
@@ -19,7 +19,7 @@ def test_ctrl_c_before_the_evaluation_starts_says_nothing_was_recorded(tmp_path:
     env = clean_env(tmp_path, ENVSCALER_DATA_DIR=str(tmp_path / "data"))
     proc = subprocess.Popen([str(ENVSCALER), "eval", "bfcl-mt", "--agent", "gold", "--limit", "1", "--run-id", "early"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=ctrl_c_reaches)
     seen = []
     for line in proc.stderr:  # the CLI says it is starting the server before it waits for it
         seen.append(line)

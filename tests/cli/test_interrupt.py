@@ -18,7 +18,7 @@ import pytest
 
 from mock_llm.http_state import FaultConfig
 from mock_llm.server import MockServer
-from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, envscaler
+from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, ctrl_c_reaches, envscaler
 
 pytestmark = [pytest.mark.slow]
 RUN = "interrupt-me"
@@ -71,7 +71,8 @@ def interrupted(slow_mock: MockServer, tmp_path_factory: pytest.TempPathFactory)
                     ENVSCALER_DB_URL=f"duckdb:///{db}")
     proc = subprocess.Popen([str(ENVSCALER), "run", "-s", str(SLICE), "-c", str(tmp / "f.toml"), "--run-id", RUN],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
-                            start_new_session=True)  # its own process group, like a terminal's foreground job
+                            start_new_session=True,  # its own process group, like a terminal's foreground job
+                            preexec_fn=ctrl_c_reaches)
     try:
         wait_for_step(Path(f"{db}.progress") / f"{RUN}.json", "validate", proc)
         during = {"one": envscaler("status", RUN, env=env), "list": envscaler("status", env=env)}
