@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from envscaler_core.llm.errors import LLMConfigError
 from envscaler_core.llm.replies import REASONING_FIELDS
 
 MAX_LENGTH_RETRIES = 2
@@ -95,6 +96,18 @@ def assistant_message(message: Any) -> dict[str, Any]:
     data["role"] = "assistant"
     data.setdefault("content", None)
     return data
+
+
+def request_body(model: str, messages: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
+    """The request body, serialised once by us. The SDK's `create()` first walks every message and
+    tool definition against its TypedDicts (15-50 ms of CPU for ~30 tools, on the event loop);
+    our messages and tools are already plain JSON, so that walk only costs."""
+    try:
+        return json.dumps({"model": model, "messages": messages, **extra}, ensure_ascii=False,
+                          separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise LLMConfigError(f"request for model {model} is not plain JSON ({exc}); messages and tools "
+                             "must be JSON-serialisable dicts") from None
 
 
 def parse_completion(raw: bytes) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import threading
 import time
 import weakref
@@ -31,7 +30,7 @@ from envscaler_core.llm.errors import (
 )
 from envscaler_core.llm.exchange import (
     MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, more_room, outgoing, parse_completion, read_response,
-    room_parameter,
+    request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
@@ -226,18 +225,6 @@ class LLMGateway:
         self.ledger.add(call.stage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
                         estimated_tokens=estimated, cached_tokens=cached)
 
-    @staticmethod
-    def _body(model: str, messages: list[dict[str, Any]], extra: dict[str, Any]) -> bytes:
-        """The request body, serialised once by us. The SDK's `create()` first walks every message and
-        tool definition against its TypedDicts (15-50 ms of CPU for ~30 tools, on the event loop);
-        our messages and tools are already plain JSON, so that walk only costs."""
-        try:
-            return json.dumps({"model": model, "messages": messages, **extra}, ensure_ascii=False,
-                              separators=(",", ":"), allow_nan=False).encode("utf-8")
-        except (TypeError, ValueError) as exc:
-            raise LLMConfigError(f"request for model {model} is not plain JSON ({exc}); messages and tools "
-                                 "must be JSON-serialisable dicts") from None
-
     async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
                         headers: dict[str, str], what: str) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
@@ -255,7 +242,7 @@ class LLMGateway:
                 extra["tools"] = tools
             if room is not None:
                 extra[room_parameter(self.settings.base_url)] = room
-            body = self._body(call.model, sent, extra)
+            body = request_body(call.model, sent, extra)
 
             async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
                 raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
