@@ -17,7 +17,9 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from envscaler_core.bfcl.evaluate import EvalRequest, build_report, pending, results_table, run_eval, summary_json
+from envscaler_core.bfcl.evaluate import (
+    EvalRequest, build_report, longest_first, pending, results_table, run_eval, summary_json,
+)
 from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
 
@@ -112,7 +114,7 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
         # one gate for all batches: at most this many tasks (episodes, LLM conversations) in flight
         ctx = {"store": store, "pool": pool, "gateway": gateway, "run_id": run_id, "request": req,
                "gate": asyncio.Semaphore(min(CONCURRENCY_CAP, settings.llm.max_concurrency))}
-        todo = [t.id for t in pending(store, run_id, req)]
+        todo = [t.id for t in longest_first(pending(store, run_id, req))]
         size = settings.flow.batch_size
         try:
             await asyncio.gather(*(evaluate_batch(ctx, todo[start:start + size]) for start in range(0, len(todo), size)))

@@ -115,6 +115,14 @@ def build_report(store: Any, run_id: str, request: EvalRequest) -> BFCLEvalRepor
                           complete={r.task_id for r in results} >= wanted)
 
 
+def longest_first(tasks: list[BFCLTask]) -> list[BFCLTask]:
+    """Tasks by expected length, longest first (ties keep their order). With a fixed number in flight,
+    a long task started last leaves the other slots idle while it finishes; starting the long ones
+    first is the classic fix for that tail (LPT scheduling). Expected length: one model step per
+    ground-truth call plus one per turn to end it; only the order changes, never what is evaluated."""
+    return sorted(tasks, key=lambda t: -(sum(len(calls) for calls in t.ground_truth) + len(t.turns)))
+
+
 async def run_eval(store: Any, runtime: EnvRuntime, gateway: Any, run_id: str, request: EvalRequest,
                    concurrency: int | asyncio.Semaphore = 8, on_result: Any = None,
                    tasks: list[BFCLTask] | None = None) -> None:
@@ -129,7 +137,7 @@ async def run_eval(store: Any, runtime: EnvRuntime, gateway: Any, run_id: str, r
         if on_result is not None:
             on_result(result)
 
-    todo = pending(store, run_id, request) if tasks is None else tasks
+    todo = longest_first(pending(store, run_id, request) if tasks is None else tasks)
     jobs = [asyncio.ensure_future(one(task)) for task in todo]
     try:
         await asyncio.gather(*jobs)

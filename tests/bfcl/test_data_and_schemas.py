@@ -125,3 +125,13 @@ def test_a_malformed_row_is_named_by_file_and_line(tmp_path: Path) -> None:
     answers.write_text(json.dumps({"id": "multi_turn_base_0", "ground_truth": [[]]}) + "\n")
     with pytest.raises(BFCLDataError, match=r"q.json:1: task 'multi_turn_base_0' is malformed.*NoSuchAPI"):
         load_file(questions, answers, "base")
+
+
+def test_tasks_are_started_longest_first_and_none_is_lost() -> None:
+    from envscaler_core.bfcl.evaluate import longest_first
+
+    tasks = load_tasks("base", 40)
+    ordered = longest_first(tasks)
+    steps = [sum(len(c) for c in t.ground_truth) + len(t.turns) for t in ordered]
+    assert steps == sorted(steps, reverse=True)
+    assert sorted(t.id for t in ordered) == sorted(t.id for t in tasks)
