@@ -173,7 +173,7 @@ class SandboxEpisode:
             self._pool.release(self._child)
             self._child = None
 
-    def _call(self, tool: str, args: dict[str, Any]) -> CallOutcome:
+    def _call(self, tool: str, args: dict[str, Any], again: bool = False) -> CallOutcome:
         if self._closed:
             return self._fail(tool, "crash", "the episode is closed")
         problem = check_call(tool, args, self._index)
@@ -193,7 +193,11 @@ class SandboxEpisode:
         try:
             reply = self._child.exchange(payload, self._timeout)
         except ChildFailure as exc:
-            self._child = None
+            dead, self._child = self._child, None
+            if exc.kind == "crash" and not again and not dead.zygote.serving(dead.generation):
+                # its jail was replaced meanwhile (a failed health check or unit verification kills the
+                # jail's units): no verdict on the code, so the call runs again from the last state
+                return self._call(tool, args, again=True)
             return self._fail(tool, exc.kind, exc.message + " (the next call runs in a fresh process from the last state)")
         if reply.get("ok") is True:
             try:
