@@ -158,10 +158,11 @@ def test_a_dead_zygote_is_replaced(jail: SandboxPool) -> None:
                           if b"worker.py" in Path(f"/proc/{p}/cmdline").read_bytes())
         os.kill(zygote_pid, signal.SIGKILL)
         victim.proc.wait(timeout=5)  # the jail tears itself down when its zygote dies
+        # the dead jail is no verdict on the code: its episodes' calls run again in a fresh process,
+        # rebuilt from their last good state, and report no crash
         outcomes = [ep.call("ping", {}) for ep in eps]
-        assert any(o.error_kind == "crash" for o in outcomes), "an episode of the dead jail should report a crash"
-        for ep in eps:  # every episode goes on in a fresh process, rebuilt from its last good state
-            assert ep.call("ping", {}).ok
+        assert all(o.ok for o in outcomes), [o.error for o in outcomes if not o.ok]
+        assert any(ep.restarts >= 1 for ep in eps), "an episode of the dead jail should have been rebuilt"
         fresh = jail.open_episode(code, "Attack", {"n": 5})
         with fresh:
             for _ in range(len(jail.zygotes)):
