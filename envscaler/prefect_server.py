@@ -53,7 +53,13 @@ def start_temporary_server(wait_s: float = 180.0) -> PrefectServer:
 
     port = free_port()
     api_url = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True), **QUIET_SERVER_ENV,
+    try:
+        settings = get_current_settings().to_environment_variables(exclude_unset=True)
+    except Exception as exc:  # pydantic wraps a Ctrl-C that lands in its serializer: it is still a Ctrl-C
+        if "KeyboardInterrupt" in str(exc):
+            raise KeyboardInterrupt from None
+        raise
+    env = {**os.environ, **settings, **QUIET_SERVER_ENV,
            "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
     env.pop("PREFECT_API_URL", None)
     import prefect
