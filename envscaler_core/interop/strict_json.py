@@ -22,9 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-MAX_DEPTH = 64
-"""Nesting a record may have: real env states are a few levels deep, and far deeper values break
-JSON round trips further on (pydantic's JSON reader stops at about 200 levels)."""
+from envscaler_core.models.plain_json import MAX_DEPTH, plain_json_problem
+
 CUT_DEPTH = MAX_DEPTH + 3
 """Containers opened deeper than this (counted from the file's top level, whose records sit one or two
 levels down) are cut out when the fast parse recurses too deeply; their record is too deep anyway."""
@@ -147,12 +146,8 @@ def json_problem(record: Any) -> str | None:
             stack.extend((v, depth + 1) for v in value.values())
         elif isinstance(value, list):
             stack.extend((v, depth + 1) for v in value)
-    try:
-        json.dumps(record, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except ValueError as exc:  # NaN/Infinity; UnicodeEncodeError is a ValueError too
-        what = "text that is not valid Unicode (a lone surrogate)" if isinstance(exc, UnicodeError) else "NaN or Infinity"
-        return f"holds {what}, which strict JSON cannot carry"
-    return None
+    problem = plain_json_problem(record)
+    return f"{problem}, which strict JSON cannot carry" if problem else None
 
 
 def _at(record: Any, target: Any) -> str:

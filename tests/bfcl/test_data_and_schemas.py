@@ -70,7 +70,7 @@ def test_decoding_equals_the_packages_convert_to_function_call() -> None:
 
 @pytest.mark.parametrize(("arguments", "needle"), [
     ('{"folder": ' + "[" * 3000 + "]" * 3000 + "}", "nest too deeply"),
-    ('{"folder": ' + "[" * 100 + "]" * 100 + "}", "nest deeper than"),
+    ('{"folder": ' + "[" * 100 + "]" * 100 + "}", "nested more than 64 levels"),
     ('{"folder": ' + "9" * 5001 + "}", "4300 digits"),
     ('{"folder": "\\ud800"}', "lone surrogate"),
 ], ids=["3000-deep", "100-deep", "huge-integer", "lone-surrogate"])

@@ -30,6 +30,7 @@ from envscaler_core.llm.replies.reasoning import (
     content_text, harmony_messages, reasoning_field, split_reasoning, without_end_tokens,
 )
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
+from envscaler_core.models.plain_json import plain_json_problem
 
 _TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL | re.IGNORECASE)
 
@@ -55,35 +56,12 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
 
 
 def checked_arguments(value: dict[str, Any]) -> dict[str, Any]:
-    """Parsed arguments that every later step can carry: bounded nesting, valid Unicode (JSON text may
-    escape a lone surrogate, which no store, wire or tokenizer accepts)."""
-    if nesting_depth(value) > MAX_ARGUMENT_DEPTH:
-        raise ReplyProblem(f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels")
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise ReplyProblem("a string in the arguments holds a lone surrogate (not valid Unicode)") from None
-    except (ValueError, TypeError) as exc:
-        raise ReplyProblem(f"arguments are not plain JSON ({str(exc)[:120]})") from None
+    """Parsed arguments that every later step can carry (`models.plain_json`); Python's NaN is kept,
+    as the sandbox's wire and the agent's transcript both carry it."""
+    problem = plain_json_problem(value, allow_nan=True)
+    if problem:
+        raise ReplyProblem(f"the arguments are {problem}" if problem.startswith("nested") else f"the arguments {problem}")
     return value
-
-
-MAX_ARGUMENT_DEPTH = 64
-"""Far beyond any tool's parameters; deeper arguments are refused here, as unreadable ones are, so that
-nothing downstream (schema checks, serialisation, the sandbox's wire) meets a recursion limit."""
-
-
-def nesting_depth(value: Any) -> int:
-    """How deeply lists and dicts nest in `value` (a scalar is 0), without recursing."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def canonical_arguments(raw: Any) -> str:
