@@ -10,7 +10,8 @@ embedding dedup to 0.999 (the site copies of one domain are near-identical texts
 
 Printed per scale, per accepted env: wall seconds, LLM requests (what the mock answered), tokens
 (prompt + completion; prompt tokens the mock's prefix cache served, and the effective prompt cost at
-the default prices), the factory process's peak RSS, store bytes, Prefect task runs. Then the ratio
+the default prices), the factory process's peak RSS and its growth during the run (the memory the
+envs themselves take, apart from the fixed cost of the imports), store bytes, Prefect task runs. Then the ratio
 of each per-env figure at the largest scale to the one below it (target: <= 1.2 for wall, requests,
 tokens and memory; a per-env figure that keeps growing is something superlinear left in the factory).
 
@@ -64,6 +65,15 @@ def overrides(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
 
 
 
+def _rss_mb() -> float:
+    """This process's resident memory now (the peak is `ru_maxrss`): the factory's fixed cost after its
+    imports, so that the memory an env adds is seen apart from it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def _rusage_cpu(who: int) -> float:
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
@@ -105,6 +115,7 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
 
     source = scaled_source(factor, workdir / "sources.json")
     settings = load_settings(environ={}, overrides=overrides(factor, workdir, base_url))
+    rss_at_start = _rss_mb()
     t0 = time.perf_counter()
     summary = asyncio.run(factory_flow(run_id=f"scale-{factor}", sources=[str(source)], config=public_config(settings)))
     wall = time.perf_counter() - t0
@@ -123,8 +134,10 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
             "completion_tokens": sum(u["completion_tokens"] for u in usage.values()),
             "effective_prompt_usd": effective, "cost_usd": sum(u["cost_usd"] for u in usage.values()),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "rss_growth_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss_at_start,
             "cpu_factory_s": _rusage_cpu(resource.RUSAGE_SELF),
-            "cpu_children_s": _rusage_cpu(resource.RUSAGE_CHILDREN),
+            # the jails may still be alive (warm pools), so RUSAGE_CHILDREN alone misses them
+            "cpu_children_s": _proc_cpu(os.getpid()) - _rusage_cpu(resource.RUSAGE_SELF),
             "store_bytes": sum(p.stat().st_size for p in store.parent.glob(store.name + "*"))}
 
 
@@ -134,7 +147,8 @@ def _per_env(row: dict[str, Any]) -> dict[str, float]:
     return {"wall_s": row["wall_s"] / envs, "requests": row["requests"] / envs,
             "tokens": (row["prompt_tokens"] + row["completion_tokens"]) / envs,
             "effective_prompt_usd": row["effective_prompt_usd"] / envs, "cost_usd": row["cost_usd"] / envs,
-            "peak_rss_mb": row["peak_rss_mb"] / envs, "store_kb": row["store_bytes"] / 1024 / envs,
+            "peak_rss_mb": row["peak_rss_mb"] / envs, "rss_growth_mb": row["rss_growth_mb"] / envs,
+            "store_kb": row["store_bytes"] / 1024 / envs,
             "task_runs": row["task_runs"] / envs, "cpu_factory_s": row["cpu_factory_s"] / envs,
             "cpu_sandbox_s": row["cpu_children_s"] / envs, "cpu_mock_s": row["cpu_mock_s"] / envs,
             "cpu_prefect_s": row["cpu_prefect_s"] / envs}
@@ -187,7 +201,7 @@ def main() -> None:
             f = row["funnel"]
             print(f"{factor:>4}x: {row['status']}, {f['source_tasks']} tasks -> {f['selected_topics']} topics -> "
                   f"{f['accepted_envs']} envs -> {f['verified_scenarios']} scenarios -> {f['trajectories']} trajectories; "
-                  f"wall {row['wall_s']:.0f} s, {row['requests']} requests, peak RSS {row['peak_rss_mb']:.0f} MB, "
+                  f"wall {row['wall_s']:.0f} s, {row['requests']} requests, peak RSS {row['peak_rss_mb']:.0f} MB (+{row['rss_growth_mb']:.0f} during the run), "
                   f"store {row['store_bytes'] / 2**20:.1f} MB, {row['task_runs']} task runs, "
                   f"{row['cached_tokens'] / max(row['prompt_tokens'], 1):.0%} of prompt tokens prefix-cached; "
                   f"CPU s: factory {row['cpu_factory_s']:.0f}, sandboxes {row['cpu_children_s']:.0f}, "

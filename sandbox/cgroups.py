@@ -43,9 +43,11 @@ class UnitCgroup:
         for d in self.dirs:
             (d / "cgroup.procs").write_text(str(host_pid))
 
-    def empty(self) -> bool:
+    def reusable(self) -> bool:
+        """No process left in it, and every hierarchy's directory still there: a directory that lost one of
+        them (a removal that half succeeded) would fail the next unit's attach."""
         try:
-            return not (self.dirs[0] / "cgroup.procs").read_text().strip()
+            return not (self.dirs[0] / "cgroup.procs").read_text().strip() and all(d.is_dir() for d in self.dirs[1:])
         except OSError:
             return False
 
@@ -93,6 +95,7 @@ class Cgroups:
     swap: bool = field(default_factory=lambda: len(Path("/proc/swaps").read_text().splitlines()) > 1)
     _names: itertools.count = field(default_factory=itertools.count)
     _free: list[UnitCgroup] = field(default_factory=list)  # released, to be reused once empty
+    _doomed: list[UnitCgroup] = field(default_factory=list)  # past MAX_FREE: being removed, never reused
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -105,7 +108,7 @@ class Cgroups:
         """A cgroup for one unit: an emptied one from an earlier unit, else a new one."""
         with self._lock:
             for i, unit in enumerate(self._free):
-                if unit.empty():
+                if unit.reusable():
                     return self._free.pop(i)
             name = f"u{next(self._names)}"
         made: list[Path] = []
@@ -135,11 +138,23 @@ class Cgroups:
         return UnitCgroup(self.version, made)
 
     def release(self, unit: UnitCgroup) -> None:
-        """The unit is killed (perhaps still exiting): keep its cgroup for a later unit, within reason."""
+        """The unit is killed (perhaps still exiting): keep its cgroup for a later unit, within reason.
+
+        Past MAX_FREE the oldest is removed instead, and never handed out again even while its removal is
+        still pending: rmdir can succeed in one hierarchy and fail in another (a process still exiting),
+        and a unit attached to such a half-removed cgroup failed, which took its zygote's health check and
+        every episode of that jail with it (seen at 100x the demo's batch)."""
         with self._lock:
             self._free.append(unit)
-            while len(self._free) > MAX_FREE and self._free[0].remove():
-                self._free.pop(0)
+            while len(self._free) > MAX_FREE:
+                self._doomed.append(self._free.pop(0))
+            self._doomed = [u for u in self._doomed if not u.remove()]
+
+    def discard(self, unit: UnitCgroup) -> None:
+        """A cgroup that must not serve another unit (its attach failed): removed once empty."""
+        with self._lock:
+            self._doomed.append(unit)
+            self._doomed = [u for u in self._doomed if not u.remove()]
 
     def close(self, patience_s: float = 5.0) -> None:
         """Remove every unit's directory and the pool's own. Units killed a moment ago may still be exiting

@@ -41,8 +41,13 @@ class ChildFailure(Exception):
 
 
 class UnitSetupError(ZygoteError):
-    """A unit did not come up as asked (no ready message, failed verification, no cgroup): the zygote that
-    made it has been replaced."""
+    """A unit did not come up as asked (no ready message, failed verification): the zygote that made it
+    has been replaced."""
+
+
+class HostSetupError(ZygoteError):
+    """The host could not finish a unit's setup (its cgroup): the unit is killed, its zygote is not at fault
+    and keeps serving the jail's other episodes."""
 
 
 def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float) -> ChildFailure:
@@ -89,6 +94,9 @@ class Child:
             self.kill()
             zygote.replace(self.generation, str(exc))
             raise
+        except HostSetupError:
+            self.kill()
+            raise
 
     # -- setup ----------------------------------------------------------------------------------
     def _set_up(self, setup_fd: int) -> None:
@@ -125,8 +133,11 @@ class Child:
                 self._cgroup = self._cgroups.create_unit()
                 self._cgroup.attach(host_pid)
             except OSError as exc:
-                raise UnitSetupError(f"cannot put the unit in its cgroup: {exc}") from None
-        if select.select([self._pidfd], [], [], 0)[0]:  # it died meanwhile: the pid we wrote may be recycled
+                if self._cgroup is not None:  # it may hold part of the unit: removed once empty, never reused
+                    self._cgroups.discard(self._cgroup)
+                    self._cgroup = None
+                raise HostSetupError(f"cannot put the unit in its cgroup: {exc}") from None
+        if _exited(self._pidfd, 0):  # it died meanwhile: the pid we wrote may be recycled
             raise UnitSetupError("the unit process died during setup")
 
     # -- exchange -----------------------------------------------------------------------------
@@ -180,7 +191,7 @@ class Child:
 
     def exited(self) -> bool:
         """Has the unit's process ended (a ready unit that died while it waited)?"""
-        return self._pidfd is None or bool(select.select([self._pidfd], [], [], 0)[0])
+        return self._pidfd is None or _exited(self._pidfd, 0)
 
     def set_freeze(self, freeze_between_calls: bool) -> None:
         """For a unit made before its use was known (sandbox/warm.py)."""
@@ -211,7 +222,7 @@ class Child:
             self._pipes_open = False
             _release_fds([self.req_fd, self.rep_fd], [])
         if grace and self._pidfd is not None:  # wait here, not in the zygote: its lock serves other episodes
-            select.select([self._pidfd], [], [], GRACE_S)
+            _exited(self._pidfd, GRACE_S)
         status = self.zygote.reap(self.pid, self.generation, wait)
         if self._pidfd is not None:
             os.close(self._pidfd)
@@ -222,6 +233,14 @@ class Child:
             self._cgroups.release(self._cgroup)
             self._cgroup = None
         return status
+
+
+def _exited(pidfd: int, timeout_s: float) -> bool:
+    """Has the process behind `pidfd` ended (waiting up to `timeout_s`)? poll, not select: a busy host holds
+    more than FD_SETSIZE (1024) descriptors, and select() refuses any numbered past it."""
+    poller = select.poll()
+    poller.register(pidfd, select.POLLIN)
+    return bool(poller.poll(timeout_s * 1000))
 
 
 def _release_fds(fds: list[int], pidfds: list[int | None]) -> None:
