@@ -26,6 +26,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -37,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FACTORS = tuple(int(f) for f in os.environ.get("BENCH_SCALE_FACTORS", "1,10,100").split(","))
 SLICE = ROOT / "envscaler_core" / "data" / "api_bank_lv3_slice.json"
 DEMO_TOPICS = 8
+TICKS = os.sysconf("SC_CLK_TCK")
 PROFILE_DIR = os.environ.get("BENCH_SCALE_PROFILE_DIR", "")
 
 
@@ -82,6 +84,39 @@ def _rusage_cpu(who: int) -> float:
 def _proc_cpu(pid: int) -> float:
     """User + system CPU seconds of a live process, its live descendants and their reaped children
     (`/proc/<pid>/stat`): the load-independent share of a shared box's time, unlike wall seconds."""
+    return sum(_process_tree(pid).values())
+
+
+class DescendantCPU:
+    """CPU seconds of this process's descendants (the sandbox jails), sampled every half second.
+
+    The kernel's own account (RUSAGE_CHILDREN) misses them: a jail's processes are reaped inside its pid
+    namespace, whose init is killed when the pool closes, so their time never reaches us. Each process's
+    last sampled total (its own time plus its reaped children's) is kept; a unit sampled alive and later
+    reaped by its zygote counts twice, which units living a few milliseconds rarely are."""
+
+    def __init__(self, every_s: float = 0.5) -> None:
+        self._last: dict[int, float] = {}
+        self._done = threading.Event()
+        self._every = every_s
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        me = os.getpid()
+        while not self._done.wait(self._every):
+            tree = _process_tree(me)
+            tree.pop(me, None)
+            self._last.update(tree)
+
+    def stop(self) -> float:
+        self._done.set()
+        self._thread.join()
+        return sum(self._last.values())
+
+
+def _process_tree(pid: int) -> dict[int, float]:
+    """pid -> CPU seconds (own + reaped children) of `pid` and its live descendants."""
     stats: dict[int, tuple[int, float]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -90,13 +125,13 @@ def _proc_cpu(pid: int) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        stats[int(entry.name)] = (int(fields[1]), sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK"))
-    tree, total = [pid], 0.0
+        stats[int(entry.name)] = (int(fields[1]), sum(int(v) for v in fields[11:15]) / TICKS)
+    tree, found = [pid], {}
     while tree:
         current = tree.pop()
-        total += stats.get(current, (0, 0.0))[1]
+        found[current] = stats.get(current, (0, 0.0))[1]
         tree.extend(child for child, (parent, _) in stats.items() if parent == current)
-    return total
+    return found
 
 
 def _task_runs(api_url: str) -> int:
@@ -116,6 +151,7 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
     source = scaled_source(factor, workdir / "sources.json")
     settings = load_settings(environ={}, overrides=overrides(factor, workdir, base_url))
     rss_at_start = _rss_mb()
+    jails = DescendantCPU()
     t0 = time.perf_counter()
     summary = asyncio.run(factory_flow(run_id=f"scale-{factor}", sources=[str(source)], config=public_config(settings)))
     wall = time.perf_counter() - t0
@@ -136,8 +172,7 @@ def one_scale(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "rss_growth_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss_at_start,
             "cpu_factory_s": _rusage_cpu(resource.RUSAGE_SELF),
-            # the jails may still be alive (warm pools), so RUSAGE_CHILDREN alone misses them
-            "cpu_children_s": _proc_cpu(os.getpid()) - _rusage_cpu(resource.RUSAGE_SELF),
+            "cpu_children_s": jails.stop(),
             "store_bytes": sum(p.stat().st_size for p in store.parent.glob(store.name + "*"))}
 
 

@@ -117,10 +117,12 @@ def _list_items(text: str) -> Iterator[tuple[int, Any]]:
     decoder = json.JSONDecoder()
     data = json.loads(text)
     pos = text.index("[") + 1
+    line, counted_to = 1, 0  # lines counted on from the last item: counting from the top was quadratic
     for item in data:
         while text[pos] in " \t\r\n,":
             pos += 1
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted_to, pos)
+        counted_to = pos
         _, pos = decoder.raw_decode(text, pos)
         yield line, item
 
