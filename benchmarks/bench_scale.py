@@ -88,14 +88,14 @@ def _proc_cpu(pid: int) -> float:
 
 
 class DescendantCPU:
-    """CPU seconds of this process's descendants (the sandbox jails), sampled every half second.
+    """CPU seconds of this process's descendants (the sandbox jails), sampled every second.
 
     The kernel's own account (RUSAGE_CHILDREN) misses them: a jail's processes are reaped inside its pid
     namespace, whose init is killed when the pool closes, so their time never reaches us. Each process's
     last sampled total (its own time plus its reaped children's) is kept; a unit sampled alive and later
     reaped by its zygote counts twice, which units living a few milliseconds rarely are."""
 
-    def __init__(self, every_s: float = 0.5) -> None:
+    def __init__(self, every_s: float = 1.0) -> None:
         self._last: dict[int, float] = {}
         self._done = threading.Event()
         self._every = every_s
@@ -126,11 +126,14 @@ def _process_tree(pid: int) -> dict[int, float]:
         except OSError:
             continue
         stats[int(entry.name)] = (int(fields[1]), sum(int(v) for v in fields[11:15]) / TICKS)
+    children: dict[int, list[int]] = {}
+    for child, (parent, _) in stats.items():
+        children.setdefault(parent, []).append(child)
     tree, found = [pid], {}
     while tree:
         current = tree.pop()
         found[current] = stats.get(current, (0, 0.0))[1]
-        tree.extend(child for child, (parent, _) in stats.items() if parent == current)
+        tree.extend(children.get(current, ()))
     return found
 
 
