@@ -15,18 +15,85 @@ never imports it. Two classes:
   replay that does not reproduce the snapshot.
 * `BFCLScorer`: `multi_turn_checker` on the decoded calls of a finished episode, in a fresh child, so
   nothing the agent's calls did in the episode's process can influence its own score.
+
+The package `eval`s each call string in its executor's module, where any global (the executor itself,
+`importlib`, the builtins) is callable by name: a call named `execute_multi_turn_func_call` whose
+argument is a list of code strings runs that code, and because the checker re-executes the model's
+calls in its own process, such a call could rewrite the checker and score itself valid (found by a red
+team). So, on import, the executor is replaced, in its module and in the checker's, by `guarded_execute`:
+only a plain call of a public method of an involved class, with literal arguments, reaches the package;
+any other name gets the text BFCL gives a name it cannot find, and changes nothing.
 """
 
+import ast
+import inspect
 import json
 import math
 import re
 
+import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
 MODEL_NAME = "envscaler"  # part of the package's instance names; must be identifier-safe
 TAG = "__py__"
 DETAILS_CAP = 20000
+
+_package_execute = _utils.execute_multi_turn_func_call
+_methods_of_class = {}
+
+
+def _methods(instances):
+    """The names BFCL's executor maps to an instance (`inspect.getmembers(..., ismethod)`, public),
+    per class name, remembered: a class's methods are fixed once it is imported."""
+    for class_name, instance in instances.items():
+        if class_name not in _methods_of_class:
+            _methods_of_class[class_name] = frozenset(
+                n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not n.startswith("_"))
+
+
+def refusal(call, methods):
+    """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
+    observation it gets instead of running. An unknown name reads as BFCL's own NameError text."""
+    try:
+        node = ast.parse(call.strip(), mode="eval").body if isinstance(call, str) else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        node = None
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        return "Error during execution: refused: not a plain function call"
+    if node.func.id not in methods:
+        return f"Error during execution: name '{node.func.id}' is not defined"
+    try:
+        for value in (*node.args, *(kw.value for kw in node.keywords)):
+            ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return "Error during execution: refused: the arguments are not literals"
+    if any(kw.arg is None for kw in node.keywords):
+        return "Error during execution: refused: the arguments are not literals"
+    return None
+
+
+def guarded_execute(func_call_list, initial_config, involved_classes, model_name, test_entry_id,
+                    long_context=False, is_evaL_run=False):
+    """The package's executor, same signature and results, for the calls `refusal` lets through."""
+    args = (initial_config, involved_classes, model_name, test_entry_id, long_context, is_evaL_run)
+    instances = None
+    if not all(name in _methods_of_class for name in involved_classes):
+        _, instances = _package_execute([], *args)
+        _methods(instances)
+    methods = frozenset().union(*(_methods_of_class[name] for name in involved_classes))
+    refused = [refusal(call, methods) for call in func_call_list]
+    allowed = [call for call, why in zip(func_call_list, refused) if why is None]
+    if allowed or instances is None:
+        ran, instances = _package_execute(allowed, *args)
+    else:
+        ran = []
+    ran = iter(ran)
+    return [next(ran) if why is None else why for why in refused], instances
+
+
+_utils.execute_multi_turn_func_call = guarded_execute
+_checker.execute_multi_turn_func_call = guarded_execute
 
 
 def _canonical(value):

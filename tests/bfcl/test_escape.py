@@ -2,8 +2,10 @@
 
 BFCL `eval`s call strings built from the model's tool calls, so a crafted call is code: in the
 package's own in-process executor, `open(file=..., mode='w')` writes on the host. Through our harness
-the same call (and the checker's re-execution of it) runs in the jail; names that are not Python
-identifiers are never turned into code; and a *patched* package (a malicious class method, a
+only the involved classes' public methods run (any other name reads as BFCL's "not defined"), in
+the jail, in play and in the checker's re-execution, so a call naming the executor itself cannot
+rewrite the checker; names that are not Python identifiers are never turned into code; and a
+*patched* package (a malicious class method, a
 malicious module top level) still cannot write to the host, reach the network or read our secrets.
 """
 
@@ -53,9 +55,39 @@ def test_a_crafted_tool_call_writes_on_the_host_in_process_but_not_through_the_s
     with SandboxedTask(bfcl_pool, task) as sandboxed:
         observation = sandboxed.execute(call)
     verdict = score_in_runtime(bfcl_pool, task, [[[call]]] + [[] for _ in task.ground_truth[1:]])
-    assert observation.startswith("Error during execution:") and "Read-only file system" in observation
+    assert observation == "Error during execution: name 'open' is not defined"
     assert not verdict.valid
     assert not marker.exists()
+
+
+def _checker_patch(name: str) -> str:
+    """A call naming the package's executor whose argument is code that makes the checker say valid."""
+    code = ("import sys; m = sys.modules['bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker']; "
+            "m.state_checker = m.response_checker = lambda *a, **k: {'valid': True}")
+    args = {"func_call_list": [f"exec({code!r})"], "initial_config": {}, "involved_classes": [],
+            "model_name": "x", "test_entry_id": "y"}
+    [call] = decode_tool_calls([_tool_call(name, args)])
+    return call
+
+
+def test_a_call_naming_the_executor_cannot_rewrite_the_checker_and_score_itself_valid(bfcl_pool: SandboxPool) -> None:
+    task = find_task(TASK)
+    verdict = score_in_runtime(bfcl_pool, task, [[[_checker_patch("execute_multi_turn_func_call")]]
+                                                 for _ in task.ground_truth])
+    assert not verdict.valid, "the model's call re-executed by the checker patched the checker"
+
+
+def test_a_name_that_is_no_method_of_the_task_reads_as_not_defined_and_changes_nothing(bfcl_pool: SandboxPool) -> None:
+    task = find_task(TASK)
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        before = sandboxed.state["classes"]
+        observations = sandboxed.execute_step([_checker_patch("execute_multi_turn_func_call"), "pwd()",
+                                               "__import__(name='os')"])
+        after = sandboxed.state["classes"]
+    assert observations[0] == "Error during execution: name 'execute_multi_turn_func_call' is not defined"
+    assert observations[2] == "Error during execution: name '__import__' is not defined"
+    assert not observations[1].startswith("Error")
+    assert after == before
 
 
 @pytest.mark.parametrize("name,args", [

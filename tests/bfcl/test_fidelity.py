@@ -9,9 +9,12 @@ same state (including private state such as the working directory) and goes on a
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 from envscaler_core.bfcl.data import find_task, load_tasks
 from envscaler_core.bfcl.executor import SandboxedTask
+from envscaler_core.bfcl.package import jail_imports
 from envscaler_core.bfcl.reference import InProcessTask
 from envscaler_core.config import SandboxSettings
 from sandbox import JailImports, SandboxPool
@@ -63,7 +66,8 @@ def test_a_killed_episode_is_rebuilt_with_its_private_state(bfcl_pool: SandboxPo
         for call in ("cd(folder='document')", "mkdir(dir_name='temp')"):
             assert sandboxed.execute(call) == ref.execute(call)
         before = sandboxed.state
-        crash = sandboxed.episode.call("execute", {"call": "__import__('os')._exit(9)"})
+        os.kill(sandboxed.episode.host_pid, signal.SIGKILL)  # a call string can no longer run such code
+        crash = sandboxed.episode.call("execute", {"call": "pwd()"})
         assert not crash.ok and crash.error_kind == "crash"
         assert sandboxed.episode.state == before
         for call in ("mv(source='final_report.pdf', destination='temp')", "pwd()", "ls()"):
@@ -74,28 +78,29 @@ def test_a_killed_episode_is_rebuilt_with_its_private_state(bfcl_pool: SandboxPo
 
 def test_a_restore_that_does_not_reproduce_the_snapshot_is_refused() -> None:
     task = find_task("multi_turn_base_0")
-    with SandboxPool(SandboxSettings(workers=1), imports=JailImports(**__import__(
-            "envscaler_core.bfcl.package", fromlist=["jail_imports"]).jail_imports())) as pool:
+    with SandboxPool(SandboxSettings(workers=1), imports=JailImports(**jail_imports())) as pool:
         sandboxed = SandboxedTask(pool, task)
         sandboxed.execute("cd(folder='document')")
         sandboxed.episode._state = {"classes": {"forged": {}}, "executed": []}  # what the host would send back
-        sandboxed.episode.call("execute", {"call": "__import__('os')._exit(9)"})
+        os.kill(sandboxed.episode.host_pid, signal.SIGKILL)
+        sandboxed.episode.call("execute", {"call": "pwd()"})
         after = sandboxed.call("pwd()")
         sandboxed.close()
     assert not after.ok and "could not rebuild" in after.error and "did not reproduce" in after.error
 
 
-def test_a_step_whose_call_kills_its_process_observes_what_running_the_calls_one_by_one_observes(
-        bfcl_pool: SandboxPool) -> None:
+def test_a_step_whose_call_times_out_observes_what_running_the_calls_one_by_one_observes() -> None:
     """A step's calls go to the jail in one round trip; when that does not come back whole, the episode
     is back before the step and each call runs alone, so every call still gets its own outcome."""
-    task = find_task("multi_turn_base_0")
+    task = find_task("multi_turn_base_15")  # GorillaFileSystem and MathAPI
+    slow = "logarithm(value=10.0, base=2.0, precision=100000)"  # a real method, legal arguments, ~4 s of CPU
     ref = InProcessTask(task)
-    with SandboxedTask(bfcl_pool, task) as sandboxed:
-        got = sandboxed.execute_step(["cd(folder='document')", "__import__('os')._exit(9)", "pwd()"])
-        assert got[0] == ref.execute("cd(folder='document')")
-        assert got[1].startswith("Error during execution: sandbox crash")
-        assert got[2] == ref.execute("pwd()")
+    settings = SandboxSettings(workers=1, call_timeout_s=1.0)
+    with SandboxPool(settings, imports=JailImports(**jail_imports())) as pool, SandboxedTask(pool, task) as sandboxed:
+        got = sandboxed.execute_step(["pwd()", slow, "mean(numbers=[1.0, 2.0])"])
+        assert got[0] == ref.execute("pwd()")
+        assert got[1].startswith("Error during execution: sandbox timeout")
+        assert got[2] == ref.execute("mean(numbers=[1.0, 2.0])")
         assert sandboxed.execute_step(["ls()", "pwd()"]) == [ref.execute("ls()"), ref.execute("pwd()")]
-        assert sandboxed.state["executed"] == ["cd(folder='document')", "pwd()", "ls()", "pwd()"]
+        assert sandboxed.state["executed"] == ["pwd()", "mean(numbers=[1.0, 2.0])", "ls()", "pwd()"]
     ref.close()
