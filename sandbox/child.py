@@ -19,6 +19,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from sandbox.call_clock import CallClock
 from sandbox.frames import WireError, parse_reply, recv_frame, send_frame
 from sandbox.limits import SandboxLimits
 from sandbox.unit_check import unit_problem
@@ -50,10 +51,12 @@ class HostSetupError(ZygoteError):
     and keeps serving the jail's other episodes."""
 
 
-def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float) -> ChildFailure:
+def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float, starved_s: float = 0.0) -> ChildFailure:
     """Turn a broken exchange plus the reaped exit status into (kind, one clear sentence)."""
     if failure.kind == "timeout":
-        return ChildFailure("timeout", f"the call exceeded its {timeout_s:g} s wall-clock limit; the process was killed")
+        waited = f" (plus {starved_s:.1f} s it waited for a busy CPU)" if starved_s >= 0.05 else ""
+        return ChildFailure("timeout", f"the call exceeded its {timeout_s:g} s wall-clock limit{waited}; "
+                                       "the process was killed")
     if failure.kind == "oversize":
         return ChildFailure("oversize", f"{failure}; the process was killed")
     if not failure.gone:  # garbage from a live process: we killed it, its exit status says nothing more
@@ -161,7 +164,7 @@ class Child:
 
     def exchange(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
         """Send one request and wait for its reply; any failure kills the unit and raises ChildFailure."""
-        deadline = time.monotonic() + timeout_s
+        deadline = CallClock(timeout_s, self.host_pid)
         try:
             if self._frozen and len(payload) + 4 <= select.PIPE_BUF:
                 # request first, then resume: the unit wakes once, with its request already waiting (a pipe
@@ -174,7 +177,7 @@ class Child:
             reply, self.last_reply_bytes = recv_frame(self.rep_fd, deadline, self.limits.frame_cap,
                                                       self.limits.max_depth + 1)
         except WireError as exc:
-            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
+            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s, deadline.starved_s) from None
         if self._freeze:
             self._signal(signal.SIGSTOP)
             self._frozen = True

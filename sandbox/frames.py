@@ -14,6 +14,7 @@ import struct
 import time
 from typing import Any
 
+from sandbox.call_clock import CallClock
 from sandbox.jail_json import JSONLimitError, loads
 
 HEADER = struct.Struct(">I")
@@ -28,18 +29,21 @@ class WireError(Exception):
         self.gone = gone  # the process is already exiting: let it finish, so its real cause of death shows
 
 
-def _wait(fd: int, events: int, deadline: float) -> None:
+Deadline = float | CallClock  # a monotonic time, or a call's clock that allows for a starved unit
+
+
+def _wait(fd: int, events: int, deadline: Deadline) -> None:
     poller = select.poll()
     poller.register(fd, events)
     while True:
-        left = deadline - time.monotonic()
+        left = deadline.left() if isinstance(deadline, CallClock) else deadline - time.monotonic()
         if left <= 0:
             raise WireError("timeout", "no reply before the deadline")
         if poller.poll(left * 1000):
             return
 
 
-def send_frame(fd: int, payload: bytes, deadline: float) -> None:
+def send_frame(fd: int, payload: bytes, deadline: Deadline) -> None:
     view = memoryview(HEADER.pack(len(payload)) + payload)
     while view:
         try:
@@ -52,7 +56,7 @@ def send_frame(fd: int, payload: bytes, deadline: float) -> None:
         view = view[n:]
 
 
-def _read_exact(fd: int, n: int, deadline: float) -> bytes:
+def _read_exact(fd: int, n: int, deadline: Deadline) -> bytes:
     chunks: list[bytes] = []
     got = 0
     while got < n:
@@ -81,7 +85,7 @@ def parse_reply(body: bytes, max_depth: int) -> dict[str, Any]:
     return obj
 
 
-def recv_frame(fd: int, deadline: float, cap: int, max_depth: int) -> tuple[dict[str, Any], int]:
+def recv_frame(fd: int, deadline: Deadline, cap: int, max_depth: int) -> tuple[dict[str, Any], int]:
     """(reply, its size in bytes)."""
     (size,) = HEADER.unpack(_read_exact(fd, 4, deadline))
     if size > cap:
