@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import inspect
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -47,6 +48,15 @@ _STEPS: dict[str, list[tuple[str, Pending | None, Any]]] = {
 
 def _chunks(items: list[str], size: int) -> list[list[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def items_per_task(ctx: RunContext, step: str) -> int:
+    """`flow.batch_size` items of LLM work per Prefect task. Mine's steps ask about `mine.llm_batch`
+    source tasks in one request, so their tasks take that many times more items: at one request per
+    task, the 33 judge requests of the API-Bank file went out 8 at a time (`flow.batches_in_flight`),
+    2.1 s where the LLM needed 0.3 s (bench_pipeline)."""
+    per_request = ctx.settings.mine.llm_batch if step in ("mine.judge", "mine.topic") else 1
+    return ctx.settings.flow.batch_size * per_request
 
 
 def in_shard(fingerprint: str, shard: tuple[int, int]) -> bool:
@@ -108,7 +118,7 @@ async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: A
                 tracker.batch_done(report.done, report.failed)
             return report
 
-        reports = list(await asyncio.gather(*(one(b) for b in _chunks(todo, ctx.settings.flow.batch_size))))
+        reports = list(await asyncio.gather(*(one(b) for b in _chunks(todo, items_per_task(ctx, name)))))
     done, failed = sum(r.done for r in reports), sum(r.failed for r in reports)
     log.info("%s: %d done, %d failed in %.1f s", name, done, failed, time.perf_counter() - started)
     if tracker:
@@ -229,6 +239,13 @@ async def _publish(summary: RunSummary) -> None:
                                    description=f"EnvScaler funnel for run {summary.run_id}")
 
 
+def _roomy_default_executor() -> None:
+    """Sandbox round trips and store writes go through `asyncio.to_thread`, whose default pool has
+    cpu_count + 4 threads (6 here): with 18 validation chains each waiting on a sandbox call, calls
+    queued for a thread while the LLM sat idle. The threads mostly wait on pipes, so many are cheap."""
+    asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=64, thread_name_prefix="factory"))
+
+
 @flow(name="envscaler-factory", flow_run_name="{run_id}", log_prints=True, validate_parameters=False)
 async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
                        stages: list[str] | None = None, shard_index: int = 0, shard_count: int = 1) -> dict[str, Any]:
@@ -236,6 +253,7 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
     if not 0 <= shard_index < shard_count:
         raise ValueError(f"shard_index {shard_index} is not in [0, {shard_count})")
     settings = load_settings(overrides=config)  # environment first (API key, DB URL), explicit config wins
+    _roomy_default_executor()
     ctx = await asyncio.to_thread(open_context, settings, run_id)
     chosen = list(stages or STAGES)
     try:

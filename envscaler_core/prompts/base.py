@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
@@ -75,8 +76,7 @@ class PromptSpec(Generic[I, O]):
         return set(self.input_model.model_fields) - set(self.context)
 
     def _reply_contract(self) -> str:
-        schema = json.dumps(self.output_model.model_json_schema(), separators=(",", ":"))
-        return f"Reply with exactly one JSON object and nothing else. It must validate against this JSON Schema:\n{schema}"
+        return reply_contract(self.output_model)
 
     def system_text(self) -> str:
         if self.role:
@@ -105,6 +105,14 @@ class PromptSpec(Generic[I, O]):
             messages.append({"role": "assistant", "content": answer.model_dump_json()})
             messages.append({"role": "user", "content": self._turn(nxt)})
         return messages
+
+
+@lru_cache(maxsize=None)
+def reply_contract(output_model: type[BaseModel]) -> str:
+    """The JSON-contract paragraph of a structured prompt; pydantic rebuilds a schema on every call
+    (4% of the orchestrator's CPU when every request rendered it anew), and a model's schema is fixed."""
+    schema = json.dumps(output_model.model_json_schema(), separators=(",", ":"))
+    return f"Reply with exactly one JSON object and nothing else. It must validate against this JSON Schema:\n{schema}"
 
 
 @dataclass(frozen=True)

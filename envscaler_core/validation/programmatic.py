@@ -11,6 +11,7 @@ probed further (each further probe would only wait for the same limit again).
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from envscaler_core.models.env import EnvCandidate
@@ -21,6 +22,8 @@ from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
+PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
+_Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
 
 
 def observation(outcome: CallOutcome) -> Any:
@@ -61,25 +64,46 @@ class ProgrammaticPass:
     def run(self, loaded_state: dict[str, Any], only: set[str] | None = None,
             search_only: bool = False) -> list[ValidationRound]:
         """All probes of every tool (or of the tools in `only`; with `search_only`, just the search for
-        an accepted positive call, which is what a coverage top-up after the LLM pass needs)."""
+        an accepted positive call, which is what a coverage top-up after the LLM pass needs).
+
+        Each probe is a fresh episode, so tools are probed side by side (`PROBE_THREADS`), and the
+        rounds are recorded in tool order afterwards: the pass sat on validation's critical path for
+        ~1 s per candidate when its probes ran one after another (bench_pipeline), and its rounds, their
+        indices and the breaches are the same either way."""
         tools = [t for t in self.candidate.tools if only is None or t.function.name in only]
         plans = plan_tools(tools, loaded_state, self.effects)
-        optional: list[Probe] = []
-        for plan in plans:
-            base, stopped = self._search(plan)
-            if stopped or search_only:
-                continue
-            for probe in [*plan.edges(base), *plan.missing(base)]:
-                if self._probe(probe, probe.purpose) in ("timeout", "crash"):
-                    break
-            optional += plan.boundaries(base)
-        for probe in optional:
-            if self.limit is not None and self.counted() >= self.limit:
-                break
-            self._probe(probe, "boundary")
+        with ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="probes") as pool:
+            optional: list[Probe] = []
+            for records, boundaries in pool.map(lambda plan: self._tool(plan, search_only), plans):
+                for record in records:
+                    self._record(*record)
+                optional += boundaries
+            done = 0
+            while done < len(optional) and (self.limit is None or self.counted() < self.limit):
+                room = len(optional) - done if self.limit is None else self.limit - self.counted()
+                window = optional[done:done + min(room, PROBE_THREADS)]
+                for probe, (out, before, facts) in zip(window, pool.map(self._execute, window)):
+                    if out is not None:  # the window fits the room left, so the limit is never passed
+                        self._record(probe, out, before, facts, "boundary")
+                done += len(window)
         return self.rounds
 
-    def _search(self, plan: ToolPlan) -> tuple[dict[str, Any], bool]:
+    def _tool(self, plan: ToolPlan, search_only: bool) -> tuple[list[_Record], list[Probe]]:
+        """One tool's rounds (search, edges, missing records) in order, and its optional boundary probes."""
+        records: list[_Record] = []
+        base, stopped = self._search(plan, records)
+        if stopped or search_only:
+            return records, []
+        for probe in [*plan.edges(base), *plan.missing(base)]:
+            out, before, facts = self._execute(probe)
+            if out is None:
+                continue
+            records.append((probe, out, before, facts, probe.purpose))
+            if out.error_kind in ("timeout", "crash"):
+                break
+        return records, plan.boundaries(base)
+
+    def _search(self, plan: ToolPlan, records: list[_Record]) -> tuple[dict[str, Any], bool]:
         """(arguments of the accepted positive, or of the first candidate; whether to stop probing)."""
         candidates = plan.positives()
         for probe in candidates:
@@ -91,19 +115,12 @@ class ProgrammaticPass:
                     critical, warnings = self._replay(probe, out, before)
                     facts.critical += critical
                     facts.warnings += warnings
-                self._record(probe, out, before, facts, "contract")
+                records.append((probe, out, before, facts, "contract"))
                 return probe.args, out.error_kind in ("timeout", "crash")
             refusal = _refusal(out)
             facts.warnings.append(f"positive probe of {plan.tool} refused ({refusal}); trying other values")
-            self._record(probe, out, before, facts, SEARCH)
+            records.append((probe, out, before, facts, SEARCH))
         return (candidates[0].args if candidates else {}), False
-
-    def _probe(self, probe: Probe, check: str) -> str | None:
-        out, before, facts = self._execute(probe)
-        if out is None:
-            return None
-        self._record(probe, out, before, facts, check)
-        return out.error_kind
 
     def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
         ep = open_episode(self.runtime, self.candidate, self.config)
