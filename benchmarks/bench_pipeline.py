@@ -8,8 +8,10 @@ its own wall clock. For each stage the LLM-bound ideal is
 
 (enough latency to push every request through C slots, or the longest chain of calls that depend
 on each other, whichever is longer). Depths come from the pipeline's structure: judge 1, topic 1,
-select 1 (one embedding batch), synth 4 (state space, skeleton, operations, then all methods at
-once), validate 1 (+1) + 2 x rounds / chains (test state, the tool-labelling call when the spec leaves
+select 1 (one embedding batch), synth 3 + ceil(methods / C) (state space, skeleton, operations, then
+every topic's methods at once: no topic can reach its methods before 3 x L, and all topics' method
+calls then need ceil(methods / C) waves of the C slots; counted as 4 before, a bound the 140 method
+calls of the SkelBuilder run cannot meet at C = 64), validate 1 (+1) + 2 x rounds / chains (test state, the tool-labelling call when the spec leaves
 tools unlabelled, then proposer+judge per round of the longest of
 the `validate.chains` parallel chains; within a chain the state carries over), scenarios 4 (state,
 task, checklist, then all checks and the plan at once; more if a repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
@@ -50,6 +52,11 @@ def _validate_depth(requests: dict[str, int] | None = None) -> int:
 
     labelled = 1 if (requests or {}).get("validate.tool_kinds", 0) else 0
     return 1 + labelled + chain_depth(ROUNDS, ValidateSettings().chains)
+
+
+def _synth_depth(requests: dict[str, int]) -> int:
+    """Three calls per topic, then all its methods at once, every topic's in ceil(methods / C) waves."""
+    return 3 + max(1, -(-requests.get("synth.method", 0) // CONCURRENCY))
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +166,7 @@ def _pipeline(workdir: Path, mock: str, source: Path) -> None:
         store.close()
     stages = [  # (stage, request prefixes, depth of the longest dependent chain)
         ("mine.judge", ("mine.judge_stateful",), 1), ("mine.topic", ("mine.infer_topic",), 1),
-        ("mine.select", (), 1), ("synth", ("synth.",), 4), ("validate", ("validate.",), _validate_depth(delta)),
+        ("mine.select", (), 1), ("synth", ("synth.",), _synth_depth(delta)), ("validate", ("validate.",), _validate_depth(delta)),
         ("scen", ("scen.",), 4), ("rollout", ("agent.", "user_sim"), longest_episode)]
     total_ideal = total_observed = 0.0
     print(f"{'stage':<12} {'requests':>8} {'depth':>5} {'ideal s':>8} {'seen ms':>8} {'ideal@seen s':>12}")
@@ -274,7 +281,7 @@ def _skelbuilder(workdir: Path, mock: str, source: Path) -> None:
     delta = {k: after["by_prompt"].get(k, 0) - before["by_prompt"].get(k, 0) for k in after["by_prompt"]}
     lat = LATENCY_MS / 1000
     parts = [(sum(v for k, v in delta.items() if k.startswith(p)), d) for p, d in
-             (("mine.judge", 1), ("mine.infer", 1), ("synth.", 4), ("validate.", _validate_depth(delta)))]
+             (("mine.judge", 1), ("mine.infer", 1), ("synth.", _synth_depth(delta)), ("validate.", _validate_depth(delta)))]
     ideal = sum(max(n * lat / CONCURRENCY, d * lat) for n, d in parts if n) + lat  # + the embedding batch
     f = summary["funnel"]
     print(f"SkelBuilder on {source.name}: {f['source_tasks']} tasks -> {f['selected_topics']} topics -> "

@@ -26,7 +26,7 @@ def _budget_stopped(env: dict[str, str], tmp: Path, run_id: str, tasks: list[str
     source = tmp / f"{run_id}.jsonl"
     source.write_text("\n".join(tasks) + "\n")
     stopping = {**env, "ENVSCALER_BUDGET__MAX_TOKENS": "1", "ENVSCALER_LLM__MAX_CONCURRENCY": "1",
-                "ENVSCALER_FLOW__BATCH_SIZE": "1", "ENVSCALER_FLOW__BATCHES_IN_FLIGHT": "1"}
+                "ENVSCALER_FLOW__BATCH_SIZE": "1", "ENVSCALER_FLOW__BATCHES_IN_FLIGHT": "1", "ENVSCALER_MINE__LLM_BATCH": "1"}
     out = envscaler("run", "-s", str(source), "--run-id", run_id, "--quiet", env=stopping)
     assert out.returncode == 3, out.stderr[-3000:]
     return source

@@ -35,7 +35,7 @@ KILL_POINTS = [("mine.infer_topic_batch", 2), ("synth.method", 4), ("validate.ju
 
 
 def write_config(path: Path, db: Path, out: Path, base_url: str) -> Path:
-    config = {"mine": {"max_tasks": 40, "select_n": 4}, "validate": {"mode": "both", "rounds": 8},
+    config = {"mine": {"max_tasks": 40, "select_n": 4, "llm_batch": 2}, "validate": {"mode": "both", "rounds": 8},
               "scen": {"per_env": 2}, "flow": {"batch_size": 2, "out_dir": str(out)},
               "store": {"url": f"duckdb:///{db}"},
               "llm": {"base_url": base_url, "api_key": "mock", "max_concurrency": 4, "backoff_base_s": 0.05}}
