@@ -116,19 +116,24 @@ def enter_unit(ready: socket.socket) -> None:
         os._exit(INTERNAL_ERROR)
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+# Built once in the zygote (a class and buffers made in a fresh unit cost page faults and Python).
+_CAP_HEADER = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+_CAP_DATA = (ctypes.c_uint32 * 6)()  # all zero: no capability in any set
+_prctl, _capset = _libc.prctl, _libc.capset
+
+
 def drop_capabilities() -> None:
     """Empty the bounding, ambient, effective, permitted and inheritable sets (the unit's user namespace
     granted all of them). Harmless no-ops where we hold none (the shared mode)."""
     for cap in range(64):
-        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+        if _prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
             break  # past the last capability this kernel knows
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    data = (ctypes.c_uint32 * 6)()
-    if _libc.capset(ctypes.byref(Header(0x20080522, 0)), data) != 0:
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if _capset(ctypes.byref(_CAP_HEADER), _CAP_DATA) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
 
 

@@ -16,6 +16,7 @@ wait for a clone, a fork and the member's hardening.
 A waiting unit runs no untrusted code and has no cgroup yet; it gets both only after it is handed over.
 """
 
+import gc
 import json
 import os
 import signal
@@ -23,7 +24,7 @@ import socket
 import sys
 
 from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
-from seccomp_filter import PID_SENTINEL, child_rules, probe_seccomp, seccomp_program
+from seccomp_filter import PID_SENTINEL, child_rules, prepared_filter, probe_seccomp
 
 
 def _dumps(obj) -> bytes:
@@ -58,8 +59,8 @@ class ZygoteLoop:
         self.isolated = limits.get("isolation") == "namespaces" and units_problem is None
         self.limits = dict(limits, seccomp=seccomp_problem is None)
         if self.isolated and self.limits["seccomp"]:
-            seccomp_program(1)  # built once here, inherited by every member (always pid 1 in its namespace)
-            seccomp_program(1, supervisor=True)  # the check-batch supervisor's variant (jail_batch.py)
+            prepared_filter(1)  # built once here, inherited by every member (always pid 1 in its namespace)
+            prepared_filter(1, supervisor=True)  # the check-batch supervisor's variant (jail_batch.py)
             child_rules(PID_SENTINEL)  # the template a batch's check children patch with their own pid
         self.hello = {"hello": True, "uid": os.getuid(), "seccomp": seccomp_problem is None,
                       "seccomp_problem": seccomp_problem, "isolation": "namespaces" if self.isolated else "shared",
@@ -141,6 +142,10 @@ class ZygoteLoop:
             ready_unit.close()
             return f"cannot create a unit: {exc}"[:300]
         if pid == 0:
+            import time as _t, resource as _r
+            _u = _r.getrusage(_r.RUSAGE_SELF)
+            builtins_marks = [("cloned", _t.perf_counter(), _u.ru_utime, _u.ru_stime, _u.ru_minflt)]
+            import builtins; builtins._marks = builtins_marks
             self.ctl.close()
             ready_host.close()
             os.close(req_w)
@@ -198,4 +203,9 @@ def preload(names) -> None:
 def serve(limits: dict, member_main) -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     preload(limits.get("preload"))
-    ZygoteLoop(limits, member_main).serve()
+    loop = ZygoteLoop(limits, member_main)
+    # Everything the zygote holds now is shared copy-on-write with every unit: a collection in a unit
+    # would write to (and so copy) every page of the zygote's objects it walks; frozen, it skips them.
+    gc.collect()
+    gc.freeze()
+    loop.serve()
