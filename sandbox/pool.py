@@ -124,8 +124,10 @@ class SandboxPool:
 
     # -- EnvRuntime ---------------------------------------------------------------------------
     def open_episode(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                     tools: list[dict[str, Any]] | None = None) -> SandboxEpisode:
-        return SandboxEpisode(self, code, class_name, initial_state, tools)
+                     tools: list[dict[str, Any]] | None = None, *, spare: bool = False) -> SandboxEpisode:
+        """`spare=True`: the episode's unit also holds a clean spare process, so that `episode.open_spare`
+        costs a fork instead of a new unit (a BFCL task scores there, sandbox/worker.py `member_main`)."""
+        return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
                    timeout_s: float | None = None) -> list[CheckOutcome]:

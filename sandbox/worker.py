@@ -376,11 +376,30 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # member entry (called by jail_zygote in the unit's member process)
 # ---------------------------------------------------------------------------------------------
-def member_main(req_fd: int, rep_fd: int, ready, limits: dict) -> None:
+def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | None = None) -> None:
     """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve.
 
     A unit of kind "batch" is a check-batch supervisor (jail_batch.py): trusted code that forks one
-    child per check; it alone loads the supervisor seccomp variant, and it serves only a `batch` frame."""
+    child per check; it alone loads the supervisor seccomp variant, and it serves only a `batch` frame.
+
+    `spare` (a unit of kind "pair": the unit ends of a second request pipe, reply pipe and setup
+    socket): before anything else, fork a second member on those channels, which hardens itself exactly
+    like this one (its filter names its own pid) and serves one episode of its own. Forked here, it has
+    run nothing of ours when the host gives it code; this member, which will run an episode's code,
+    closes the spare's channels and can then neither reach it nor forge what it says (its seccomp filter
+    refuses signals, ptrace and process_vm_* to any pid but its own, and both are non-dumpable).
+    Why: a second clean process in the same unit costs a fork, a second unit costs a clone into new
+    namespaces, its verification, its cgroup and its teardown (a BFCL task scores in the spare)."""
+    if spare is not None:
+        if os.fork() == 0:
+            for fd in (req_fd, rep_fd):
+                os.close(fd)
+            ready.close()
+            member_main(spare[0], spare[1], spare[2], dict(limits, unit_kind="spare"))
+            os._exit(INTERNAL_ERROR)
+        for fd in spare[:2]:
+            os.close(fd)
+        spare[2].close()
     batch = limits.get("unit_kind") == "batch"
     try:
         harden_member({req_fd, rep_fd, ready.fileno()}, limits, lambda: install_seccomp(supervisor=batch))
