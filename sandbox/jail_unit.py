@@ -170,6 +170,13 @@ def harden_member(keep: set[int], limits: dict, install_seccomp) -> None:
             raise OSError(errno.EPERM, f"seccomp requested but failed: {why}")
 
 
+def become_spare() -> None:
+    """First steps of a pair unit's spare, just forked by the hardened member (worker.py): it is not its
+    namespace's init, so SIGXCPU may kill it as usual; and a fork clears the parent-death signal."""
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def probe_units(timeout_s: float = 10.0) -> str | None:
     """Can this jail make units? Clone one that must see only itself in its private /proc; None = yes."""
     theirs, ours = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

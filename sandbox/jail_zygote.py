@@ -10,9 +10,9 @@ Per spawn the host receives, as SCM_RIGHTS descriptors: the request pipe (write 
 kernel stamps that message with the member's host pid, which the host uses to verify the unit from
 outside and to put it in its cgroup) or the unit reports why it could not start.
 
-A unit of kind "pair" is an episode whose member forks a *spare* before it hardens: a second member,
-pid 2 of the unit, with its own three channels, that has run nothing when the host hands it code
-(worker.py, `member_main`).
+A unit of kind "pair" is an episode whose member forks a *spare* as it hardens: a second member, pid 2
+of the unit, with its own three channels, that has run nothing when the host hands it code (worker.py,
+`member_main`).
 
 The zygote keeps one unit made in advance per kind (episode; check batch or pair once one was asked for): `spawn`
 hands it over and makes the next one while the host verifies the first, so an episode start does not
@@ -28,7 +28,7 @@ import socket
 import sys
 
 from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
-from seccomp_filter import PID_SENTINEL, child_rules, prepared_filter, probe_seccomp
+from seccomp_filter import PID_SENTINEL, child_rules, prepared_child_rules, prepared_filter, probe_seccomp
 
 
 KINDS = ("episode", "batch", "pair")  # pair: an episode whose unit also holds a clean spare (worker.py)
@@ -68,7 +68,7 @@ class ZygoteLoop:
         if self.isolated and self.limits["seccomp"]:
             prepared_filter(1)  # built once here, inherited by every member (always pid 1 in its namespace)
             prepared_filter(1, supervisor=True)  # the check-batch supervisor's variant (jail_batch.py)
-            prepared_filter(2)  # a pair unit's spare: the first process its member forks
+            prepared_child_rules()  # a pair unit's member and spare stack these on the supervisor variant
             child_rules(PID_SENTINEL)  # the template a batch's check children patch with their own pid
         self.hello = {"hello": True, "uid": os.getuid(), "seccomp": seccomp_problem is None,
                       "seccomp_problem": seccomp_problem, "isolation": "namespaces" if self.isolated else "shared",

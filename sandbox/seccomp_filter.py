@@ -339,6 +339,13 @@ def prepared_filter(own_pid: int, supervisor: bool = False) -> PreparedFilter:
     return PreparedFilter(seccomp_program(own_pid, supervisor))
 
 
+@functools.lru_cache(maxsize=1)
+def prepared_child_rules() -> ChildRules:
+    """`ChildRules` built once (by the zygote, before it forks), for processes that stack the process rules
+    for their own pid on the supervisor variant: a pair unit's member and spare (worker.py)."""
+    return ChildRules()
+
+
 def install_seccomp(supervisor: bool = False, program: bytes | None = None) -> str | None:
     """Load the filter into this process (the unit filter for our pid, the supervisor's, or `program`);
     returns None on success, else why it is unavailable. A second call stacks a second filter."""
