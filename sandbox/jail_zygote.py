@@ -23,6 +23,7 @@ A waiting unit runs no untrusted code and has no cgroup yet; it gets both only a
 import gc
 import json
 import os
+import resource
 import signal
 import socket
 import sys
@@ -218,9 +219,42 @@ def preload(names) -> None:
             raise SystemExit(f"preloading {name} failed: {type(exc).__name__}: {exc}") from None
 
 
-def serve(limits: dict, member_main) -> None:
+WARM_UP_FILE = "warm_up.json"  # written by the pool next to the jail modules (sandbox/imports.py)
+
+
+def warm_up(limits: dict, run_episode) -> None:
+    """Run the pool's warm-up episodes (`JailImports.warm_up`) a few times, before any unit exists, then
+    forget what they left: the code paths every unit runs are then already specialised by the
+    interpreter (Python 3.11 rewrites a function's bytecode in place as it warms up), and the caches
+    they build lazily (regular expressions, `inspect`, ...) exist, so a unit neither redoes that work
+    nor copies the pages it would write. Measured on BFCL (warm-up of the tasks covering its eight
+    classes): a task's env, calls and checker cost 13 ms of CPU in a fork of a cold parent and 6 ms
+    in a fork of a warmed one. Only trusted code on trusted data runs here (the zygote is outside
+    seccomp): installed packages and their own data, never model output."""
+    if not limits.get("warm_up"):
+        return
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), WARM_UP_FILE), encoding="utf-8") as fh:
+        spec = json.load(fh)
+    cpu = resource.getrlimit(resource.RLIMIT_CPU)  # each call sets its CPU window: put ours back after
+    modules = set(sys.modules)
+    try:
+        for _ in range(int(spec.get("rounds", 1))):
+            for episode in spec["episodes"]:
+                run_episode(episode, limits)
+    except BaseException as exc:  # noqa: BLE001 - a failing warm-up means a broken package: no usable zygote
+        raise SystemExit(f"warm-up failed: {type(exc).__name__}: {exc}") from None
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, cpu)
+        for name in set(sys.modules) - modules:  # the episodes' own module ("envcode"), as a unit would
+            if name == "envcode":
+                del sys.modules[name]
+
+
+def serve(limits: dict, member_main, run_episode=None) -> None:
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     preload(limits.get("preload"))
+    if run_episode is not None:
+        warm_up(limits, run_episode)
     loop = ZygoteLoop(limits, member_main)
     # Everything the zygote holds now is shared copy-on-write with every unit: a collection in a unit
     # would write to (and so copy) every page of the zygote's objects it walks; frozen, it skips them.

@@ -65,7 +65,7 @@ class SandboxPool:
             # A partial, not a bound method: zygotes must not keep the pool alive (its finaliser closes them).
             self._health = functools.partial(health_problem, limits=self.limits, cgroups=self.cgroups,
                                              timeout_s=self.settings.call_timeout_s)
-            boot = {"preload": list(self.imports.preload)}
+            boot = {"preload": list(self.imports.preload), "warm_up": bool(self.imports.warm_up)}
             self._start_zygotes(self.settings.workers or os.cpu_count() or 1, allow_shared, boot)
             self.keeper = UnitKeeper(self.zygotes, functools.partial(_make_unit, limits=self.limits,
                                                                      cgroups=self.cgroups))

@@ -333,6 +333,17 @@ class EpisodeChild:
             self.rollback()
 
 
+def warm_episode(episode: dict, limits: dict) -> None:
+    """One warm-up episode in the zygote (jail_zygote.py, `warm_up`): load and calls exactly as a unit runs
+    them, minus the pipes. Trusted code on trusted data only (the pool's `JailImports.warm_up`)."""
+    child = EpisodeChild(CappedOutput(int(limits["output_cap"])), dict(limits, call_timeout_s=60.0))
+    child.load({"code": episode["code"], "class_name": episode["class_name"], "init": episode.get("init")})
+    if child.inst is None:
+        raise RuntimeError(f"the warm-up episode {episode['class_name']} did not load")
+    for call in episode.get("calls", ()):
+        child.call({"tool": call["tool"], "args": call["args"]})
+
+
 def run_episode(first: dict, req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
     child = EpisodeChild(out, dict(limits, call_timeout_s=float(first.get("cpu_s", 5.0))))
     msg = first
@@ -451,4 +462,4 @@ def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool) -> 
 
 
 if __name__ == "__main__":
-    serve(json.loads(sys.argv[1]), member_main)
+    serve(json.loads(sys.argv[1]), member_main, warm_episode)

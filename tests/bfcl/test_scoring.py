@@ -9,12 +9,17 @@ the package's own checker gives in this process.
 
 from __future__ import annotations
 
-from envscaler_core.bfcl.data import find_task
+import pytest
+
+from envscaler_core.bfcl.data import find_task, load_tasks
 from envscaler_core.bfcl.executor import SandboxedTask
+from envscaler_core.bfcl.package import jail_code
 from envscaler_core.bfcl.reference import score_in_process
+from envscaler_core.bfcl.warm import covering_tasks
 from sandbox import SandboxPool
 
 TASK = "multi_turn_base_0"
+UTILS = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils"
 FORGE = "setattr(__import__('jail_env'), 'multi_turn_checker', lambda *a, **k: {'valid': True})"
 SHOW = "str(getattr(__import__('jail_env'), 'multi_turn_checker'))"
 
@@ -65,3 +70,32 @@ def test_a_task_scored_after_its_episode_closed_scores_in_a_new_unit(bfcl_pool: 
     sandboxed = SandboxedTask(bfcl_pool, task)
     sandboxed.close()
     assert sandboxed.score(decoded).error_type == score_in_process(task, decoded).error_type
+
+
+def test_a_task_the_zygote_warmed_up_with_left_cached_instances_behind(bfcl_pool: SandboxPool) -> None:
+    """The zygote played and scored tasks before forking (envscaler_core/bfcl/warm.py), and the package
+    caches instances in its module globals: every unit inherits the last ones (the threat is real)."""
+    task = find_task(TASK)
+    assert task in covering_tasks(load_tasks("base"))
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        cached = sandboxed.execute(f"str(sorted(k for k in vars(__import__('{UTILS}', fromlist=['x'])) "
+                                   "if k.endswith('_instance')))")
+    assert "'envscaler_eval_multi_turn_base_" in cached
+
+
+def test_the_scorer_builds_its_own_instances_whatever_is_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """So `BFCLScorer` drops every instance cached under its model name before the checker runs (here in
+    this process, with a stale instance planted where the checker would look it up)."""
+    import importlib
+
+    utils = importlib.import_module(UTILS)
+    namespace: dict = {}
+    exec(compile(jail_code(), "jail_env", "exec"), namespace)  # trusted source of this repository
+    task = find_task(TASK)
+    monkeypatch.setitem(vars(utils), f"envscaler_eval_{TASK}_GorillaFileSystem_instance", object())
+    decoded = [[list(turn)] for turn in task.ground_truth]
+    scorer = namespace["BFCLScorer"]({**task.sandbox_spec(), "_score": {"decoded": decoded,
+                                                                        "ground_truth": task.ground_truth}})
+    assert scorer.verdict["valid"] is True
+    for name in [k for k in vars(utils) if k.startswith("envscaler_")]:
+        monkeypatch.delitem(vars(utils), name)
