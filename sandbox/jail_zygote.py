@@ -223,13 +223,14 @@ WARM_UP_FILE = "warm_up.json"  # written by the pool next to the jail modules (s
 
 
 def warm_up(limits: dict, run_episode) -> None:
-    """Run the pool's warm-up episodes (`JailImports.warm_up`) a few times, before any unit exists, then
-    forget what they left: the code paths every unit runs are then already specialised by the
-    interpreter (Python 3.11 rewrites a function's bytecode in place as it warms up), and the caches
-    they build lazily (regular expressions, `inspect`, ...) exist, so a unit neither redoes that work
-    nor copies the pages it would write. Measured on BFCL (warm-up of the tasks covering its eight
-    classes): a task's env, calls and checker cost 13 ms of CPU in a fork of a cold parent and 6 ms
-    in a fork of a warmed one. Only trusted code on trusted data runs here (the zygote is outside
+    """Run the pool's warm-up episodes (`JailImports.warm_up`) a few times, before any unit exists: the
+    code paths every unit runs are then already specialised by the interpreter (Python 3.11 rewrites a
+    function's bytecode in place as it warms up) and the caches they build lazily (compiled regular
+    expressions, `inspect`'s, a package's own) exist, so a unit neither redoes that work nor copies
+    the pages it would write (measured outside the jail: a BFCL task's env, calls and checker took 13 ms
+    of CPU in a fork of a cold parent, 6 ms in a fork of a warmed one). Afterwards the zygote's CPU
+    limit is put back and the episodes' module is dropped; what they left in preloaded modules stays
+    (every unit inherits it). Only trusted code on trusted data runs here (the zygote is outside
     seccomp): installed packages and their own data, never model output."""
     if not limits.get("warm_up"):
         return
