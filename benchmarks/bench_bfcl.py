@@ -1,7 +1,7 @@
 """BFCL multi-turn: what the sandbox costs, and how close an LLM evaluation gets to its LLM-bound ideal.
 
-1. Gold agent, base subset, per task (play every turn + `multi_turn_checker`): sandboxed (episode per
-   task, checker in a fresh episode) versus the package's in-process executor and checker, in the same
+1. Gold agent, base subset, per task (play every turn + `multi_turn_checker`): sandboxed (one unit per
+   task: the episode, and the checker in the unit's spare process) versus the package's in-process executor and checker, in the same
    run, one task at a time (latency) and 8 tasks in flight (throughput). Target: sandbox <= 1.5x.
 2. The whole base subset through the LLM path (gateway -> HTTP -> mock LLM in its own process, tasks
    16 in flight, a fresh store per run so nothing comes from the cache) at 0 ms and 300 ms mock
@@ -33,7 +33,7 @@ import httpx
 
 from envscaler_core.bfcl.data import load_tasks
 from envscaler_core.bfcl.evaluate import EvalRequest, forced_quit_verdict, run_eval
-from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
+from envscaler_core.bfcl.executor import SandboxedTask
 from envscaler_core.bfcl.package import jail_imports
 from envscaler_core.bfcl.play import GoldAgent, play_task
 from envscaler_core.bfcl.reference import InProcessTask, score_in_process
@@ -65,14 +65,16 @@ def load() -> str:
 
 
 async def gold_task(task: Any, executor_factory: Any, scorer: Any) -> bool:
+    """Play, then score (`scorer(executor, task, decoded)`, before the executor closes: the sandboxed
+    one scores in its unit's clean spare), as `evaluate_task` does."""
     executor = await asyncio.to_thread(executor_factory, task)
     try:
         play = await play_task(task, GoldAgent(task), executor)
+        if play.force_quit:
+            return forced_quit_verdict(play, task).valid
+        return (await asyncio.to_thread(scorer, executor, task, play.decoded)).valid
     finally:
         await asyncio.to_thread(executor.close)
-    if play.force_quit:
-        return forced_quit_verdict(play, task).valid
-    return (await asyncio.to_thread(scorer, task, play.decoded)).valid
 
 
 async def gold_run(tasks: list[Any], executor_factory: Any, scorer: Any, in_flight: int) -> tuple[float, list[float]]:
@@ -124,8 +126,8 @@ def main() -> None:
     tasks = load_tasks("base", int(os.environ.get("BENCH_BFCL_TASKS", "200")))
     print(f"{len(tasks)} base tasks, {sum(len(c) for t in tasks for c in t.ground_truth)} ground-truth calls")
     with SandboxPool(SandboxSettings(), imports=JailImports(**jail_imports())) as pool:
-        sandboxed = (lambda task: SandboxedTask(pool, task), lambda task, decoded: score_in_runtime(pool, task, decoded))
-        in_process = (InProcessTask, score_in_process)
+        sandboxed = (lambda task: SandboxedTask(pool, task), lambda executor, task, decoded: executor.score(decoded))
+        in_process = (InProcessTask, lambda executor, task, decoded: score_in_process(task, decoded))
         pool.warm_up()
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (round trips between processes "
               "cost more the more the machine is loaded)")

@@ -40,6 +40,10 @@ class UnitCgroup:
 
     def attach(self, host_pid: int) -> None:
         self.oom_base = self._oom_kills()
+        self.add(host_pid)
+
+    def add(self, host_pid: int) -> None:
+        """Another process of the same unit (a pair unit's spare, forked before the member was attached)."""
         for d in self.dirs:
             (d / "cgroup.procs").write_text(str(host_pid))
 

@@ -77,32 +77,47 @@ class Child:
     def __init__(self, zygote: Zygote, limits: SandboxLimits, cgroups: Cgroups | None,
                  freeze_between_calls: bool, kind: str = "episode") -> None:
         spawned = zygote.spawn(kind)
+        self._init_handle(zygote, limits, cgroups, freeze_between_calls, spawned.pid, spawned.generation,
+                          spawned.req_fd, spawned.rep_fd, extra_fds=list(spawned.spare_fds or ()))
+        self.spare: SpareChild | None = None
+        spare_fds = spawned.spare_fds
+        try:
+            self._set_up(spawned.setup_fd, parent_pid=None)
+            if spare_fds is not None:
+                fds, spare_fds = spare_fds, None  # the spare's handle owns them from here, even if it fails
+                self.spare = SpareChild(self, fds)
+        except UnitSetupError as exc:
+            _release_fds(list(spare_fds or ()), [])
+            self.kill()
+            zygote.replace(self.generation, str(exc))
+            raise
+        except HostSetupError:
+            _release_fds(list(spare_fds or ()), [])
+            self.kill()
+            raise
+
+    def _init_handle(self, zygote: Zygote, limits: SandboxLimits, cgroups: Cgroups | None, freeze: bool,
+                     pid: int | None, generation: int, req_fd: int, rep_fd: int, extra_fds: list[int]) -> None:
         self.zygote, self.limits, self._cgroups = zygote, limits, cgroups
-        self.pid, self.generation = spawned.pid, spawned.generation
-        self.req_fd, self.rep_fd = spawned.req_fd, spawned.rep_fd
+        self.pid, self.generation = pid, generation
+        self.req_fd, self.rep_fd = req_fd, rep_fd
         self.host_pid: int | None = None
         self.last_reply_bytes = 0
         self.alive = True
         self._pipes_open = True
-        self._freeze = freeze_between_calls
+        self._freeze = freeze
         self._frozen = False
         self._pidfd: int | None = None
         self._cgroup: UnitCgroup | None = None
         # A unit dropped without kill(): closing our pipe ends makes its member exit on EOF (after a
         # SIGCONT) and the zygote reaps it, so forgotten episodes do not pile up as live processes.
-        self._close_fds = weakref.finalize(self, _release_fds, [self.req_fd, self.rep_fd], [None])
-        try:
-            self._set_up(spawned.setup_fd)
-        except UnitSetupError as exc:
-            self.kill()
-            zygote.replace(self.generation, str(exc))
-            raise
-        except HostSetupError:
-            self.kill()
-            raise
+        # (`extra_fds`: a pair unit's spare channels, until the spare has a handle of its own.)
+        self._close_fds = weakref.finalize(self, _release_fds, [self.req_fd, self.rep_fd, *extra_fds], [None])
 
     # -- setup ----------------------------------------------------------------------------------
-    def _set_up(self, setup_fd: int) -> None:
+    def _set_up(self, setup_fd: int, parent_pid: int | None) -> None:
+        """Receive the member's ready message, verify it from outside, put it in the unit's cgroup
+        (`parent_pid`: a spare's member, whose parent is the unit's first member, which holds the cgroup)."""
         sock = socket.socket(fileno=setup_fd)
         try:
             sock.settimeout(self.limits.control_timeout_s)
@@ -128,9 +143,11 @@ class Child:
         if identity is None:
             raise UnitSetupError("the zygote went away while its unit started")
         problem = unit_problem(host_pid, identity, self.limits.model_dump(), self.zygote.isolated,
-                               self.zygote.seccomp)
+                               self.zygote.seccomp, parent_pid=parent_pid)
         if problem:
             raise UnitSetupError(f"the unit failed verification: {problem}")
+        if parent_pid is not None:
+            return
         if self._cgroups is not None:
             try:
                 self._cgroup = self._cgroups.create_unit()
@@ -200,8 +217,26 @@ class Child:
         """For a unit made before its use was known (sandbox/warm.py)."""
         self._freeze = freeze_between_calls
 
+    def take_spare(self) -> SpareChild | None:
+        """The unit's spare member, alive and never given code, for its own episode; None if there is
+        none (not a pair unit, already taken, or dead). The caller owns it from now on."""
+        spare, self.spare = self.spare, None
+        if spare is not None and spare.exited():
+            spare.kill()
+            return None
+        return spare
+
+    def freeze_now(self) -> None:
+        """Stop the member now if it is an episode between calls (it is stopped after every reply anyway;
+        this makes sure, e.g. before its spare runs)."""
+        if self.alive and self._freeze and not self._frozen:
+            self._signal(signal.SIGSTOP)
+            self._frozen = True
+
     def detach_pipes(self) -> None:
         """Close our pipe ends now (the unit can send us nothing more); `kill` does the rest later."""
+        if self.spare is not None:
+            self.spare.detach_pipes()
         if self.alive and self._pipes_open:
             self._pipes_open = False
             self._close_fds.detach()
@@ -220,6 +255,9 @@ class Child:
         if not self.alive:
             return None
         self.alive = False
+        if self.spare is not None:  # never handed out: it dies with the unit anyway; close our ends now
+            self.spare.kill()
+            self.spare = None
         self._close_fds.detach()
         if self._pipes_open:
             self._pipes_open = False
@@ -236,6 +274,51 @@ class Child:
             self._cgroups.release(self._cgroup)
             self._cgroup = None
         return status
+
+
+class SpareChild(Child):
+    """Host handle on a pair unit's spare member (worker.py, `member_main`): pid 2 of the unit, forked by
+    the first member before it hardened, verified from outside like it (its parent must be that member)
+    and added to the unit's cgroup. It is not the zygote's child, so it is killed through its pidfd;
+    it also dies with the unit (its pid namespace ends with the first member)."""
+
+    def __init__(self, member: Child, fds: tuple[int, int, int]) -> None:  # noqa: D107 - no super().__init__
+        self._init_handle(member.zygote, member.limits, None, False, None, member.generation, fds[0], fds[1],
+                          extra_fds=[])
+        self.spare = None
+        try:
+            self._set_up(fds[2], parent_pid=member.host_pid)
+            if member._cgroup is not None:
+                member._cgroup.add(self.host_pid)
+                if self.exited():  # it died meanwhile: the pid we wrote may be recycled
+                    raise UnitSetupError("the spare process died during setup")
+        except OSError as exc:
+            self.kill()
+            raise HostSetupError(f"cannot put the spare in its unit's cgroup: {exc}") from None
+        except ZygoteError:
+            self.kill()
+            raise
+
+    def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
+        """SIGKILL through the pidfd and close our ends; its exit status is its parent's to collect, so
+        there is none to report (a failure is explained from the wire alone)."""
+        if not self.alive:
+            return None
+        self.alive = False
+        self._close_fds.detach()
+        if self._pipes_open:
+            self._pipes_open = False
+            _release_fds([self.req_fd, self.rep_fd], [])
+        if self._pidfd is not None:
+            if grace:
+                _exited(self._pidfd, GRACE_S)
+            self._signal(signal.SIGCONT)
+            self._signal(signal.SIGKILL)
+            if wait:
+                _exited(self._pidfd, GRACE_S)
+            os.close(self._pidfd)
+            self._pidfd = None
+        return None
 
 
 def _exited(pidfd: int, timeout_s: float) -> bool:

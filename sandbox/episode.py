@@ -46,7 +46,9 @@ def _clone(state: dict[str, Any]) -> dict[str, Any]:
 
 class SandboxEpisode:
     def __init__(self, pool: SandboxPool, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                 tools: list[dict[str, Any]] | None) -> None:
+                 tools: list[dict[str, Any]] | None, *, spare: bool = False, child: Child | None = None) -> None:
+        """`spare`: the unit also holds a clean spare process (`open_spare`). `child`: a unit member to
+        load in instead of a new unit (a spare); a restart after a crash always gets a new unit."""
         if not isinstance(code, str) or not code.strip():
             raise EnvLoadError("the env code is empty")
         if not isinstance(class_name, str) or not class_name.isidentifier():
@@ -63,6 +65,8 @@ class SandboxEpisode:
         self._limits = pool.limits
         self._lock = threading.Lock()
         self._child: Child | None = None
+        self._kind = "pair" if spare else "episode"
+        self._given = child
         self._state: dict[str, Any] = {}
         self._closed = False
         self.last_output = ""  # print() output of the last call (capped); not part of CallOutcome
@@ -86,7 +90,12 @@ class SandboxEpisode:
                       "restore": restore, "cpu_s": self._timeout})
         for attempt in (1, 2):
             try:
-                child = self._pool.spawn_child(freeze_between_calls=True)
+                given, self._given = self._given, None
+                if given is not None:
+                    child = given
+                    child.set_freeze(True)
+                else:
+                    child = self._pool.spawn_child(freeze_between_calls=True, kind=self._kind)
             except ZygoteError as exc:
                 raise EnvLoadError(f"the sandbox could not start a unit for {self._class_name}: {exc}") from None
             try:
@@ -151,6 +160,22 @@ class SandboxEpisode:
     def state(self) -> dict[str, Any]:
         with self._lock:
             return _clone(self._state)
+
+    def open_spare(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
+                   tools: list[dict[str, Any]] | None = None) -> SandboxEpisode:
+        """Another episode, in a process that has run nothing of this one: the spare of this episode's unit
+        when it was opened with `spare=True` and the spare is alive and unused (a fork, no new unit), else a
+        new unit. Either way this episode's calls cannot reach it; meanwhile this episode's process stays
+        stopped until its next call. Raises EnvLoadError like `open_episode`."""
+        with self._lock:
+            member = self._child
+            spare = member.take_spare() if member is not None else None
+            if member is not None:
+                member.freeze_now()
+        if spare is not None and not spare.zygote.serving(spare.generation):
+            self._pool.release(spare)
+            spare = None
+        return SandboxEpisode(self._pool, code, class_name, initial_state, tools, child=spare)
 
     def call(self, tool: str, args: dict[str, Any]) -> CallOutcome:
         t0 = time.perf_counter()

@@ -14,10 +14,12 @@ per-episode seccomp filter and rlimits.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -30,6 +32,11 @@ class JailImports(BaseModel):
     packages: tuple[Path, ...] = Field(default=(), description="Package directories or single-module files.")
     skip: tuple[str, ...] = Field(default=("__pycache__",), description="Globs on paths relative to a package's parent.")
     preload: tuple[str, ...] = Field(default=(), description="Modules the zygote imports once, before any fork.")
+    warm_up: tuple[dict[str, Any], ...] = Field(default=(), description=(
+        "Episodes ({code, class_name, init, calls: [{tool, args}]}) the zygote runs `warm_up_rounds` times "
+        "after preloading, before any fork, so every unit starts warm (jail_zygote.py, `warm_up`). Trusted "
+        "code and data only: they run in the zygote, outside the per-unit seccomp filter."))
+    warm_up_rounds: int = Field(default=4, ge=1, le=50)
 
     @field_validator("preload")
     @classmethod
@@ -49,8 +56,17 @@ def _readable(path: Path, is_dir: bool) -> None:
     os.chmod(path, 0o755 if is_dir else stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
 
 
+WARM_UP_FILE = "warm_up.json"  # read by the zygote (jail_zygote.py), next to the jail modules
+
+
 def stage_imports(imports: JailImports, workdir: str) -> None:
-    """Copy every package into `<workdir>/site/` (world-readable); raise ValueError naming a bad entry."""
+    """Copy every package into `<workdir>/site/` (world-readable) and write the warm-up episodes; raise
+    ValueError naming a bad entry."""
+    if imports.warm_up:
+        target = Path(workdir) / WARM_UP_FILE
+        target.write_text(json.dumps({"rounds": imports.warm_up_rounds, "episodes": list(imports.warm_up)}),
+                          encoding="utf-8")
+        _readable(target, False)
     if not imports.packages:
         return
     site = Path(workdir) / SITE_DIR

@@ -116,19 +116,24 @@ def enter_unit(ready: socket.socket) -> None:
         os._exit(INTERNAL_ERROR)
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+# Built once in the zygote (a class and buffers made in a fresh unit cost page faults and Python).
+_CAP_HEADER = _CapHeader(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+_CAP_DATA = (ctypes.c_uint32 * 6)()  # all zero: no capability in any set
+_prctl, _capset = _libc.prctl, _libc.capset
+
+
 def drop_capabilities() -> None:
     """Empty the bounding, ambient, effective, permitted and inheritable sets (the unit's user namespace
     granted all of them). Harmless no-ops where we hold none (the shared mode)."""
     for cap in range(64):
-        if _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+        if _prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
             break  # past the last capability this kernel knows
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
-
-    data = (ctypes.c_uint32 * 6)()
-    if _libc.capset(ctypes.byref(Header(0x20080522, 0)), data) != 0:
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if _capset(ctypes.byref(_CAP_HEADER), _CAP_DATA) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
 
 
@@ -163,6 +168,13 @@ def harden_member(keep: set[int], limits: dict, install_seccomp) -> None:
         why = install_seccomp()
         if why is not None:
             raise OSError(errno.EPERM, f"seccomp requested but failed: {why}")
+
+
+def become_spare() -> None:
+    """First steps of a pair unit's spare, just forked by the hardened member (worker.py): it is not its
+    namespace's init, so SIGXCPU may kill it as usual; and a fork clears the parent-death signal."""
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def probe_units(timeout_s: float = 10.0) -> str | None:

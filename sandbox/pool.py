@@ -65,7 +65,7 @@ class SandboxPool:
             # A partial, not a bound method: zygotes must not keep the pool alive (its finaliser closes them).
             self._health = functools.partial(health_problem, limits=self.limits, cgroups=self.cgroups,
                                              timeout_s=self.settings.call_timeout_s)
-            boot = {"preload": list(self.imports.preload)}
+            boot = {"preload": list(self.imports.preload), "warm_up": bool(self.imports.warm_up)}
             self._start_zygotes(self.settings.workers or os.cpu_count() or 1, allow_shared, boot)
             self.keeper = UnitKeeper(self.zygotes, functools.partial(_make_unit, limits=self.limits,
                                                                      cgroups=self.cgroups))
@@ -124,8 +124,10 @@ class SandboxPool:
 
     # -- EnvRuntime ---------------------------------------------------------------------------
     def open_episode(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                     tools: list[dict[str, Any]] | None = None) -> SandboxEpisode:
-        return SandboxEpisode(self, code, class_name, initial_state, tools)
+                     tools: list[dict[str, Any]] | None = None, *, spare: bool = False) -> SandboxEpisode:
+        """`spare=True`: the episode's unit also holds a clean spare process, so that `episode.open_spare`
+        costs a fork instead of a new unit (a BFCL task scores there, sandbox/worker.py `member_main`)."""
+        return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
                    timeout_s: float | None = None) -> list[CheckOutcome]:

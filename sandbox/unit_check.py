@@ -76,8 +76,9 @@ def expected_limits(limits: dict[str, Any]) -> dict[str, tuple[str | None, str]]
 
 
 def unit_problem(host_pid: int, zygote: ProcIdentity, limits: dict[str, Any], isolated: bool,
-                 seccomp: bool) -> str | None:
-    """None when the unit's member is what the pool asked for, else the first thing that is wrong."""
+                 seccomp: bool, parent_pid: int | None = None) -> str | None:
+    """None when the unit's member is what the pool asked for, else the first thing that is wrong.
+    `parent_pid`: a pair unit's spare, whose parent is the unit's first member (host pid), not the zygote."""
     try:
         status = read_status(host_pid)
         found = read_limits(host_pid)
@@ -97,8 +98,9 @@ def unit_problem(host_pid: int, zygote: ProcIdentity, limits: dict[str, Any], is
     depth = len(status.get("NSpid", "").split())
     if depth != zygote.nspid_depth + (1 if isolated else 0):
         return f"pid namespace depth {depth}, expected {zygote.nspid_depth + (1 if isolated else 0)}"
-    if status.get("PPid") != str(zygote.host_pid):
-        return f"not a unit of this zygote (its parent is {status.get('PPid')}, the zygote {zygote.host_pid})"
+    parent = zygote.host_pid if parent_pid is None else parent_pid
+    if status.get("PPid") != str(parent):
+        return f"not a unit of this zygote (its parent is {status.get('PPid')}, expected {parent})"
     shared = [name for name in NAMESPACES if ns and ns.get(name) == zygote.namespaces.get(name)] if isolated else []
     if shared:
         return "shares the zygote's " + "/".join(shared) + " namespace"

@@ -44,9 +44,9 @@ if sys.version_info < (3, 11):
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_json  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
-from jail_unit import INTERNAL_ERROR, harden_member, report  # noqa: E402
+from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
 from jail_zygote import serve  # noqa: E402
-from seccomp_filter import install_seccomp  # noqa: E402
+from seccomp_filter import install_seccomp, prepared_child_rules  # noqa: E402
 
 # Installed packages the pool copied next to us (sandbox/imports.py); last, so they never shadow stdlib.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "site"))
@@ -333,6 +333,17 @@ class EpisodeChild:
             self.rollback()
 
 
+def warm_episode(episode: dict, limits: dict) -> None:
+    """One warm-up episode in the zygote (jail_zygote.py, `warm_up`): load and calls exactly as a unit runs
+    them, minus the pipes. Trusted code on trusted data only (the pool's `JailImports.warm_up`)."""
+    child = EpisodeChild(CappedOutput(int(limits["output_cap"])), dict(limits, call_timeout_s=60.0))
+    child.load({"code": episode["code"], "class_name": episode["class_name"], "init": episode.get("init")})
+    if child.inst is None:
+        raise RuntimeError(f"the warm-up episode {episode['class_name']} did not load")
+    for call in episode.get("calls", ()):
+        child.call({"tool": call["tool"], "args": call["args"]})
+
+
 def run_episode(first: dict, req_fd: int, rep_fd: int, out: CappedOutput, limits: dict) -> None:
     child = EpisodeChild(out, dict(limits, call_timeout_s=float(first.get("cpu_s", 5.0))))
     msg = first
@@ -376,17 +387,56 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # member entry (called by jail_zygote in the unit's member process)
 # ---------------------------------------------------------------------------------------------
-def member_main(req_fd: int, rep_fd: int, ready, limits: dict) -> None:
+def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | None = None) -> None:
     """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve.
 
     A unit of kind "batch" is a check-batch supervisor (jail_batch.py): trusted code that forks one
-    child per check; it alone loads the supervisor seccomp variant, and it serves only a `batch` frame."""
+    child per check; it alone loads the supervisor seccomp variant, and it serves only a `batch` frame.
+
+    `spare` (a unit of kind "pair": the unit ends of a second request pipe, reply pipe and setup socket):
+    after hardening, fork a second member on those channels that serves one episode of its own.
+    Forked before any frame arrived, it has run nothing of ours when the host gives it code. Both
+    harden as one: the member loads the supervisor variant of the filter (which may fork), forks,
+    and then each process stacks the process rules for its own pid (jail_batch.py does the same for
+    its check children), so each ends with exactly the unit filter; the rest (session, signals,
+    descriptors, capabilities, rlimits) the spare inherits. This member, which will run an episode's
+    code, closes the spare's channels and can then neither reach it nor forge what it says: its filter
+    refuses signals, ptrace and process_vm_* to any pid but its own, and both are non-dumpable.
+    Why: a second clean process in the same unit costs a fork; a second unit costs a clone into new
+    namespaces, its hardening, verification, cgroup and teardown (a BFCL task scores in the spare)."""
     batch = limits.get("unit_kind") == "batch"
+    keep = {req_fd, rep_fd, ready.fileno()}
+    if spare is not None:
+        keep |= {spare[0], spare[1], spare[2].fileno()}
     try:
-        harden_member({req_fd, rep_fd, ready.fileno()}, limits, lambda: install_seccomp(supervisor=batch))
+        harden_member(keep, limits, lambda: install_seccomp(supervisor=batch or spare is not None))
+        if spare is not None:
+            if os.fork() == 0:
+                _close_channels((req_fd, rep_fd, ready))
+                req_fd, rep_fd, ready = spare
+                become_spare()
+            else:
+                _close_channels(spare)
+            if limits.get("seccomp"):
+                why = prepared_child_rules().load(os.getpid())
+                if why is not None:
+                    raise OSError(f"stacking the process rules failed: {why}")
     except BaseException as exc:  # noqa: BLE001
         report(ready, dumps({"ok": False, "error": clean(f"member setup: {type(exc).__name__}: {exc}")[:400]}).encode())
         os._exit(INTERNAL_ERROR)
+    serve_member(req_fd, rep_fd, ready, limits, batch)
+
+
+def _close_channels(channels) -> None:
+    for end in channels:
+        if isinstance(end, int):
+            os.close(end)
+        else:
+            end.close()
+
+
+def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool) -> None:
+    """A hardened member: report ready, then serve one episode, one check or one batch, then exit."""
     code = 0
     try:
         random.seed()  # the zygote's random state must not be shared by every unit
@@ -412,4 +462,4 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict) -> None:
 
 
 if __name__ == "__main__":
-    serve(json.loads(sys.argv[1]), member_main)
+    serve(json.loads(sys.argv[1]), member_main, warm_episode)

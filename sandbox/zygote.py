@@ -45,6 +45,7 @@ class Spawned:
     req_fd: int
     rep_fd: int
     setup_fd: int
+    spare_fds: tuple[int, int, int] | None = None  # a "pair" unit's spare: request, reply, setup
 
 
 def recv_with_creds(sock: socket.socket, size: int) -> tuple[bytes, int | None]:
@@ -231,20 +232,25 @@ class Zygote:
         return reply, fds
 
     def spawn(self, kind: str = "episode") -> Spawned:
-        """Have the zygote hand over a unit ("episode", or "batch": a check-batch supervisor); retries once
-        on a new zygote."""
+        """Have the zygote hand over a unit ("episode"; "batch": a check-batch supervisor; "pair": an
+        episode with a spare member); retries once on a new zygote."""
+        nfds = 6 if kind == "pair" else 3
         with self.lock:
             for attempt in (1, 2):
                 try:
-                    reply, (req_fd, rep_fd, setup_fd) = self._roundtrip({"op": "spawn", "kind": kind}, nfds=3)
+                    reply, fds = self._roundtrip({"op": "spawn", "kind": kind}, nfds=nfds)
                     pid = reply.get("pid")
                     if type(pid) is not int or pid <= 0:
-                        for fd in (req_fd, rep_fd, setup_fd):
+                        for fd in fds:
                             os.close(fd)
                         self._kill()
                         raise ZygoteError(f"zygote sent an unexpected pid {str(pid)[:40]}")
-                    os.set_blocking(req_fd, False)
-                    return Spawned(pid, self.generation, req_fd, rep_fd, setup_fd)
+                    os.set_blocking(fds[0], False)
+                    spare = None
+                    if kind == "pair":
+                        os.set_blocking(fds[3], False)
+                        spare = (fds[3], fds[4], fds[5])
+                    return Spawned(pid, self.generation, fds[0], fds[1], fds[2], spare)
                 except ZygoteError:
                     if attempt == 2 or self._in_health_check:
                         raise

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from envscaler_core.bfcl.data import SUBSETS, BFCLTask, Subset, load_tasks
-from envscaler_core.bfcl.executor import SandboxedTask, Verdict, score_in_runtime
+from envscaler_core.bfcl.executor import SandboxedTask, Verdict
 from envscaler_core.bfcl.play import GoldAgent, ModelAgent, Playthrough, play_task
 from envscaler_core.llm.errors import LLMError
 from envscaler_core.models import BFCLEvalReport, BFCLTaskResult, Model, SubsetScore
@@ -79,17 +79,18 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
     executor = await asyncio.to_thread(SandboxedTask, runtime, task)
     play, verdict = Playthrough(), None
     try:
-        play = await play_task(task, agent, executor)
-    except LLMError as exc:
-        if not _ends_episode(exc):
-            raise
-        verdict = Verdict(valid=False, error_type="multi_turn:inference_error",
-                          error_message=f"the model's answer could not be used: {exc}")
+        try:
+            play = await play_task(task, agent, executor)
+        except LLMError as exc:
+            if not _ends_episode(exc):
+                raise
+            verdict = Verdict(valid=False, error_type="multi_turn:inference_error",
+                              error_message=f"the model's answer could not be used: {exc}")
+        if verdict is None:  # scored before the episode closes: in its unit's clean spare (executor.py)
+            verdict = (forced_quit_verdict(play, task) if play.force_quit or len(play.decoded) != len(task.ground_truth)
+                       else await asyncio.to_thread(executor.score, play.decoded))
     finally:
         await asyncio.to_thread(executor.close)
-    if verdict is None:
-        verdict = (forced_quit_verdict(play, task) if play.force_quit or len(play.decoded) != len(task.ground_truth)
-                   else await asyncio.to_thread(score_in_runtime, runtime, task, play.decoded))
     return BFCLTaskResult(
         task_id=task.id, subset=task.subset, agent=request.agent, model=request.model, valid=verdict.valid,
         error_type=verdict.error_type, error_message=verdict.error_message, details=verdict.details,

@@ -2,7 +2,9 @@
 
 `SandboxedTask` holds one episode of `BFCLEnvironment` for a task; `execute(call)` runs one call
 string and returns the observation BFCL's loop would put in the tool message; `execute_step(calls)`
-runs a model step's calls in one round trip. `score_in_runtime`
+runs a model step's calls in one round trip; `score(decoded)` runs `multi_turn_checker` in the spare
+of the episode's unit: a process forked before the episode ran anything, so nothing the played calls
+did can reach it (no second unit; any failure there scores again in a fresh unit). `score_in_runtime`
 runs `multi_turn_checker` in a fresh episode of `BFCLScorer`. A sandbox failure (a call that timed
 out or crashed its process) is an observation starting with "Error during execution:", like any
 other failed call, so the agent goes on; the episode itself restarts from the last committed state.
@@ -10,6 +12,7 @@ other failed call, so the agent goes on; the episode itself restarts from the la
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Protocol
 
 from pydantic import Field
@@ -51,11 +54,15 @@ def observation_of(outcome: CallOutcome) -> str:
 
 
 class SandboxedTask:
-    """One BFCL task's API instances, live in one sandbox episode."""
+    """One BFCL task's API instances, live in one sandbox episode (whose unit keeps a clean spare process
+    for `score`, where the runtime offers one)."""
 
     def __init__(self, runtime: EnvRuntime, task: BFCLTask) -> None:
-        self.task = task
-        self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec())
+        self.task, self.runtime = task, runtime
+        if _offers_spare(runtime):
+            self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec(), spare=True)
+        else:
+            self.episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec())
         self.outcomes: list[CallOutcome] = []
 
     def call(self, call: str) -> CallOutcome:
@@ -86,6 +93,27 @@ class SandboxedTask:
         """`{"classes": {class: public attributes rendered}, "executed": [call strings]}`."""
         return self.episode.state
 
+    def score(self, decoded: list[list[list[str]]]) -> Verdict:
+        """`multi_turn_checker` on the played calls, in a process this episode's calls never reached: the
+        unit's spare, forked before the episode loaded (call before `close`, which ends the unit). If
+        the spare cannot give a verdict (none left, it crashed, or the episode's process took the unit
+        down), the checker runs again in a fresh unit, so the verdict never depends on the played calls'
+        side effects; a checker that fails there too gives the same verdict as `score_in_runtime`."""
+        open_spare = getattr(self.episode, "open_spare", None)
+        if open_spare is None:
+            return score_in_runtime(self.runtime, self.task, decoded)
+        try:
+            episode = open_spare(episode_code(), SCORER_CLASS, _scoring_config(self.task, decoded))
+        except EnvLoadError:
+            return score_in_runtime(self.runtime, self.task, decoded)
+        try:
+            result = episode.state.get("verdict")
+        finally:
+            episode.close()
+        if not isinstance(result, dict):
+            return score_in_runtime(self.runtime, self.task, decoded)
+        return Verdict.model_validate(result)
+
     def close(self) -> None:
         self.episode.close()
 
@@ -96,10 +124,22 @@ class SandboxedTask:
         self.close()
 
 
+def _offers_spare(runtime: EnvRuntime) -> bool:
+    """Does `open_episode` take `spare=True`? (A keyword of `SandboxPool`, not of every `EnvRuntime`.)"""
+    try:
+        return "spare" in inspect.signature(runtime.open_episode).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _scoring_config(task: BFCLTask, decoded: list[list[list[str]]]) -> dict[str, Any]:
+    return {**task.sandbox_spec(), "_score": {"decoded": decoded, "ground_truth": task.ground_truth}}
+
+
 def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[list[str]]]) -> Verdict:
     """`multi_turn_checker(decoded, ground truth, ...)` in a fresh sandbox episode, which scores while it
     loads (its state is the verdict): one round trip to a unit that ran nothing else."""
-    config = {**task.sandbox_spec(), "_score": {"decoded": decoded, "ground_truth": task.ground_truth}}
+    config = _scoring_config(task, decoded)
     try:
         episode = runtime.open_episode(episode_code(), SCORER_CLASS, config)
     except EnvLoadError as exc:

@@ -16,7 +16,7 @@ from typing import Any
 
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
-from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
+from envscaler_core.bfcl.executor import SandboxedTask
 from envscaler_core.bfcl.schemas import function_names, tools_for
 from envscaler_core.runtime import EnvRuntime
 
@@ -96,12 +96,14 @@ class BFCLGymEnv:
         assert self.task is not None and self._live is not None
         self._over = True
         final_state = self._live.state
-        self.close()
-        if truncated:
-            valid, verdict = False, {"error_type": "multi_turn:force_terminated"}
-        else:
-            result = score_in_runtime(self.runtime, self.task, self._decoded)
-            valid, verdict = result.valid, result.model_dump(exclude={"details"})
+        try:
+            if truncated:
+                valid, verdict = False, {"error_type": "multi_turn:force_terminated"}
+            else:
+                result = self._live.score(self._decoded)  # the unit's clean spare, before the episode closes
+                valid, verdict = result.valid, result.model_dump(exclude={"details"})
+        finally:
+            self.close()
         info = self._info(verdict=verdict, final_state=final_state, decoded=self._decoded)
         return observation, 1.0 if valid else 0.0, not truncated, truncated, info
 

@@ -189,6 +189,15 @@ class BFCLEnvironment:
             raise RuntimeError("replaying the executed calls did not reproduce the snapshot's state")
 
 
+def _forget_instances():
+    """Drop every instance the package cached in its module globals under our model name: the checker
+    builds its instances only when none is cached under the task's name, so one left by an earlier
+    run in this process (the zygote's warm-up, sandbox/jail_zygote.py) would be scored instead."""
+    cached = vars(_utils)
+    for name in [n for n in cached if n.startswith(MODEL_NAME + "_") and n.endswith("_instance")]:
+        del cached[name]
+
+
 def _json_safe(value):
     text = json.dumps(render(value), ensure_ascii=False)
     if len(text) > DETAILS_CAP:
@@ -209,6 +218,7 @@ class BFCLScorer:
 
     def score(self, decoded: list, ground_truth: list) -> dict:
         spec = self._spec
+        _forget_instances()
         entry = {"id": spec["id"], "initial_config": spec["initial_config"],
                  "involved_classes": spec["involved_classes"]}
         verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)

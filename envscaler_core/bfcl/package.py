@@ -81,7 +81,10 @@ def jail_imports() -> dict[str, Any]:
     """What a sandbox pool must make importable for BFCL episodes (fields of `sandbox.JailImports`):
     the package minus its data and model handlers, mpmath, and our `jail_env.py`; the executor, the
     checker, every API class and `jail_env` are preloaded by the zygote, so each episode forks with them
-    imported and its code is a one-line import (`episode_code`) instead of a module compiled per episode."""
+    imported and its code is a one-line import (`episode_code`) instead of a module compiled per episode;
+    the zygote then plays and scores a few gold tasks (`warm.py`) so that units fork warm."""
+    from envscaler_core.bfcl.warm import warm_up_episodes  # imports the data loader, which imports us
+
     mpmath = _origin("mpmath")
     preload = [f"{BACKEND}.multi_turn_utils", f"{BACKEND}.multi_turn_checker",
                *(f"{BACKEND}.func_source_code.{m}" for m in CLASS_MODULES.values()), JAIL_MODULE]
@@ -90,6 +93,7 @@ def jail_imports() -> dict[str, Any]:
         "skip": ["__pycache__", "bfcl_eval/data", "bfcl_eval/model_handler", "bfcl_eval/scripts",
                  "mpmath/tests"],
         "preload": preload,
+        "warm_up": warm_up_episodes(),
     }
 
 
