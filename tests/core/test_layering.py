@@ -45,8 +45,6 @@ def test_code_that_runs_in_threads_parses_under_the_one_ast_lock(package: str) -
         # env classes and the BFCL jail module only run in the sandbox (one thread; no envscaler_core there)
         if rel in ("envscaler_core/pyast.py", "envscaler_core/bfcl/jail_env.py") or "/library/envs/" in rel:
             continue
-        if rel == "envscaler_core/bfcl/jail_env.py":  # runs only in a jail's unit, one thread, no envscaler_core
-            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parse"
                     and isinstance(node.func.value, ast.Name) and node.func.value.id == "ast"):
