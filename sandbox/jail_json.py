@@ -3,7 +3,9 @@
 Replies come from processes that run untrusted code, so the host parses them with every limit applied
 *before* anything can recurse: a non-recursive pre-scan measures the nesting depth (string literals are
 cut out with C-speed bytes operations, the remaining brackets are summed), then `json.loads` runs with hooks
-that refuse NaN/Infinity, numbers that overflow to infinity and integers beyond 64 bits; a lone
+that refuse NaN/Infinity, numbers that overflow to infinity and integers beyond 64 bits (the number
+hooks only when the text holds a run of 19 digits or an exponent: called per number, they made a
+720 KB state cost the host 113 ms to parse, and without either no number can break those rules); a lone
 surrogate (which strict UTF-8 decoding cannot catch when it arrives as a `\\udXXX` escape) is refused
 after parsing. The worker applies the same rules when it serialises, so an honest env gets a clear
 `unserializable` error instead of a host-side refusal.
@@ -22,6 +24,7 @@ _QUOTED = re.compile(rb'"[^"]*+(?:"|\Z)')  # on brackets and quotes only: a lite
 _NOT_STRUCTURAL = bytes(b for b in range(256) if b not in b'[]{}"')
 _STEPS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
 _LONG_DIGITS = re.compile(r"[0-9]{19,}")
+_EXPONENT = re.compile(r"[0-9.][eE]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -91,7 +94,10 @@ def loads(raw: bytes, max_depth: int):
     if too_deep(raw, max_depth):
         raise JSONLimitError(f"nesting deeper than {max_depth} levels")
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, parse_int=_bounded_int)
+        if _LONG_DIGITS.search(text) or _EXPONENT.search(text):
+            value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, parse_int=_bounded_int)
+        else:  # no number here has 19 digits or an exponent: every int fits 64 bits, every float is finite
+            value = json.loads(text, parse_constant=_refuse_constant)
     except JSONLimitError:
         raise
     except (ValueError, RecursionError) as exc:

@@ -83,6 +83,8 @@ def test_the_depth_prescan_agrees_with_the_real_nesting_on_tricky_documents() ->
     (b'{"a": NaN}', "NaN is not JSON"),
     (b'{"a": Infinity}', "Infinity is not JSON"),
     (b'{"a": -1e400}', "overflows to infinity"),
+    (b'{"a": [0.5, 12E+999]}', "overflows to infinity"),
+    (b'{"a": -9223372036854775809}', "outside the 64-bit range"),
     (b'{"a": "\\ud800"}', "lone surrogate"),
     (b'{"a": "\\udc00\\ud800"}', "lone surrogate"),
     (b'{"a": "\xed\xa0\x80"}', "not valid UTF-8"),
@@ -100,6 +102,8 @@ def test_legitimate_json_passes_unchanged() -> None:
     doc = {"s": "😀 \\ \" [ {", "n": -9223372036854775808, "f": 1e308, "l": [[[]]], "z": None}
     assert loads(json.dumps(doc).encode(), 64) == doc  # the emoji travels as an escaped surrogate pair
     assert loads(json.dumps(doc, ensure_ascii=False).encode(), 64) == doc
+    plain = {"n": [-999999999999999999, 0, 7], "f": [0.5, -12.25], "s": "e5 1e400 NaN"}  # the hook-free path
+    assert loads(json.dumps(plain).encode(), 64) == plain
 
 
 @pytest.mark.parametrize("value, needle", [
