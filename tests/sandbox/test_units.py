@@ -102,7 +102,7 @@ def test_legitimate_json_passes_unchanged() -> None:
     doc = {"s": "😀 \\ \" [ {", "n": -9223372036854775808, "f": 1e308, "l": [[[]]], "z": None}
     assert loads(json.dumps(doc).encode(), 64) == doc  # the emoji travels as an escaped surrogate pair
     assert loads(json.dumps(doc, ensure_ascii=False).encode(), 64) == doc
-    plain = {"n": [-999999999999999999, 0, 7], "f": [0.5, -12.25], "s": "e5 1e400 NaN"}  # the hook-free path
+    plain = {"n": [-999999999999999999, 0, 7], "f": [0.5, -12.25], "s": "e5 NaN"}  # the hook-free path
     assert loads(json.dumps(plain).encode(), 64) == plain
 
 
