@@ -126,7 +126,7 @@ class ZygoteLoop:
         pid, host_ends = unit
         fds = [end if isinstance(end, int) else end.fileno() for end in host_ends]
         socket.send_fds(self.ctl, [_dumps({"ok": True, "pid": pid})], fds)
-        _close_ends(host_ends)
+        close_ends(host_ends)
         self.prepare(kind)
 
     def prepare(self, kind: str) -> None:
@@ -149,19 +149,19 @@ class ZygoteLoop:
         try:
             pid = clone_unit() if self.isolated else os.fork()
         except OSError as exc:
-            _close_ends(host_ends + unit_ends)
+            close_ends(host_ends + unit_ends)
             return f"cannot create a unit: {exc}"[:300]
         if pid == 0:
             self.ctl.close()
-            _close_ends(host_ends)
+            close_ends(host_ends)
             for _, other in self.waiting.values():  # the units made before are not ours to touch
-                _close_ends(other)
+                close_ends(other)
             if self.isolated:
                 enter_unit(unit_ends[2])
             spare = unit_ends[3:] or None
             self.member_main(unit_ends[0], unit_ends[1], unit_ends[2], dict(self.limits, unit_kind=kind), spare)
             os._exit(INTERNAL_ERROR)
-        _close_ends(unit_ends)
+        close_ends(unit_ends)
         return pid, host_ends
 
     def reap(self, pid: int, wait: bool) -> dict | None:
@@ -201,7 +201,8 @@ def _channels() -> tuple[tuple, tuple]:
     return (req_w, rep_r, ready_host), (req_r, rep_w, ready_unit)
 
 
-def _close_ends(ends) -> None:
+def close_ends(ends) -> None:
+    """Close a mix of descriptors and sockets (a unit's channel ends)."""
     for end in ends:
         if isinstance(end, int):
             os.close(end)

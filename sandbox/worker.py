@@ -45,7 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_json  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
-from jail_zygote import serve  # noqa: E402
+from jail_zygote import close_ends, serve  # noqa: E402
 from seccomp_filter import install_seccomp, prepared_child_rules  # noqa: E402
 
 # Installed packages the pool copied next to us (sandbox/imports.py); last, so they never shadow stdlib.
@@ -412,11 +412,11 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | No
         harden_member(keep, limits, lambda: install_seccomp(supervisor=batch or spare is not None))
         if spare is not None:
             if os.fork() == 0:
-                _close_channels((req_fd, rep_fd, ready))
+                close_ends((req_fd, rep_fd, ready))
                 req_fd, rep_fd, ready = spare
                 become_spare()
             else:
-                _close_channels(spare)
+                close_ends(spare)
             if limits.get("seccomp"):
                 why = prepared_child_rules().load(os.getpid())
                 if why is not None:
@@ -425,14 +425,6 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | No
         report(ready, dumps({"ok": False, "error": clean(f"member setup: {type(exc).__name__}: {exc}")[:400]}).encode())
         os._exit(INTERNAL_ERROR)
     serve_member(req_fd, rep_fd, ready, limits, batch)
-
-
-def _close_channels(channels) -> None:
-    for end in channels:
-        if isinstance(end, int):
-            os.close(end)
-        else:
-            end.close()
 
 
 def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool) -> None:
