@@ -34,7 +34,7 @@ from sandbox.warm import UnitKeeper
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
-JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "seccomp_filter.py", "call_clock.py")
+JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 
