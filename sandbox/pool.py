@@ -28,6 +28,7 @@ from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
 from sandbox.health import health_problem
+from sandbox.workdirs import PREFIX, claim, release, sweep_stale
 from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
 from sandbox.warm import UnitKeeper
@@ -113,8 +114,11 @@ class SandboxPool:
 
     @staticmethod
     def _make_workdir() -> str:
-        """A world-readable copy of the worker: the sandbox uid cannot read the project checkout."""
-        path = tempfile.mkdtemp(prefix="envscaler-sandbox-")
+        """A world-readable copy of the worker: the sandbox uid cannot read the project checkout.
+        Removes first what killed pools left behind (sandbox/workdirs.py)."""
+        sweep_stale()
+        path = tempfile.mkdtemp(prefix=PREFIX)
+        claim(path)
         os.chmod(path, 0o755)
         for name in JAIL_FILES:
             target = Path(path) / name
@@ -235,4 +239,4 @@ def _release(zygotes: list[Zygote], workdir: str, cgroups: list[Cgroups], keeper
     for group in cgroups:
         group.close()
     cgroups.clear()
-    shutil.rmtree(workdir, ignore_errors=True)
+    release(workdir)

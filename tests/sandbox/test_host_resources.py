@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from envscaler_core.config import SandboxSettings
 from sandbox import SandboxPool
 from sandbox.cgroups import MAX_FREE
+from sandbox.workdirs import OWNER_SUFFIX
 from tests.sandbox.helpers import LIBRARY, LIBRARY_STATE, benign_call_works
 
 
@@ -92,3 +96,32 @@ def test_the_cgroup_parent_of_a_closed_pool_is_gone(fresh: SandboxPool) -> None:
     assert benign_call_works(fresh)
     fresh.close()
     assert not any(Path(p).exists() for p in parents)
+
+
+def _pool_in_a_process_killed_with_sigkill() -> str:
+    """The workdir of a pool whose process died without a chance to clean up."""
+    script = ("import time\nfrom envscaler_core.config import SandboxSettings\nfrom sandbox import SandboxPool\n"
+              "pool = SandboxPool(SandboxSettings(workers=1))\nprint(pool._workdir, flush=True)\ntime.sleep(120)\n")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, cwd=root,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    try:
+        workdir = proc.stdout.readline().decode().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+    return workdir
+
+
+def test_the_directory_a_killed_pool_left_is_removed_by_the_next_pool() -> None:
+    workdir = _pool_in_a_process_killed_with_sigkill()
+    assert Path(workdir).is_dir(), "SIGKILL: nothing in the killed process could remove it"
+    with SandboxPool(SandboxSettings(workers=1)) as pool:
+        assert not Path(workdir).exists() and not Path(workdir + OWNER_SUFFIX).exists()
+        assert benign_call_works(pool)
+
+
+def test_the_next_pool_leaves_a_live_pool_s_directory_alone(fresh: SandboxPool) -> None:
+    with SandboxPool(SandboxSettings(workers=1)):
+        assert Path(fresh._workdir).is_dir()
+    assert benign_call_works(fresh)
