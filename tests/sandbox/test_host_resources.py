@@ -125,3 +125,13 @@ def test_the_next_pool_leaves_a_live_pool_s_directory_alone(fresh: SandboxPool) 
     with SandboxPool(SandboxSettings(workers=1)):
         assert Path(fresh._workdir).is_dir()
     assert benign_call_works(fresh)
+
+
+def test_a_directory_owned_in_another_pid_namespace_is_left_alone(tmp_path: Path) -> None:
+    from sandbox.workdirs import PREFIX, sweep_stale
+
+    workdir = tmp_path / f"{PREFIX}elsewhere"
+    workdir.mkdir()
+    Path(str(workdir) + OWNER_SUFFIX).write_text("1 1 pid:[1]\n")  # pid 1 of a namespace that is not ours
+    assert sweep_stale(str(tmp_path)) == []
+    assert workdir.is_dir()
