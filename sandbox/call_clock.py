@@ -48,7 +48,3 @@ class CallClock:
             self.starved_s = max(delay - self._delay0, 0.0)
             self._deadline = min(self._start + self.limit_s + self.starved_s, self._hard)
         return max(self._deadline - now, 0.0)
-
-    @property
-    def elapsed_s(self) -> float:
-        return time.monotonic() - self._start

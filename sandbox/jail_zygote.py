@@ -238,7 +238,7 @@ def warm_up(limits: dict, run_episode) -> None:
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), WARM_UP_FILE), encoding="utf-8") as fh:
         spec = json.load(fh)
     cpu = resource.getrlimit(resource.RLIMIT_CPU)  # each call sets its CPU window: put ours back after
-    modules = set(sys.modules)
+    had_envcode = "envcode" in sys.modules
     try:
         for _ in range(int(spec.get("rounds", 1))):
             for episode in spec["episodes"]:
@@ -247,9 +247,8 @@ def warm_up(limits: dict, run_episode) -> None:
         raise SystemExit(f"warm-up failed: {type(exc).__name__}: {exc}") from None
     finally:
         resource.setrlimit(resource.RLIMIT_CPU, cpu)
-        for name in set(sys.modules) - modules:  # the episodes' own module ("envcode"), as a unit would
-            if name == "envcode":
-                del sys.modules[name]
+        if not had_envcode:  # the episodes' own module, as a unit would
+            sys.modules.pop("envcode", None)
 
 
 def serve(limits: dict, member_main, run_episode=None) -> None:

@@ -15,8 +15,8 @@ import shutil
 import stat
 import tempfile
 import threading
-from concurrent.futures import ThreadPoolExecutor
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +28,10 @@ from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
 from sandbox.health import health_problem
-from sandbox.workdirs import PREFIX, claim, release, sweep_stale
 from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
 from sandbox.warm import UnitKeeper
+from sandbox.workdirs import PREFIX, claim, release, sweep_stale
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory

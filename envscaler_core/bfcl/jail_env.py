@@ -29,7 +29,6 @@ import ast
 import inspect
 import json
 import math
-import re
 
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
@@ -90,6 +89,15 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
         ran = []
     ran = iter(ran)
     return [next(ran) if why is None else why for why in refused], instances
+
+
+def _forget_instances():
+    """Drop every instance the package cached in its module globals under our model name: the checker
+    builds its instances only when none is cached under the task's name, so one left by an earlier
+    run in this process (the zygote's warm-up, sandbox/jail_zygote.py) would be scored or played instead."""
+    cached = vars(_utils)
+    for name in [n for n in cached if n.startswith(MODEL_NAME + "_") and n.endswith("_instance")]:
+        del cached[name]
 
 
 _utils.execute_multi_turn_func_call = guarded_execute
@@ -153,10 +161,8 @@ class BFCLEnvironment:
             long_context=bool(spec["long_context"]), is_evaL_run=False)
 
     def _load(self):
-        """Fresh instances: forget the package's cached ones for this task, then let it build them."""
-        for class_name in self._spec["involved_classes"]:
-            name = re.sub(r"[-./:]", "_", f"{MODEL_NAME}_{self._spec['id']}_{class_name}_instance")
-            vars(_utils).pop(name, None)
+        """Fresh instances: forget the package's cached ones, then let it build them."""
+        _forget_instances()
         return self._run([])[1]
 
     def execute(self, call: str) -> str:
@@ -187,15 +193,6 @@ class BFCLEnvironment:
         rebuilt = json.loads(json.dumps(self.__sandbox_state__()["classes"]))
         if rebuilt != snapshot.get("classes"):
             raise RuntimeError("replaying the executed calls did not reproduce the snapshot's state")
-
-
-def _forget_instances():
-    """Drop every instance the package cached in its module globals under our model name: the checker
-    builds its instances only when none is cached under the task's name, so one left by an earlier
-    run in this process (the zygote's warm-up, sandbox/jail_zygote.py) would be scored instead."""
-    cached = vars(_utils)
-    for name in [n for n in cached if n.startswith(MODEL_NAME + "_") and n.endswith("_instance")]:
-        del cached[name]
 
 
 def _json_safe(value):
