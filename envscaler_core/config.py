@@ -214,6 +214,10 @@ class FlowSettings(_Section):
 
     batch_size: int = Field(default=25, ge=1, description="Items per Prefect task.")
     batches_in_flight: int = Field(default=8, ge=1, description="Concurrent batch tasks per stage.")
+    stream: bool = Field(default=True, description=(
+        "Stream synth -> validate -> scen -> rollout: an item moves on as soon as its own batch is done, "
+        "instead of each stage waiting for the whole previous one (docs/operations.md). Batches are then cut "
+        "so that `batches_in_flight` of them share a lane's work (at most `batch_size` items each)."))
     max_item_attempts: int = Field(default=3, ge=1, description="Tries per item across resumes before it is given up.")
     out_dir: str | None = Field(default=None, description=(
         "Where a run's exports and report go: <out_dir>/<run_id>/. Unset = out/ beside a DuckDB store "

@@ -129,6 +129,61 @@ async def _run_step(ctx: RunContext, name: str, pending: Pending | None, task: A
     return reports
 
 
+STREAMED = ("synth", "validate", "scen", "rollout")
+_NARROWED: dict[str, Callable[[RunContext, Sequence[str] | None], list[str]]] = {
+    "synth": lambda ctx, _: S.pending_synth(ctx),  # the first lane: only ever asked for the whole run
+    "validate": S.pending_validate, "scen": S.pending_scenarios, "rollout": S.pending_rollouts,
+}
+_LANE_TASKS: dict[str, BatchTask] = {"synth": T.synthesize, "validate": T.validate, "scen": T.scenarios,
+                                     "rollout": T.rollouts}
+
+
+def streamed_stages(ctx: RunContext, stages: Sequence[str]) -> list[str]:
+    """The stages a run streams: two or more of synth -> validate -> scen -> rollout, unless turned off."""
+    chosen = [s for s in STREAMED if s in stages]
+    return chosen if ctx.settings.flow.stream and len(chosen) > 1 else []
+
+
+async def _stream(ctx: RunContext, names: list[str], shard: tuple[int, int],
+                  tracker: ProgressTracker | None) -> None:
+    """Run the streamed stages as one pipeline (envscaler_core/pipeline/streaming.py). Validation's dedup
+    runs before each look at what is pending for validation, keeping the candidates already taken."""
+    from envscaler_core.pipeline.streaming import Lane, Stream
+
+    log = get_run_logger()
+
+    def lane(name: str) -> Lane:
+        def pending(upstream: Sequence[str] | None) -> list[str]:
+            todo = _NARROWED[name](ctx, upstream)
+            if upstream is None and shard[1] > 1:  # narrowed asks descend from this shard's items already
+                root = _topic_of(ctx, name)
+                todo = [fp for fp in todo if in_shard(root(fp), shard)]
+            return todo
+
+        def dedup(taken: frozenset[str]) -> None:
+            marked = S.mark_duplicates(ctx, taken)
+            if marked.done:
+                log.info("validate.dedup: %d candidate(s) marked duplicate", marked.done)
+
+        return Lane(name, pending, lambda items: _LANE_TASKS[name](ctx, items),
+                    prepare=dedup if name == "validate" else None)
+
+    ctx.set_stage("+".join(names))
+    if tracker:
+        tracker.steps_started(names)
+    stream = Stream([lane(n) for n in names], batch_size=ctx.settings.flow.batch_size,
+                    in_flight=ctx.settings.flow.batches_in_flight, progress=tracker)
+    started = time.perf_counter()
+    reports = await stream.run()
+    for name in names:
+        done, failed = sum(r.done for r in reports[name]), sum(r.failed for r in reports[name])
+        took = stream.finished_at.get(name, time.perf_counter()) - started
+        log.info("%s: %d done, %d failed, streamed, finished %.1f s after the stream began", name, done, failed, took)
+        for r in reports[name]:
+            for line in r.failures[:5]:
+                log.warning("%s failure %s", name, line)
+
+
 def _begin(ctx: RunContext, sources: Sequence[str]) -> None:
     """Mark the run running with the settings it runs with now: a resume's raised budget (or its new
     endpoint) is what the next resume starts from. Sources only ever grow (the CLI refuses different
@@ -143,10 +198,12 @@ def _begin(ctx: RunContext, sources: Sequence[str]) -> None:
     ctx.store.save_run(run)
 
 
-def planned_steps(stages: Sequence[str], sources: Sequence[str]) -> list[str]:
+def planned_steps(stages: Sequence[str], sources: Sequence[str], streamed: Sequence[str] = ()) -> list[str]:
     steps = ["mine.ingest"] if "mine" in stages and sources else []
     for stage in STAGES:
-        if stage in stages:
+        if stage in streamed:
+            steps.append(stage)  # one step per lane; validation's dedup runs inside its lane
+        elif stage in stages:
             steps += ["export"] if stage == "export" else [name for name, _, _ in _STEPS[stage]]
     return steps
 
@@ -198,8 +255,13 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
             if tracker:
                 tracker.batch_done(ingested.done, 0)
                 tracker.step_finished()
+        streamed = streamed_stages(ctx, stages)
         for stage in STAGES:
             if stage not in stages:
+                continue
+            if stage in streamed:
+                if stage == streamed[0]:
+                    await _stream(ctx, streamed, shard, tracker)
                 continue
             if stage == "export":
                 ctx.set_stage("export")
@@ -258,7 +320,7 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
     chosen = list(stages or STAGES)
     try:
         tracker = make_tracker(ctx, (shard_index, shard_count))
-        async with publishing(tracker, planned_steps(chosen, sources)):
+        async with publishing(tracker, planned_steps(chosen, sources, streamed_stages(ctx, chosen))):
             summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)
     finally:
         await ctx.gateway.aclose()  # its HTTP pool belongs to this event loop, which ends with the flow

@@ -27,14 +27,15 @@ def artifact_key(prefix: str, run_id: str) -> str:
 
 
 def percent(progress: RunProgress, planned: Sequence[str]) -> float:
-    """Share of the planned steps behind us, counting the current one by its items done."""
+    """Share of the planned steps behind us, counting each running one by its items done (streamed
+    stages run side by side)."""
     if not planned:
         return 100.0
     finished = {s.name for s in progress.steps if s.finished_at is not None}
     share = float(sum(1 for name in planned if name in finished))
-    current = progress.current
-    if current is not None and current.finished_at is None and current.name in planned and current.total:
-        share += min(1.0, (current.done + current.failed) / current.total)
+    for step in progress.running:
+        if step.name in planned and step.name not in finished and step.total:
+            share += min(1.0, (step.done + step.failed) / step.total)
     return round(100.0 * share / len(planned), 1)
 
 

@@ -16,7 +16,9 @@ class StepProgress(Model):
     """One pipeline step (e.g. `validate`): items done of total, and what the LLM cost during it."""
 
     name: str
-    total: int = Field(default=0, description="Items pending when the step started (0 for whole-run steps).")
+    total: int = Field(default=0, description=(
+        "Items pending when the step started, plus those its upstream step handed it since (streamed stages); "
+        "0 for whole-run steps."))
     done: int = 0
     failed: int = 0
     started_at: datetime = Field(default_factory=utcnow)
@@ -47,7 +49,13 @@ class RunProgress(Model):
 
     @property
     def current(self) -> StepProgress | None:
-        return self.steps[-1] if self.steps else None
+        """The most recently started step still running (streamed stages run side by side), else the last."""
+        running = self.running
+        return running[-1] if running else self.steps[-1] if self.steps else None
+
+    @property
+    def running(self) -> list[StepProgress]:
+        return [s for s in self.steps if s.finished_at is None]
 
     @property
     def llm_calls(self) -> int:

@@ -25,6 +25,13 @@ from envscaler_core.store.urls import parse_store_url
 log = logging.getLogger(__name__)
 
 Usage = Callable[[], dict[str, dict[str, Any]]]
+_LEDGER_FAMILIES = {"agent": "rollout", "user_sim": "rollout", "check": "scen"}
+
+
+def _family(stage: str) -> str:
+    """`validate_judge`, `validate.dedup` -> `validate`; the rollout's and the checks' own ledger names too."""
+    head = stage.replace(".", "_").split("_", 1)[0]
+    return _LEDGER_FAMILIES.get(head, head)
 
 
 def progress_path(store_url: str, run_id: str, home: Path | None = None) -> Path:
@@ -97,60 +104,91 @@ class ProgressTracker:
         self.sinks = list(sinks or [])
         self.state = RunProgress(run_id=run_id, pid=os.getpid(), store=store, mock_llm=mock_llm)
 
-    def _totals(self) -> tuple[int, int, float]:
-        rows = self._usage().values()
-        return (sum(int(u.get("calls", 0)) for u in rows),
-                sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)) for u in rows),
-                sum(float(u.get("cost_usd", 0.0)) for u in rows))
+    def _totals(self) -> dict[str, tuple[int, int, float]]:
+        return {stage: (int(u.get("calls", 0)), int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)),
+                        float(u.get("cost_usd", 0.0))) for stage, u in self._usage().items()}
 
     def _account(self) -> None:
-        """Charge the ledger's growth since the last call to the current step."""
-        calls, tokens, cost = self._totals()
-        step = self.state.current
-        if step is not None:
-            base_calls, base_tokens, base_cost = self._base
-            step.llm_calls += calls - base_calls
-            step.tokens += tokens - base_tokens
-            step.cost_usd = round(step.cost_usd + cost - base_cost, 8)
-        self._base = (calls, tokens, cost)
+        """Charge the ledger's growth since the last call: to the running step of the ledger stage's family
+        (`validate_judge` to `validate`) when there is one, else to the current step. One step runs at a
+        time in a staged run, so it gets everything; streamed stages run side by side and each gets its own."""
+        totals = self._totals()
+        for stage, (calls, tokens, cost) in totals.items():
+            base_calls, base_tokens, base_cost = self._base.get(stage, (0, 0, 0.0))
+            if (calls, tokens, cost) == (base_calls, base_tokens, base_cost):
+                continue
+            step = self._step_for(stage)
+            if step is not None:
+                step.llm_calls += calls - base_calls
+                step.tokens += tokens - base_tokens
+                step.cost_usd = round(step.cost_usd + cost - base_cost, 8)
+        self._base = totals
         self.state.updated_at = utcnow()
 
+    def _step_for(self, ledger_stage: str) -> StepProgress | None:
+        family = _family(ledger_stage)
+        running = self.state.running
+        if len(running) > 1:
+            for step in reversed(running):
+                if _family(step.name) == family:
+                    return step
+        return self.state.current
+
     def step_started(self, name: str, total: int = 0) -> None:
+        """The next step of a staged run: the one before it is finished."""
         with self._lock:
             self._account()
-            self._close_step()
+            for step in self.state.running:
+                step.finished_at = utcnow()
             self.state.steps.append(StepProgress(name=name, total=total))
         self.publish(force=True)
 
-    def batch_done(self, done: int, failed: int) -> None:
+    def steps_started(self, names: list[str]) -> None:
+        """Steps that run side by side from now on (streamed stages); `items_added` grows their totals."""
         with self._lock:
-            step = self.state.current
+            self._account()
+            for step in self.state.running:
+                step.finished_at = utcnow()
+            self.state.steps += [StepProgress(name=name) for name in names]
+        self.publish(force=True)
+
+    def items_added(self, name: str, count: int) -> None:
+        with self._lock:
+            step = self._running_step(name)
+            if step is not None:
+                step.total += count
+        self.publish()
+
+    def batch_done(self, done: int, failed: int, step_name: str | None = None) -> None:
+        with self._lock:
+            step = self._running_step(step_name) if step_name else self.state.current
             if step is not None:
                 step.done += done
                 step.failed += failed
         self.publish()
 
-    def step_finished(self) -> None:
+    def step_finished(self, name: str | None = None) -> None:
+        """The current step (or the named running one) is done."""
         with self._lock:
             self._account()
-            self._close_step()
+            step = self._running_step(name) if name else self.state.current
+            if step is not None and step.finished_at is None:
+                step.finished_at = utcnow()
         self.publish(force=True)
 
     def finish(self, status: str) -> RunProgress:
         with self._lock:
             self._account()
-            step = self.state.current
-            if step is not None and step.finished_at is None and status not in ("completed", "empty"):
-                step.stopped = status
-            self._close_step()
+            for step in self.state.running:
+                if status not in ("completed", "empty"):
+                    step.stopped = status
+                step.finished_at = utcnow()
             self.state.status = status
         self.publish(force=True)
         return self.snapshot()
 
-    def _close_step(self) -> None:
-        step = self.state.current
-        if step is not None and step.finished_at is None:
-            step.finished_at = utcnow()
+    def _running_step(self, name: str | None) -> StepProgress | None:
+        return next((s for s in reversed(self.state.running) if s.name == name), None)
 
     def snapshot(self) -> RunProgress:
         with self._lock:

@@ -43,8 +43,8 @@ def progress_lines(progress: RunProgress) -> list[str]:
 
 def headline(progress: RunProgress) -> str:
     """One line for the whole run: what is running and the totals so far."""
-    step = progress.current
-    now = f"{step.name} {items(step)}" + (f", {step.failed} failed" if step.failed else "") if step else \
-        (progress.note or "starting")
+    steps = progress.running or ([progress.current] if progress.current else [])
+    now = "; ".join(f"{s.name} {items(s)}" + (f", {s.failed} failed" if s.failed else "") for s in steps) or \
+        progress.note or "starting"
     return (f"[{duration(progress.elapsed_s)}] {progress.run_id} {progress.status}: {now} · "
             f"{progress.llm_calls} LLM calls · {tokens(progress.tokens)} tokens · {cost(progress.cost_usd, progress.mock_llm)}")

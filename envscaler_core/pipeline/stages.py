@@ -196,10 +196,11 @@ async def synthesize(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
 
 # ---- Stage 3: validate --------------------------------------------------------------------------
 
-def mark_duplicates(ctx: RunContext) -> BatchReport:
+def mark_duplicates(ctx: RunContext, validating: frozenset[str] = frozenset()) -> BatchReport:
     """Candidates with identical code (two topics, one class) are validated once. The keeper is one
-    that validation already decided, else the smallest fingerprint, so shards running this step at
-    different moments agree; the others are marked `duplicate` with a pointer to it.
+    that validation already decided (or, streaming, is deciding now: `validating`), else the smallest
+    fingerprint, so shards running this step at different moments agree; the others are marked
+    `duplicate` with a pointer to it.
 
     Residual race (documented): two shards may each start validating a same-code candidate before
     either has run this step after the other's synthesis; both are then validated. Nothing is lost,
@@ -210,7 +211,8 @@ def mark_duplicates(ctx: RunContext) -> BatchReport:
         groups.setdefault((cand.class_name, cand.class_code), []).append(cand)
     marked: list[Record] = []
     for group in groups.values():
-        keep = min(group, key=lambda c: (c.status in ("generated", "duplicate"), c.fingerprint))
+        keep = min(group, key=lambda c: (c.status in ("generated", "duplicate") and c.fingerprint not in validating,
+                                         c.fingerprint))
         marked += [c.model_copy(update={"status": "duplicate",
                                         "failure_reason": f"same code as candidate {keep.fingerprint[:12]}"})
                    for c in group if c is not keep and c.status == "generated"]
@@ -219,9 +221,11 @@ def mark_duplicates(ctx: RunContext) -> BatchReport:
     return report
 
 
-def pending_validate(ctx: RunContext) -> list[str]:
+def pending_validate(ctx: RunContext, topics: Sequence[str] | None = None) -> list[str]:
+    """`topics`: only the candidates synthesized from these (a streamed run asks after each synth batch)."""
     skip = _given_up(ctx, "validate")
-    return [c.fingerprint for c in ctx.store.query(EnvCandidate, run_id=ctx.run_id, where={"status": "generated"})
+    where: dict[str, Any] = {"status": "generated"} | ({"topic_fp": list(topics)} if topics is not None else {})
+    return [c.fingerprint for c in ctx.store.query(EnvCandidate, run_id=ctx.run_id, where=where)
             if c.fingerprint not in skip]
 
 
@@ -250,11 +254,14 @@ async def validate(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
 
 # ---- ScenGenerator ------------------------------------------------------------------------------
 
-def pending_scenarios(ctx: RunContext) -> list[str]:
-    have = {s.env_id for s in ctx.store.query(Scenario, run_id=ctx.run_id)}
+def pending_scenarios(ctx: RunContext, candidates: Sequence[str] | None = None) -> list[str]:
+    """`candidates`: only the envs accepted from these (a streamed run asks after each validate batch)."""
+    envs = ctx.store.query(AcceptedEnv, run_id=ctx.run_id,
+                           where={"candidate_fp": list(candidates)} if candidates is not None else None)
+    have = {s.env_id for s in ctx.store.query(
+        Scenario, run_id=ctx.run_id, where={"env_id": [e.env_id for e in envs]} if candidates is not None else None)}
     skip = _given_up(ctx, "scen")
-    return [e.fingerprint for e in ctx.store.query(AcceptedEnv, run_id=ctx.run_id)
-            if e.env_id not in have and e.fingerprint not in skip]
+    return [e.fingerprint for e in envs if e.env_id not in have and e.fingerprint not in skip]
 
 
 async def scenarios(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
@@ -277,15 +284,21 @@ async def scenarios(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
 
 # ---- Rollouts -----------------------------------------------------------------------------------
 
-def pending_rollouts(ctx: RunContext) -> list[str]:
-    """Verified scenarios that still miss at least one of their `per_scenario` samples."""
+def pending_rollouts(ctx: RunContext, envs: Sequence[str] | None = None) -> list[str]:
+    """Verified scenarios that still miss at least one of their `per_scenario` samples; with `envs` (env
+    fingerprints), only theirs (a streamed run asks after each scen batch)."""
     cfg = ctx.settings.rollout
+    where: dict[str, Any] = {"status": "verified"}
+    if envs is not None:
+        where["env_id"] = [e.env_id for e in ctx.store.query(AcceptedEnv, run_id=ctx.run_id,
+                                                             where={"fingerprint": list(envs)})]
+    scenarios = ctx.store.query(Scenario, run_id=ctx.run_id, where=where)
     done: dict[str, int] = {}
-    for t in ctx.store.query(Trajectory, run_id=ctx.run_id, where={"mode": cfg.mode}):
+    for t in ctx.store.query(Trajectory, run_id=ctx.run_id, where={"mode": cfg.mode} | (
+            {"scenario_fp": [s.fingerprint for s in scenarios]} if envs is not None else {})):
         done[t.scenario_fp] = done.get(t.scenario_fp, 0) + 1
     skip = _given_up(ctx, "rollout")
-    return [s.fingerprint for s in ctx.store.query(Scenario, run_id=ctx.run_id, where={"status": "verified"})
-            if done.get(s.fingerprint, 0) < cfg.per_scenario and s.fingerprint not in skip]
+    return [s.fingerprint for s in scenarios if done.get(s.fingerprint, 0) < cfg.per_scenario and s.fingerprint not in skip]
 
 
 async def rollouts(ctx: RunContext, fps: Sequence[str]) -> BatchReport:

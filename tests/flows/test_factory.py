@@ -115,3 +115,39 @@ def test_env_classes_in_envscaler_style_are_accepted_with_their_state_loaded(fin
     styled = {e.env_id for e in envs if "self.init_config = init_config" in e.class_code}
     assert styled, [e.class_name for e in envs]
     assert any(s.env_id in styled for s in scenarios), "no verified scenario on an EnvScaler-style class"
+
+
+def test_a_staged_run_reaches_the_same_records_as_the_streamed_default(finished: dict[str, Any], mock_server: Any) -> None:
+    """Streaming changes when items move on, not what they become: the same candidates, verdicts, envs
+    and scenarios as a run whose stages wait for each other (`flow.stream: false`)."""
+    config = small_settings(finished["tmp"], mock_server, name="staged",
+                            flow={**SMALL["flow"], "out_dir": str(finished["tmp"] / "out"), "stream": False})
+    staged = run("staged", config)
+    assert staged["funnel"] == finished["summary"]["funnel"], staged["top_failures"]
+
+    def outcome(url: str, run_id: str) -> dict[str, Any]:
+        store = Store.from_url(url)
+        try:
+            return {"candidates": sorted((c.fingerprint, c.status) for c in store.query(EnvCandidate, run_id=run_id)),
+                    "envs": sorted(e.fingerprint for e in store.query(AcceptedEnv, run_id=run_id)),
+                    "scenarios": sorted((s.fingerprint, s.status) for s in store.query(Scenario, run_id=run_id))}
+        finally:
+            store.close()
+
+    assert outcome(config["store"]["url"], "staged") == outcome(finished["config"]["store"]["url"], "e2e")
+
+
+def test_a_streamed_run_reports_one_progress_step_per_lane(finished_realistic: dict[str, Any]) -> None:
+    from envscaler_core.models import Run
+
+    store = Store.from_url(finished_realistic["config"]["store"]["url"])  # a run nothing re-runs
+    try:
+        run_row: Run | None = store.get_run("e2e-realistic")
+    finally:
+        store.close()
+    assert run_row is not None and run_row.progress is not None
+    steps = {s.name: s for s in run_row.progress.steps}
+    for lane in ("synth", "validate", "scen", "rollout"):
+        assert steps[lane].finished_at is not None and steps[lane].done == steps[lane].total > 0, steps[lane]
+        assert steps[lane].llm_calls > 0, f"{lane} was charged no LLM call: {steps}"
+    assert "validate.dedup" not in steps
