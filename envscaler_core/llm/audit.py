@@ -1,13 +1,13 @@
-"""Group commit of the gateway's audit rows: durable before the call returns, without blocking the loop.
+"""Group commit of the gateway's audit rows, off the caller's path.
 
 Each logical LLM call leaves one `LLMCall` row, and that row is also the persistent response cache: a
 run killed after a call returned but before its row was written would pay for that call again on
-resume. So a call returns only once its row is committed. Committing one row per call on the event
-loop thread cost ~10-20 ms of blocked loop per call (a DuckDB commit), which stalled every other call
-in flight; here the commit runs on a writer thread, and every row that arrived while the previous
-commit was running goes into the next one (group commit, as databases do for their own logs). A
-caller therefore waits at most for the commit in progress plus its own, and a kill loses only calls
-whose rows were not yet committed, i.e. calls that had not returned to the pipeline yet.
+resume. With a journal (`journal.py`, the default for a store on disk) the row is written to the
+journal file before the call returns, which a kill cannot undo, and committed to the store on a
+writer thread: the call does not wait for the database. Without one (a store with no place for a
+journal) the call waits for its commit as before. Either way commits are grouped: every row that
+arrived while the previous commit was running goes into the next one (as databases do for their own
+logs), and a commit never runs on the event loop (that cost ~10-20 ms of blocked loop per call).
 
 The writer thread exists only while rows are pending (it exits when the queue is empty), so idle
 gateways hold no thread. Futures are `concurrent.futures.Future`s so callers on any event loop (the
@@ -18,64 +18,99 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from concurrent.futures import Future
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
+from envscaler_core.llm.journal import CallJournal, journal_dir, replay_orphans
 from envscaler_core.models.llm import LLMCall
 
 
 class AuditStore(Protocol):
-    def record_llm_calls(self, calls: Sequence[LLMCall]) -> None: ...
+    def record_llm_calls(self, calls: Sequence[LLMCall], call_ids: Sequence[str] | None = None) -> None: ...
 
 
 class AuditLog:
     """`await log.write(call)` returns once `call` is committed (or raises the store's error)."""
 
-    def __init__(self, store: AuditStore, max_batch: int = 1000) -> None:
+    def __init__(self, store: AuditStore, max_batch: int = 1000, journal: CallJournal | None = None) -> None:
         self.store = store
         self.max_batch = max_batch
+        self.journal = journal
         self._lock = threading.Lock()
-        self._pending: list[tuple[LLMCall, Future[None]]] = []
+        self._pending: list[tuple[str, LLMCall, Future[None]]] = []
         self._writer: threading.Thread | None = None
+        self.error: BaseException | None = None
+        """The first failed commit of a journaled row: the row stays in the journal (the next gateway on
+        the store replays it) and `flush` raises this."""
         self.commits = 0  # transactions written (rows / commits = the batching achieved)
         self.rows = 0
 
     def submit(self, call: LLMCall) -> Future[None]:
+        """The future is done when the row is committed; with a journal the row is safe from a kill
+        already when this returns."""
         done: Future[None] = Future()
+        call_id = uuid.uuid4().hex
         with self._lock:
-            self._pending.append((call, done))
+            if self.journal is not None:
+                self.journal.append(call_id, call)
+            self._pending.append((call_id, call, done))
             if self._writer is None:
                 self._writer = threading.Thread(target=self._drain, name="llm-audit-writer", daemon=True)
                 self._writer.start()
         return done
 
     async def write(self, call: LLMCall) -> None:
-        await asyncio.wrap_future(self.submit(call))
+        """Returns once the row cannot be lost to a kill: journaled, or else committed."""
+        done = self.submit(call)
+        if self.journal is None:
+            await asyncio.wrap_future(done)
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until every row submitted so far is written (shutdown, synchronous callers): the writer
-        exits only once the queue is empty."""
+        exits only once the queue is empty. Raises the error of a journaled row's failed commit."""
         with self._lock:
             writer = self._writer
         if writer is not None and writer is not threading.current_thread():
             writer.join(timeout)
+        if self.error is not None:
+            raise self.error
 
-    def _take(self) -> list[tuple[LLMCall, Future[None]]]:
+    def _take(self) -> list[tuple[str, LLMCall, Future[None]]]:
         with self._lock:
             batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
             if not batch:
                 self._writer = None
+                if self.journal is not None and self.error is None:
+                    self.journal.discard()  # every row it holds is committed (appends take this lock)
             return batch
 
     def _drain(self) -> None:
         while batch := self._take():
             try:
-                self.store.record_llm_calls([call for call, _ in batch])
+                self.store.record_llm_calls([call for _, call, _ in batch], call_ids=[cid for cid, _, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
-                for _, f in batch:
+                if self.error is None and self.journal is not None:
+                    self.error = exc
+                for _, _, f in batch:
                     f.set_exception(exc)
             else:
                 self.commits += 1
                 self.rows += len(batch)
-                for _, f in batch:
+                for _, _, f in batch:
                     f.set_result(None)
+
+
+def open_audit(store: Any) -> AuditLog | None:
+    """The gateway's audit log: journaled when the store has a directory for a journal (beside a DuckDB
+    file; under ENVSCALER_DATA_DIR for a server store). A killed run's journal is replayed into the store
+    first, so its answered calls are in the cache before anything asks it."""
+    from envscaler_core.config import envscaler_data_dir
+
+    if store is None or not hasattr(store, "record_llm_calls"):
+        return None
+    directory = journal_dir(store, envscaler_data_dir()) if hasattr(store, "known_call_ids") else None
+    if directory is None:
+        return AuditLog(store)
+    replay_orphans(directory, store)
+    return AuditLog(store, journal=CallJournal(directory))

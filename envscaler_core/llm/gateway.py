@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
 from envscaler_core.llm.accounting import Ledger
-from envscaler_core.llm.audit import AuditLog
+from envscaler_core.llm.audit import open_audit
 from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
@@ -110,7 +110,7 @@ class LLMGateway:
             weakref.WeakKeyDictionary()
         )
         self._clients_lock = threading.Lock()
-        self._audit = AuditLog(store) if store is not None and hasattr(store, "record_llm_calls") else None
+        self._audit = open_audit(store)
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self._seed_budget(store.llm_usage(run_id))
 
@@ -192,9 +192,9 @@ class LLMGateway:
         tries = 0
         while True:
             await self._pacer.wait()
-            # An answered call keeps its slot until its audit row is committed (`_release`): a kill
-            # can then repeat at most `max_concurrency` answered-but-unrecorded calls per loop, as it
-            # could when the row was written on the loop itself. Repair turns reuse the held slot.
+            # An answered call keeps its slot until its audit row is durable (journaled, or committed
+            # where there is no journal; `_release`): a kill can then repeat at most `max_concurrency`
+            # answered-but-unrecorded calls per loop. Repair turns reuse the held slot.
             if not call.holds_slot:
                 await self._cap.acquire()
                 call.holds_slot = True
@@ -275,9 +275,9 @@ class LLMGateway:
     # ---- cache and audit -------------------------------------------------------------------------
 
     # The cache lookup (a read) runs in a worker thread so a database round trip does not stall the
-    # other in-flight calls; the audit write is group-committed by `AuditLog` and awaited before the
-    # call returns, so that a kill can lose at most the calls that had not returned yet (resume pays
-    # only for those), while the event loop keeps serving the other calls in flight.
+    # other in-flight calls; the audit row is journaled (or, without a journal, group-committed) by
+    # `AuditLog` before the call returns, so that a kill can lose at most the calls that had not
+    # returned yet (resume pays only for those), while the event loop keeps serving the others.
 
     async def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
         if not self.settings.cache:

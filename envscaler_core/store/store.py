@@ -226,15 +226,18 @@ class Store:
         """Append one call to the audit log; an `ok` call with a response also feeds the cache."""
         self.record_llm_calls([call])
 
-    def record_llm_calls(self, calls: Sequence[LLMCall]) -> None:
-        """Append several calls in one transaction (what a batch-flushing caller should use)."""
+    def record_llm_calls(self, calls: Sequence[LLMCall], call_ids: Sequence[str] | None = None) -> None:
+        """Append several calls in one transaction (what a batch-flushing caller should use). `call_ids`:
+        the ids the caller already gave them (the gateway's journal), else new ones."""
+        if call_ids is not None and len(call_ids) != len(calls):
+            raise ValueError(f"{len(call_ids)} call ids for {len(calls)} calls")
         rows = []
         for index, call in enumerate(calls):
             if not isinstance(call, LLMCall):
                 raise TypeError(f"calls[{index}] is a {type(call).__name__}, not an LLMCall")
             rows.append(
                 {
-                    "call_id": uuid.uuid4().hex,
+                    "call_id": call_ids[index] if call_ids is not None else uuid.uuid4().hex,
                     **call.model_dump(
                         include={
                             "fingerprint", "run_id", "stage", "prompt_id", "model", "status", "attempts", "repairs",
@@ -252,6 +255,15 @@ class Store:
             # executemany (SQLAlchemy's "insertmanyvalues": the one-row statement compiled once, sent as
             # multi-row VALUES pages), not `.values(rows)`, which compiles a new n-row statement per call
             conn.execution_options(insertmanyvalues_page_size=1000).execute(llm_calls.insert(), rows)
+
+    def known_call_ids(self, call_ids: Sequence[str]) -> set[str]:
+        """Which of these audit row ids the store already has (a journal replay skips them)."""
+        found: set[str] = set()
+        with self._read("lookup of LLM call ids") as conn:
+            for start in range(0, len(call_ids), 1000):
+                chunk = list(call_ids[start:start + 1000])
+                found.update(conn.execute(select(llm_calls.c.call_id).where(llm_calls.c.call_id.in_(chunk))).scalars())
+        return found
 
     def cached_response(self, fingerprint: str) -> dict[str, Any] | None:
         """The newest successful (`status == "ok"`) response for this fingerprint, from any run.

@@ -1,0 +1,148 @@
+"""Spec: an answered call is safe from a kill once it returns, without waiting for the store's commit.
+
+The rows go to a journal file beside the store first; the next gateway on the store puts what a killed
+one left into it (and its cache), so a resumed run pays for no call that had returned. The kill test
+is a real process killed with SIGKILL while its store commit cannot finish, talking to the real mock."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from envscaler_core.llm import LLMGateway
+from envscaler_core.llm.journal import CallJournal, JournalError, journal_dir, replay_orphans
+from envscaler_core.models.llm import LLMCall
+from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
+from envscaler_core.store import Store
+from tests.fixtures.llm import mock_llm_settings
+from tests.llm.helpers import call_rows
+
+TASK = TaskInput(task="Cancel my Friday table for four at the harbour restaurant.")
+ROOT = Path(__file__).resolve().parents[2]
+
+KILLED_AFTER_THE_CALL = textwrap.dedent("""
+    import os, signal, sys, time
+    from envscaler_core.llm import LLMGateway
+    from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
+    from envscaler_core.store import Store
+    from tests.fixtures.llm import mock_llm_settings
+
+    def never_commits(self, calls, call_ids=None):
+        time.sleep(600)  # the database is slow: the kill lands before any commit
+
+    Store.record_llm_calls = never_commits
+    store = Store.from_url(sys.argv[1])
+    gateway = LLMGateway(mock_llm_settings(sys.argv[2]), store=store, run_id="killed")
+
+    async def main():
+        answer = await gateway.structured(JUDGE_STATEFUL, TaskInput(task=sys.argv[3]))
+        print(answer.model_dump_json(), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    import asyncio
+    asyncio.run(main())
+""")
+
+
+def test_a_call_that_returned_before_a_kill_is_not_paid_for_again(mock_stats_reset, tmp_path: Path) -> None:
+    url = f"duckdb:///{tmp_path / 'k.duckdb'}"
+    Store.from_url(url).close()
+    proc = subprocess.run([sys.executable, "-c", KILLED_AFTER_THE_CALL, url, mock_stats_reset.base_url, TASK.task],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    answered = json.loads(proc.stdout)
+    assert mock_stats_reset.stats()["requests_total"] == 1
+    with Store.from_url(url) as store:
+        gateway = LLMGateway(mock_llm_settings(mock_stats_reset.base_url), store=store, run_id="killed")
+        again = gateway.structured_sync(JUDGE_STATEFUL, TASK)
+        rows = call_rows(store, "killed")
+    assert again.model_dump(mode="json") == answered
+    assert mock_stats_reset.stats()["requests_total"] == 1, "the resumed run paid for the call again"
+    assert [r["status"] for r in rows] == ["ok", "cached"]
+    assert not list((tmp_path / "k.duckdb.journal").glob("*.jsonl")), "the replayed journal was left behind"
+
+
+def test_a_clean_close_leaves_no_journal_and_every_row_in_the_store(mock_stats_reset, tmp_path: Path) -> None:
+    url = f"duckdb:///{tmp_path / 'c.duckdb'}"
+    with Store.from_url(url) as store:
+        LLMGateway(mock_llm_settings(mock_stats_reset.base_url), store=store, run_id="r").structured_sync(JUDGE_STATEFUL, TASK)
+        assert [r["status"] for r in call_rows(store, "r")] == ["ok"]
+    assert not list((tmp_path / "c.duckdb.journal").glob("*.jsonl"))
+
+
+def _row(fingerprint: str) -> LLMCall:
+    return LLMCall(fingerprint=fingerprint, run_id="r", stage="mine", prompt_id="p@1", model="m", status="ok",
+                   attempts=1, response={"content": fingerprint})
+
+
+def _orphan(directory: Path, rows: list[tuple[str, LLMCall]], tail: bytes = b"") -> Path:
+    """A journal whose writer is gone: written, then its descriptor (and lock) closed."""
+    journal = CallJournal(directory)
+    for call_id, call in rows:
+        journal.append(call_id, call)
+    path = journal.path
+    assert path is not None and journal._fd is not None
+    os.write(journal._fd, tail)
+    os.close(journal._fd)
+    return path
+
+
+def test_replay_skips_rows_the_store_already_has(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 's.duckdb'}") as store:
+        directory = journal_dir(store)
+        assert directory == tmp_path / "s.duckdb.journal"
+        store.record_llm_calls([_row("a")], call_ids=["id-a"])
+        _orphan(directory, [("id-a", _row("a")), ("id-b", _row("b"))])
+        assert replay_orphans(directory, store) == 1
+        assert sorted(store.cached_response(fp)["content"] for fp in ("a", "b")) == ["a", "b"]  # type: ignore[index]
+        assert len(call_rows(store, "r")) == 2
+        assert not list(directory.glob("*.jsonl"))
+
+
+def test_a_torn_last_line_is_the_kill_cutting_a_write_and_is_ignored(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 't.duckdb'}") as store:
+        directory = journal_dir(store)
+        _orphan(directory, [("id-a", _row("a"))], tail=b'{"call_id": "id-b", "call": {"fingerp')
+        assert replay_orphans(directory, store) == 1
+
+
+def test_a_damaged_journal_is_an_error_naming_the_file_and_line_and_is_kept(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 'd.duckdb'}") as store:
+        directory = journal_dir(store)
+        path = _orphan(directory, [("id-a", _row("a"))], tail=b"not json at all\n")
+        with pytest.raises(JournalError, match=rf"{path.name}, line 2"):
+            replay_orphans(directory, store)
+        assert path.exists() and call_rows(store, "r") == []
+
+
+def test_a_live_gateways_journal_is_not_replayed(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 'l.duckdb'}") as store:
+        directory = journal_dir(store)
+        live = CallJournal(directory)
+        live.append("id-a", _row("a"))  # its writer still holds the file
+        assert replay_orphans(directory, store) == 0
+        assert live.path is not None and live.path.exists() and call_rows(store, "r") == []
+        live.discard()
+
+
+def test_a_failed_commit_keeps_the_journal_and_is_raised_at_flush(tmp_path: Path) -> None:
+    from envscaler_core.llm.audit import AuditLog
+
+    class Broken:
+        def record_llm_calls(self, calls, call_ids=None):
+            raise OSError("disk full")
+
+    journal = CallJournal(tmp_path / "j")
+    log = AuditLog(Broken(), journal=journal)  # type: ignore[arg-type]
+    log.submit(_row("a"))
+    with pytest.raises(OSError, match="disk full"):
+        log.flush()
+    assert journal.path is not None and journal.path.exists(), "rows that reached no store must stay in the journal"
+    os.close(journal._fd)  # type: ignore[arg-type]
