@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sandbox.zygote import Zygote
 
 GRACE_S = 0.2
+SERIAL_MEMBERS = 8  # members a serial unit forks up front (jail_serial.py; sandbox/episode_batch.py)
 
 
 class ChildFailure(Exception):
@@ -82,7 +83,9 @@ class Child:
         self.spare: SpareChild | None = None
         spare_fds = spawned.spare_fds
         try:
-            self._set_up(spawned.setup_fd, parent_pid=None)
+            self._set_up(spawned.setup_fd, parent_pid=None, keep_socket=kind == "serial")
+            if kind == "serial":  # no code: the supervisor forks its members now, off the caller's path
+                self.send(b'{"op":"fork","count":%d}' % SERIAL_MEMBERS, limits.control_timeout_s)
             if spare_fds is not None:
                 fds, spare_fds = spare_fds, None  # the spare's handle owns them from here, even if it fails
                 self.spare = SpareChild(self, fds)
@@ -109,22 +112,27 @@ class Child:
         self._frozen = False
         self._pidfd: int | None = None
         self._cgroup: UnitCgroup | None = None
+        self.setup_sock: socket.socket | None = None  # a serial unit's: its members report on it
         # A unit dropped without kill(): closing our pipe ends makes its member exit on EOF (after a
         # SIGCONT) and the zygote reaps it, so forgotten episodes do not pile up as live processes.
         # (`extra_fds`: a pair unit's spare channels, until the spare has a handle of its own.)
         self._close_fds = weakref.finalize(self, _release_fds, [self.req_fd, self.rep_fd, *extra_fds], [None])
 
     # -- setup ----------------------------------------------------------------------------------
-    def _set_up(self, setup_fd: int, parent_pid: int | None) -> None:
+    def _set_up(self, setup_fd: int, parent_pid: int | None, keep_socket: bool = False) -> None:
         """Receive the member's ready message, verify it from outside, put it in the unit's cgroup
-        (`parent_pid`: a spare's member, whose parent is the unit's first member, which holds the cgroup)."""
+        (`parent_pid`: a spare's member, whose parent is the unit's first member, which holds the cgroup).
+        `keep_socket`: a serial unit's supervisor, whose members report on the same socket later."""
         sock = socket.socket(fileno=setup_fd)
         try:
             sock.settimeout(self.limits.control_timeout_s)
             data, host_pid = recv_with_creds(sock, 4096)
         except OSError as exc:
+            sock.close()
             raise UnitSetupError(f"the unit sent no setup message: {exc.__class__.__name__}: {exc}") from None
-        finally:
+        if keep_socket:
+            self.setup_sock = sock
+        else:
             sock.close()
         try:
             message = parse_reply(data, 2) if data else {}
@@ -255,6 +263,9 @@ class Child:
         if not self.alive:
             return None
         self.alive = False
+        if self.setup_sock is not None:
+            self.setup_sock.close()
+            self.setup_sock = None
         if self.spare is not None:  # never handed out: it dies with the unit anyway; close our ends now
             self.spare.kill()
             self.spare = None

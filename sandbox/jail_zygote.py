@@ -32,7 +32,8 @@ from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_uni
 from seccomp_filter import PID_SENTINEL, child_rules, prepared_child_rules, prepared_filter, probe_seccomp
 
 
-KINDS = ("episode", "batch", "pair")  # pair: an episode whose unit also holds a clean spare (worker.py)
+KINDS = ("episode", "batch", "pair", "serial")  # pair: an episode whose unit also holds a clean spare (worker.py);
+# serial: a supervisor forking members for several short episodes of one class (jail_serial.py)
 
 
 def _dumps(obj) -> bytes:

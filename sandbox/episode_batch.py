@@ -1,0 +1,310 @@
+"""Many short episodes of ONE class from ONE config (the programmatic validation pass's probes), in
+serial units: `pool.episode_batch(code, class_name, config, tools)`.
+
+Why: a probe is a fresh episode of one or two calls, and as one unit per probe most of its CPU was the
+unit itself (clone into new namespaces, hardening, the host's verification, three cgroup migrations,
+teardown; ~5 of ~8 ms per probe). A serial unit (sandbox/jail_serial.py) is made, verified and put in
+its cgroup once; its trusted supervisor forks `SERIAL_MEMBERS` members before any code reaches it, and
+each member serves exactly one episode, loaded by the host's `SandboxEpisode` exactly as in a unit of
+its own (same load frame, same calls, same wire checks, caps, timeouts and error kinds).
+
+The rules that keep one probe's outcome independent of the others:
+* a batch belongs to one (code, class, config, tools): its units are never handed to another batch,
+  and an `open_episode` for anything else opens an ordinary episode;
+* a unit runs one episode at a time (it is taken from the batch's free list by `open_episode` and put
+  back when that episode closes), so no probe shares the unit's memory, pids or CPU with a running
+  sibling; concurrent callers get one unit each;
+* a closed episode's member is killed and waited for before its unit serves the next one, so its memory
+  and threads are gone (the unit's cgroup is shared);
+* a unit whose supervisor died (say the cgroup's OOM killer took it) is dropped: the episode running
+  in it failed, as it would in its own unit, and the next episode gets a fresh unit; a member that
+  cannot be taken for any reason means a new unit, then an ordinary episode.
+A restart after a crash or timeout (`SandboxEpisode._start(restore=...)`) opens an ordinary unit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import struct
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from envscaler_core.runtime import CheckOutcome
+from sandbox.child import GRACE_S, SERIAL_MEMBERS, Child, UnitSetupError, _exited, _release_fds
+from sandbox.episode import SandboxEpisode
+from sandbox.frames import WireError, recv_frame
+from sandbox.unit_check import unit_problem
+from sandbox.zygote import ZygoteError
+
+if TYPE_CHECKING:
+    from sandbox.pool import SandboxPool
+
+log = logging.getLogger("sandbox")
+STATUS_KEYS = {"exit_code": int, "signal": int, "signal_name": str}
+EXIT_WAIT_S = 2.0  # a killed member's exit, before its unit serves the next episode
+
+
+class MemberChild(Child):
+    """Host handle on one member of a serial unit: its own request/reply pipes (received from it with its
+    ready message), a pidfd, verified from outside like a unit (its parent must be the supervisor). Its
+    exit status comes from the supervisor (the member is not the zygote's child)."""
+
+    def __init__(self, unit: SerialUnit, nspid: int, host_pid: int, req_fd: int, rep_fd: int) -> None:  # noqa: D107
+        sup = unit.supervisor
+        self._init_handle(sup.zygote, sup.limits, None, False, None, sup.generation, req_fd, rep_fd, extra_fds=[])
+        self.spare = None
+        self.unit, self.nspid = unit, nspid
+        os.set_blocking(req_fd, False)
+        try:
+            self._pidfd = os.pidfd_open(host_pid)
+        except OSError as exc:
+            self.kill()
+            raise UnitSetupError(f"the member process {host_pid} vanished: {exc}") from None
+        self._close_fds.detach()
+        self._close_fds = _finalizer(self, req_fd, rep_fd, self._pidfd)
+        self.host_pid = host_pid
+        identity = self.zygote.identity
+        problem = "the zygote went away" if identity is None else unit_problem(
+            host_pid, identity, self.limits.model_dump(), self.zygote.isolated, self.zygote.seccomp,
+            parent_pid=sup.host_pid)
+        if problem:
+            self.kill()
+            raise UnitSetupError(f"a serial unit's member failed verification: {problem}")
+
+    def detach_pipes(self) -> None:
+        """Closing an episode kills its member at once and waits for it: the next episode of the unit
+        must not share the unit's memory with it (the pool's keeper would kill it later)."""
+        self.kill()
+
+    def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
+        """SIGKILL through the pidfd, wait for the end; with `wait`, the exit status the supervisor reports
+        (plus the memory cap, if the kernel's OOM killer struck meanwhile), to explain a failure."""
+        if not self.alive:
+            return None
+        self.alive = False
+        self._close_fds.detach()
+        if self._pipes_open:
+            self._pipes_open = False
+            for fd in (self.req_fd, self.rep_fd):
+                _close(fd)
+        status = None
+        if self._pidfd is not None:
+            if grace:
+                _exited(self._pidfd, GRACE_S)
+            self._signal(signal.SIGCONT)
+            self._signal(signal.SIGKILL)
+            _exited(self._pidfd, EXIT_WAIT_S)
+            os.close(self._pidfd)
+            self._pidfd = None
+            if wait:
+                status = self.unit.status_of(self.nspid)
+        if wait and self.unit.supervisor.memory_cap_hit():
+            status = dict(status or {}, oom_killed=f"{self.limits.unit_memory_bytes() >> 20} MiB")
+        return status
+
+
+class SerialUnit:
+    """A serial unit: its supervisor's handle (a `Child` of kind "serial") and the members not yet taken."""
+
+    def __init__(self, supervisor: Child) -> None:
+        self.supervisor = supervisor
+        self.left = SERIAL_MEMBERS
+        self.statuses: dict[int, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+
+    def usable(self) -> bool:
+        return self.left > 0 and self.supervisor.alive and not self.supervisor.exited()
+
+    def take(self) -> MemberChild | None:
+        """The next member, verified; None when there is none left or the unit is dead (then close it)."""
+        if not self.usable() or self.supervisor.setup_sock is None:
+            return None
+        self.left -= 1
+        sock = self.supervisor.setup_sock
+        fds: list[int] = []
+        try:
+            sock.settimeout(self.supervisor.limits.control_timeout_s)
+            data, ancillary, _, _ = sock.recvmsg(256, socket.CMSG_SPACE(struct.calcsize("iII"))
+                                                 + socket.CMSG_SPACE(2 * struct.calcsize("i")))
+        except OSError as exc:
+            log.warning("sandbox: a serial unit's member did not report: %s", exc)
+            self.left = 0
+            return None
+        host_pid = None
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds += list(struct.unpack(f"{len(payload) // 4}i", payload[:len(payload) // 4 * 4]))
+            elif level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= 12:
+                host_pid = struct.unpack("iII", payload[:12])[0]
+        try:
+            message = json.loads(data) if data else None
+        except ValueError:
+            message = None
+        nspid = message.get("pid") if isinstance(message, dict) and message.get("ok") is True else None
+        if len(fds) != 2 or not host_pid or type(nspid) is not int:
+            for fd in fds:
+                _close(fd)
+            self.left = 0
+            return None
+        try:
+            return MemberChild(self, nspid, host_pid, fds[0], fds[1])
+        except UnitSetupError as exc:
+            log.warning("sandbox: %s", exc)
+            self.left = 0
+            return None
+
+    def status_of(self, nspid: int) -> dict[str, Any] | None:
+        """The exit status the supervisor reports for member `nspid` (None if the supervisor is gone or sent
+        garbage: the failure is then explained from the wire alone)."""
+        with self._lock:
+            deadline = time.monotonic() + EXIT_WAIT_S
+            while nspid not in self.statuses and self.supervisor.alive:
+                try:
+                    frame, _ = recv_frame(self.supervisor.rep_fd, deadline, 4096, 3)
+                except WireError:
+                    return None
+                pid, status = frame.get("pid"), frame.get("status")
+                if type(pid) is not int or not isinstance(status, dict) or not status or any(
+                        key not in STATUS_KEYS or type(value) is not STATUS_KEYS[key] for key, value in status.items()):
+                    self.left = 0  # the supervisor is trusted code: garbage means the unit is not sound
+                    return None
+                self.statuses[pid] = status
+            return self.statuses.pop(nspid, None)
+
+    def close(self, pool: SandboxPool) -> None:
+        pool.release(self.supervisor)  # the supervisor's end kills every member left (pid namespace)
+
+
+class EpisodeBatch:
+    """An `EnvRuntime` for one class and config: `open_episode` with exactly these arguments takes a member of
+    one of the batch's serial units; anything else is an ordinary episode. Close it when done (a context
+    manager): its units are released then."""
+
+    def __init__(self, pool: SandboxPool, code: str, class_name: str, config: dict[str, Any] | None,
+                 tools: list[dict[str, Any]] | None) -> None:
+        self._pool = pool
+        self._key = (code, class_name, config, tools)
+        self._free: list[SerialUnit] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.units_made = 0  # for specs and benchmarks
+
+    def open_episode(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
+                     tools: list[dict[str, Any]] | None = None) -> Any:
+        if (code, class_name, initial_state, tools) != self._key:
+            return self._pool.open_episode(code, class_name, initial_state, tools)
+        taken = self._take()
+        if taken is None:
+            return self._pool.open_episode(code, class_name, initial_state, tools)
+        unit, member = taken
+        try:
+            episode = SandboxEpisode(self._pool, code, class_name, initial_state, tools, child=member)
+        except BaseException:
+            member.kill()
+            self._give_back(unit)
+            raise
+        return _UnitEpisode(episode, member, lambda: self._give_back(unit))
+
+    def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
+                   timeout_s: float | None = None) -> list[CheckOutcome]:
+        return self._pool.run_checks(checks, initial_state, final_state, timeout_s)
+
+    def _take(self) -> tuple[SerialUnit, MemberChild] | None:
+        """A free unit's next member (a new unit when none is free or the free one is spent); None: open an
+        ordinary episode instead."""
+        with self._lock:
+            if self._closed:
+                return None
+            unit = self._free.pop() if self._free else None
+        for _ in range(2):
+            if unit is None:
+                try:
+                    unit = SerialUnit(self._pool.spawn_child(kind="serial"))
+                except ZygoteError as exc:
+                    log.warning("sandbox: no serial unit (%s); opening an ordinary episode", exc)
+                    return None
+                self.units_made += 1
+            member = unit.take()
+            if member is not None:
+                return unit, member
+            unit.close(self._pool)
+            unit = None
+        return None
+
+    def _give_back(self, unit: SerialUnit) -> None:
+        with self._lock:
+            if not self._closed and unit.usable():
+                self._free.append(unit)
+                return
+        unit.close(self._pool)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            units, self._free = self._free, []
+        for unit in units:
+            unit.close(self._pool)
+
+    def __enter__(self) -> EpisodeBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _UnitEpisode:
+    """A `SandboxEpisode` in a serial unit's member; closing it hands the unit back to its batch."""
+
+    def __init__(self, episode: SandboxEpisode, member: MemberChild, give_back: Callable[[], None]) -> None:
+        self.episode, self._member, self._give_back = episode, member, give_back
+        self._lock = threading.Lock()
+        self._open = True
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.episode.state
+
+    @property
+    def host_pid(self) -> int | None:
+        return self.episode.host_pid
+
+    @property
+    def last_output(self) -> str:
+        return self.episode.last_output
+
+    def call(self, tool: str, args: dict[str, Any]) -> Any:
+        return self.episode.call(tool, args)
+
+    def close(self) -> None:
+        self._member.kill()  # here, not on the pool's keeper thread: the unit serves its next episode now
+        self.episode.close()
+        with self._lock:
+            was_open, self._open = self._open, False
+        if was_open:
+            self._give_back()
+
+    def __enter__(self) -> _UnitEpisode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _finalizer(owner: object, req_fd: int, rep_fd: int, pidfd: int) -> weakref.finalize:
+    """A forgotten member: resume it so it sees EOF, close what we hold (as for any unit)."""
+    return weakref.finalize(owner, _release_fds, [req_fd, rep_fd], [pidfd])
+

@@ -1,0 +1,110 @@
+"""A unit of short episodes of one class (jail side, standard library only; copied next to worker.py).
+
+The programmatic validation pass runs ~30 probes per candidate, each a fresh episode of one or two
+calls: as one unit per probe, most of a probe's cost was the unit itself (clone into new namespaces,
+hardening, the host's verification, cgroup attach, teardown). A unit of kind "serial" pays that once
+for several probes of one candidate (the host never gives a serial unit to two candidates, nor runs
+two of its episodes at once: sandbox/episode_batch.py).
+
+The unit's pid 1 is the *supervisor*: trusted code only, hardened with the supervisor variant of the
+filter (it may fork), exactly as a check batch's (jail_batch.py). Its first and only request is
+`{"op": "fork", "count": K}`, which carries no code at all. It then forks **K episode members before
+any code reaches the unit**; each member:
+* closes every descriptor but its own request/reply pipes and the unit's setup socket;
+* resets SIGXCPU and the parent-death signal (it is not its namespace's init), unblocks every signal;
+* stacks the seccomp process rules for its own pid (together with the supervisor's filter: exactly
+  the unit filter, so it may not fork, signal or ptrace anything but itself, nor make pipes);
+* sends the host its ready message on the setup socket with the host ends of its two pipes
+  (SCM_RIGHTS; the kernel stamps the message with the member's host pid, so the host verifies it from
+  outside like any unit), closes the socket and its host ends, and waits for its first frame;
+* then serves exactly one episode (a `load`, then `call`s) like any unit's member, and exits.
+The supervisor closes the setup socket and every pipe end once it has forked them all, then only reaps
+its children and reports each exit status to the host, one frame each: `{"pid": n, "status": {...}}`
+(the host needs it to name a crash or a CPU-window timeout, as the zygote does for a unit).
+
+Why a probe cannot see another's results: every member is a copy of the supervisor from before any
+code arrived, the supervisor never receives a request, reply or state of an episode (only exit
+statuses, after every member was forked), members hold no descriptor of each other, are non-dumpable
+and hidden by the private `/proc`, and the file system is read-only. What the members of a unit do
+share: its cgroup (memory, pids, one core) and RLIMIT_NPROC, as a check batch's checks do; the host runs
+one episode of a unit at a time, so a hog cannot slow a sibling that is running.
+"""
+
+import gc
+import json
+import os
+import signal
+import socket
+
+from jail_unit import INTERNAL_ERROR, become_spare
+from jail_zygote import describe_status
+from seccomp_filter import ChildRules
+
+MAX_MEMBERS = 16  # stopped members hold pids of the unit's nproc budget; the host asks for fewer
+
+
+def close_all_but(keep: set) -> None:
+    """Close every descriptor not in `keep` (closerange: no /proc walk, as jail_batch's children do)."""
+    low = 0
+    for fd in sorted(keep):
+        if fd > low:  # never an empty range: CPython 3.11 turns closerange(n, n) into "close all from n"
+            os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
+def fork_member(ready: socket.socket, rules, serve_episode) -> None:
+    """One member, forked and hardened (raises OSError when it cannot be made). `rules`: the seccomp
+    process rules to stack, None when the pool runs without seccomp."""
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (req_r, req_w, rep_r, rep_w):
+            os.close(fd)
+        raise
+    if pid == 0:
+        code = INTERNAL_ERROR
+        try:
+            close_all_but({0, 1, 2, req_r, req_w, rep_r, rep_w, ready.fileno()})
+            become_spare()
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
+            if rules is not None and rules.load(os.getpid()) is not None:
+                os._exit(INTERNAL_ERROR)
+            message = json.dumps({"ok": True, "pid": os.getpid()}).encode()
+            socket.send_fds(ready, [message], [req_w, rep_r])
+            for fd in (req_w, rep_r):
+                os.close(fd)
+            ready.close()
+            serve_episode(req_r, rep_w)
+            code = 0
+        except BaseException:  # noqa: BLE001 - never fall back into the supervisor's loop
+            code = INTERNAL_ERROR
+        finally:
+            os._exit(code)
+    for fd in (req_r, req_w, rep_r, rep_w):
+        os.close(fd)
+
+
+def run_serial(request: dict, rep_fd: int, ready: socket.socket, limits: dict, serve_episode, dumps,
+               write_frame) -> None:
+    """Fork every member, then reap them and report each one's exit status; returns when all are gone."""
+    count = max(0, min(int(request.get("count", 0)), MAX_MEMBERS))
+    rules = ChildRules() if limits.get("seccomp") else None
+    gc.freeze()  # the members' collector never walks (and so never copies) the supervisor's objects
+    made = 0
+    for _ in range(count):
+        try:
+            fork_member(ready, rules, serve_episode)
+        except OSError:
+            break  # the host waits for `count` ready messages and treats the missing ones as a dead unit
+        made += 1
+    ready.close()
+    while made:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        made -= 1
+        write_frame(rep_fd, dumps({"pid": pid, "status": describe_status(status, False)}))
