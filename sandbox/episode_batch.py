@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from envscaler_core.runtime import CheckOutcome
-from sandbox.child import GRACE_S, SERIAL_MEMBERS, Child, UnitSetupError, _exited, _release_fds
+from sandbox.child import GRACE_S, SERIAL_MEMBERS, Child, ChildFailure, UnitSetupError, _exited, _release_fds, encode
 from sandbox.episode import SandboxEpisode
 from sandbox.frames import WireError, recv_frame
 from sandbox.unit_check import unit_problem
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sandbox")
 STATUS_KEYS = {"exit_code": int, "signal": int, "signal_name": str}
+COMPILED_CAP = 1 << 20  # a bigger compiled blob is not worth a frame: episodes compile the source themselves
 EXIT_WAIT_S = 2.0  # a killed member's exit, before its unit serves the next episode
 
 
@@ -194,6 +195,9 @@ class EpisodeBatch:
         self._free: list[SerialUnit] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._compile_lock = threading.Lock()
+        self._compiled: str | None = None
+        self._compile_tried = False
         self.units_made = 0  # for specs and benchmarks
 
     def open_episode(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
@@ -205,7 +209,9 @@ class EpisodeBatch:
             return self._pool.open_episode(code, class_name, initial_state, tools)
         unit, member = taken
         try:
-            episode = SandboxEpisode(self._pool, code, class_name, initial_state, tools, child=member)
+            compiled = self._compile(unit, member)
+            episode = SandboxEpisode(self._pool, code, class_name, initial_state, tools, child=member,
+                                     compiled=compiled)
         except BaseException:
             member.kill()
             self._give_back(unit)
@@ -215,6 +221,28 @@ class EpisodeBatch:
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
                    timeout_s: float | None = None) -> list[CheckOutcome]:
         return self._pool.run_checks(checks, initial_state, final_state, timeout_s)
+
+    def _compile(self, unit: SerialUnit, member: MemberChild) -> str | None:
+        """The batch's code compiled once, by a compile-only member of `unit` (jail_serial.py, `compile_reply`):
+        forked before any code arrived, it compiles and exits without running anything, so its blob holds
+        nothing of any episode. None when that failed (each episode then compiles the source itself and
+        meets the same error as before). Concurrent first episodes wait for it rather than compile too."""
+        with self._compile_lock:
+            if not self._compile_tried:
+                self._compile_tried = True
+                compiler = unit.take() if unit.left > 1 else None
+                if compiler is not None:
+                    try:
+                        reply = compiler.exchange(encode({"op": "compile", "code": self._key[0]}),
+                                                  self._pool.settings.call_timeout_s)
+                        blob = reply.get("compiled")
+                        if reply.get("ok") is True and isinstance(blob, str) and len(blob) <= COMPILED_CAP:
+                            self._compiled = blob
+                    except ChildFailure:
+                        pass
+                    finally:
+                        compiler.kill()
+            return self._compiled
 
     def _take(self) -> tuple[SerialUnit, MemberChild] | None:
         """A free unit's next member (a new unit when none is free or the free one is spent); None: open an

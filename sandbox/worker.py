@@ -44,7 +44,7 @@ if sys.version_info < (3, 11):
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_json  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
-from jail_serial import run_serial  # noqa: E402
+from jail_serial import code_of, compile_reply, run_serial  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
 from jail_zygote import close_ends, serve  # noqa: E402
 from seccomp_filter import install_seccomp, prepared_child_rules  # noqa: E402
@@ -237,7 +237,7 @@ class EpisodeChild:
         sys.modules["envcode"] = module
         ns = module.__dict__
         try:
-            exec(compile(msg["code"], "<env>", "exec", dont_inherit=True), ns)
+            exec(code_of(msg), ns)  # compile(msg["code"], ...) unless a batch's compile-only member did it
         except BaseException as exc:  # noqa: BLE001 - untrusted code may raise anything
             return error_reply("load", f"the code does not run: {traceback_tail(exc)}", self.out.take())
         cls = ns.get(msg["class_name"])
@@ -434,7 +434,9 @@ def serve_one(req_fd: int, rep_fd: int, limits: dict) -> None:
     out = CappedOutput(int(limits["output_cap"]))
     sys.stdout = sys.stderr = out
     first = read_frame(req_fd)
-    if first is not None:
+    if first is not None and first.get("op") == "compile":
+        write_frame(rep_fd, compile_reply(first, dumps, error_reply))
+    elif first is not None:
         run_episode(first, req_fd, rep_fd, out, limits)
 
 
