@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from sandbox.zygote import Zygote
 
 GRACE_S = 0.2
-SERIAL_MEMBERS = 8  # members a serial unit forks up front (jail_serial.py; sandbox/episode_batch.py)
 
 
 class ChildFailure(Exception):
@@ -81,11 +80,14 @@ class Child:
         self._init_handle(zygote, limits, cgroups, freeze_between_calls, spawned.pid, spawned.generation,
                           spawned.req_fd, spawned.rep_fd, extra_fds=list(spawned.spare_fds or ()))
         self.spare: SpareChild | None = None
+        # a serial unit's members' pipes (host ends), by member index, until each member's handle takes its own
+        self.member_fds: dict[int, tuple[int, int]] = dict(enumerate(spawned.member_fds))
+        self._close_members = weakref.finalize(self, _close_member_fds, self.member_fds)
         spare_fds = spawned.spare_fds
         try:
             self._set_up(spawned.setup_fd, parent_pid=None, keep_socket=kind == "serial")
-            if kind == "serial":  # no code: the supervisor forks its members now, off the caller's path
-                self.send(b'{"op":"fork","count":%d}' % SERIAL_MEMBERS, limits.control_timeout_s)
+            if kind == "serial":  # no code: the supervisor forks its members now (they share its cgroup)
+                self.send(b'{"op":"fork"}', limits.control_timeout_s)
             if spare_fds is not None:
                 fds, spare_fds = spare_fds, None  # the spare's handle owns them from here, even if it fails
                 self.spare = SpareChild(self, fds)
@@ -217,9 +219,13 @@ class Child:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
         return reply
 
-    def exited(self) -> bool:
-        """Has the unit's process ended (a ready unit that died while it waited)?"""
-        return self._pidfd is None or _exited(self._pidfd, 0)
+    def lost(self) -> bool:
+        """Was the unit taken away from under us (its jail replaced), so a crash says nothing of the code?"""
+        return not self.zygote.serving(self.generation)
+
+    def exited(self, wait_s: float = 0.0) -> bool:
+        """Has the unit's process ended (a ready unit that died while it waited)? Waits up to `wait_s`."""
+        return self._pidfd is None or _exited(self._pidfd, wait_s)
 
     def set_freeze(self, freeze_between_calls: bool) -> None:
         """For a unit made before its use was known (sandbox/warm.py)."""
@@ -263,6 +269,8 @@ class Child:
         if not self.alive:
             return None
         self.alive = False
+        if getattr(self, "_close_members", None) is not None:
+            self._close_members()
         if self.setup_sock is not None:
             self.setup_sock.close()
             self.setup_sock = None
@@ -353,6 +361,13 @@ def _release_fds(fds: list[int], pidfds: list[int | None]) -> None:
             os.close(fd)
         except OSError:
             pass
+
+
+def _close_member_fds(members: dict[int, tuple[int, int]]) -> None:
+    """A serial unit's members' pipes that no member handle took (the unit is gone, or was forgotten)."""
+    for pair in members.values():
+        _release_fds(list(pair), [])
+    members.clear()
 
 
 def encode(obj: Any) -> bytes:

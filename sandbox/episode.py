@@ -109,7 +109,7 @@ class SandboxEpisode:
             except ChildFailure as exc:
                 # the unit's jail may have been replaced meanwhile (by the ready-unit keeper or another
                 # episode's heal), which kills its units: that is no verdict on the code, so load again
-                replaced = not child.zygote.serving(child.generation)
+                replaced = child.lost()
                 if exc.kind == "crash" and attempt == 1 and (replaced or self._pool.heal(child.zygote)):
                     continue
                 raise EnvLoadError(f"loading {self._class_name} failed: {exc.kind}: {exc.message}") from None

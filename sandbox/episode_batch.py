@@ -28,8 +28,6 @@ import json
 import logging
 import os
 import signal
-import socket
-import struct
 import threading
 import time
 import weakref
@@ -37,11 +35,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from envscaler_core.runtime import CheckOutcome
-from sandbox.child import GRACE_S, SERIAL_MEMBERS, Child, ChildFailure, UnitSetupError, _exited, _release_fds, encode
+from sandbox.child import GRACE_S, Child, ChildFailure, UnitSetupError, _exited, _release_fds, encode
 from sandbox.episode import SandboxEpisode
 from sandbox.frames import WireError, recv_frame
 from sandbox.unit_check import unit_problem
-from sandbox.zygote import ZygoteError
+from sandbox.zygote import SERIAL_MEMBERS, ZygoteError, recv_with_creds
 
 if TYPE_CHECKING:
     from sandbox.pool import SandboxPool
@@ -63,7 +61,6 @@ class MemberChild(Child):
         self._init_handle(sup.zygote, sup.limits, None, False, None, sup.generation, req_fd, rep_fd, extra_fds=[])
         self.spare = None
         self.unit, self.nspid = unit, nspid
-        os.set_blocking(req_fd, False)
         try:
             self._pidfd = os.pidfd_open(host_pid)
         except OSError as exc:
@@ -76,9 +73,17 @@ class MemberChild(Child):
         problem = "the zygote went away" if identity is None else unit_problem(
             host_pid, identity, self.limits.model_dump(), self.zygote.isolated, self.zygote.seccomp,
             parent_pid=sup.host_pid)
+        if problem is None and (self.exited() or sup.exited()):
+            problem = "it or its supervisor has ended (the unit died)"
         if problem:
             self.kill()
             raise UnitSetupError(f"a serial unit's member failed verification: {problem}")
+
+    def lost(self) -> bool:
+        """A load that crashed because the unit's supervisor died (killed from outside, or by the kernel's OOM
+        killer, perhaps for this very load) is loaded again in a fresh unit, which gives the verdict."""
+        # a pid namespace's init ends after every process in it: give it a moment (only after a crash)
+        return super().lost() or self.unit.supervisor.exited(GRACE_S)
 
     def detach_pipes(self) -> None:
         """Closing an episode kills its member at once and waits for it: the next episode of the unit
@@ -130,33 +135,27 @@ class SerialUnit:
             return None
         self.left -= 1
         sock = self.supervisor.setup_sock
-        fds: list[int] = []
         try:
             sock.settimeout(self.supervisor.limits.control_timeout_s)
-            data, ancillary, _, _ = sock.recvmsg(256, socket.CMSG_SPACE(struct.calcsize("iII"))
-                                                 + socket.CMSG_SPACE(2 * struct.calcsize("i")))
+            data, host_pid = recv_with_creds(sock, 256)
         except OSError as exc:
             log.warning("sandbox: a serial unit's member did not report: %s", exc)
             self.left = 0
             return None
-        host_pid = None
-        for level, kind, payload in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                fds += list(struct.unpack(f"{len(payload) // 4}i", payload[:len(payload) // 4 * 4]))
-            elif level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS and len(payload) >= 12:
-                host_pid = struct.unpack("iII", payload[:12])[0]
         try:
             message = json.loads(data) if data else None
         except ValueError:
             message = None
-        nspid = message.get("pid") if isinstance(message, dict) and message.get("ok") is True else None
-        if len(fds) != 2 or not host_pid or type(nspid) is not int:
-            for fd in fds:
-                _close(fd)
-            self.left = 0
+        ok = isinstance(message, dict) and message.get("ok") is True
+        nspid, index = (message.get("pid"), message.get("i")) if ok else (None, None)
+        pipes = self.supervisor.member_fds.pop(index, None) if type(index) is int else None
+        if pipes is None or not host_pid or type(nspid) is not int:
+            if pipes is not None:
+                _release_fds(list(pipes), [])
+            self.left = 0  # no message (EOF: the members are gone) or one the trusted member never sends
             return None
         try:
-            return MemberChild(self, nspid, host_pid, fds[0], fds[1])
+            return MemberChild(self, nspid, host_pid, pipes[0], pipes[1])
         except UnitSetupError as exc:
             log.warning("sandbox: %s", exc)
             self.left = 0
@@ -170,7 +169,8 @@ class SerialUnit:
             while nspid not in self.statuses and self.supervisor.alive:
                 try:
                     frame, _ = recv_frame(self.supervisor.rep_fd, deadline, 4096, 3)
-                except WireError:
+                except WireError:  # the supervisor is gone (EOF: it closes its pipes as it exits) or stuck
+                    self.left = 0
                     return None
                 pid, status = frame.get("pid"), frame.get("status")
                 if type(pid) is not int or not isinstance(status, dict) or not status or any(

@@ -8,17 +8,18 @@ two of its episodes at once: sandbox/episode_batch.py).
 
 The unit's pid 1 is the *supervisor*: trusted code only, hardened with the supervisor variant of the
 filter (it may fork), exactly as a check batch's (jail_batch.py). Its first and only request is
-`{"op": "fork", "count": K}`, which carries no code at all. It then forks **K episode members before
-any code reaches the unit**; each member:
+`{"op": "fork"}`, which carries no code at all (it only says the host has put the unit in its cgroup,
+which the members then share). It then forks **one episode member per pipe pair the zygote made with the
+unit** (`serial_members`), before any code reaches the unit; each member:
 * closes every descriptor but its own request/reply pipes and the unit's setup socket;
 * resets SIGXCPU and the parent-death signal (it is not its namespace's init), unblocks every signal;
 * stacks the seccomp process rules for its own pid (together with the supervisor's filter: exactly
   the unit filter, so it may not fork, signal or ptrace anything but itself, nor make pipes);
-* sends the host its ready message on the setup socket with the host ends of its two pipes
-  (SCM_RIGHTS; the kernel stamps the message with the member's host pid, so the host verifies it from
-  outside like any unit), closes the socket and its host ends, and waits for its first frame;
+* sends the host its ready message on the setup socket, naming its index (the host holds that pipe
+  pair's other ends since the spawn) and stamped by the kernel with its host pid (the host verifies it
+  from outside like any unit), closes the socket and waits for its first frame;
 * then serves exactly one episode (a `load`, then `call`s) like any unit's member, and exits.
-The supervisor closes the setup socket and every pipe end once it has forked them all, then only reaps
+The supervisor closes the setup socket and every member's pipe ends once it has forked them all, then only reaps
 its children and reports each exit status to the host, one frame each: `{"pid": n, "status": {...}}`
 (the host needs it to name a crash or a CPU-window timeout, as the zygote does for a unit).
 
@@ -43,7 +44,6 @@ from jail_unit import INTERNAL_ERROR, become_spare
 from jail_zygote import describe_status
 from seccomp_filter import ChildRules
 
-MAX_MEMBERS = 16  # stopped members hold pids of the unit's nproc budget; the host asks for fewer
 
 
 def code_of(msg: dict) -> types.CodeType:
@@ -83,53 +83,46 @@ def close_all_but(keep: set) -> None:
     os.closerange(low, 1 << 16)
 
 
-def fork_member(ready: socket.socket, rules, serve_episode) -> None:
-    """One member, forked and hardened (raises OSError when it cannot be made). `rules`: the seccomp
-    process rules to stack, None when the pool runs without seccomp."""
-    req_r, req_w = os.pipe()
-    rep_r, rep_w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        for fd in (req_r, req_w, rep_r, rep_w):
-            os.close(fd)
-        raise
+def fork_member(index: int, pipes: tuple[int, int], ready: socket.socket, rules, serve_episode) -> None:
+    """Member `index`, forked on its own request/reply pipe ends (made by the zygote with the unit, whose
+    host ends the host received with it) and hardened; raises OSError when it cannot be made. `rules`: the
+    seccomp process rules to stack, None when the pool runs without seccomp."""
+    pid = os.fork()
     if pid == 0:
         code = INTERNAL_ERROR
         try:
-            close_all_but({0, 1, 2, req_r, req_w, rep_r, rep_w, ready.fileno()})
+            close_all_but({0, 1, 2, *pipes, ready.fileno()})
             become_spare()
             signal.pthread_sigmask(signal.SIG_SETMASK, ())
             if rules is not None and rules.load(os.getpid()) is not None:
                 os._exit(INTERNAL_ERROR)
-            message = json.dumps({"ok": True, "pid": os.getpid()}).encode()
-            socket.send_fds(ready, [message], [req_w, rep_r])
-            for fd in (req_w, rep_r):
-                os.close(fd)
+            # no descriptors in this message: descriptors in flight count against a budget of the host uid
+            # (every unit's), capped by the sender's RLIMIT_NOFILE (measured: 14 candidates at once hit it)
+            ready.send(json.dumps({"ok": True, "pid": os.getpid(), "i": index}).encode())
             ready.close()
-            serve_episode(req_r, rep_w)
+            serve_episode(*pipes)
             code = 0
         except BaseException:  # noqa: BLE001 - never fall back into the supervisor's loop
             code = INTERNAL_ERROR
         finally:
             os._exit(code)
-    for fd in (req_r, req_w, rep_r, rep_w):
-        os.close(fd)
 
 
 def run_serial(request: dict, rep_fd: int, ready: socket.socket, limits: dict, serve_episode, dumps,
-               write_frame) -> None:
-    """Fork every member, then reap them and report each one's exit status; returns when all are gone."""
-    count = max(0, min(int(request.get("count", 0)), MAX_MEMBERS))
+               write_frame, members: tuple) -> None:
+    """Fork every member (`members`: the unit ends of each one's request and reply pipe), close what was
+    theirs, then reap them and report each one's exit status; returns when all are gone."""
     rules = ChildRules() if limits.get("seccomp") else None
     gc.freeze()  # the members' collector never walks (and so never copies) the supervisor's objects
     made = 0
-    for _ in range(count):
+    for index, pipes in enumerate(members):
         try:
-            fork_member(ready, rules, serve_episode)
+            fork_member(index, pipes, ready, rules, serve_episode)
+            made += 1
         except OSError:
-            break  # the host waits for `count` ready messages and treats the missing ones as a dead unit
-        made += 1
+            pass  # the host waits for the ready messages and treats a missing one as a spent unit
+        for fd in pipes:
+            os.close(fd)
     ready.close()
     while made:
         try:

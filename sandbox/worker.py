@@ -388,7 +388,8 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # member entry (called by jail_zygote in the unit's member process)
 # ---------------------------------------------------------------------------------------------
-def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | None = None) -> None:
+def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | None = None,
+                members: tuple = ()) -> None:
     """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve.
 
     A unit of kind "batch" is a check-batch supervisor (jail_batch.py): trusted code that forks one
@@ -409,6 +410,7 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | No
     keep = {req_fd, rep_fd, ready.fileno()}
     if spare is not None:
         keep |= {spare[0], spare[1], spare[2].fileno()}
+    keep |= {fd for pipes in members for fd in pipes}  # a serial unit's members' pipes (jail_serial.py)
     try:
         harden_member(keep, limits, lambda: install_seccomp(supervisor=batch or spare is not None))
         if spare is not None:
@@ -425,7 +427,7 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | No
     except BaseException as exc:  # noqa: BLE001
         report(ready, dumps({"ok": False, "error": clean(f"member setup: {type(exc).__name__}: {exc}")[:400]}).encode())
         os._exit(INTERNAL_ERROR)
-    serve_member(req_fd, rep_fd, ready, limits, batch)
+    serve_member(req_fd, rep_fd, ready, limits, batch, members)
 
 
 def serve_one(req_fd: int, rep_fd: int, limits: dict) -> None:
@@ -440,7 +442,7 @@ def serve_one(req_fd: int, rep_fd: int, limits: dict) -> None:
         run_episode(first, req_fd, rep_fd, out, limits)
 
 
-def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool) -> None:
+def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool, members: tuple = ()) -> None:
     """A hardened member: report ready, then serve one episode, one check or one batch, then exit."""
     code = 0
     try:
@@ -458,7 +460,7 @@ def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool) -> 
         if serial:
             if first.get("op") == "fork":
                 run_serial(first, rep_fd, ready, limits, lambda req, rep: serve_one(req, rep, limits), dumps,
-                           write_frame)
+                           write_frame, members)
         elif batch:
             if first.get("op") == "batch":
                 run_batch(first, rep_fd, limits, lambda msg: run_check(msg, out, limits), dumps, write_frame)
