@@ -47,14 +47,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("sandbox")
 STATUS_KEYS = {"exit_code": int, "signal": int, "signal_name": str}
 COMPILED_CAP = 1 << 20  # a bigger compiled blob is not worth a frame: episodes compile the source themselves
-EXIT_WAIT_S = 2.0
-UNIT_WAIT_S = 1.0  # longest wait for a busy unit before a caller gets a unit of its own  # a killed member's exit, before its unit serves the next episode
+EXIT_WAIT_S = 2.0  # a killed member's exit, before its unit serves the next episode
+UNIT_WAIT_S = 1.0  # longest wait for a busy unit before a caller gets a unit of its own
 
 
 class MemberChild(Child):
-    """Host handle on one member of a serial unit: its own request/reply pipes (received from it with its
-    ready message), a pidfd, verified from outside like a unit (its parent must be the supervisor). Its
-    exit status comes from the supervisor (the member is not the zygote's child)."""
+    """Host handle on one member of a serial unit: its own request/reply pipes (made by the zygote with the
+    unit; the member's ready message names its index), a pidfd, verified from outside like a unit (its
+    parent must be the supervisor). Its exit status comes from the supervisor (not the zygote's child)."""
 
     def __init__(self, unit: SerialUnit, nspid: int, host_pid: int, req_fd: int, rep_fd: int) -> None:  # noqa: D107
         sup = unit.supervisor
