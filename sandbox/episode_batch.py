@@ -38,7 +38,7 @@ from envscaler_core.runtime import CheckOutcome
 from sandbox.child import GRACE_S, Child, ChildFailure, UnitSetupError, _exited, _release_fds, encode
 from sandbox.episode import SandboxEpisode
 from sandbox.frames import WireError, recv_frame
-from sandbox.unit_check import unit_problem
+from sandbox.unit_check import member_problem, read_status
 from sandbox.zygote import SERIAL_MEMBERS, ZygoteError, recv_with_creds
 
 if TYPE_CHECKING:
@@ -69,10 +69,7 @@ class MemberChild(Child):
         self._close_fds.detach()
         self._close_fds = _finalizer(self, req_fd, rep_fd, self._pidfd)
         self.host_pid = host_pid
-        identity = self.zygote.identity
-        problem = "the zygote went away" if identity is None else unit_problem(
-            host_pid, identity, self.limits.model_dump(), self.zygote.isolated, self.zygote.seccomp,
-            parent_pid=sup.host_pid)
+        problem = unit.member_problem(host_pid)
         if problem is None and (self.exited() or sup.exited()):
             problem = "it or its supervisor has ended (the unit died)"
         if problem:
@@ -124,7 +121,19 @@ class SerialUnit:
         self.supervisor = supervisor
         self.left = SERIAL_MEMBERS
         self.statuses: dict[int, dict[str, Any]] = {}
+        self._supervisor_status: dict[str, str] | None = None
         self._lock = threading.Lock()
+
+    def member_problem(self, host_pid: int) -> str | None:
+        """Why member `host_pid` may not be used (sandbox/unit_check.py, `member_problem`), or None. The
+        supervisor's own status is read once, when its first member is checked."""
+        if self._supervisor_status is None:
+            try:
+                self._supervisor_status = read_status(self.supervisor.host_pid or 0)
+            except (OSError, ValueError) as exc:
+                return f"cannot inspect the supervisor: {exc}"
+        return member_problem(host_pid, self.supervisor.host_pid or 0, self._supervisor_status,
+                              self.supervisor.zygote.seccomp)
 
     def usable(self) -> bool:
         return self.left > 0 and self.supervisor.alive and not self.supervisor.exited()
