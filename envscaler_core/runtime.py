@@ -8,8 +8,6 @@ management. Calls are synchronous; async callers use `asyncio.to_thread`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,23 +106,3 @@ class EnvRuntime(Protocol):
     ) -> list[CheckOutcome]:
         """Run each `check_func(final_state)` source with `initial_state` as a global."""
         ...
-
-
-@contextmanager
-def episode_batch(runtime: EnvRuntime, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                  tools: list[dict[str, Any]] | None = None) -> Iterator[EnvRuntime]:
-    """A runtime for many short episodes of ONE class from ONE config (the programmatic pass's probes).
-
-    A runtime that can make them cheaper offers `episode_batch(code, class_name, initial_state, tools)`
-    returning a closeable `EnvRuntime` (the sandbox: a few isolation units for all the probes of one
-    candidate, each probe still in a fresh process); any other runtime is used as it is, each episode
-    opened fresh. Episodes opened through it behave exactly as `runtime.open_episode`'s."""
-    make = getattr(runtime, "episode_batch", None)
-    if make is None:
-        yield runtime
-        return
-    batch = make(code, class_name, initial_state, tools)
-    try:
-        yield batch
-    finally:
-        batch.close()

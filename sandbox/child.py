@@ -80,14 +80,9 @@ class Child:
         self._init_handle(zygote, limits, cgroups, freeze_between_calls, spawned.pid, spawned.generation,
                           spawned.req_fd, spawned.rep_fd, extra_fds=list(spawned.spare_fds or ()))
         self.spare: SpareChild | None = None
-        # a serial unit's members' pipes (host ends), by member index, until each member's handle takes its own
-        self.member_fds: dict[int, tuple[int, int]] = dict(enumerate(spawned.member_fds))
-        self._close_members = weakref.finalize(self, _close_member_fds, self.member_fds)
         spare_fds = spawned.spare_fds
         try:
-            self._set_up(spawned.setup_fd, parent_pid=None, keep_socket=kind == "serial")
-            if kind == "serial":  # no code: the supervisor forks its members now (they share its cgroup)
-                self.send(b'{"op":"fork"}', limits.control_timeout_s)
+            self._set_up(spawned.setup_fd, parent_pid=None)
             if spare_fds is not None:
                 fds, spare_fds = spare_fds, None  # the spare's handle owns them from here, even if it fails
                 self.spare = SpareChild(self, fds)
@@ -114,27 +109,22 @@ class Child:
         self._frozen = False
         self._pidfd: int | None = None
         self._cgroup: UnitCgroup | None = None
-        self.setup_sock: socket.socket | None = None  # a serial unit's: its members report on it
         # A unit dropped without kill(): closing our pipe ends makes its member exit on EOF (after a
         # SIGCONT) and the zygote reaps it, so forgotten episodes do not pile up as live processes.
         # (`extra_fds`: a pair unit's spare channels, until the spare has a handle of its own.)
         self._close_fds = weakref.finalize(self, _release_fds, [self.req_fd, self.rep_fd, *extra_fds], [None])
 
     # -- setup ----------------------------------------------------------------------------------
-    def _set_up(self, setup_fd: int, parent_pid: int | None, keep_socket: bool = False) -> None:
+    def _set_up(self, setup_fd: int, parent_pid: int | None) -> None:
         """Receive the member's ready message, verify it from outside, put it in the unit's cgroup
-        (`parent_pid`: a spare's member, whose parent is the unit's first member, which holds the cgroup).
-        `keep_socket`: a serial unit's supervisor, whose members report on the same socket later."""
+        (`parent_pid`: a spare's member, whose parent is the unit's first member, which holds the cgroup)."""
         sock = socket.socket(fileno=setup_fd)
         try:
             sock.settimeout(self.limits.control_timeout_s)
             data, host_pid = recv_with_creds(sock, 4096)
         except OSError as exc:
-            sock.close()
             raise UnitSetupError(f"the unit sent no setup message: {exc.__class__.__name__}: {exc}") from None
-        if keep_socket:
-            self.setup_sock = sock
-        else:
+        finally:
             sock.close()
         try:
             message = parse_reply(data, 2) if data else {}
@@ -219,13 +209,9 @@ class Child:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
         return reply
 
-    def lost(self) -> bool:
-        """Was the unit taken away from under us (its jail replaced), so a crash says nothing of the code?"""
-        return not self.zygote.serving(self.generation)
-
-    def exited(self, wait_s: float = 0.0) -> bool:
-        """Has the unit's process ended (a ready unit that died while it waited)? Waits up to `wait_s`."""
-        return self._pidfd is None or _exited(self._pidfd, wait_s)
+    def exited(self) -> bool:
+        """Has the unit's process ended (a ready unit that died while it waited)?"""
+        return self._pidfd is None or _exited(self._pidfd, 0)
 
     def set_freeze(self, freeze_between_calls: bool) -> None:
         """For a unit made before its use was known (sandbox/warm.py)."""
@@ -269,11 +255,6 @@ class Child:
         if not self.alive:
             return None
         self.alive = False
-        if getattr(self, "_close_members", None) is not None:
-            self._close_members()
-        if self.setup_sock is not None:
-            self.setup_sock.close()
-            self.setup_sock = None
         if self.spare is not None:  # never handed out: it dies with the unit anyway; close our ends now
             self.spare.kill()
             self.spare = None
@@ -361,13 +342,6 @@ def _release_fds(fds: list[int], pidfds: list[int | None]) -> None:
             os.close(fd)
         except OSError:
             pass
-
-
-def _close_member_fds(members: dict[int, tuple[int, int]]) -> None:
-    """A serial unit's members' pipes that no member handle took (the unit is gone, or was forgotten)."""
-    for pair in members.values():
-        _release_fds(list(pair), [])
-    members.clear()
 
 
 def encode(obj: Any) -> bytes:

@@ -46,11 +46,9 @@ def _clone(state: dict[str, Any]) -> dict[str, Any]:
 
 class SandboxEpisode:
     def __init__(self, pool: SandboxPool, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                 tools: list[dict[str, Any]] | None, *, spare: bool = False, child: Child | None = None,
-                 compiled: str | None = None) -> None:
+                 tools: list[dict[str, Any]] | None, *, spare: bool = False, child: Child | None = None) -> None:
         """`spare`: the unit also holds a clean spare process (`open_spare`). `child`: a unit member to
-        load in instead of a new unit (a spare); a restart after a crash always gets a new unit.
-        `compiled`: the code compiled and marshalled by a compile-only member (sandbox/episode_batch.py)."""
+        load in instead of a new unit (a spare); a restart after a crash always gets a new unit."""
         if not isinstance(code, str) or not code.strip():
             raise EnvLoadError("the env code is empty")
         if not isinstance(class_name, str) or not class_name.isidentifier():
@@ -62,7 +60,6 @@ class SandboxEpisode:
         except (TypeError, ValueError, RecursionError) as exc:
             raise EnvLoadError(f"the initial state is not JSON-serialisable: {exc}") from None
         self._pool, self._code, self._class_name, self._initial = pool, code, class_name, initial_state
-        self._compiled = compiled
         self._index = index_tools(tools) if tools is not None else None
         self._timeout = pool.settings.call_timeout_s
         self._limits = pool.limits
@@ -89,11 +86,8 @@ class SandboxEpisode:
 
         A load that crashes although the code may be fine (the unit died, garbage) makes the pool
         health-check that zygote; if the zygote was at fault it is replaced and the load runs once more."""
-        load = {"op": "load", "code": self._code, "class_name": self._class_name, "init": self._initial,
-                "restore": restore, "cpu_s": self._timeout}
-        if self._compiled is not None:
-            load["compiled"] = self._compiled
-        msg = encode(load)
+        msg = encode({"op": "load", "code": self._code, "class_name": self._class_name, "init": self._initial,
+                      "restore": restore, "cpu_s": self._timeout})
         for attempt in (1, 2):
             try:
                 given, self._given = self._given, None
@@ -109,7 +103,7 @@ class SandboxEpisode:
             except ChildFailure as exc:
                 # the unit's jail may have been replaced meanwhile (by the ready-unit keeper or another
                 # episode's heal), which kills its units: that is no verdict on the code, so load again
-                replaced = child.lost()
+                replaced = not child.zygote.serving(child.generation)
                 if exc.kind == "crash" and attempt == 1 and (replaced or self._pool.heal(child.zygote)):
                     continue
                 raise EnvLoadError(f"loading {self._class_name} failed: {exc.kind}: {exc.message}") from None

@@ -32,8 +32,7 @@ from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_uni
 from seccomp_filter import PID_SENTINEL, child_rules, prepared_child_rules, prepared_filter, probe_seccomp
 
 
-KINDS = ("episode", "batch", "pair", "serial")  # pair: an episode whose unit also holds a clean spare (worker.py);
-# serial: a supervisor forking members for several short episodes of one class (jail_serial.py)
+KINDS = ("episode", "batch", "pair")  # pair: an episode whose unit also holds a clean spare (worker.py)
 
 
 def _dumps(obj) -> bytes:
@@ -145,11 +144,6 @@ class ZygoteLoop:
             if kind == "pair":
                 spare_host, spare_unit = _channels()
                 host_ends, unit_ends = host_ends + spare_host, unit_ends + spare_unit
-            members: tuple = ()
-            if kind == "serial":  # each member's pipes, made here so no descriptor is ever sent by a unit
-                for _ in range(int(self.limits.get("serial_members", 8))):
-                    host, unit = _member_pipes(host_ends + unit_ends)
-                    host_ends, unit_ends, members = host_ends + host, unit_ends + unit, members + (unit,)
         except OSError as exc:
             return f"cannot create a unit's channels: {exc}"[:300]
         try:
@@ -164,9 +158,8 @@ class ZygoteLoop:
                 close_ends(other)
             if self.isolated:
                 enter_unit(unit_ends[2])
-            spare = unit_ends[3:6] if kind == "pair" else None
-            self.member_main(unit_ends[0], unit_ends[1], unit_ends[2], dict(self.limits, unit_kind=kind), spare,
-                             members=members)
+            spare = unit_ends[3:] or None
+            self.member_main(unit_ends[0], unit_ends[1], unit_ends[2], dict(self.limits, unit_kind=kind), spare)
             os._exit(INTERNAL_ERROR)
         close_ends(unit_ends)
         return pid, host_ends
@@ -206,20 +199,6 @@ def _channels() -> tuple[tuple, tuple]:
     ready_host, ready_unit = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ready_host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     return (req_w, rep_r, ready_host), (req_r, rep_w, ready_unit)
-
-
-def _member_pipes(made: tuple) -> tuple[tuple[int, int], tuple[int, int]]:
-    """A serial unit member's pipes: (host ends: request write end, reply read end), (member ends). On
-    failure closes them and `made` (the unit's channels so far) and raises OSError."""
-    fds: list[int] = []
-    try:
-        fds += os.pipe()
-        fds += os.pipe()
-    except OSError:
-        close_ends(list(made) + fds)
-        raise
-    req_r, req_w, rep_r, rep_w = fds
-    return (req_w, rep_r), (req_r, rep_w)
 
 
 def close_ends(ends) -> None:

@@ -27,7 +27,6 @@ from sandbox.cgroups import Cgroups, open_cgroups
 from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
-from sandbox.episode_batch import EpisodeBatch
 from sandbox.health import health_problem
 from sandbox.imports import JailImports, stage_imports
 from sandbox.limits import SandboxLimits
@@ -36,8 +35,7 @@ from sandbox.workdirs import PREFIX, claim, release, sweep_stale
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
-JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_serial.py", "jail_json.py",
-              "seccomp_filter.py")
+JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 
@@ -134,13 +132,6 @@ class SandboxPool:
         """`spare=True`: the episode's unit also holds a clean spare process, so that `episode.open_spare`
         costs a fork instead of a new unit (a BFCL task scores there, sandbox/worker.py `member_main`)."""
         return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare)
-
-    def episode_batch(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                      tools: list[dict[str, Any]] | None = None) -> EpisodeBatch:
-        """Many short episodes of this one class and config (the programmatic pass's probes): an `EnvRuntime`
-        whose episodes with exactly these arguments run in serial units (sandbox/episode_batch.py), each in a
-        process of its own, one at a time per unit; close it (a context manager) when done."""
-        return EpisodeBatch(self, code, class_name, initial_state, tools)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
                    timeout_s: float | None = None) -> list[CheckOutcome]:

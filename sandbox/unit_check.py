@@ -109,34 +109,3 @@ def unit_problem(host_pid: int, zygote: ProcIdentity, limits: dict[str, Any], is
         if got is None or got[1] != hard or (soft is not None and got[0] != soft):
             return f"{name} is {got}, expected ({soft or 'any'}, {hard})"
     return None
-
-
-def member_problem(host_pid: int, supervisor_pid: int, supervisor: dict[str, str], seccomp: bool) -> str | None:
-    """None when a serial unit's member (jail_serial.py) is what its supervisor promised, else what is wrong.
-
-    The supervisor was verified as a unit (`unit_problem`); a member is its fork, made before any code reached
-    the unit, and inherits its namespaces, uid and rlimits (which it cannot raise). What the member itself
-    must have done is checked here from one read of its status: its parent is the supervisor, one thread,
-    no capability, and exactly one seccomp filter more than the supervisor (the process rules stacked on
-    the supervisor's filter: together the unit filter)."""
-    try:
-        status = read_status(host_pid)
-    except (OSError, ValueError) as exc:
-        return f"cannot inspect the member process {host_pid}: {exc}"
-    if status.get("PPid") != str(supervisor_pid):
-        return f"not a member of this unit (its parent is {status.get('PPid')}, expected {supervisor_pid})"
-    if seccomp:
-        if status.get("Seccomp") != "2" or status.get("NoNewPrivs") != "1":
-            return f"seccomp is not on (Seccomp {status.get('Seccomp')}, NoNewPrivs {status.get('NoNewPrivs')})"
-        want = int(supervisor.get("Seccomp_filters", "0")) + 1
-        if "Seccomp_filters" in status and status["Seccomp_filters"] != str(want):
-            return f"{status['Seccomp_filters']} seccomp filters, expected {want} (the process rules not stacked?)"
-    left = [c for c in ("CapEff", "CapPrm", "CapAmb", "CapBnd") if status.get(c) != ZERO_CAPS]
-    if left:
-        return "capabilities left: " + ", ".join(f"{c} {status.get(c)}" for c in left)
-    if status.get("Uid") != supervisor.get("Uid") or status.get("NSpid", "").count(" ") != supervisor.get(
-            "NSpid", "").count(" "):
-        return "runs as another uid or in another pid namespace than its supervisor"
-    if status.get("Threads") != "1":
-        return f"{status.get('Threads')} threads before any code ran"
-    return None

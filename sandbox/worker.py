@@ -44,7 +44,6 @@ if sys.version_info < (3, 11):
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_json  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
-from jail_serial import code_of, compile_reply, run_serial  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
 from jail_zygote import close_ends, serve  # noqa: E402
 from seccomp_filter import install_seccomp, prepared_child_rules  # noqa: E402
@@ -237,7 +236,7 @@ class EpisodeChild:
         sys.modules["envcode"] = module
         ns = module.__dict__
         try:
-            exec(code_of(msg), ns)  # compile(msg["code"], ...) unless a batch's compile-only member did it
+            exec(compile(msg["code"], "<env>", "exec", dont_inherit=True), ns)
         except BaseException as exc:  # noqa: BLE001 - untrusted code may raise anything
             return error_reply("load", f"the code does not run: {traceback_tail(exc)}", self.out.take())
         cls = ns.get(msg["class_name"])
@@ -388,8 +387,7 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
 # ---------------------------------------------------------------------------------------------
 # member entry (called by jail_zygote in the unit's member process)
 # ---------------------------------------------------------------------------------------------
-def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | None = None,
-                members: tuple = ()) -> None:
+def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | None = None) -> None:
     """Harden, tell the host we are ready (it verifies us from outside before sending any code), serve.
 
     A unit of kind "batch" is a check-batch supervisor (jail_batch.py): trusted code that forks one
@@ -406,11 +404,10 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | No
     refuses signals, ptrace and process_vm_* to any pid but its own, and both are non-dumpable.
     Why: a second clean process in the same unit costs a fork; a second unit costs a clone into new
     namespaces, its hardening, verification, cgroup and teardown (a BFCL task scores in the spare)."""
-    batch = limits.get("unit_kind") in ("batch", "serial")  # trusted supervisors that fork (jail_serial.py)
+    batch = limits.get("unit_kind") == "batch"
     keep = {req_fd, rep_fd, ready.fileno()}
     if spare is not None:
         keep |= {spare[0], spare[1], spare[2].fileno()}
-    keep |= {fd for pipes in members for fd in pipes}  # a serial unit's members' pipes (jail_serial.py)
     try:
         harden_member(keep, limits, lambda: install_seccomp(supervisor=batch or spare is not None))
         if spare is not None:
@@ -427,41 +424,23 @@ def member_main(req_fd: int, rep_fd: int, ready, limits: dict, spare: tuple | No
     except BaseException as exc:  # noqa: BLE001
         report(ready, dumps({"ok": False, "error": clean(f"member setup: {type(exc).__name__}: {exc}")[:400]}).encode())
         os._exit(INTERNAL_ERROR)
-    serve_member(req_fd, rep_fd, ready, limits, batch, members)
+    serve_member(req_fd, rep_fd, ready, limits, batch)
 
 
-def serve_one(req_fd: int, rep_fd: int, limits: dict) -> None:
-    """A serial unit's member (jail_serial.py), hardened and reported: one episode, then return."""
-    random.seed()  # not the supervisor's random state
-    out = CappedOutput(int(limits["output_cap"]))
-    sys.stdout = sys.stderr = out
-    first = read_frame(req_fd)
-    if first is not None and first.get("op") == "compile":
-        write_frame(rep_fd, compile_reply(first, dumps, error_reply))
-    elif first is not None:
-        run_episode(first, req_fd, rep_fd, out, limits)
-
-
-def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool, members: tuple = ()) -> None:
+def serve_member(req_fd: int, rep_fd: int, ready, limits: dict, batch: bool) -> None:
     """A hardened member: report ready, then serve one episode, one check or one batch, then exit."""
     code = 0
     try:
         random.seed()  # the zygote's random state must not be shared by every unit
         report(ready, b'{"ok":true}')
-        serial = limits.get("unit_kind") == "serial"
-        if not serial:  # a serial supervisor's members report on it too (jail_serial.py)
-            ready.close()
+        ready.close()
         out = CappedOutput(int(limits["output_cap"]))
         sys.stdout = sys.stderr = out
         sys.stdin = io.StringIO("")
         first = read_frame(req_fd)
         if first is None:
             return
-        if serial:
-            if first.get("op") == "fork":
-                run_serial(first, rep_fd, ready, limits, lambda req, rep: serve_one(req, rep, limits), dumps,
-                           write_frame, members)
-        elif batch:
+        if batch:
             if first.get("op") == "batch":
                 run_batch(first, rep_fd, limits, lambda msg: run_check(msg, out, limits), dumps, write_frame)
         elif first.get("op") == "check":

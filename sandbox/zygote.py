@@ -38,9 +38,6 @@ class ZygoteError(RuntimeError):
     """The zygote did not answer properly; it has been killed (and is restarted on next use)."""
 
 
-SERIAL_MEMBERS = 8  # members (pipe pairs) of a "serial" unit (jail_serial.py; sandbox/episode_batch.py)
-
-
 @dataclass(frozen=True)
 class Spawned:
     pid: int  # in the jail's pid namespace (the unit's init, or the member in shared mode)
@@ -49,7 +46,6 @@ class Spawned:
     rep_fd: int
     setup_fd: int
     spare_fds: tuple[int, int, int] | None = None  # a "pair" unit's spare: request, reply, setup
-    member_fds: tuple[tuple[int, int], ...] = ()  # a "serial" unit's members: (request, reply) each
 
 
 def recv_with_creds(sock: socket.socket, size: int) -> tuple[bytes, int | None]:
@@ -113,8 +109,7 @@ class Zygote:
         host, jail = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         host.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
         err_r, err_w = os.pipe()
-        args = json.dumps({**self.limits.model_dump(), "serial_members": SERIAL_MEMBERS, **self.boot,
-                           "control_fd": jail.fileno()})
+        args = json.dumps({**self.limits.model_dump(), **self.boot, "control_fd": jail.fileno()})
         try:
             self.proc = subprocess.Popen(
                 self.backend.command(self.workdir, [args]), pass_fds=(jail.fileno(),), stdin=subprocess.DEVNULL,
@@ -239,7 +234,7 @@ class Zygote:
     def spawn(self, kind: str = "episode") -> Spawned:
         """Have the zygote hand over a unit ("episode"; "batch": a check-batch supervisor; "pair": an
         episode with a spare member); retries once on a new zygote."""
-        nfds = 6 if kind == "pair" else 3 + 2 * SERIAL_MEMBERS if kind == "serial" else 3
+        nfds = 6 if kind == "pair" else 3
         with self.lock:
             for attempt in (1, 2):
                 try:
@@ -255,10 +250,7 @@ class Zygote:
                     if kind == "pair":
                         os.set_blocking(fds[3], False)
                         spare = (fds[3], fds[4], fds[5])
-                    members = tuple((fds[i], fds[i + 1]) for i in range(3, nfds, 2)) if kind == "serial" else ()
-                    for req, _ in members:
-                        os.set_blocking(req, False)
-                    return Spawned(pid, self.generation, fds[0], fds[1], fds[2], spare, members)
+                    return Spawned(pid, self.generation, fds[0], fds[1], fds[2], spare)
                 except ZygoteError:
                     if attempt == 2 or self._in_health_check:
                         raise

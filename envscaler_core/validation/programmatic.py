@@ -16,7 +16,7 @@ from typing import Any
 
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
-from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode, episode_batch
+from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
 from envscaler_core.validation.code_effects import ClassEffects
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
@@ -53,7 +53,6 @@ class ProgrammaticPass:
         # parsed here, on the caller's thread: CPython 3.11's ast.parse is not safe to run in two
         # threads at once ("AST constructor recursion depth mismatch"), and run() goes to a worker
         self.effects = effects if effects is not None else class_effects(candidate)
-        self.episodes: EnvRuntime = runtime  # where probes open their episodes (`run` scopes it to this class)
         self.rounds: list[ValidationRound] = []
         self.breaches: list[str] = []
         """Contract breaches that hold whatever the tools' labels are (a query that changed state is not
@@ -73,17 +72,6 @@ class ProgrammaticPass:
         indices and the breaches are the same either way."""
         tools = [t for t in self.candidate.tools if only is None or t.function.name in only]
         plans = plan_tools(tools, loaded_state, self.effects)
-        with episode_batch(self.runtime, self.candidate.class_code, self.candidate.class_name, self.config,
-                           [t.model_dump() for t in self.candidate.tools]) as episodes:
-            self.episodes = episodes
-            try:
-                return self._run(plans, search_only)
-            finally:
-                self.episodes = self.runtime
-
-    def _run(self, plans: list[ToolPlan], search_only: bool) -> list[ValidationRound]:
-        """`run` with `self.runtime` scoped to this candidate's probes (`episode_batch`: the sandbox runs them
-        in units of their own, one probe at a time per unit, each in a fresh process)."""
         with ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="probes") as pool:
             optional: list[Probe] = []
             for records, boundaries in pool.map(lambda plan: self._tool(plan, search_only), plans):
@@ -135,7 +123,7 @@ class ProgrammaticPass:
         return (candidates[0].args if candidates else {}), False
 
     def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
-        ep = open_episode(self.episodes, self.candidate, self.config)
+        ep = open_episode(self.runtime, self.candidate, self.config)
         try:
             before = ep.state
             out = ep.call(probe.tool, probe.args)
@@ -158,7 +146,7 @@ class ProgrammaticPass:
 
     def _replay(self, probe: Probe, first: CallOutcome, before: dict[str, Any]) -> tuple[list[str], list[str]]:
         """(critical, warnings) from re-running a successful state change on a fresh copy of the state."""
-        ep = open_episode(self.episodes, self.candidate, self.config)
+        ep = open_episode(self.runtime, self.candidate, self.config)
         try:
             again = ep.call(probe.tool, probe.args)
         finally:
