@@ -17,6 +17,7 @@ gateway is shared across loops) can await them.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import uuid
 from concurrent.futures import Future
@@ -24,6 +25,8 @@ from typing import Any, Protocol, Sequence
 
 from envscaler_core.llm.journal import CallJournal, journal_dir, replay_orphans
 from envscaler_core.models.llm import LLMCall
+
+log = logging.getLogger(__name__)
 
 
 class AuditStore(Protocol):
@@ -53,7 +56,12 @@ class AuditLog:
         call_id = uuid.uuid4().hex
         with self._lock:
             if self.journal is not None:
-                self.journal.append(call_id, call)
+                try:
+                    self.journal.append(call_id, call)
+                except OSError as exc:  # e.g. a read-only directory beside the store: wait for commits instead
+                    log.warning("LLM call journal in %s switched off (%s: %s); calls now wait for their audit "
+                                "row's commit", self.journal.directory, type(exc).__name__, exc)
+                    self.journal = None
             self._pending.append((call_id, call, done))
             if self._writer is None:
                 self._writer = threading.Thread(target=self._drain, name="llm-audit-writer", daemon=True)
@@ -62,8 +70,9 @@ class AuditLog:
 
     async def write(self, call: LLMCall) -> None:
         """Returns once the row cannot be lost to a kill: journaled, or else committed."""
+        journaled = self.journal is not None
         done = self.submit(call)
-        if self.journal is None:
+        if not journaled or self.journal is None:
             await asyncio.wrap_future(done)
 
     def flush(self, timeout: float | None = None) -> None:

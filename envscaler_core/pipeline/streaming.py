@@ -9,8 +9,9 @@ hand-over, so a streamed run resumes exactly like a staged one: the first look a
 whole-run pending list.
 
 Batches are smaller than in a staged run when there is little work: a lane cuts what it was handed
-into at least `in_flight` batches (never more than `batch_size` items each), so six items are six
-batches that move on one by one, and a thousand are batches of `batch_size` as before.
+into as many batches as it has free slots (`in_flight` minus the batches it is running; never more
+than `batch_size` items each), so six items are six batches that move on one by one, while a busy lane
+of a large run takes new work in full batches.
 
 Nothing here imports Prefect: the flow passes its Prefect tasks in as `Lane.run`.
 """
@@ -70,9 +71,11 @@ class _LaneState:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-def batch_size_for(count: int, batch_size: int, in_flight: int) -> int:
-    """Items per batch: small enough that `in_flight` batches share the work, never above `batch_size`."""
-    return max(1, min(batch_size, math.ceil(count / in_flight)))
+def batch_size_for(count: int, batch_size: int, free_slots: int) -> int:
+    """Items per batch: small enough that the lane's free batch slots share the work, never above
+    `batch_size`. A busy lane takes new work in full batches: cut finer, a large run's items would reach
+    the last stage one per Prefect task (measured: 4.4 task runs per env at 10x the demo)."""
+    return max(1, min(batch_size, math.ceil(count / max(1, free_slots))))
 
 
 class Stream:
@@ -121,7 +124,7 @@ class Stream:
         if not todo:
             return
         self.progress.items_added(lane.name, len(todo))
-        size = batch_size_for(len(todo), self.batch_size, self.in_flight)
+        size = batch_size_for(len(todo), self.batch_size, self.in_flight - state.running)
         for start in range(0, len(todo), size):
             state.running += 1
             task = asyncio.create_task(self._batch(index, todo[start:start + size]))

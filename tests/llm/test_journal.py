@@ -146,3 +146,23 @@ def test_a_failed_commit_keeps_the_journal_and_is_raised_at_flush(tmp_path: Path
         log.flush()
     assert journal.path is not None and journal.path.exists(), "rows that reached no store must stay in the journal"
     os.close(journal._fd)  # type: ignore[arg-type]
+
+
+def test_a_journal_that_cannot_be_written_falls_back_to_waiting_for_the_commit(tmp_path: Path) -> None:
+    from envscaler_core.llm.audit import AuditLog
+
+    class Recording:
+        def __init__(self) -> None:
+            self.rows: list[LLMCall] = []
+
+        def record_llm_calls(self, calls, call_ids=None):
+            self.rows += list(calls)
+
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x")  # the journal's directory cannot be made under a file
+    store = Recording()
+    log = AuditLog(store, journal=CallJournal(blocked / "journal"))  # type: ignore[arg-type]
+    import asyncio
+
+    asyncio.run(log.write(_row("a")))
+    assert [r.fingerprint for r in store.rows] == ["a"] and log.journal is None

@@ -86,11 +86,12 @@ def test_every_item_goes_through_every_lane_exactly_once() -> None:
     assert max(len(b) for b in chain.batches["a"]) <= 4  # never above batch_size
 
 
-def test_a_small_lane_is_cut_into_single_items_and_a_large_one_into_full_batches() -> None:
-    assert batch_size_for(6, batch_size=25, in_flight=8) == 1
-    assert batch_size_for(20, batch_size=25, in_flight=8) == 3
-    assert batch_size_for(1000, batch_size=25, in_flight=8) == 25
-    assert batch_size_for(0, batch_size=25, in_flight=8) == 1
+def test_an_idle_lane_cuts_work_over_its_free_slots_and_a_busy_one_takes_full_batches() -> None:
+    assert batch_size_for(6, batch_size=25, free_slots=8) == 1
+    assert batch_size_for(20, batch_size=25, free_slots=8) == 3
+    assert batch_size_for(1000, batch_size=25, free_slots=8) == 25
+    assert batch_size_for(10, batch_size=25, free_slots=0) == 10  # every slot busy: one batch waits its turn
+    assert batch_size_for(0, batch_size=25, free_slots=8) == 1
 
 
 def test_lanes_finish_in_order_and_report_their_items() -> None:
