@@ -97,11 +97,11 @@ class Stream:
     async def run(self) -> dict[str, list[BatchReport]]:
         """Every lane's reports; the first batch error (an infrastructure fault after its retries, a
         budget stop) cancels the batches still running and is raised."""
-        for index in range(len(self.lanes)):
-            await self._feed(index, None)
-        self._fed = True
-        self._check_idle()
         try:
+            for index in range(len(self.lanes)):
+                await self._feed(index, None)  # a store error here still stops what already started
+            self._fed = True
+            self._check_idle()
             await self._idle.wait()
         finally:
             for task in list(self._tasks):

@@ -154,3 +154,21 @@ def test_nothing_pending_anywhere_finishes_at_once() -> None:
 def test_a_stream_needs_lanes() -> None:
     with pytest.raises(ValueError, match="at least one lane"):
         Stream([], batch_size=1, in_flight=1)
+
+
+def test_a_store_error_on_a_lanes_first_look_stops_the_batches_already_started() -> None:
+    chain = Chain(["slow"], delays={"a:slow": 5.0})
+    lanes = chain.lanes()
+
+    def broken(upstream: Sequence[str] | None) -> list[str]:
+        raise OSError("store unreachable")
+
+    lanes[2] = Lane("c", broken, chain.runner("c"))
+
+    async def main() -> None:
+        with pytest.raises(OSError, match="store unreachable"):
+            await Stream(lanes, batch_size=10, in_flight=8).run()
+        assert all(t.done() for t in asyncio.all_tasks() if t is not asyncio.current_task())
+
+    asyncio.run(main())
+    assert chain.done["a"] == []
