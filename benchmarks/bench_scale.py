@@ -61,7 +61,8 @@ def overrides(factor: int, workdir: Path, base_url: str) -> dict[str, Any]:
     return {**DEMO_OVERRIDES,
             "mine": {**DEMO_OVERRIDES["mine"], "max_tasks": 80 * factor, "select_n": DEMO_TOPICS * factor,
                      "similarity_threshold": 0.999},
-            "flow": {**DEMO_OVERRIDES["flow"], "out_dir": str(workdir / "out")},
+            "flow": {**DEMO_OVERRIDES["flow"], "out_dir": str(workdir / "out"),  # BENCH_SCALE_STREAM=0: staged
+                     "stream": os.environ.get("BENCH_SCALE_STREAM", "1") != "0"},
             "store": {"url": f"duckdb:///{workdir / 'scale.duckdb'}"},
             "llm": {"base_url": base_url, "api_key": "mock"}}
 
