@@ -55,8 +55,8 @@ def wait_for_step(progress: Path, step: str, proc: subprocess.Popen[str], limit_
             data = json.loads(progress.read_text())
         except (OSError, ValueError):
             data = None
-        if data and data["steps"] and data["steps"][-1]["name"] == step:
-            return data
+        if data and any(s["name"] == step and s.get("finished_at") is None for s in data["steps"]):
+            return data  # running (streamed stages run side by side: it need not be the last one listed)
         time.sleep(0.2)
     raise AssertionError(f"step {step} never started")
 
