@@ -72,10 +72,12 @@ def _stats(base: str) -> dict[str, Any]:
         return json.load(r)
 
 
-def _start_mock(port: int, latency_ms: int = LATENCY_MS, realism: str = "off") -> subprocess.Popen[bytes]:
+def _start_mock(port: int, latency_ms: int = LATENCY_MS, realism: str = "off", jitter_ms: int = 0) -> subprocess.Popen[bytes]:
+    """The mock in its own process; `jitter_ms` adds a seeded uniform 0..jitter to every answer."""
     exe = Path(sys.executable).with_name("envscaler")
+    jitter = ["--latency-jitter-ms", str(jitter_ms), "--seed", "7"] if jitter_ms else []
     proc = subprocess.Popen([str(exe), "mock-llm", "--port", str(port), "--latency-ms", str(latency_ms),
-                             "--realism", realism], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--realism", realism, *jitter], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(200):
         try:
             _stats(f"http://127.0.0.1:{port}")

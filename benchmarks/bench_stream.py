@@ -13,32 +13,15 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_pipeline import CONCURRENCY, ROUNDS, _stats
+from benchmarks.bench_pipeline import CONCURRENCY, ROUNDS, _start_mock, _stats
 
 JITTER_MS = int(os.environ.get("BENCH_STREAM_JITTER_MS", "600"))
 REPEATS = int(os.environ.get("BENCH_STREAM_REPEATS", "2"))
-
-
-def _mock(port: int) -> subprocess.Popen[bytes]:
-    exe = Path(sys.executable).with_name("envscaler")
-    proc = subprocess.Popen([str(exe), "mock-llm", "--port", str(port), "--latency-ms", "300",
-                             "--latency-jitter-ms", str(JITTER_MS), "--seed", "7"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        try:
-            _stats(f"http://127.0.0.1:{port}")
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("mock LLM did not start")
 
 
 def _run(workdir: Path, base_url: str, run_id: str, stream: bool) -> tuple[float, float, dict[str, Any]]:
@@ -66,7 +49,7 @@ def main() -> None:
     from envscaler.prefect_server import ensure_prefect_server, free_port
 
     port = free_port()
-    mock = _mock(port)
+    mock = _start_mock(port, jitter_ms=JITTER_MS)
     server = ensure_prefect_server(workdir / "prefect", free_port())
     os.environ["PREFECT_API_URL"] = server.api_url
     walls: dict[bool, list[float]] = {False: [], True: []}
