@@ -134,8 +134,8 @@ _NARROWED: dict[str, Callable[[RunContext, Sequence[str] | None], list[str]]] = 
     "synth": lambda ctx, _: S.pending_synth(ctx),  # the first lane: only ever asked for the whole run
     "validate": S.pending_validate, "scen": S.pending_scenarios, "rollout": S.pending_rollouts,
 }
-_LANE_TASKS: dict[str, BatchTask] = {"synth": T.synthesize, "validate": T.validate, "scen": T.scenarios,
-                                     "rollout": T.rollouts}
+_LANE_TASKS: dict[str, BatchTask] = {stage: task for stage in STREAMED for name, _, task in _STEPS[stage]
+                                     if name == stage}
 
 
 def streamed_stages(ctx: RunContext, stages: Sequence[str]) -> list[str]:

@@ -52,9 +52,9 @@ def journal_dir(store: Any, home: Path | None = None) -> Path | None:
     url = getattr(store, "url", None)
     if not isinstance(url, str):
         return None
-    path = parse_store_url(url).path
-    if path is not None:
-        return path.with_name(path.name + ".journal")
+    beside = parse_store_url(url).beside(".journal")
+    if beside is not None:
+        return beside
     if home is None:
         return None
     return home / "journal" / hashlib.sha256(url.encode()).hexdigest()[:16]

@@ -41,10 +41,8 @@ def progress_path(store_url: str, run_id: str, home: Path | None = None) -> Path
         location = parse_store_url(store_url)
     except Exception:  # noqa: BLE001 - a bad URL fails elsewhere with its own message
         location = None
-    if location is not None and location.path is not None:
-        base = location.path.with_name(location.path.name + ".progress")
-    else:
-        base = (home or Path(tempfile.gettempdir())) / "progress"
+    base = (location.beside(".progress") if location is not None else None) or \
+        (home or Path(tempfile.gettempdir())) / "progress"
     return base / f"{run_id}.json"
 
 
@@ -136,20 +134,18 @@ class ProgressTracker:
 
     def step_started(self, name: str, total: int = 0) -> None:
         """The next step of a staged run: the one before it is finished."""
-        with self._lock:
-            self._account()
-            for step in self.state.running:
-                step.finished_at = utcnow()
-            self.state.steps.append(StepProgress(name=name, total=total))
-        self.publish(force=True)
+        self._start([StepProgress(name=name, total=total)])
 
     def steps_started(self, names: list[str]) -> None:
         """Steps that run side by side from now on (streamed stages); `items_added` grows their totals."""
+        self._start([StepProgress(name=name) for name in names])
+
+    def _start(self, steps: list[StepProgress]) -> None:
         with self._lock:
             self._account()
             for step in self.state.running:
                 step.finished_at = utcnow()
-            self.state.steps += [StepProgress(name=name) for name in names]
+            self.state.steps += steps
         self.publish(force=True)
 
     def items_added(self, name: str, count: int) -> None:

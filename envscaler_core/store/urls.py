@@ -42,6 +42,10 @@ class StoreURL:
         """The URL without its password, safe for error messages and logs."""
         return self.url.render_as_string(hide_password=True)
 
+    def beside(self, suffix: str) -> Path | None:
+        """`<file><suffix>` next to a DuckDB file (the run's progress, the LLM call journal); None for Postgres."""
+        return self.path.with_name(self.path.name + suffix) if self.path is not None else None
+
     @property
     def human(self) -> str:
         """What people read and can paste back into --db: the file path of a DuckDB store, else `display`."""
