@@ -32,6 +32,7 @@ from tasks import stages as T
 from tasks.context import open_context
 
 STAGES = ("mine", "synth", "validate", "scen", "rollout", "export")
+SANDBOX_STAGES = ("validate", "scen", "rollout")
 
 Pending = Callable[[RunContext], list[str]]
 BatchTask = Callable[[RunContext, Sequence[str]], Awaitable[BatchReport]]
@@ -259,6 +260,8 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
         for stage in STAGES:
             if stage not in stages:
                 continue
+            if stage in streamed or stage in SANDBOX_STAGES:
+                await _sandbox_started(ctx, wait=True)
             if stage in streamed:
                 if stage == streamed[0]:
                     await _stream(ctx, streamed, shard, tracker)
@@ -270,6 +273,7 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
             for name, pending, task in _STEPS[stage]:
                 ctx.set_stage(name)
                 await _run_step(ctx, name, pending, task, shard, tracker)
+                await _sandbox_started(ctx, wait=False)
         status, error = "completed", None
         if "export" not in stages or len(stages) > 1:  # an export-only pass judges nothing
             run = ctx.store.get_run(ctx.run_id)
@@ -294,6 +298,17 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
     summary = build_summary(ctx.store, ctx.run_id)
     await _publish(summary)
     return summary.model_copy(update={"status": run.status})
+
+
+async def _sandbox_started(ctx: RunContext, wait: bool) -> None:
+    """Raise the error of a sandbox that could not start (`tasks.context.StartingPool`), waiting for
+    the start first when `wait`: a run without a sandbox stops after its current step, with the
+    sandbox's own message, rather than failing every item of the first stage that needs it."""
+    runtime = ctx.runtime
+    if wait and hasattr(runtime, "ready"):
+        await asyncio.to_thread(runtime.ready)
+    elif hasattr(runtime, "problem") and (problem := runtime.problem()) is not None:
+        raise problem
 
 
 async def _publish(summary: RunSummary) -> None:

@@ -151,3 +151,25 @@ def test_a_streamed_run_reports_one_progress_step_per_lane(finished_realistic: d
         assert steps[lane].finished_at is not None and steps[lane].done == steps[lane].total > 0, steps[lane]
         assert steps[lane].llm_calls > 0, f"{lane} was charged no LLM call: {steps}"
     assert "validate.dedup" not in steps
+
+
+def test_a_run_whose_sandbox_cannot_start_stops_after_the_step_in_progress(finished: dict[str, Any],
+                                                                          mock_server: Any) -> None:
+    """The sandbox starts beside ingest and mining (which need none); when it cannot start, the run
+    stops at the end of the mining step in progress with the sandbox's own message, recorded on the
+    run, and no later stage spends anything."""
+    from envscaler_core.models import Run
+
+    config = small_settings(finished["tmp"], mock_server, name="nosandbox",
+                            sandbox={"python": "/nonexistent/python3"})
+    with pytest.raises(Exception, match="no usable interpreter for the jail: /nonexistent/python3"):
+        run("nosandbox", config)
+    store = Store.from_url(config["store"]["url"])
+    try:
+        row: Run | None = store.get_run("nosandbox")
+        candidates = store.query(EnvCandidate, run_id="nosandbox")
+    finally:
+        store.close()
+    assert row is not None and row.status == "failed" and row.stage == "mine.judge", row
+    assert "/nonexistent/python3" in (row.error or "")
+    assert candidates == []
