@@ -84,7 +84,8 @@ class LLMSettings(_Section):
     max_output_tokens: int = Field(default=16384, ge=256, description=(
         "Ceiling of the output room asked for when a reply was cut off (finish_reason 'length') and is retried."))
     cache: bool = Field(default=True, description=(
-        "Answer identical requests from the store's LLM cache (across runs) instead of paying for them again."))
+        "Answer identical requests from the store's LLM cache (across runs; an evaluation only from its own run) "
+        "instead of paying for them again; off, a resumed run pays again for what it re-asks."))
     prices: dict[str, Price] = Field(default_factory=_default_prices, description=(
         "USD per million tokens per model name, for cost figures and budget.max_cost_usd; a model without a "
         "price costs 0 (warned once). Set in a config file: [llm.prices.\"my-model\"]."))

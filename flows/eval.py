@@ -44,7 +44,7 @@ def _open(settings: Any, run_id: str, request: EvalRequest) -> tuple[Any, Any, A
         raise
     gateway = None
     if request.agent == "llm":
-        gateway = LLMGateway(settings.llm, store=store, run_id=run_id, budget=settings.budget)
+        gateway = LLMGateway(settings.llm, store=store, run_id=run_id, budget=settings.budget, own_answers_only=True)
     return store, pool, gateway
 
 

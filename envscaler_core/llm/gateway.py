@@ -96,8 +96,12 @@ class LLMGateway:
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
-                 budget: BudgetSettings | None = None) -> None:
+                 budget: BudgetSettings | None = None, own_answers_only: bool = False) -> None:
+        """`own_answers_only`: the cache answers only from this run's own calls (a resume), never from
+        another run's: an evaluation measures the model as it is now, and another run with the same model
+        name may have been another model (before training) or a transient bad answer."""
         self.settings = settings
+        self._cache_run = run_id if own_answers_only else None
         self.store = store
         self.run_id = run_id
         self.endpoint = settings.base_url or DEFAULT_ENDPOINT
@@ -289,7 +293,7 @@ class LLMGateway:
             if not self._known.may_have(fingerprint):
                 return None
         if hit is None and self.store is not None:
-            hit = await asyncio.to_thread(self.store.cached_response, fingerprint)
+            hit = await asyncio.to_thread(self.store.cached_response, fingerprint, self._cache_run)
             if hit is not None:
                 self._memory.put(fingerprint, hit)
         return hit

@@ -265,16 +265,18 @@ class Store:
                 found.update(conn.execute(select(llm_calls.c.call_id).where(llm_calls.c.call_id.in_(chunk))).scalars())
         return found
 
-    def cached_response(self, fingerprint: str) -> dict[str, Any] | None:
-        """The newest successful (`status == "ok"`) response for this fingerprint, from any run.
+    def cached_response(self, fingerprint: str, run_id: str | None = None) -> dict[str, Any] | None:
+        """The newest successful (`status == "ok"`) response for this fingerprint, from any run (or
+        only from `run_id`'s own calls).
 
         The query filters on the fingerprint alone and the few rows it finds are chosen here: DuckDB
         answers a single-column equality from `ix_llm_calls_cache`, while any further condition made it
         scan the whole table, a cost per call that grew with the store (bench_scale)."""
-        stmt = select(llm_calls.c.response, llm_calls.c.status, llm_calls.c.created_at, llm_calls.c.call_id).where(
-            llm_calls.c.fingerprint == fingerprint)
+        stmt = select(llm_calls.c.response, llm_calls.c.status, llm_calls.c.created_at, llm_calls.c.call_id,
+                      llm_calls.c.run_id).where(llm_calls.c.fingerprint == fingerprint)
         with self._read("LLM cache lookup") as conn:
-            rows = [tuple(r) for r in conn.execute(stmt) if r.status == "ok" and r.response is not None]
+            rows = [tuple(r)[:4] for r in conn.execute(stmt) if r.status == "ok" and r.response is not None
+                    and (run_id is None or r.run_id == run_id)]
         if not rows:
             return None
         newest = max(rows, key=lambda r: r[2])[2]  # newest first, then the smallest call id (as before)

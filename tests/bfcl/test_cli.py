@@ -86,6 +86,21 @@ def test_the_llm_path_over_http_scores_the_mock_player_perfectly(
     assert mock_stats_reset.stats()["by_prompt"].get("agent.bfcl", 0) > 0
 
 
+def test_a_second_evaluation_of_the_same_model_asks_the_model_again(
+        mock_stats_reset: Any, prefect_api: str, tmp_path: Path) -> None:
+    """Another run id is another measurement (e.g. after training, same served name): none of the first
+    run's answers may stand in for the model's; only a resume of the same run id reuses its own."""
+    db, cfg = tmp_path / "twice.duckdb", config_file(tmp_path, mock_stats_reset.base_url)
+    args = ("eval", "bfcl-mt", "--subset", "base", "--limit", "2", "--agent", "llm", "--model", "mock-bfcl",
+            "-c", str(cfg), "--db", f"duckdb:///{db}")
+    run_json(*args, "--run-id", "before", prefect_api=prefect_api)
+    first = mock_stats_reset.stats()["by_prompt"]["agent.bfcl"]
+    run_json(*args, "--run-id", "after", prefect_api=prefect_api)
+    assert mock_stats_reset.stats()["by_prompt"]["agent.bfcl"] == 2 * first
+    run_json(*args, "--run-id", "after", prefect_api=prefect_api)  # a resume of a finished run: nothing
+    assert mock_stats_reset.stats()["by_prompt"]["agent.bfcl"] == 2 * first
+
+
 def test_a_wrong_agent_scores_what_the_checker_says(mock_stats_reset: Any, prefect_api: str, tmp_path: Path) -> None:
     db = tmp_path / "wrong.duckdb"
     cfg = config_file(tmp_path, mock_stats_reset.base_url)

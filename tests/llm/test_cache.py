@@ -38,6 +38,21 @@ def test_a_resumed_run_reads_answers_from_the_store_with_no_http(mock_stats_rese
     assert rows[0]["status"] == "ok"
 
 
+def test_a_gateway_on_its_own_answers_reuses_its_run_but_never_another_run(mock_stats_reset, tmp_path) -> None:
+    """An evaluation's gateway: a resume of its run is answered from the store, a new run id pays again
+    (another run with the same model name may have been another model, or a transient bad answer)."""
+    url = f"duckdb:///{tmp_path / 'eval.duckdb'}"
+    settings = mock_llm_settings(mock_stats_reset.base_url)
+    with Store.from_url(url) as store:
+        LLMGateway(settings, store=store, run_id="before", own_answers_only=True).structured_sync(JUDGE_STATEFUL, TASK)
+    with Store.from_url(url) as store:
+        LLMGateway(settings, store=store, run_id="before", own_answers_only=True).structured_sync(JUDGE_STATEFUL, TASK)
+        assert mock_stats_reset.stats()["requests_total"] == 1
+        LLMGateway(settings, store=store, run_id="after", own_answers_only=True).structured_sync(JUDGE_STATEFUL, TASK)
+        assert mock_stats_reset.stats()["requests_total"] == 2
+        assert [r["status"] for r in call_rows(store, "after")] == ["ok"]
+
+
 def test_cache_off_sends_every_call(mock_stats_reset) -> None:
     gw = LLMGateway(mock_llm_settings(mock_stats_reset.base_url, cache=False))
     gw.structured_sync(JUDGE_STATEFUL, TASK)
@@ -68,9 +83,9 @@ class _CountingStore(Store):
 
     lookups = 0
 
-    def cached_response(self, fingerprint: str):  # type: ignore[no-untyped-def]
+    def cached_response(self, fingerprint: str, run_id: str | None = None):  # type: ignore[no-untyped-def]
         type(self).lookups += 1
-        return super().cached_response(fingerprint)
+        return super().cached_response(fingerprint, run_id)
 
 
 def test_calls_the_store_has_no_answer_for_skip_the_cache_query(mock_stats_reset, tmp_path) -> None:
