@@ -119,8 +119,11 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
         try:
             await asyncio.gather(*(evaluate_batch(ctx, todo[start:start + size]) for start in range(0, len(todo), size)))
         except BaseException as exc:
-            await asyncio.to_thread(_finish, store, run_id, "failed" if isinstance(exc, Exception) else "interrupted",
-                                    f"{type(exc).__name__}: {exc}")
+            from envscaler_core.llm.errors import BudgetExceeded
+
+            status = ("stopped_budget" if isinstance(exc, BudgetExceeded) else
+                      "failed" if isinstance(exc, Exception) else "interrupted")
+            await asyncio.to_thread(_finish, store, run_id, status, f"{type(exc).__name__}: {exc}")
             raise
         report = await asyncio.to_thread(build_report, store, run_id, req)
         await asyncio.to_thread(store.upsert, [report], run_id)

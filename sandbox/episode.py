@@ -14,6 +14,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from envscaler_core.runtime import CallOutcome, EnvLoadError, config_not_loaded
@@ -46,9 +47,13 @@ def _clone(state: dict[str, Any]) -> dict[str, Any]:
 
 class SandboxEpisode:
     def __init__(self, pool: SandboxPool, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                 tools: list[dict[str, Any]] | None, *, spare: bool = False, child: Child | None = None) -> None:
+                 tools: list[dict[str, Any]] | None, *, spare: bool = False, child: Child | None = None,
+                 load_calls: Callable[[dict[str, Any] | None], int] | None = None) -> None:
         """`spare`: the unit also holds a clean spare process (`open_spare`). `child`: a unit member to
-        load in instead of a new unit (a spare); a restart after a crash always gets a new unit."""
+        load in instead of a new unit (a spare); a restart after a crash always gets a new unit.
+        `load_calls(restore)`: a load may take as long as this many calls (`restore` is None for the first
+        load, else the state being rebuilt), for classes whose load replays work: a BFCL episode re-runs
+        its calls after a crash, its checker runs every call of a task. Default: one call's limit."""
         if not isinstance(code, str) or not code.strip():
             raise EnvLoadError("the env code is empty")
         if not isinstance(class_name, str) or not class_name.isidentifier():
@@ -62,6 +67,7 @@ class SandboxEpisode:
         self._pool, self._code, self._class_name, self._initial = pool, code, class_name, initial_state
         self._index = index_tools(tools) if tools is not None else None
         self._timeout = pool.settings.call_timeout_s
+        self._load_calls = load_calls
         self._limits = pool.limits
         self._lock = threading.Lock()
         self._child: Child | None = None
@@ -86,8 +92,9 @@ class SandboxEpisode:
 
         A load that crashes although the code may be fine (the unit died, garbage) makes the pool
         health-check that zygote; if the zygote was at fault it is replaced and the load runs once more."""
+        budget = self._timeout * (1 if self._load_calls is None else max(1, self._load_calls(restore)))
         msg = encode({"op": "load", "code": self._code, "class_name": self._class_name, "init": self._initial,
-                      "restore": restore, "cpu_s": self._timeout})
+                      "restore": restore, "cpu_s": self._timeout})  # the per-call window of later calls
         for attempt in (1, 2):
             try:
                 given, self._given = self._given, None
@@ -99,7 +106,7 @@ class SandboxEpisode:
             except ZygoteError as exc:
                 raise EnvLoadError(f"the sandbox could not start a unit for {self._class_name}: {exc}") from None
             try:
-                reply = child.exchange(msg, self._timeout)
+                reply = child.exchange(msg, budget)
             except ChildFailure as exc:
                 # the unit's jail may have been replaced meanwhile (by the ready-unit keeper or another
                 # episode's heal), which kills its units: that is no verdict on the code, so load again
@@ -162,7 +169,8 @@ class SandboxEpisode:
             return _clone(self._state)
 
     def open_spare(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                   tools: list[dict[str, Any]] | None = None) -> SandboxEpisode:
+                   tools: list[dict[str, Any]] | None = None,
+                   load_calls: Callable[[dict[str, Any] | None], int] | None = None) -> SandboxEpisode:
         """Another episode, in a process that has run nothing of this one: the spare of this episode's unit
         when it was opened with `spare=True` and the spare is alive and unused (a fork, no new unit), else a
         new unit. Either way this episode's calls cannot reach it; meanwhile this episode's process stays
@@ -175,7 +183,7 @@ class SandboxEpisode:
         if spare is not None and not spare.zygote.serving(spare.generation):
             self._pool.release(spare)
             spare = None
-        return SandboxEpisode(self._pool, code, class_name, initial_state, tools, child=spare)
+        return SandboxEpisode(self._pool, code, class_name, initial_state, tools, child=spare, load_calls=load_calls)
 
     def call(self, tool: str, args: dict[str, Any]) -> CallOutcome:
         t0 = time.perf_counter()

@@ -18,6 +18,7 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from envscaler_core.config import SandboxSettings
@@ -128,10 +129,12 @@ class SandboxPool:
 
     # -- EnvRuntime ---------------------------------------------------------------------------
     def open_episode(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
-                     tools: list[dict[str, Any]] | None = None, *, spare: bool = False) -> SandboxEpisode:
+                     tools: list[dict[str, Any]] | None = None, *, spare: bool = False,
+                     load_calls: Callable[[dict[str, Any] | None], int] | None = None) -> SandboxEpisode:
         """`spare=True`: the episode's unit also holds a clean spare process, so that `episode.open_spare`
-        costs a fork instead of a new unit (a BFCL task scores there, sandbox/worker.py `member_main`)."""
-        return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare)
+        costs a fork instead of a new unit (a BFCL task scores there, sandbox/worker.py `member_main`).
+        `load_calls`: see `SandboxEpisode`."""
+        return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare, load_calls=load_calls)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
                    timeout_s: float | None = None) -> list[CheckOutcome]:

@@ -76,12 +76,15 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
     """The eval flow inside the CLI's flow session; Ctrl-C exits 130 with the command that resumes it."""
     from envscaler.runner import EXIT_INTERRUPTED, flow_session
-    from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
+    from envscaler.status import EXIT_BUDGET
+    from envscaler_core.bfcl.executor import CheckerFailed
+    from envscaler_core.llm.errors import BudgetExceeded, LLMConfigError, LLMRequestRejected, LLMUnavailableError
+    from envscaler_core.runtime import EnvLoadError
     from envscaler_core.store import StoreError
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
-    resume = f"{cli_call(f'eval bfcl-mt --run-id {run_id}')} (with the same --subset/--limit/--agent)"
+    resume = cli_call(f"eval bfcl-mt --run-id {run_id} {resume_options(request)}")
     try:
         with flow_session(settings):
             return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
@@ -96,8 +99,24 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
         fail(str(exc))
     except SandboxUnavailable as exc:
         fail(f"sandbox unavailable: {exc}")
+    except BudgetExceeded as exc:
+        fail(f"evaluation {run_id} stopped on its budget: {exc}; finished tasks are kept (raise the budget and "
+             f"resume: {resume})", EXIT_BUDGET)
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")
+    except (CheckerFailed, EnvLoadError) as exc:  # the harness, not the model: the task stays unscored
+        fail(f"evaluation {run_id} stopped: the sandbox could not play or score a task: {exc}; finished tasks "
+             f"are kept (resume: {resume})", 1)
+
+
+def resume_options(request: Any) -> str:
+    """The options that name this evaluation's tasks and player, as a resume must repeat them."""
+    options = f"--subset {','.join(request.subsets)} --agent {request.agent}"
+    if request.limit:
+        options += f" --limit {request.limit}"
+    if request.model:
+        options += f" --model {request.model}"
+    return options
 
 
 def _recorded(settings: Any, run_id: str) -> bool:

@@ -47,9 +47,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"no run {run_id!r} in {human_store(located.store.url)}"
                  + (f"; recent runs: {', '.join(known)}" if known else ""))
         if "eval" in run.config:
+            from envscaler.commands.eval import resume_options
+            from envscaler_core.bfcl.evaluate import EvalRequest
+
+            options = resume_options(EvalRequest.model_validate(run.config["eval"]))
             fail(f"run {run_id} is a BFCL evaluation: continue it with "
-                 f"`{cli_call(f'eval bfcl-mt --run-id {run_id}')}` "
-                 "(with the same --subset/--limit/--agent)")
+                 f"`{cli_call(f'eval bfcl-mt --run-id {run_id} {options}')}`")
         if run.status in FINISHED:
             what = "completed" if run.status == "completed" else "finished (it produced nothing)"
 

@@ -35,6 +35,11 @@ class Verdict(Model):
     details: Any = Field(default=None, description="The checker's details, rendered to JSON (capped).")
 
 
+class CheckerFailed(RuntimeError):
+    """`multi_turn_checker` could not give a verdict in the sandbox (its episode timed out, crashed or
+    came back without one): the harness failed, not the model, so the task stays unscored (pending)."""
+
+
 class TaskExecutor(Protocol):
     """What the turn loop needs: run a step's call strings in order, get BFCL's observation texts."""
 
@@ -59,8 +64,10 @@ class SandboxedTask:
 
     def __init__(self, runtime: EnvRuntime, task: BFCLTask) -> None:
         self.task, self.runtime = task, runtime
-        if _offers_spare(runtime):
-            self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec(), spare=True)
+        if _takes(runtime, "spare"):
+            # a rebuild after a crash replays every call run so far, so it may take that many calls' time
+            self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec(), spare=True,
+                                                         load_calls=_replayed_calls)
         else:
             self.episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec())
         self.outcomes: list[CallOutcome] = []
@@ -98,12 +105,13 @@ class SandboxedTask:
         unit's spare, forked before the episode loaded (call before `close`, which ends the unit). If
         the spare cannot give a verdict (none left, it crashed, or the episode's process took the unit
         down), the checker runs again in a fresh unit, so the verdict never depends on the played calls'
-        side effects; a checker that fails there too gives the same verdict as `score_in_runtime`."""
+        side effects; a checker that fails there too raises `CheckerFailed`, as `score_in_runtime` does."""
         open_spare = getattr(self.episode, "open_spare", None)
         if open_spare is None:
             return score_in_runtime(self.runtime, self.task, decoded)
         try:
-            episode = open_spare(episode_code(), SCORER_CLASS, _scoring_config(self.task, decoded))
+            episode = open_spare(episode_code(), SCORER_CLASS, _scoring_config(self.task, decoded),
+                                 load_calls=lambda _: _checker_calls(self.task, decoded))
         except EnvLoadError:
             return score_in_runtime(self.runtime, self.task, decoded)
         try:
@@ -124,12 +132,23 @@ class SandboxedTask:
         self.close()
 
 
-def _offers_spare(runtime: EnvRuntime) -> bool:
-    """Does `open_episode` take `spare=True`? (A keyword of `SandboxPool`, not of every `EnvRuntime`.)"""
+def _takes(runtime: EnvRuntime, keyword: str) -> bool:
+    """Does `open_episode` take `keyword` (`spare`, `load_calls`: `SandboxPool`'s, not every `EnvRuntime`'s)?"""
     try:
-        return "spare" in inspect.signature(runtime.open_episode).parameters
+        return keyword in inspect.signature(runtime.open_episode).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _replayed_calls(restore: dict[str, Any] | None) -> int:
+    executed = restore.get("executed") if isinstance(restore, dict) else None
+    return 1 + (len(executed) if isinstance(executed, list) else 0)
+
+
+def _checker_calls(task: BFCLTask, decoded: list[list[list[str]]]) -> int:
+    """The checker replays every decoded call and every ground-truth call: its load may take as long."""
+    played = sum(len(step) for turn in decoded for step in turn)
+    return 1 + played + sum(len(turn) for turn in task.ground_truth)
 
 
 def _scoring_config(task: BFCLTask, decoded: list[list[list[str]]]) -> dict[str, Any]:
@@ -140,16 +159,15 @@ def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[lis
     """`multi_turn_checker(decoded, ground truth, ...)` in a fresh sandbox episode, which scores while it
     loads (its state is the verdict): one round trip to a unit that ran nothing else."""
     config = _scoring_config(task, decoded)
+    extra = {"load_calls": lambda _: _checker_calls(task, decoded)} if _takes(runtime, "load_calls") else {}
     try:
-        episode = runtime.open_episode(episode_code(), SCORER_CLASS, config)
+        episode = runtime.open_episode(episode_code(), SCORER_CLASS, config, **extra)
     except EnvLoadError as exc:
-        return Verdict(valid=False, error_type="envscaler:checker_failed",
-                       error_message=f"the checker did not finish in the sandbox: {exc}")
+        raise CheckerFailed(f"{task.id}: the checker did not finish in the sandbox: {exc}") from None
     try:
         result = episode.state.get("verdict")
     finally:
         episode.close()
     if not isinstance(result, dict):
-        return Verdict(valid=False, error_type="envscaler:checker_failed",
-                       error_message="the checker's episode came back without a verdict")
+        raise CheckerFailed(f"{task.id}: the checker's episode came back without a verdict")
     return Verdict.model_validate(result)
