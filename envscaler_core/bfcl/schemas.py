@@ -67,9 +67,13 @@ def to_openai_tools(docs: list[dict[str, Any]], hint: bool = True) -> list[dict[
 
 
 @lru_cache(maxsize=512)
-def _tools_text(classes: tuple[str, ...], names: tuple[str, ...]) -> str:
+def _tools_text(classes: tuple[str, ...], names: tuple[str, ...], held: frozenset[str]) -> str:
+    """Held-out functions come back without the Python 3 note: BFCL removes them from the docs before
+    it adds the note (`populate_test_cases_with_predefined_functions`, then the language hint) and
+    adds them back later as they were."""
     docs = {d["name"]: d for d in function_docs_for(list(classes))}
-    return json.dumps(to_openai_tools([docs[name] for name in names]))
+    return json.dumps([*to_openai_tools([docs[name] for name in names if name not in held]),
+                       *to_openai_tools([docs[name] for name in names if name in held], hint=False)])
 
 
 def tools_for(task: BFCLTask, turn: int) -> list[dict[str, Any]]:
@@ -78,7 +82,8 @@ def tools_for(task: BFCLTask, turn: int) -> list[dict[str, Any]]:
     Converted once per (classes, offered names) and handed out as a fresh copy: a task asks for its
     ~30 tools every turn, and converting them again (`to_openai_tools`) cost ~6% of the host's CPU
     in an LLM evaluation; parsing the cached text is several times cheaper and keeps callers apart."""
-    return json.loads(_tools_text(tuple(task.involved_classes), tuple(task.function_names(turn))))
+    held = frozenset(name for names in task.held_out.values() for name in names)
+    return json.loads(_tools_text(tuple(task.involved_classes), tuple(task.function_names(turn)), held))
 
 
 def all_tools(task: BFCLTask) -> list[dict[str, Any]]:
