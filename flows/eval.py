@@ -22,6 +22,7 @@ from envscaler_core.bfcl.evaluate import (
 )
 from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
+from flows.progress import artifact_key
 
 CONCURRENCY_CAP = 16
 
@@ -129,8 +130,7 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
         await asyncio.to_thread(store.upsert, [report], run_id)
         await asyncio.to_thread(_finish, store, run_id, "completed")
         summary = summary_json(report, run_id)
-        key = "bfcl-" + "".join(c if c.isalnum() else "-" for c in run_id.lower())
-        await create_markdown_artifact(key=key[:100], markdown=report_markdown(report, run_id),
+        await create_markdown_artifact(key=artifact_key("bfcl", run_id), markdown=report_markdown(report, run_id),
                                        description=f"BFCL multi-turn results of run {run_id}")
         return summary
     finally:

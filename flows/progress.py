@@ -23,7 +23,14 @@ ARTIFACT_EVERY_S = 3.0
 
 
 def artifact_key(prefix: str, run_id: str) -> str:
-    return (prefix + "-" + "".join(c if c.isalnum() else "-" for c in run_id.lower()))[:100]
+    """Prefect keys allow lowercase letters, digits and dashes: a run id that needs changing to fit gets
+    a short hash of itself appended, so `My_Run.1` and `my-run-1` never publish under one key."""
+    import hashlib
+
+    key = "".join(c if c.isalnum() and c.isascii() else "-" for c in run_id.lower())
+    if key != run_id:
+        key = f"{key[:80]}-{hashlib.sha256(run_id.encode()).hexdigest()[:8]}"
+    return f"{prefix}-{key}"[:100]
 
 
 def percent(progress: RunProgress, planned: Sequence[str]) -> float:

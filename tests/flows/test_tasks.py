@@ -27,3 +27,11 @@ def test_retry_condition_works_inside_a_running_event_loop() -> None:
         return is_transient(None, None, Failed(data=LLMUnavailableError("down")))
 
     assert asyncio.run(inside())
+
+
+def test_run_ids_that_fold_to_the_same_artifact_key_publish_under_different_keys() -> None:
+    from flows.progress import artifact_key
+
+    folded = {artifact_key("bfcl", r) for r in ("My_Run.1", "my-run-1", "MY.RUN_1")}
+    assert len(folded) == 3 and artifact_key("bfcl", "my-run-1") == "bfcl-my-run-1"
+    assert all(len(k) <= 100 and k == k.lower() for k in folded | {artifact_key("funnel", "x" * 300)})
