@@ -198,9 +198,14 @@ async def synthesize(ctx: RunContext, fps: Sequence[str]) -> BatchReport:
 
 def mark_duplicates(ctx: RunContext, validating: frozenset[str] = frozenset()) -> BatchReport:
     """Candidates with identical code (two topics, one class) are validated once. The keeper is one
-    that validation already decided (or, streaming, is deciding now: `validating`), else the smallest
-    fingerprint, so shards running this step at different moments agree; the others are marked
-    `duplicate` with a pointer to it.
+    that validation already decided (or, streaming, is deciding now: `validating`), else one still
+    waiting for validation (the one earlier looks kept: a resume's stream has taken nothing yet), else
+    the smallest fingerprint, so shards running this step at different moments agree; the others are
+    marked `duplicate` with a pointer to it. A keeper that is itself marked duplicate (a group left
+    with no candidate to validate) goes back to `generated`: a group always keeps one.
+
+    A red team lost an accepted env this way: a streamed run killed while its keeper was being
+    validated resumed with nothing taken, and the smallest fingerprint, already a duplicate, was kept.
 
     Residual race (documented): two shards may each start validating a same-code candidate before
     either has run this step after the other's synthesis; both are then validated. Nothing is lost,
@@ -211,14 +216,22 @@ def mark_duplicates(ctx: RunContext, validating: frozenset[str] = frozenset()) -
         groups.setdefault((cand.class_name, cand.class_code), []).append(cand)
     marked: list[Record] = []
     for group in groups.values():
-        keep = min(group, key=lambda c: (c.status in ("generated", "duplicate") and c.fingerprint not in validating,
-                                         c.fingerprint))
+        keep = min(group, key=lambda c: (_dedup_rank(c, validating), c.fingerprint))
+        if keep.status == "duplicate":
+            marked.append(keep.model_copy(update={"status": "generated", "failure_reason": None}))
         marked += [c.model_copy(update={"status": "duplicate",
                                         "failure_reason": f"same code as candidate {keep.fingerprint[:12]}"})
-                   for c in group if c is not keep and c.status == "generated"]
+                   for c in group if c is not keep and c.status == "generated" and c.fingerprint not in validating]
     report.done = len(marked)
     _write(ctx, report, marked)
     return report
+
+
+def _dedup_rank(cand: EnvCandidate, validating: frozenset[str]) -> int:
+    """0: decided or being validated; 1: waiting for validation; 2: marked duplicate."""
+    if cand.status not in ("generated", "duplicate") or cand.fingerprint in validating:
+        return 0
+    return 1 if cand.status == "generated" else 2
 
 
 def pending_validate(ctx: RunContext, topics: Sequence[str] | None = None) -> list[str]:

@@ -69,3 +69,39 @@ def test_a_candidate_already_validated_stays_the_keeper(ctx: RunContext) -> None
     S.mark_duplicates(ctx)
     assert ctx.store.get(EnvCandidate, a.fingerprint, "r").status == "duplicate"
     assert ctx.store.get(EnvCandidate, b.fingerprint, "r").status == "accepted"
+
+
+def _three(ctx: RunContext) -> list[EnvCandidate]:
+    cands = sorted((EnvCandidate(topic_fp=t, class_name="Env", class_code=CODE) for t in ("t1", "t2", "t3")),
+                   key=lambda c: c.fingerprint)
+    ctx.store.upsert(cands, "r")
+    return cands
+
+
+def statuses(ctx: RunContext, cands: list[EnvCandidate]) -> list[str]:
+    return [ctx.store.get(EnvCandidate, c.fingerprint, "r").status for c in cands]
+
+
+def test_a_resumed_stream_keeps_the_keeper_its_killed_run_was_validating(ctx: RunContext) -> None:
+    """The killed run took the largest fingerprint first and marked the others duplicates of it; the
+    resume's stream has taken nothing yet, and must still keep it (a red team lost an env here)."""
+    small, middle, large = _three(ctx)
+    S.mark_duplicates(ctx, frozenset({large.fingerprint}))
+    assert statuses(ctx, [small, middle, large]) == ["duplicate", "duplicate", "generated"]
+    S.mark_duplicates(ctx)  # the resume's first look
+    assert S.pending_validate(ctx) == [large.fingerprint]
+
+
+def test_a_candidate_being_validated_is_never_marked_duplicate(ctx: RunContext) -> None:
+    small, middle, large = _three(ctx)
+    S.mark_duplicates(ctx, frozenset({large.fingerprint, middle.fingerprint}))
+    assert statuses(ctx, [small, middle, large]) == ["duplicate", "generated", "generated"]
+
+
+def test_a_group_left_with_only_duplicates_gets_its_keeper_back(ctx: RunContext) -> None:
+    small, middle, large = _three(ctx)
+    ctx.store.upsert([c.model_copy(update={"status": "duplicate", "failure_reason": "same code as candidate x"})
+                      for c in (small, middle, large)], "r")  # what the old rule could leave behind
+    S.mark_duplicates(ctx)
+    assert S.pending_validate(ctx) == [small.fingerprint]
+    assert ctx.store.get(EnvCandidate, small.fingerprint, "r").failure_reason is None
