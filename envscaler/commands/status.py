@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -101,6 +102,8 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         return not active
     if active and live is not None:
         summary = summary.model_copy(update={"progress": live})
+    elif summary.status in ("starting", "running") and url.startswith("duckdb"):
+        summary = _gone(summary)
     if clear:
         typer.echo("\033[2J\033[H", nl=False)
     try:
@@ -110,3 +113,13 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
             return False
         raise
     return not active
+
+
+def _gone(summary: Any) -> Any:
+    """A DuckDB store we could open is held by no process (a run holds its file while it lives), so a run
+    recorded as running there was killed before it could say so: show it as interrupted, with the way
+    on (the stored row stays as it is: only the resume changes it)."""
+    how = (f"`{cli_call(f'eval bfcl-mt --run-id {summary.run_id}')}` with its options" if summary.evaluation
+           else f"`{cli_call(f'resume {summary.run_id}')}`")
+    why = f"its process is gone (killed?) while it was {summary.status}; continue it with {how}"
+    return summary.model_copy(update={"status": "interrupted", "error": summary.error or why})
