@@ -103,6 +103,8 @@ def replay_orphans(directory: Path, store: ReplayStore) -> int:
         return 0
     added = 0
     for path in sorted(directory.glob("*.jsonl")):
+        if not path.is_file():
+            continue  # not a journal (a directory someone named *.jsonl)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -112,7 +114,7 @@ def replay_orphans(directory: Path, store: ReplayStore) -> int:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # a live gateway's journal
-            rows = _read(path)
+            rows = list(dict(_read(path)).items())  # one row per call id: a repeated line is one call
             fresh = store.known_call_ids([cid for cid, _ in rows])
             missing = [(cid, call) for cid, call in rows if cid not in fresh]
             if missing:
@@ -134,10 +136,12 @@ def _read(path: Path) -> list[tuple[str, LLMCall]]:
         try:
             entry = json.loads(raw)
             rows.append((str(entry["call_id"]), LLMCall.model_validate(entry["call"])))
-        except (ValueError, KeyError, TypeError, ValidationError) as exc:
+        except (ValueError, KeyError, TypeError, ValidationError, RecursionError) as exc:
             if number == len(lines):  # no newline after it: the write a kill cut short
                 log.warning("llm journal %s: ignoring a torn last line (%d bytes)", path, len(raw))
                 continue
+            first = str(exc).splitlines()[0][:200] if str(exc) else ""
             raise JournalError(f"LLM call journal {path}, line {number}: not a journal row ({type(exc).__name__}: "
-                               f"{str(exc)[:200]}); the file is kept: move it away to start without it") from None
+                               f"{first}); the file is kept. Mend or delete that line and resume; moving the file "
+                               "away starts without all of its rows (their calls are paid again)") from None
     return rows

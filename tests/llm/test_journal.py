@@ -122,6 +122,31 @@ def test_a_damaged_journal_is_an_error_naming_the_file_and_line_and_is_kept(tmp_
         assert path.exists() and call_rows(store, "r") == []
 
 
+def test_a_line_repeated_in_one_journal_is_one_call(tmp_path: Path) -> None:
+    """Red team: the same call id twice in one file failed every resume on the store's unique key."""
+    with Store.from_url(f"duckdb:///{tmp_path / 'r.duckdb'}") as store:
+        directory = journal_dir(store)
+        _orphan(directory, [("id-a", _row("a")), ("id-a", _row("a")), ("id-b", _row("b"))])
+        assert replay_orphans(directory, store) == 2
+        assert len(call_rows(store, "r")) == 2
+
+
+def test_a_line_nested_too_deep_is_an_error_naming_the_file_and_line(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 'n.duckdb'}") as store:
+        directory = journal_dir(store)
+        path = _orphan(directory, [("id-a", _row("a"))], tail=b"[" * 200_000 + b"\n")
+        with pytest.raises(JournalError, match=rf"{path.name}, line 2: .*RecursionError"):
+            replay_orphans(directory, store)
+
+
+def test_a_directory_named_like_a_journal_is_not_one(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 'x.duckdb'}") as store:
+        directory = journal_dir(store)
+        _orphan(directory, [("id-a", _row("a"))])
+        (directory / "odd.jsonl").mkdir()
+        assert replay_orphans(directory, store) == 1
+
+
 def test_a_live_gateways_journal_is_not_replayed(tmp_path: Path) -> None:
     with Store.from_url(f"duckdb:///{tmp_path / 'l.duckdb'}") as store:
         directory = journal_dir(store)
