@@ -25,6 +25,8 @@ from envscaler_core.models.base import Model
 
 Subset = Literal["base", "miss_func", "miss_param", "long_context"]
 SUBSETS: tuple[Subset, ...] = ("base", "miss_func", "miss_param", "long_context")
+SUBSET_SIZE = 200
+"""Tasks in each v4 multi-turn subset of bfcl-eval 2026.3.23 (tests/bfcl/test_data_and_schemas.py)."""
 HELD_OUT_PROMPT = "I have updated some more functions you can choose from. What about now?"
 """`DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC` of the package."""
 MAX_STEPS_PER_TURN = 20

@@ -13,9 +13,9 @@ import asyncio
 import time
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from envscaler_core.bfcl.data import SUBSETS, BFCLTask, Subset, load_tasks
+from envscaler_core.bfcl.data import SUBSET_SIZE, SUBSETS, BFCLTask, Subset, load_tasks
 from envscaler_core.bfcl.executor import SandboxedTask, Verdict
 from envscaler_core.bfcl.play import GoldAgent, ModelAgent, Playthrough, play_task
 from envscaler_core.llm.errors import LLMError
@@ -36,6 +36,12 @@ class EvalRequest(Model):
     agent: EvalAgent = "gold"
     model: str = GOLD_MODEL
 
+    @field_validator("limit")
+    @classmethod
+    def _no_limit_past_the_subsets(cls, limit: int | None) -> int | None:
+        """A limit no subset reaches is no limit: stored as none, so a resume need not repeat its digits."""
+        return None if limit is not None and limit >= SUBSET_SIZE else limit
+
     def tasks(self) -> list[BFCLTask]:
         return [task for subset in self.subsets for task in load_tasks(subset, self.limit)]
 
@@ -43,7 +49,10 @@ class EvalRequest(Model):
 def parse_subsets(value: str) -> list[Subset]:
     """`base`, `miss_func,long_context` or `all` -> subsets in BFCL's order; ValueError names a bad one."""
     names = [part.strip() for part in value.split(",") if part.strip()]
-    if names == ["all"]:
+    if "all" in names:
+        if names != ["all"]:
+            raise ValueError(f"--subset {value!r}: `all` already means every subset ({', '.join(SUBSETS)}); "
+                             "give it alone or list subsets")
         return list(SUBSETS)
     bad = [n for n in names if n not in SUBSETS]
     if bad or not names:

@@ -146,3 +146,20 @@ def test_tasks_are_started_longest_first_and_none_is_lost() -> None:
     steps = [sum(len(c) for c in t.ground_truth) + len(t.turns) for t in ordered]
     assert steps == sorted(steps, reverse=True)
     assert sorted(t.id for t in ordered) == sorted(t.id for t in tasks)
+
+
+def test_a_limit_no_subset_reaches_is_stored_as_no_limit() -> None:
+    """A resume compares the stored request: `--limit 99999999999999` once had to be typed again exactly."""
+    from envscaler_core.bfcl.evaluate import EvalRequest
+
+    assert EvalRequest(subsets=["base"], limit=10**14).limit is None
+    assert EvalRequest(subsets=["base"], limit=200).limit is None
+    assert EvalRequest(subsets=["base"], limit=199).limit == 199
+
+
+def test_all_beside_named_subsets_is_refused_saying_what_all_means() -> None:
+    from envscaler_core.bfcl.evaluate import parse_subsets
+
+    with pytest.raises(ValueError, match="`all` already means every subset"):
+        parse_subsets("all,base")
+    assert parse_subsets("all") == list(SUBSETS)
