@@ -71,6 +71,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"--transport must be stdio or http, got {transport!r}")
         settings = settings_from(config, db)
         if env_id.startswith("bfcl:"):  # an official BFCL multi-turn task instead of a synthesized env
+            if run_id is not None or scenario_fp is not None:
+                fail(f"--run and --scenario pick a synthesized env's run and initial state; {env_id} is a BFCL "
+                     "task with its own state: leave them out")
             return _serve_bfcl(env_id.removeprefix("bfcl:"), settings, transport, host, port)
         try:
             # Closed before serving: a DuckDB file is held by one process at a time.

@@ -43,6 +43,9 @@ class BFCLGymEnv:
         if seed is not None:
             self._rng = random.Random(seed)
         options = options or {}
+        unknown = sorted(set(options) - {"task_index", "task_id"})
+        if unknown:  # e.g. a synthesized env's scenario_index: silently ignored, it picked a random task
+            raise ValueError(f"unknown reset option(s) {unknown}: a BFCL env takes task_index or task_id")
         if "task_id" in options:
             matches = [i for i, t in enumerate(self.tasks) if t.id == options["task_id"]]
             if not matches:

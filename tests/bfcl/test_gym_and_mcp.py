@@ -57,6 +57,26 @@ def test_gym_refuses_a_name_that_is_not_one_of_the_tasks_functions(bfcl_pool: Sa
     env.close()
 
 
+def test_gym_reset_refuses_an_option_it_does_not_know(bfcl_pool: SandboxPool) -> None:
+    """A synthesized env's `scenario_index` once picked a random BFCL task without a word."""
+    import pytest
+
+    env = load_bfcl_set("base", bfcl_pool, limit=2)
+    with pytest.raises(ValueError, match="scenario_index.*task_index or task_id"):
+        env.reset(options={"scenario_index": 1})
+    assert env.reset(options={"task_index": 1})[1] is not None
+    env.close()
+
+
+def test_serve_mcp_refuses_run_and_scenario_options_for_a_bfcl_task(tmp_path: Path) -> None:
+    import subprocess
+
+    envscaler = Path(sys.executable).with_name("envscaler")
+    out = subprocess.run([str(envscaler), "serve-mcp", "bfcl:multi_turn_base_0", "--scenario", "abc"],
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and "leave them out" in out.stderr, out.stderr
+
+
 def test_gym_tools_gain_the_held_out_function_at_its_turn(bfcl_pool: SandboxPool) -> None:
     env = load_bfcl_set("miss_func", bfcl_pool, limit=1)
     task = find_task("multi_turn_miss_func_0")
