@@ -23,7 +23,7 @@ import uuid
 from concurrent.futures import Future
 from typing import Any, Protocol, Sequence
 
-from envscaler_core.llm.journal import CallJournal, journal_dir, replay_orphans
+from envscaler_core.llm.journal import CallJournal, journal_dirs, replay_orphans
 from envscaler_core.models.llm import LLMCall
 
 log = logging.getLogger(__name__)
@@ -117,8 +117,9 @@ def open_audit(store: Any) -> AuditLog | None:
 
     if store is None or not hasattr(store, "record_llm_calls"):
         return None
-    directory = journal_dir(store, envscaler_data_dir()) if hasattr(store, "known_call_ids") else None
-    if directory is None:
+    directories = journal_dirs(store, envscaler_data_dir()) if hasattr(store, "known_call_ids") else []
+    if not directories:
         return AuditLog(store)
-    replay_orphans(directory, store)
-    return AuditLog(store, journal=CallJournal(directory))
+    for directory in directories:
+        replay_orphans(directory, store)
+    return AuditLog(store, journal=CallJournal(directories[0]))

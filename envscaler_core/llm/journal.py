@@ -46,18 +46,29 @@ class ReplayStore(Protocol):
 
 
 def journal_dir(store: Any, home: Path | None = None) -> Path | None:
-    """Beside a DuckDB file (`<file>.journal/`); under `home` for server stores, one directory per URL."""
+    """Beside a DuckDB file (`<file>.journal/`); under `home` for server stores, one directory per
+    database (its `store_id`, so `localhost` and `127.0.0.1` find one journal; a red team resumed
+    through the other spelling and paid 189 calls again)."""
+    dirs = journal_dirs(store, home)
+    return dirs[0] if dirs else None
+
+
+def journal_dirs(store: Any, home: Path | None = None) -> list[Path]:
+    """Where this store's journal is written (first) and every place one may have been left: a server
+    store's journal was once named by its URL, and a killed run of that version may have left one."""
     from envscaler_core.store.urls import parse_store_url
 
     url = getattr(store, "url", None)
     if not isinstance(url, str):
-        return None
+        return []
     beside = parse_store_url(url).beside(".journal")
     if beside is not None:
-        return beside
+        return [beside]
     if home is None:
-        return None
-    return home / "journal" / hashlib.sha256(url.encode()).hexdigest()[:16]
+        return []
+    by_url = home / "journal" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    identity = store.store_id() if hasattr(store, "store_id") else None
+    return [home / "journal" / f"db-{identity}", by_url] if identity else [by_url]
 
 
 class CallJournal:

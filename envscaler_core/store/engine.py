@@ -6,6 +6,8 @@ users meet them (a locked DuckDB file, a corrupted file, a Postgres server that 
 
 from __future__ import annotations
 
+import uuid
+
 import os
 import re
 import threading
@@ -155,6 +157,9 @@ def _open_error(location: StoreURL, exc: SQLAlchemyError) -> StoreError:
     return StoreError(f"cannot open PostgreSQL store {location.display}: {message}")
 
 
+STORE_ID = "store_id"
+
+
 def _ensure_schema(conn: Connection, location: StoreURL) -> None:
     if location.backend == "postgres":
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_SCHEMA_LOCK})
@@ -175,6 +180,11 @@ def _ensure_schema(conn: Connection, location: StoreURL) -> None:
     metadata.create_all(conn, checkfirst=True)
     if found is None:
         conn.execute(store_meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
+    if location.backend == "postgres" and conn.execute(
+            select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none() is None:
+        # who the database is, whatever URL reaches it (the LLM call journal is kept under this name);
+        # under the schema lock above, so two first opens cannot both write one
+        conn.execute(store_meta.insert().values(key=STORE_ID, value=uuid.uuid4().hex))
 
 
 def _stored_version(conn: Connection) -> int | None:

@@ -88,6 +88,17 @@ class Store:
         """The normalised URL, password hidden."""
         return self._location.display
 
+    def store_id(self) -> str | None:
+        """A server store's own name, the same under every URL that reaches it (None for a DuckDB file,
+        which its path names)."""
+        from envscaler_core.store.engine import STORE_ID
+        from envscaler_core.store.schema import store_meta
+
+        if self.backend != "postgres":
+            return None
+        with self._read("store id") as conn:
+            return conn.execute(select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none()
+
     def close(self) -> None:
         """Release connections (and with them the DuckDB file lock). Idempotent."""
         if not self._closed:

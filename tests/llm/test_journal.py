@@ -191,3 +191,25 @@ def test_a_journal_that_cannot_be_written_falls_back_to_waiting_for_the_commit(t
 
     asyncio.run(log.write(_row("a")))
     assert [r.fingerprint for r in store.rows] == ["a"] and log.journal is None
+
+
+@pytest.mark.postgres
+def test_a_postgres_stores_journal_is_found_under_any_url_that_reaches_it(
+        postgres_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Named by the database, not by how its URL is written: a run killed through `127.0.0.1` and
+    resumed through `localhost` once paid 189 calls again."""
+    from envscaler_core.llm.audit import open_audit
+
+    monkeypatch.setenv("ENVSCALER_DATA_DIR", str(tmp_path))
+    with postgres_server.fresh_database("journal") as url:
+        other = url.replace(f"@{postgres_server.host}:", "@localhost:")
+        assert other != url
+        with Store.from_url(url) as store:
+            directory = journal_dir(store, tmp_path)
+            _orphan(directory, [("id-a", _row("a"))])  # the killed run's, written through one spelling
+        with Store.from_url(other) as store:  # resumed through the other
+            assert journal_dir(store, tmp_path) == directory
+            audit = open_audit(store)
+            assert audit is not None
+            audit.flush()
+            assert len(call_rows(store, "r")) == 1
