@@ -114,7 +114,7 @@ def resume_options(request: Any) -> str:
     options = f"--subset {','.join(request.subsets)} --agent {request.agent}"
     if request.limit:
         options += f" --limit {request.limit}"
-    if request.model:
+    if request.agent == "llm":  # the gold agent takes no --model
         options += f" --model {request.model}"
     return options
 

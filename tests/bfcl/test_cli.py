@@ -195,4 +195,4 @@ def test_ctrl_c_stops_an_evaluation_with_exit_130_and_the_resume_command(prefect
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()[-3000:]
     assert_no_noise(err.decode())
-    assert "envscaler eval bfcl-mt --run-id stopped" in err.decode()
+    assert "envscaler eval bfcl-mt --run-id stopped --subset base --agent llm --limit 2 --model" in err.decode()
