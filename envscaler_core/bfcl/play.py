@@ -41,6 +41,37 @@ class Playthrough(Model):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+def sent_tool_calls(sent: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls BFCL's OpenAI FC handler reads: the `tool_calls` field only, arguments as sent. Tool
+    calls written as text, the legacy `function_call`, and empty or null arguments, which our gateway
+    recovers for the factory, are not calls there (a turn that ends, or one that cannot be decoded), so
+    a score here is comparable with the official harness's (a red team scored 1.0 where it gives 0)."""
+    calls = sent.get("tool_calls")
+    return [c if isinstance(c, dict) else {} for c in calls] if isinstance(calls, list) else []
+
+
+def as_read(message: dict[str, Any], sent: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """The normalised message (reasoning split off, ids given) holding exactly the calls that were read:
+    one tool message answers each, so the history stays valid whatever the gateway recovered."""
+    message = dict(message)
+    normalised = message.pop("tool_calls", None) or []
+    if not calls:
+        if normalised:  # calls the gateway found in the text: the text is what the model said
+            message["content"] = sent.get("content") if isinstance(sent.get("content"), str) else message.get("content")
+        return message
+    read = []
+    for i, call in enumerate(calls):
+        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+        same = i < len(normalised) and normalised[i]["function"]["name"] == fn.get("name")
+        arguments = fn.get("arguments")
+        read.append({"id": normalised[i]["id"] if same else f"call_bfcl_{i}", "type": "function",
+                     "function": {"name": str(fn.get("name")),
+                                  "arguments": normalised[i]["function"]["arguments"] if same else
+                                  arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+    message["tool_calls"] = read
+    return message
+
+
 def current_turn(task: BFCLTask, messages: list[dict[str, Any]]) -> int:
     """Which turn a conversation is in, from how many user messages it has (turns may hold several)."""
     users, seen = sum(1 for m in messages if m.get("role") == "user"), 0
@@ -64,8 +95,11 @@ class ModelAgent:
         self.gateway, self.name = gateway, model
 
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        """The message as the endpoint sent it: `play_task` reads its calls as BFCL does."""
         reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name)
-        return AgentTurn(message=dict(reply.message), usage=usage_of(getattr(reply, "usage", None)))
+        sent = getattr(reply, "sent", None)
+        return AgentTurn(message=dict(sent if sent is not None else reply.message),
+                         usage=usage_of(getattr(reply, "usage", None)))
 
 
 class GoldAgent:
@@ -108,10 +142,11 @@ async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Pla
             reply = await agent.step(out.messages, tools)
             out.steps += 1
             out.usage = _add(out.usage, reply.usage)
-            message = normalise_assistant(reply.message, tools, out.steps)  # any endpoint's form, one shape
+            sent = sent_tool_calls(reply.message)
+            message = as_read(normalise_assistant(reply.message, tools, out.steps), reply.message, sent)
             out.messages.append(message)
             try:
-                calls = decode_tool_calls(message.get("tool_calls"))
+                calls = decode_tool_calls(sent)
             except UndecodableCalls as exc:
                 # BFCL ends the turn; every call still gets its one tool message, so the history stays valid
                 for tc in message.get("tool_calls", []):

@@ -55,6 +55,7 @@ class ChatReply(BaseModel):
     usage: dict[str, int]
     cached: bool = False
     usage_estimated: bool = False
+    sent: dict[str, Any] | None = None  # the message as the endpoint sent it, for readers stricter than us
 
 
 def is_loopback(base_url: str | None) -> bool:
@@ -402,7 +403,8 @@ class LLMGateway:
             await self._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
             return ChatReply(message=normalise_assistant(hit["message"], tools), usage=usage, cached=True,
-                             usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")))
+                             usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")),
+                             sent=hit["message"])
 
         async def body() -> ChatReply:
             headers = {PROMPT_HEADER: tag} if tag else {}
@@ -421,7 +423,7 @@ class LLMGateway:
                 raise LLMOutputInvalid(f"{what}: {reason}", reason, str(exchange.message.get("content") or ""))
             await self._record(call, "ok", response={"message": exchange.message, "usage": recorded_usage(exchange)})
             return ChatReply(message=message, usage=exchange.usage,
-                             usage_estimated=exchange.estimated_tokens > 0)
+                             usage_estimated=exchange.estimated_tokens > 0, sent=exchange.message)
 
         return await self._audited(call, body)
 
