@@ -46,6 +46,7 @@ class AuditLog:
         self.error: BaseException | None = None
         """The first failed commit of a journaled row: the row stays in the journal (the next gateway on
         the store replays it) and `flush` raises this."""
+        self._retired: CallJournal | None = None  # a journal switched off: deleted once its rows are in
         self.commits = 0  # transactions written (rows / commits = the batching achieved)
         self.rows = 0
 
@@ -61,7 +62,7 @@ class AuditLog:
                 except OSError as exc:  # e.g. a read-only directory beside the store: wait for commits instead
                     log.warning("LLM call journal in %s switched off (%s: %s); calls now wait for their audit "
                                 "row's commit", self.journal.directory, type(exc).__name__, exc)
-                    self.journal = None
+                    self._retired, self.journal = self.journal, None  # its rows still wait for their commit
             self._pending.append((call_id, call, done))
             if self._writer is None:
                 self._writer = threading.Thread(target=self._drain, name="llm-audit-writer", daemon=True)
@@ -89,8 +90,10 @@ class AuditLog:
             batch, self._pending = self._pending[:self.max_batch], self._pending[self.max_batch:]
             if not batch:
                 self._writer = None
-                if self.journal is not None and self.error is None:
-                    self.journal.discard()  # every row it holds is committed (appends take this lock)
+                for journal in (self.journal, self._retired):
+                    if journal is not None and self.error is None:
+                        journal.discard()  # every row it holds is committed (appends take this lock)
+                self._retired = None
             return batch
 
     def _drain(self) -> None:
@@ -98,7 +101,7 @@ class AuditLog:
             try:
                 self.store.record_llm_calls([call for _, call, _ in batch], call_ids=[cid for cid, _, _ in batch])
             except BaseException as exc:  # noqa: BLE001 - handed to every waiting caller
-                if self.error is None and self.journal is not None:
+                if self.error is None and (self.journal is not None or self._retired is not None):
                     self.error = exc
                 for _, _, f in batch:
                     f.set_exception(exc)

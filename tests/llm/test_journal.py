@@ -157,6 +157,26 @@ def test_a_live_gateways_journal_is_not_replayed(tmp_path: Path) -> None:
         live.discard()
 
 
+def test_a_journal_that_fills_up_midway_is_deleted_once_its_rows_are_committed(tmp_path: Path) -> None:
+    """Red team: a full disk switched the journal off correctly but left its file behind for good."""
+    from envscaler_core.llm.audit import AuditLog
+
+    class FillsUp(CallJournal):
+        def append(self, call_id: str, call: LLMCall) -> None:
+            if self.size:
+                raise OSError(28, "No space left on device")
+            super().append(call_id, call)
+
+    with Store.from_url(f"duckdb:///{tmp_path / 'f.duckdb'}") as store:
+        journal = FillsUp(journal_dir(store))
+        log = AuditLog(store, journal=journal)
+        log.submit(_row("a"))
+        log.submit(_row("b"))
+        log.flush()
+        assert len(call_rows(store, "r")) == 2
+        assert not list(journal_dir(store).glob("*.jsonl"))
+
+
 def test_a_failed_commit_keeps_the_journal_and_is_raised_at_flush(tmp_path: Path) -> None:
     from envscaler_core.llm.audit import AuditLog
 
