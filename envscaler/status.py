@@ -110,8 +110,13 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
     else:
         typer.echo(summary_text(s, cli_command()[0]))
     if s.status == "stopped_budget":
-        typer.echo(f"stopped: budget spent; continue with `{cli_call(f'resume {s.run_id} --max-tokens N')}` "
-                   "(or --max-cost USD)", err=True)
+        if s.evaluation is not None:  # an evaluation resumes through `eval`, with its budget in its config
+            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'eval bfcl-mt --run-id {s.run_id}')}` "
+                       "and its options, with a larger budget.max_tokens / budget.max_cost_usd (-c or "
+                       "ENVSCALER_BUDGET__MAX_TOKENS)", err=True)
+        else:
+            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'resume {s.run_id} --max-tokens N')}` "
+                       "(or --max-cost USD)", err=True)
         raise typer.Exit(EXIT_BUDGET)
     if final and s.status == "empty":
         first = s.notes[0].split(" — ")[0] if s.notes else "see the funnel"

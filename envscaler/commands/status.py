@@ -65,6 +65,9 @@ def _list(url: str, json_out: bool) -> None:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
                        f"`{cli_call(f'status {p.run_id} --watch')}`)")
         return
+    if _held_while_running(url):  # nobody holds the file: a run still marked running was killed
+        runs = [r.model_copy(update={"status": "interrupted"}) if r.status in ("starting", "running") else r
+                for r in runs]
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
     elif not runs:
@@ -102,8 +105,8 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         return not active
     if active and live is not None:
         summary = summary.model_copy(update={"progress": live})
-    elif summary.status in ("starting", "running") and url.startswith("duckdb"):
-        summary = _gone(summary)
+    elif summary.status in ("starting", "running") and _held_while_running(url):
+        summary = _gone(summary, url)
     if clear:
         typer.echo("\033[2J\033[H", nl=False)
     try:
@@ -115,11 +118,21 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     return not active
 
 
-def _gone(summary: Any) -> Any:
-    """A DuckDB store we could open is held by no process (a run holds its file while it lives), so a run
-    recorded as running there was killed before it could say so: show it as interrupted, with the way
-    on (the stored row stays as it is: only the resume changes it)."""
-    how = (f"`{cli_call(f'eval bfcl-mt --run-id {summary.run_id}')}` with its options" if summary.evaluation
-           else f"`{cli_call(f'resume {summary.run_id}')}`")
+def _held_while_running(url: str) -> bool:
+    """A DuckDB file is held by the process running on it for the run's whole life: once we could open
+    it, no run is going on there (a server store is shared, so it cannot tell)."""
+    from envscaler_core.store.urls import parse_store_url
+
+    return parse_store_url(url).backend == "duckdb"
+
+
+def _gone(summary: Any, url: str) -> Any:
+    """A run recorded as running in a DuckDB file no process holds was killed before it could say so:
+    shown as interrupted, with the way on (the stored row stays as it is: only the resume changes it)."""
+    from envscaler_core.config import Settings
+
+    db = "" if url == Settings().store.url else f" --db {url}"
+    how = (f"`{cli_call(f'eval bfcl-mt --run-id {summary.run_id}{db}')}` with its options" if summary.evaluation
+           else f"`{cli_call(f'resume {summary.run_id}{db}')}`")
     why = f"its process is gone (killed?) while it was {summary.status}; continue it with {how}"
     return summary.model_copy(update={"status": "interrupted", "error": summary.error or why})

@@ -1,4 +1,4 @@
-"""Spec: `status` does not call a run running when no process runs it. A run killed with SIGKILL cannot
+"""Spec: `status` does not call a run running when no process runs it, and points a stopped run the right way. A run killed with SIGKILL cannot
 record that it stopped; its DuckDB file, which a live run holds, opens freely, so `status` shows the run
 as interrupted with the command that continues it (a red team saw killed runs shown `running`, their
 elapsed time still growing, for as long as it looked)."""
@@ -34,3 +34,27 @@ def test_watching_such_a_run_ends_at_once_on_the_same_verdict(tmp_path: Path) ->
     out = envscaler("status", "killed", "--db", url, "--watch", env=clean_env(tmp_path), timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0] == "run killed: interrupted"
+
+
+def test_a_plain_path_store_and_the_run_list_say_interrupted_too(tmp_path: Path) -> None:
+    _left_running(tmp_path, "killed")
+    path = str(tmp_path / "killed.duckdb")  # the README's form: a path, not a URL
+    shown = json.loads(envscaler("status", "killed", "--db", path, "--json", env=clean_env(tmp_path)).stdout)
+    assert shown["status"] == "interrupted" and f"resume killed --db {path}" in shown["error"]
+    listed = json.loads(envscaler("status", "--db", path, "--json", env=clean_env(tmp_path)).stdout)
+    assert [(r["run_id"], r["status"]) for r in listed] == [("killed", "interrupted")]
+
+
+def test_a_budget_stopped_evaluation_is_told_to_continue_through_eval(capsys) -> None:  # type: ignore[no-untyped-def]
+    """`resume` refuses evaluations, so its hint must not point there (a verifier followed it)."""
+    import pytest
+    import typer
+
+    from envscaler.status import print_summary
+
+    summary = {"run_id": "bud", "status": "stopped_budget", "funnel": {}, "origin": "eval", "evaluation": {}}
+    with pytest.raises(typer.Exit) as stop:
+        print_summary(summary, as_json=True)
+    assert stop.value.exit_code == 3
+    err = capsys.readouterr().err
+    assert "eval bfcl-mt --run-id bud" in err and "resume bud" not in err
