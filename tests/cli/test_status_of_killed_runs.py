@@ -1,7 +1,7 @@
-"""Spec: `status` does not call a run running when no process runs it, and points a stopped run the right way. A run killed with SIGKILL cannot
-record that it stopped; its DuckDB file, which a live run holds, opens freely, so `status` shows the run
-as interrupted with the command that continues it (a red team saw killed runs shown `running`, their
-elapsed time still growing, for as long as it looked)."""
+"""Spec: `status` does not call a run running when no process runs it, and points a stopped run the
+right way. A run killed with SIGKILL cannot record that it stopped; its DuckDB file, which a live run
+holds, opens freely, so `status` shows the run as interrupted with the command that continues it (a
+red team saw killed runs shown `running`, their elapsed time still growing, for as long as it looked)."""
 
 from __future__ import annotations
 
