@@ -124,7 +124,9 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
 
             status = ("stopped_budget" if isinstance(exc, BudgetExceeded) else
                       "failed" if isinstance(exc, Exception) else "interrupted")
-            await asyncio.to_thread(_finish, store, run_id, status, f"{type(exc).__name__}: {exc}")
+            why = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) if status != "interrupted" \
+                else f"interrupted ({type(exc).__name__}); finished tasks are kept: run the same `eval bfcl-mt` again"
+            await asyncio.to_thread(_finish, store, run_id, status, why)
             raise
         report = await asyncio.to_thread(build_report, store, run_id, req)
         await asyncio.to_thread(store.upsert, [report], run_id)

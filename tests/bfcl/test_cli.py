@@ -196,3 +196,6 @@ def test_ctrl_c_stops_an_evaluation_with_exit_130_and_the_resume_command(prefect
     assert proc.returncode == 130, err.decode()[-3000:]
     assert_no_noise(err.decode())
     assert "envscaler eval bfcl-mt --run-id stopped --subset base --agent llm --limit 2 --model" in err.decode()
+    with Store.from_url(f"duckdb:///{db}") as store:
+        run = store.get_run("stopped")
+    assert run is not None and run.status == "interrupted" and (run.error or "").startswith("interrupted (")
