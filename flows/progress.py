@@ -84,7 +84,8 @@ def make_tracker(ctx: RunContext, shard: tuple[int, int]) -> ProgressTracker:
     sinks = [file_sink(path), Sink("run row", lambda p: ctx.update_run(progress=p), interval_s=5.0)]
     run = ctx.store.get_run(ctx.run_id)
     return ProgressTracker(ctx.run_id, ctx.gateway.usage_by_stage, store=ctx.store.url, sinks=sinks,
-                           funnel=lambda: ctx.store.funnel(ctx.run_id), mock_llm=bool(run and run.mock_llm))
+                           funnel=lambda: ctx.store.funnel(ctx.run_id), mock_llm=bool(run and run.mock_llm),
+                           resumed=bool(run and run.progress))  # an earlier invocation published progress
 
 
 @contextlib.asynccontextmanager

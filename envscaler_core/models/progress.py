@@ -46,6 +46,8 @@ class RunProgress(Model):
     steps: list[StepProgress] = Field(default_factory=list)
     funnel: dict[str, int] = Field(default_factory=dict)
     mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM: its costs are illustrative.")
+    resumed: bool = Field(default=False, description=(
+        "This invocation continues a run that had run before: its steps count only this invocation's work."))
 
     @property
     def current(self) -> StepProgress | None:

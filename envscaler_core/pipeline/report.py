@@ -139,7 +139,8 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     if s.sources_report is not None and s.sources_report.files:
         lines += ["sources:"] + report_lines(s.sources_report)
     if s.progress is not None and s.progress.steps:
-        lines += ["steps:"] + progress_lines(s.progress)
+        lines += ["steps (this invocation, which resumed the run; the funnel counts the whole run):"
+                  if s.progress.resumed else "steps:"] + progress_lines(s.progress)
     if s.env_ids:
         shown = s.env_ids[:20]
         more = f" (+{len(s.env_ids) - len(shown)} more)" if len(s.env_ids) > len(shown) else ""

@@ -89,7 +89,9 @@ def _overview(data: ReportData) -> str:
             f"<td class=num>{p.failed}</td><td class=num>{p.llm_calls}</td><td class=num>{tokens(p.tokens)}</td>"
             f"<td class=num>${p.cost_usd:.4f}</td><td class=num>{duration(p.elapsed_s)}</td></tr>" for p in run.progress.steps)
         chart = bar_row_svg([(p.name, round(p.elapsed_s, 1)) for p in run.progress.steps], " s")
-        steps = ("<h3>Steps: items, tokens, cost, time</h3><div class=row><table class=grid style='max-width:640px'><thead><tr>"
+        caption = (" (the invocation that resumed the run; the funnel counts the whole run)"
+                   if run.progress.resumed else "")
+        steps = (f"<h3>Steps: items, tokens, cost, time{caption}</h3><div class=row><table class=grid style='max-width:640px'><thead><tr>"
                  "<th>step</th><th class=num>items</th><th class=num>failed</th><th class=num>LLM calls</th>"
                  f"<th class=num>tokens</th><th class=num>cost</th><th class=num>time</th></tr></thead><tbody>{rows}</tbody>"
                  f"</table><div>{chart}</div></div>")

@@ -47,7 +47,8 @@ def user(prefect_api: str, mock_server: Any, tmp_path_factory: pytest.TempPathFa
 
 def test_a_resume_takes_the_endpoint_from_the_environment_and_keeps_a_raised_budget(user: dict[str, Any]) -> None:
     _budget_stopped(user["env"], user["tmp"], "budgeted", TASKS)
-    assert _stored(user["env"], "budgeted")["status"] == "stopped_budget"
+    first = _stored(user["env"], "budgeted")
+    assert first["status"] == "stopped_budget" and first["progress"]["resumed"] is False
     with MockServer() as other:
         env = {**user["env"], "OPENAI_BASE_URL": other.base_url}
         out = envscaler("resume", "budgeted", "--max-tokens", str(RAISED), env=env)
@@ -60,6 +61,9 @@ def test_a_resume_takes_the_endpoint_from_the_environment_and_keeps_a_raised_bud
         run = store.get_run("budgeted")
     assert run is not None and run.config["budget"]["max_tokens"] == RAISED
     assert run.config["llm"]["base_url"] == other.base_url and "api_key" not in run.config["llm"]
+    # its step figures count the resumed invocation only, and say so (a red team read them as the run's)
+    assert run.progress is not None and run.progress.resumed
+    assert "steps (this invocation, which resumed the run" in envscaler("status", "budgeted", env=user["env"]).stdout
 
 
 def test_a_finished_run_is_not_resumed(user: dict[str, Any]) -> None:
