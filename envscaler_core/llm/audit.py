@@ -125,4 +125,5 @@ def open_audit(store: Any) -> AuditLog | None:
         return AuditLog(store)
     for directory in directories:
         replay_orphans(directory, store)
-    return AuditLog(store, journal=CallJournal(directories[0]))
+    owner = store.store_id() if hasattr(store, "store_id") else None
+    return AuditLog(store, journal=CallJournal(directories[0], owner=owner))

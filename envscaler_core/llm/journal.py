@@ -74,8 +74,10 @@ def journal_dirs(store: Any, home: Path | None = None) -> list[Path]:
 class CallJournal:
     """Append-only JSON lines `{"call_id", "call"}`, one `os.write` per row."""
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
+    def __init__(self, directory: Path, owner: str | None = None) -> None:
+        """`owner`: the store's id, leading the file names, so that a store made anew at a deleted one's
+        path does not take that store's journal for its own (`replay_orphans`)."""
+        self.directory, self.owner = directory, owner
         self._fd: int | None = None
         self.path: Path | None = None
         self.size = 0
@@ -100,7 +102,8 @@ class CallJournal:
 
     def _open(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self.directory / f"{os.getpid()}-{uuid.uuid4().hex[:12]}.jsonl"
+        prefix = f"{self.owner}." if self.owner else ""
+        path = self.directory / f"{prefix}{os.getpid()}-{uuid.uuid4().hex[:12]}.jsonl"
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held for this process's life: not an orphan
         self._fd, self.path, self.size = fd, path, 0
@@ -113,9 +116,19 @@ def replay_orphans(directory: Path, store: ReplayStore) -> int:
     if not directory.is_dir():
         return 0
     added = 0
+    owner = store.store_id() if hasattr(store, "store_id") else None
     for path in sorted(directory.glob("*.jsonl")):
         if not path.is_file():
             continue  # not a journal (a directory someone named *.jsonl)
+        written_for = path.name.split(".", 1)[0] if path.name.count(".") > 1 else None
+        if owner and written_for and written_for != owner:
+            # another store's, left behind when its file was deleted and this one made at its path: its
+            # calls were never this store's (a red team saw a new run charged for them); kept, set aside
+            aside = path.with_name(path.name + ".other-store")
+            path.rename(aside)
+            log.warning("llm journal %s belongs to another store (id %s, this one is %s); not replayed, kept "
+                        "as %s", path, written_for, owner, aside.name)
+            continue
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:

@@ -180,10 +180,9 @@ def _ensure_schema(conn: Connection, location: StoreURL) -> None:
     metadata.create_all(conn, checkfirst=True)
     if found is None:
         conn.execute(store_meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
-    if location.backend == "postgres" and conn.execute(
-            select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none() is None:
-        # who the database is, whatever URL reaches it (the LLM call journal is kept under this name);
-        # under the schema lock above, so two first opens cannot both write one
+    if conn.execute(select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none() is None:
+        # who the store is, whatever URL reaches it, and which journal files are its own (llm/journal.py);
+        # on PostgreSQL under the schema lock above, so two first opens cannot both write one
         conn.execute(store_meta.insert().values(key=STORE_ID, value=uuid.uuid4().hex))
 
 

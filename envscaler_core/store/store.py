@@ -89,13 +89,11 @@ class Store:
         return self._location.display
 
     def store_id(self) -> str | None:
-        """A server store's own name, the same under every URL that reaches it (None for a DuckDB file,
-        which its path names)."""
+        """The store's own name, written when its schema was made: the same under every URL that reaches
+        it, and new for a file made anew at a deleted one's path."""
         from envscaler_core.store.engine import STORE_ID
         from envscaler_core.store.schema import store_meta
 
-        if self.backend != "postgres":
-            return None
         with self._read("store id") as conn:
             return conn.execute(select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none()
 

@@ -147,6 +147,38 @@ def test_a_directory_named_like_a_journal_is_not_one(tmp_path: Path) -> None:
         assert replay_orphans(directory, store) == 1
 
 
+def test_a_store_made_anew_at_a_deleted_ones_path_does_not_take_its_journal(tmp_path: Path) -> None:
+    """Red team: a killed run's journal, left when its store file was deleted, was replayed into the new
+    store at that path, whose run was then charged for 19 calls it never made."""
+    from envscaler_core.llm.audit import open_audit
+
+    path = tmp_path / "s.duckdb"
+    with Store.from_url(f"duckdb:///{path}") as old:
+        left = _orphan_of(journal_dir(old), old.store_id(), [("id-a", _row("a"))])
+    path.unlink()
+    with Store.from_url(f"duckdb:///{path}") as new:
+        audit = open_audit(new)
+        assert audit is not None
+        audit.flush()
+        assert call_rows(new, "r") == []
+    assert not left.exists() and left.with_name(left.name + ".other-store").exists()
+
+
+def test_a_stores_own_named_journal_is_replayed(tmp_path: Path) -> None:
+    with Store.from_url(f"duckdb:///{tmp_path / 'o.duckdb'}") as store:
+        _orphan_of(journal_dir(store), store.store_id(), [("id-a", _row("a"))])
+        assert replay_orphans(journal_dir(store), store) == 1
+
+
+def _orphan_of(directory: Path, owner: str | None, rows: list[tuple[str, LLMCall]]) -> Path:
+    journal = CallJournal(directory, owner=owner)
+    for call_id, call in rows:
+        journal.append(call_id, call)
+    assert journal.path is not None and journal._fd is not None and owner and journal.path.name.startswith(owner)
+    os.close(journal._fd)
+    return journal.path
+
+
 def test_a_live_gateways_journal_is_not_replayed(tmp_path: Path) -> None:
     with Store.from_url(f"duckdb:///{tmp_path / 'l.duckdb'}") as store:
         directory = journal_dir(store)
