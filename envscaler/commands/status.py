@@ -43,7 +43,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _list(url: str, json_out: bool) -> None:
-    from envscaler.status import open_for_reading, published_progress, run_table
+    from envscaler.status import ACTIVE, open_for_reading, published_progress, run_table
     from envscaler_core.store import StoreError, StoreMissing
     from envscaler_core.store.urls import human_store
 
@@ -66,8 +66,7 @@ def _list(url: str, json_out: bool) -> None:
                        f"`{cli_call(f'status {p.run_id} --watch')}`)")
         return
     if _held_while_running(url):  # nobody holds the file: a run still marked running was killed
-        runs = [r.model_copy(update={"status": "interrupted"}) if r.status in ("starting", "running") else r
-                for r in runs]
+        runs = [r.model_copy(update={"status": "interrupted"}) if r.status in ACTIVE else r for r in runs]
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
     elif not runs:
@@ -78,7 +77,9 @@ def _list(url: str, json_out: bool) -> None:
 
 def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     """Print the run once; True when there is nothing more to watch (the run is not active)."""
-    from envscaler.status import held_message, is_active, open_for_reading, print_summary, progress_text, run_progress
+    from envscaler.status import (
+        ACTIVE, held_message, is_active, open_for_reading, print_summary, progress_text, run_progress,
+    )
     from envscaler_core.pipeline.report import build_summary
     from envscaler_core.store import StoreError, StoreMissing
     from envscaler_core.store.urls import human_store
@@ -105,7 +106,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         return not active
     if active and live is not None:
         summary = summary.model_copy(update={"progress": live})
-    elif summary.status in ("starting", "running") and _held_while_running(url):
+    elif summary.status in ACTIVE and _held_while_running(url):
         summary = _gone(summary, url)
     if clear:
         typer.echo("\033[2J\033[H", nl=False)

@@ -6,11 +6,10 @@ users meet them (a locked DuckDB file, a corrupted file, a Postgres server that 
 
 from __future__ import annotations
 
-import uuid
-
 import os
 import re
 import threading
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 

@@ -33,10 +33,10 @@ from envscaler_core.models import (
     canonical_json,
     utcnow,
 )
-from envscaler_core.store.engine import first_line, forget_duckdb, naive_utc, open_engine, release_dialect
+from envscaler_core.store.engine import STORE_ID, first_line, forget_duckdb, naive_utc, open_engine, release_dialect
 from envscaler_core.store.errors import StoreError
 from envscaler_core.store.records import UpsertCounts, group_rows, load_models, upsert_kind, where_clauses
-from envscaler_core.store.schema import kind_of, llm_calls, runs
+from envscaler_core.store.schema import kind_of, llm_calls, runs, store_meta
 from envscaler_core.store.urls import Backend, StoreURL, parse_store_url
 
 R = TypeVar("R", bound=Record)
@@ -64,6 +64,7 @@ class Store:
         self._location = location
         self._write_lock = threading.Lock()
         self._closed = False
+        self._id: str | None = None
 
     @classmethod
     def from_url(cls, url: str, *, create: bool = True) -> Store:
@@ -90,12 +91,12 @@ class Store:
 
     def store_id(self) -> str | None:
         """The store's own name, written when its schema was made: the same under every URL that reaches
-        it, and new for a file made anew at a deleted one's path."""
-        from envscaler_core.store.engine import STORE_ID
-        from envscaler_core.store.schema import store_meta
-
-        with self._read("store id") as conn:
-            return conn.execute(select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none()
+        it, and new for a file made anew at a deleted one's path. Read once: it never changes."""
+        if self._id is None:
+            with self._read("store id") as conn:
+                self._id = conn.execute(
+                    select(store_meta.c.value).where(store_meta.c.key == STORE_ID)).scalar_one_or_none()
+        return self._id
 
     def close(self) -> None:
         """Release connections (and with them the DuckDB file lock). Idempotent."""
