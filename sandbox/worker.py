@@ -232,7 +232,7 @@ class EpisodeChild:
         # module up in sys.modules; `dont_inherit` keeps this file's `from __future__ import
         # annotations` out of the env code (it would turn the env's annotations into strings).
         module = types.ModuleType("envcode")
-        module.__dict__["__builtins__"] = builtins
+        module.__dict__["__builtins__"] = builtins.__dict__  # a dict, as in EnvScaler's (imported) runtime
         sys.modules["envcode"] = module
         ns = module.__dict__
         try:
@@ -260,20 +260,27 @@ class EpisodeChild:
 
     @staticmethod
     def construct(cls: type, init: dict | None):
-        """EnvScaler's runtime, step for step: `cls(<deep copy of the config>)` (`cls({})` when there is
-        none), `cls()` if that raises TypeError, then every top-level key of another deep copy set as an
-        attribute. Classes in EnvScaler's own style declare empty containers and rely on that setattr;
-        self-loading classes get the same values twice. The second copy keeps a stored `init_config`
-        from aliasing the live containers (the reference aliases them: its `init_config` drifts)."""
-        config = init or {}
+        """EnvScaler's runtime, step for step: one deep copy of the config, `cls(copy)` (`cls({})` when
+        there is none), `cls()` if that raises TypeError, then every top-level key of THE SAME copy set as
+        an attribute. Classes in EnvScaler's own style declare empty containers and rely on that setattr;
+        self-loading classes get the very objects they were built from, so an index made in `__init__`
+        (`self.by_email = {u["email"]: u for u in ...}`) still points into the live containers, as in the
+        reference (a second copy for the setattr broke that: writes through the index never reached the
+        state). A stored `init_config` aliases the live containers too, as in the reference. A class's
+        `__sandbox_config__(config) -> config` (the EnvScaler importer's type-marker restorer) turns the
+        copy into the values both steps get."""
+        config = copy.deepcopy(init or {})
+        prepare = getattr(cls, "__sandbox_config__", None)
+        if callable(prepare):
+            config = prepare(config)
         try:
-            inst = cls(copy.deepcopy(config))
+            inst = cls(config)
         except TypeError as first:
             try:
                 inst = cls()
             except TypeError:
                 raise first from None
-        for key, value in copy.deepcopy(config).items():
+        for key, value in config.items():
             setattr(inst, key, value)
         return inst
 
@@ -366,7 +373,9 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     """`check_func(final_state)` with `initial_state` as a global; the unit serves this one check only."""
     set_cpu_window(float(msg.get("cpu_s", 5.0)))
     states = msg["states"]
-    ns = {"__name__": "check", "__builtins__": builtins, "initial_state": states["initial_state"]}
+    # `__builtins__` is the dict, as EnvScaler's `run_check_function` (an imported module) passes it:
+    # checks written against its runtime may index it (`__builtins__["len"]`)
+    ns = {"__name__": "check", "__builtins__": builtins.__dict__, "initial_state": states["initial_state"]}
     try:
         exec(compile(msg["source"], "<check>", "exec", dont_inherit=True), ns)
         func = ns.get("check_func")

@@ -13,8 +13,6 @@ unit can only affect its own result (docs/sandbox.md).
 import datetime
 import decimal
 
-LOADED_FLAG = "__envscaler_interop_loaded__"  # a dunder: EnvScaler's state leaves dunders out
-
 
 class UnsupportedValue(TypeError):
     """A value EnvScaler's type markers cannot carry (its own save would fall back to jsonpickle)."""
@@ -94,55 +92,40 @@ def envscaler_state(instance):
     return {k: v for k, v in vars(instance).items() if not (k.startswith("__") and k.endswith("__"))}
 
 
-def loaded_class(base):
-    """`base` under its own name, with markers restored in what it is given and written in its state.
-
-    The sandbox constructs the class with the config (restored here), sets every top-level key (marker
-    dicts, restored in place on the first state read, before anything else can run), and reads the
-    state through `__sandbox_state__`: EnvScaler's state, `_private` attributes included, as marker
-    JSON. `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart)."""
-
-    class Loaded(base):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*[restore_markers(a) for a in args], **{k: restore_markers(v) for k, v in kwargs.items()})
-
-        def __sandbox_state__(self):
-            attrs = vars(self)
-            if not attrs.get(LOADED_FLAG):
-                for key, value in list(attrs.items()):
-                    restored = restore_markers(value)
-                    if restored is not value:
-                        attrs[key] = restored
-                attrs[LOADED_FLAG] = True
-            return save_markers(envscaler_state(self))
-
-        def __sandbox_restore__(self, snapshot):
-            attrs = vars(self)
-            for key in [k for k in attrs if not (k.startswith("__") and k.endswith("__"))]:
-                del attrs[key]
-            attrs.update(restore_markers(snapshot))
-            attrs[LOADED_FLAG] = True
-
-    for name in ("__name__", "__qualname__", "__module__", "__doc__"):
-        try:
-            setattr(Loaded, name, getattr(base, name))
-        except (AttributeError, TypeError):
-            pass
-    return Loaded
-
-
 def install(module_globals, class_name, alias):
-    """Bind the class's marker-aware subclass to `alias` (what the sandbox loads), leaving the env's own
-    name bound to its own class, so `super(ClassName, self)` and class attributes behave as written.
-    An absent class gets no alias: the sandbox then says the class is missing."""
+    """Make the env's own class marker-aware and bind it to `alias` too (what the sandbox loads).
+
+    No subclass and no per-instance flag: the class is the env's own object, so `type(self) is Cls`,
+    `self.__class__.counter += 1`, `super(Cls, self)` and `vars(self)` behave exactly as in EnvScaler.
+    It gains three sandbox hooks (dunders, which EnvScaler's state and the tool rules leave out):
+    `__sandbox_config__` restores markers in the config before the sandbox constructs the instance and
+    sets every key from that same object (so attributes alias what the constructor built from them),
+    `__sandbox_state__` is EnvScaler's state written as marker JSON (`_private` attributes included),
+    and `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart). An absent
+    class gets no alias: the sandbox then says the class is missing."""
     base = module_globals.get(class_name)
-    if isinstance(base, type):
-        module_globals[alias] = loaded_class(base)
+    if not isinstance(base, type):
+        return
+
+    def snapshot(self):
+        return save_markers(envscaler_state(self))
+
+    def restore(self, state):
+        attrs = vars(self)
+        for key in [k for k in attrs if not (k.startswith("__") and k.endswith("__"))]:
+            del attrs[key]
+        attrs.update(restore_markers(state))
+
+    base.__sandbox_config__ = staticmethod(restore_markers)
+    base.__sandbox_state__ = snapshot
+    base.__sandbox_restore__ = restore
+    module_globals[alias] = base
 
 
 def marker_check(source, initial_state, builtins_module):
     """EnvScaler's `run_check_function` on restored states: `exec` the check with globals
-    `__builtins__` and `initial_state`, and give `check_func` the restored final state."""
+    `__builtins__` (the dict, as the unit got it) and `initial_state`, and give `check_func` the
+    restored final state."""
     namespace = {"__builtins__": builtins_module, "initial_state": restore_markers(initial_state)}
     exec(compile(source, "<check>", "exec", dont_inherit=True), namespace)
     inner = namespace.get("check_func")

@@ -122,6 +122,53 @@ def test_classes_naming_themselves_in_super_and_class_attributes_behave_as_writt
     assert result.statuses == ["ok"] and result.state == {"created": True, "items": {"a": 0, "b": 1}}
 
 
+SELF_AWARE = '''
+class Booking:
+    next_id = 1
+
+    def __init__(self, init_config: dict):
+        self.bookings = {}
+        self.by_guest = {b["guest"]: b for b in init_config.get("bookings", {}).values()}
+
+    def book(self, guest: str) -> dict:
+        self.__class__.next_id += 1
+        bid = "B%03d" % Booking.next_id
+        self.bookings[bid] = {"guest": guest, "same_type": type(self) is Booking, "attrs": sorted(vars(self))}
+        return {"success": True, "booking_id": bid}
+
+    def rename(self, old: str, new: str) -> dict:
+        self.by_guest[old]["guest"] = new
+        return {"success": True}
+'''
+
+
+def test_an_imported_class_is_its_own_class_to_its_code(sandbox_pool: Any) -> None:
+    """No subclass and no flag between the env and its code: `self.__class__`, `type(self) is Cls` and
+    `vars(self)` are what EnvScaler's runtime gives (B002: the counter lands on the class the code
+    reads it from), also when the config holds markers."""
+    config = {"bookings": {}, "since": {"__type__": "datetime", "value": "2024-01-02T03:04:05"}}
+    result = replay(sandbox_pool, SELF_AWARE, "Booking", config, [ToolCall(tool="book", args={"guest": "Ana"})], _breaker())
+    assert result.statuses == ["ok"]
+    assert result.state["bookings"] == {"B002": {"guest": "Ana", "same_type": True,
+                                                  "attrs": ["bookings", "by_guest", "since"]}}
+
+
+def test_attributes_alias_what_the_constructor_built_from_the_config(sandbox_pool: Any) -> None:
+    """One copy of the (restored) config for the constructor and the keys set after it, as in EnvScaler:
+    a write through an index made in `__init__` reaches the state."""
+    config = {"bookings": {"B1": {"guest": "Ana", "tags": {"__type__": "set", "items": ["vip"]}}}}
+    result = replay(sandbox_pool, SELF_AWARE, "Booking", config,
+                    [ToolCall(tool="rename", args={"old": "Ana", "new": "Bo"})], _breaker())
+    assert result.statuses == ["ok"]
+    assert result.state["bookings"]["B1"] == {"guest": "Bo", "tags": {"__type__": "set", "items": ["vip"]}}
+
+
+def test_checks_may_index_builtins_as_in_envscalers_runtime(sandbox_pool: Any) -> None:
+    source = "def check_func(final_state):\n    return __builtins__['len'](final_state['items']) == 2\n"
+    [outcome] = run_checks(sandbox_pool, [source], {"items": []}, {"items": [1, 2]}, _breaker())
+    assert outcome.passed is True, outcome
+
+
 def test_a_broken_marker_is_that_scenarios_load_error(sandbox_pool: Any) -> None:
     config = {"tags": {"__type__": "set", "items": [["unhashable"]]}}
     loaded = load_state(sandbox_pool, ENV, "Hotel", config, _breaker())

@@ -218,14 +218,42 @@ def test_an_envscaler_style_class_runs_on_the_state_it_was_given(sandbox_pool: S
             "success": False, "error": "no copies left"}
 
 
-def test_the_stored_init_config_does_not_alias_the_live_containers(sandbox_pool: SandboxPool) -> None:
+def test_the_stored_init_config_aliases_the_live_containers_as_in_envscaler(sandbox_pool: SandboxPool) -> None:
+    """EnvScaler constructs and sets every key from one deep copy, so a stored `init_config` drifts with
+    the state; a check written against its runtime sees the same."""
     from tests.sandbox.envscaler_style import LIBRARY_CODE, LIBRARY_STATE
 
     with sandbox_pool.open_episode(LIBRARY_CODE, "LibraryDesk", LIBRARY_STATE) as ep:
+        assert ep.state["init_config"] == LIBRARY_STATE
         out = ep.call("lend_book", {"book_id": "B1", "member_id": "M1"})
         assert out.state["books"]["B1"]["copies_available"] == 1
-        assert out.state["init_config"] == LIBRARY_STATE
-        assert [c["path"] for c in out.state_diff["changes"]] == ["/books/B1/copies_available", "/members/M1/borrowed/0"]
+        assert out.state["init_config"]["books"] == out.state["books"]
+        assert out.state["init_config"]["members"]["M1"]["borrowed"] == ["B1"]
+
+
+INDEXED = """
+class Directory:
+    def __init__(self, init_config):
+        self.users = init_config.get("users", {})
+        self.by_email = {u["email"]: u for u in self.users.values()}
+
+    def update_email(self, old: str, new: str) -> dict:
+        self.by_email[old]["email"] = new
+        return {"success": True, "message": "updated"}
+
+    def get_user(self, user_id: str) -> dict:
+        return {"success": True, "data": self.users[user_id]}
+"""
+
+
+def test_an_index_built_in_the_constructor_still_points_into_the_state(sandbox_pool: SandboxPool) -> None:
+    """The keys set after construction are the very objects the constructor indexed (one copy, as in
+    EnvScaler), so a write through the index is a write to the state."""
+    state = {"users": {"u1": {"email": "a@x.io"}}}
+    with sandbox_pool.open_episode(INDEXED, "Directory", state) as ep:
+        out = ep.call("update_email", {"old": "a@x.io", "new": "new@x.io"})
+        assert out.state["users"]["u1"]["email"] == "new@x.io"
+        assert ep.call("get_user", {"user_id": "u1"}).result == {"success": True, "data": {"email": "new@x.io"}}
 
 
 def test_a_constructor_that_rejects_the_config_falls_back_to_no_arguments(sandbox_pool: SandboxPool) -> None:
