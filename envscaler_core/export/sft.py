@@ -21,6 +21,9 @@ MESSAGE_KEYS = {
 }
 
 
+CALL_KEYS = {"id", "type", "function"}
+
+
 def _call_problem(call: Any, where: str) -> str | None:
     if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call["id"]:
         return f"{where}: tool call without an id"
@@ -84,7 +87,11 @@ def clean_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for msg in messages:
         allowed = MESSAGE_KEYS.get(msg.get("role"), set())
-        out.append({k: v for k, v in msg.items() if k in allowed and not (k == "reasoning_content" and not v)})
+        kept = {k: v for k, v in msg.items() if k in allowed and not (k == "reasoning_content" and not v)}
+        if isinstance(kept.get("tool_calls"), list):  # a provider's extras on a call (Gemini's signature)
+            kept["tool_calls"] = [{k: v for k, v in c.items() if k in CALL_KEYS} if isinstance(c, dict) else c
+                                  for c in kept["tool_calls"]]
+        out.append(kept)
     return out
 
 

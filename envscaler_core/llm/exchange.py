@@ -16,6 +16,7 @@ used (at least `MIN_ROOM`), up to `llm.max_output_tokens`, at most `MAX_LENGTH_R
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
 import re
@@ -27,7 +28,7 @@ from envscaler_core.llm.errors import LLMConfigError
 from envscaler_core.llm.replies import REASONING_FIELDS
 
 MAX_LENGTH_RETRIES = 2
-CUT_OFF = ("length", "max_tokens", "max_output_tokens")  # OpenAI's word, and proxies passing another API's
+CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
 MIN_ROOM = 1024
 CHARS_PER_TOKEN = 4
 
@@ -44,12 +45,12 @@ class Exchange:
     @property
     def truncated(self) -> bool:
         """Cut off by the output limit: worth asking again with more room."""
-        return self.finish_reason in CUT_OFF
+        return str(self.finish_reason).lower() in CUT_OFF  # Gemini spells it MAX_TOKENS
 
     @property
     def incomplete(self) -> bool:
         """Cut off for any reason (output limit, content filter): never to be parsed as an answer."""
-        return self.truncated or self.finish_reason == "content_filter"
+        return self.truncated or str(self.finish_reason).lower() == "content_filter"
 
     @property
     def usage(self) -> dict[str, int]:
@@ -212,6 +213,19 @@ def outgoing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for m in messages]
 
 
+def is_loopback(base_url: str | None) -> bool:
+    """True for http(s)://127.x / localhost / ::1 endpoints (the mock, local servers): no key needed."""
+    if not base_url:
+        return False
+    host = urlparse(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def room_parameter(base_url: str | None) -> str:
     """OpenAI's own API wants `max_completion_tokens` (reasoning models reject `max_tokens`); every
     other OpenAI-compatible server understands `max_tokens`."""
@@ -226,3 +240,19 @@ def more_room(current: int | None, used: int, ceiling: int) -> int | None:
     if current is not None and grown <= current:
         return None
     return grown
+
+
+def failed_generation(exc: BaseException) -> dict[str, Any] | None:
+    """Groq (and servers copying it) answer a JSON-mode or tool-call reply their own validator refused
+    with HTTP 400 `json_validate_failed` / `tool_use_failed` and the model's text in `failed_generation`.
+    That text is the model's answer, which our readers may well accept (a fence, prose around the JSON,
+    a `<tool_call>` block): it becomes an ordinary completion instead of a rejected request, so the run
+    goes on and a reply that is really unusable gets a repair turn like any other."""
+    body = getattr(exc, "body", None)
+    if getattr(exc, "status_code", None) != 400 or not isinstance(body, dict):
+        return None
+    text = body.get("failed_generation")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
+

@@ -10,13 +10,11 @@ structured replies, and one-line errors. It talks to any OpenAI-compatible endpo
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import threading
 import time
 import weakref
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
-from urllib.parse import urlparse
 
 import openai
 from pydantic import BaseModel, ValidationError
@@ -29,8 +27,8 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, more_room, outgoing, parse_completion, read_response,
-    request_body, room_parameter,
+    MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
+    read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
@@ -56,19 +54,6 @@ class ChatReply(BaseModel):
     cached: bool = False
     usage_estimated: bool = False
     sent: dict[str, Any] | None = None  # the message as the endpoint sent it, for readers stricter than us
-
-
-def is_loopback(base_url: str | None) -> bool:
-    """True for http(s)://127.x / localhost / ::1 endpoints (the mock, local servers): no key needed."""
-    if not base_url:
-        return False
-    host = urlparse(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -250,7 +235,12 @@ class LLMGateway:
             body = request_body(call.model, sent, extra)
 
             async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
-                raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
+                try:
+                    raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
+                except openai.BadRequestError as exc:  # Groq's refused JSON/tool reply: the model's text
+                    if (reply := failed_generation(exc)) is None:
+                        raise
+                    return reply
                 try:
                     return parse_completion(raw)
                 except ValueError as exc:

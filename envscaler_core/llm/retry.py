@@ -98,6 +98,12 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
             raise ErrorInBody(body["error"])
         if body.get("object") == "error":
             raise ErrorInBody({k: v for k, v in body.items() if k != "object"})
+    elif field == "choices":
+        first = body[field][0] if isinstance(body[field], list) and body[field] else None
+        if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
+            # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its
+            # message may hold a partial or empty turn): the failure its code says, never an answer
+            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"})
     return resp
 
 
@@ -119,8 +125,19 @@ def classify(exc: BaseException) -> Failure | None:
         status = exc.status_code
         retryable = _retryable_status(status)
         headers = exc.response.headers if exc.response is not None else None
-        return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}"), parse_retry_after(headers))
+        return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}{_listed_errors(exc.body)}"),
+                       parse_retry_after(headers))
     return None
+
+
+def _listed_errors(body: Any) -> str:
+    """Gemini's OpenAI-compatible endpoint wraps its error object in a list (`[{"error": {...}}]`), which
+    the SDK's message leaves out: the provider's explanation is what tells a user what to change."""
+    if not isinstance(body, list):
+        return ""
+    found = [item["error"].get("message") for item in body
+             if isinstance(item, dict) and isinstance(item.get("error"), dict)]
+    return "".join(f" ({text})" for text in found if isinstance(text, str) and text)
 
 
 def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None,

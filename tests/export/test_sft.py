@@ -76,3 +76,14 @@ def test_a_trajectory_with_malformed_tool_arguments_is_not_exported(
     assert bad.fingerprint not in {r["id"] for r in rows} and len(rows) == 4
     assert manifest.dropped["trajectory: malformed OpenAI messages"] == 1
     assert json.loads(bad.messages[3]["content"])["error_kind"] == "schema"
+
+
+def test_a_providers_extras_on_tool_calls_stay_out_of_the_export() -> None:
+    """Gemini's thought signature rides on each call (`extra_content`) and goes back to the endpoint
+    during the rollout; trainers and chat templates know only id, type and function."""
+    from envscaler_core.export.sft import clean_messages
+
+    call = {"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{}"},
+            "extra_content": {"google": {"thought_signature": "CqQB"}}}
+    [message] = clean_messages([{"role": "assistant", "content": None, "tool_calls": [call]}])
+    assert message["tool_calls"] == [{"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{}"}}]

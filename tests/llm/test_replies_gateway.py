@@ -223,3 +223,82 @@ def test_usage_under_input_and_output_token_names_is_read_not_estimated(endpoint
     gateway(endpoint, store).structured_sync(JUDGE_STATEFUL, TASK)
     row = call_rows(store, "r1")[0]
     assert (row["prompt_tokens"], row["completion_tokens"], store.llm_usage("r1")["mine"]["estimated_tokens"]) == (30, 5, 0)
+
+
+@pytest.mark.parametrize("finish", ["MAX_TOKENS", "max_length"])
+def test_cut_off_words_in_other_spellings_are_understood(endpoint, finish) -> None:
+    endpoint.script(completion(GOOD[:20], finish=finish), completion(GOOD))
+    assert gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK).stateful is True
+    assert len(endpoint.requests) == 2 and endpoint.requests[1].get("max_tokens")
+
+
+def test_a_json_mode_reply_the_server_refused_with_400_is_read_from_failed_generation(endpoint) -> None:
+    """Groq: HTTP 400 `json_validate_failed`, the model's text in `failed_generation`; asking again
+    would work too, but the answer is already there (and a 400 would otherwise stop the run)."""
+    endpoint.script({STATUS: 400, "error": {
+        "message": "Failed to generate JSON. Please adjust your prompt. See 'failed_generation' for more details.",
+        "type": "invalid_request_error", "code": "json_validate_failed",
+        "failed_generation": f"Here is the JSON:\n```json\n{GOOD}\n```"}})
+    assert gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK) == StatefulJudgement(**ANSWER)
+    assert len(endpoint.requests) == 1
+
+
+def test_a_tool_call_the_server_refused_with_400_is_read_from_failed_generation(endpoint) -> None:
+    tools = [{"type": "function", "function": {"name": "cancel_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "integer"}}}}}]
+    endpoint.script({STATUS: 400, "error": {
+        "message": "Failed to call a function. Please adjust your prompt.", "type": "invalid_request_error",
+        "code": "tool_use_failed",
+        "failed_generation": '<tool_call>{"name": "cancel_order", "arguments": {"order_id": 4}}</tool_call>'}})
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "Cancel order 4."}], tools=tools)
+    [call] = reply.message["tool_calls"]
+    assert call["function"] == {"name": "cancel_order", "arguments": '{"order_id": 4}'}
+
+
+def test_a_200_whose_choice_finished_with_an_upstream_error_is_retried_not_kept(endpoint, store) -> None:
+    """OpenRouter relays a provider failure mid-generation as a 200 with `finish_reason: "error"`."""
+    failed = completion("", finish="error")
+    failed["choices"][0]["error"] = {"code": 502, "message": "Upstream error from provider"}
+    endpoint.script(failed, completion(GOOD))
+    assert gateway(endpoint, store, backoff_base_s=0.01).structured_sync(JUDGE_STATEFUL, TASK).stateful is True
+    assert len(endpoint.requests) == 2
+    [row] = call_rows(store, "r1")
+    assert row["status"] == "ok" and row["attempts"] == 2
+
+
+def test_a_batch_answer_sent_as_a_bare_array_or_json_lines_is_read(endpoint) -> None:
+    from envscaler_core.prompts.mine import JUDGE_STATEFUL_BATCH, StatefulJudgements, TaskBatchInput
+
+    items = [{"id": 1, "analysis": "changes an order", "stateful": True},
+             {"id": 2, "analysis": "a fact question", "stateful": False}]
+    endpoint.script(completion(json.dumps(items)), completion("\n".join(json.dumps(i) for i in items)))
+    batch = TaskBatchInput.model_validate({"tasks": [{"id": 1, "task": "Cancel order 4."},
+                                                     {"id": 2, "task": "What is 2+2?"}]})
+    for _ in range(2):
+        out = gateway(endpoint).structured_sync(JUDGE_STATEFUL_BATCH, batch)
+        assert out == StatefulJudgements.model_validate({"judgements": items})
+    assert len(endpoint.requests) == 2
+
+
+def test_a_provider_error_wrapped_in_a_list_keeps_its_explanation(endpoint) -> None:
+    endpoint.script({STATUS: 400, "__raw_body__": json.dumps([{"error": {
+        "code": 400, "status": "INVALID_ARGUMENT",
+        "message": "Function call is missing a thought_signature in functionCall parts."}}])})
+    with pytest.raises(LLMRequestRejected, match="missing a thought_signature"):
+        gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK)
+
+
+def test_a_providers_extra_content_on_a_tool_call_goes_back_with_it(endpoint) -> None:
+    """Gemini 3 rejects the next request unless each call's `extra_content` (its thought signature)
+    comes back; exports leave it out (tests/export)."""
+    signature = {"google": {"thought_signature": "CqQBAb=="}}
+    tools = [{"type": "function", "function": {"name": "cancel_order", "parameters": {"type": "object"}}}]
+    endpoint.script(completion(None, tool_calls=[{"id": "c1", "type": "function", "extra_content": signature,
+                                                  "function": {"name": "cancel_order", "arguments": "{}"}}]),
+                    completion("Done."))
+    gw = gateway(endpoint)
+    first = gw.chat_sync([{"role": "user", "content": "Cancel it."}], tools=tools)
+    history = [{"role": "user", "content": "Cancel it."}, first.message,
+               {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    gw.chat_sync(history, tools=tools)
+    assert endpoint.requests[1]["messages"][1]["tool_calls"][0]["extra_content"] == signature

@@ -15,7 +15,7 @@ what was found; the gateway puts it into the repair turn verbatim.
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -65,11 +65,22 @@ def describe_validation(exc: ValidationError) -> str:
     return "; ".join(parts) + more
 
 
+def _list_field(model: type[BaseModel]) -> str | None:
+    """The name of the model's only field when that field is a list (a batch answer: `{"judgements": [...]}`)."""
+    if len(model.model_fields) != 1:
+        return None
+    (name, field), = model.model_fields.items()
+    return name if get_origin(field.annotation) is list or field.annotation is list else None
+
+
 def _readings(value: Any, model: type[BaseModel]) -> list[Any]:
-    """The value itself, then its single unambiguous unwrapping, if any."""
+    """The value itself, then its single unambiguous unwrapping (or, for a batch answer sent as a bare
+    array of its items, the wrapping), if any."""
     out = [value]
     if isinstance(value, list) and len(value) == 1:
         out.append(value[0])
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value) and (name := _list_field(model)):
+        out.append({name: value})
     if isinstance(value, dict) and len(value) == 1:
         (key, inner), = value.items()
         if key not in model.model_fields and isinstance(inner, dict):
@@ -149,6 +160,9 @@ def parse_answer(split: SplitReply, model: type[O]) -> O:
         return max(valid_fenced + valid_loose, key=lambda found: found[0].end)[1]  # type: ignore[return-value]
     if valid_loose:
         return _pick(valid_loose)  # type: ignore[return-value]
+    batch = None if in_reasoning else _json_lines(text, model)
+    if batch is not None:
+        return batch
     if complaints and not in_reasoning:  # braces inside reasoning are not attempts at the answer
         raise ReplyProblem("; ".join(complaints[:2]) + (f" (+{len(complaints) - 2} more)" if len(complaints) > 2 else ""))
     if in_reasoning:
@@ -159,3 +173,18 @@ def parse_answer(split: SplitReply, model: type[O]) -> O:
         raise ReplyProblem(f"the JSON object that starts at line {line} of the reply never closes (a '}}' is "
                            "missing: the reply is incomplete)")
     raise ReplyProblem(f"no JSON object found in the reply (it reads: {_opening(text)!r})")
+
+
+def _json_lines(text: str, model: type[O]) -> O | None:
+    """A batch answer written as JSON Lines (one item object per line, no wrapper), when the model is
+    one list of items and every non-blank line is such an object; else None."""
+    name = _list_field(model)
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if name is None or len(lines) < 2 or not all(line.startswith("{") and line.endswith("}") for line in lines):
+        return None
+    try:
+        items = [json.loads(line) for line in lines]
+        return model.model_validate({name: items})
+    except (ValueError, ValidationError):
+        return None
+

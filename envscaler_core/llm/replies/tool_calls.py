@@ -144,8 +144,13 @@ def _call(raw: dict[str, Any], fallback_id: str) -> dict[str, Any]:
     arguments = fn["arguments"] if "arguments" in fn else raw.get("arguments", fn.get("parameters"))
     call_id = raw.get("id")
     call_id = str(call_id).strip() if call_id not in (None, "") else fallback_id
-    return {"id": call_id or fallback_id, "type": "function",
-            "function": {"name": name, "arguments": canonical_arguments(arguments)}}
+    out = {"id": call_id or fallback_id, "type": "function",
+           "function": {"name": name, "arguments": canonical_arguments(arguments)}}
+    if isinstance(raw.get("extra_content"), dict):
+        # Gemini's thought signature rides here and must come back with the call on the next request
+        # (HTTP 400 "Function call is missing a thought_signature" otherwise); exports leave it out
+        out["extra_content"] = raw["extra_content"]
+    return out
 
 
 def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | None = None,
