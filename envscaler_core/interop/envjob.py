@@ -116,12 +116,14 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
             reasons.append(outcome.failure)
         elif not report.accepted:
             lenient = summarize(rounds, report.threshold, report.mode) if on_empty and not report.critical else None
-            if lenient is not None and lenient.accepted:
+            # on an empty state every tool may only refuse (nothing to find): no counted round is no failure
+            if lenient is not None and (lenient.accepted or lenient.rounds == 0):
                 notes.append(EMPTY_STATE_NOTE.format(tools=", ".join(report.unreached) or "none"))
+            elif report.critical or report.blocking:
+                reasons += report.critical or report.blocking
             else:
-                reasons += report.critical or [
-                    f"validation score {report.score:g} below the threshold {report.threshold:g}"
-                    + (f" ({report.reasons[0]})" if report.reasons else "")]
+                reasons.append(f"validation score {report.score:g} below the threshold {report.threshold:g}"
+                               + (f" ({report.reasons[0]})" if report.reasons else ""))
                 if on_empty:
                     reasons = [EMPTY_STATE_REASON + r for r in reasons]
     accepted = not reasons

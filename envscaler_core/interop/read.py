@@ -15,7 +15,7 @@ classes, which EnvScaler's `read_file` does without a second thought).
 
 from __future__ import annotations
 
-import re
+import keyword
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ from envscaler_core.interop.strict_json import Duplicated, json_problem, load_js
 from envscaler_core.interop.strict_json import FileError as ReadError  # a whole file is unusable
 from envscaler_core.models.env import ToolSchema
 
-CLASS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 QUERY_LABELS = {"query": "query", "state_change": "state_change", "modify": "state_change"}
 """operation_type values -> our tool kinds ("modify" is the label EnvScaler's README still documents)."""
 
@@ -176,7 +175,7 @@ def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     sound(record)
     code = _text(record, "env_class_code", empty_ok=False)
     class_name = _text(record, "env_class_name", empty_ok=False)
-    if not CLASS_NAME.fullmatch(class_name):
+    if not class_name.isidentifier() or keyword.iskeyword(class_name):  # Python's rule, Unicode included
         raise _Bad(f"'env_class_name' {class_name!r} is not a Python identifier")
     introduction = _text(record, "environment_introduction")
     rules = record.get("constraints_rules", [])

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+import keyword
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from envscaler_core.models.base import Model, Record
 from envscaler_core.models.spec import OperationKind
+
+
+def _python_identifier(name: str) -> str:
+    """A class name as Python reads it: Unicode letters included (`Bibliothèque`), keywords not."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise ValueError(f"{name!r} is not a Python identifier")
+    return name
 
 
 class ToolFunction(Model):
@@ -36,7 +44,7 @@ class EnvCandidate(Record):
     topic_fp: str
     spec_fp: str | None = None
     variant: str | None = Field(default=None, description="Mock library defect name, if any (tests/demo).")
-    class_name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    class_name: Annotated[str, AfterValidator(_python_identifier)]
     class_code: str = Field(min_length=1)
     tools: list[ToolSchema] = Field(default_factory=list)
     tool_kinds: dict[str, OperationKind] = Field(

@@ -120,3 +120,12 @@ def test_records_that_strict_json_cannot_carry_are_malformed(tmp_path: Path, ini
     path.write_text(json.dumps([record], allow_nan=True))
     scenarios, problems = read_scenarios([path], envs, set())
     assert scenarios == [] and reason in problems[0].reason and problems[0].index == "0"
+
+
+def test_a_class_name_in_any_script_python_accepts_is_read_and_a_keyword_is_not(tmp_path: Path) -> None:
+    code = "class Bibliothèque:\n    def __init__(self, init_config):\n        self.books = {}\n"
+    envs, problems, _ = read_envs(_write(tmp_path / "e.json", {
+        "env_1": _env(env_class_name="Bibliothèque", env_class_code=code),
+        "env_2": _env(env_id="env_2", env_class_name="class")}))
+    assert [e.class_name for e in envs] == ["Bibliothèque"]
+    assert "not a Python identifier" in problems[0].reason and problems[0].index == "env_2"

@@ -1,0 +1,71 @@
+"""Spec: what an imported env's verdict says when its class is validated on an empty state or cannot
+reach a tool (outside interop check, findings 7 and 8)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from envscaler_core.interop.envjob import judge_env
+from envscaler_core.interop.read import read_envs
+from tests.interop.conftest import settings_for
+
+DIRECTORY = '''
+class UserDirectory:
+    def __init__(self, init_config: dict):
+        self.users = {}
+        self.current_user = None
+
+    def get_user(self, user_id: str) -> dict:
+        if user_id not in self.users:
+            return {"success": False, "error": "no such user"}
+        return {"success": True, "data": self.users[user_id]}
+
+    def login(self, user_id: str) -> dict:
+        if user_id not in self.users:
+            return {"success": False, "error": "no such user"}
+        self.current_user = user_id
+        return {"success": True, "message": "logged in"}
+
+    def set_my_email(self, email: str) -> dict:
+        if self.current_user is None:
+            return {"success": False, "error": "log in first"}
+        self.users[self.current_user]["email"] = email
+        return {"success": True, "message": "updated"}
+'''
+TOOLS = {"get_user": "query", "login": "state_change", "set_my_email": "state_change"}
+PARAM = {"get_user": "user_id", "login": "user_id", "set_my_email": "email"}
+
+
+def _env(tmp_path: Path) -> Any:
+    tools = [{"type": "function", "function": {"name": name, "description": name, "parameters": {
+        "type": "object", "properties": {PARAM[name]: {"type": "string"}}, "required": [PARAM[name]]}}}
+        for name in TOOLS]
+    record = {"env_id": "env_1", "environment_summary": "users", "environment_introduction": "A user directory.",
+              "state_space_definition": [], "constraints_rules": [], "env_class_name": "UserDirectory",
+              "env_class_code": DIRECTORY, "tools": tools,
+              "operation_list": [{"operation_name": n, "operation_type": k} for n, k in TOOLS.items()]}
+    path = tmp_path / "env_metadata.json"
+    path.write_text(json.dumps({"env_1": record}))
+    [env], _, _ = read_envs(path)
+    return env
+
+
+def test_a_class_whose_tools_only_refuse_on_an_empty_state_is_accepted_with_a_note(tmp_path: Path,
+                                                                                   sandbox_pool: Any) -> None:
+    """No scenario state loaded, so the env was validated on `{}`: every tool answered "no such user",
+    which says the files gave no data, not that the class is wrong."""
+    outcome = judge_env(_env(tmp_path), None, None, sandbox_pool, settings_for(tmp_path), [], on_empty=True)
+    assert outcome.accepted, outcome.reasons
+    assert "validated on an empty state only" in outcome.notes[0] and "set_my_email" in outcome.notes[0]
+
+
+def test_a_rejection_for_an_unreached_state_change_says_so_not_a_score(tmp_path: Path, sandbox_pool: Any) -> None:
+    """`set_my_email` needs a `login` first, which no single probe makes: the env is rejected for
+    coverage, and the reason says that instead of 'score 0.89 below the threshold 0.85'."""
+    state = {"users": {"u1": {"email": "a@x.io"}}, "current_user": None}
+    outcome = judge_env(_env(tmp_path), state, None, sandbox_pool, settings_for(tmp_path), [])
+    assert not outcome.accepted
+    assert any("state-changing code never executed" in r and "set_my_email" in r for r in outcome.reasons)
+    assert not any("below the threshold" in r for r in outcome.reasons), outcome.reasons
