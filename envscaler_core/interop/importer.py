@@ -31,7 +31,8 @@ from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utc
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
 from envscaler_core.models.run import run_id_problem
 from envscaler_core.models.scenario import CheckSpec, Scenario
-from envscaler_core.runtime import EnvRuntime
+from envscaler_core.runtime import EnvLoadError, EnvRuntime
+from envscaler_core.scenarios.verify import verify_scenario
 
 
 
@@ -110,7 +111,9 @@ def import_envscaler(
             notes.append(stopped)
         clock.lap("solve")
     notes += [f"{env.source}: {n}" for env, outcome in zip(order, outcomes) for n in outcome.notes]
-    records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems)
+    promoted = _promotable(groups, outcomes, runtime, settings, threads)
+    clock.lap("promote")
+    records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems, promoted)
     store.upsert(records, run_id)
     store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources,
                        config=public_config(settings), error=stopped, updated_at=utcnow()))
@@ -158,26 +161,56 @@ def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[
     return stopped
 
 
+NOT_PROMOTED = ("verified in EnvScaler's runtime, but not promoted to a factory scenario (gym, RL export, "
+                "rollouts), where its reference solution does not pass: ")
+
+
+def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], runtime: EnvRuntime,
+                settings: Settings, threads: int) -> dict[tuple[int, int], Scenario | str]:
+    """Each verified scenario as the factory scenario it would become, verified again the factory's way
+    (`verify_scenario`: our loader with markers flattened, states without `_private` attributes, checks
+    on those states), or why not. The audit judged it as EnvScaler's runtime does; a scenario whose own
+    solution fails here would be an RL row that can never be rewarded (markers read by datetime methods,
+    a check reading a private attribute), so it stays verified in the import and is not promoted."""
+    jobs = [((i, k), _factory_scenario(s, verdict.solution), outcome.env)
+            for i, (mine, outcome) in enumerate(zip(groups, outcomes)) if outcome.env is not None
+            for k, (s, verdict) in enumerate(zip(mine, outcome.scenarios)) if verdict.audit == "verified"]
+    timeout = settings.scen.check_timeout_s
+
+    def check(job: tuple[tuple[int, int], Scenario, Any]) -> Scenario | str:
+        _, scenario, env = job
+        try:
+            report = verify_scenario(scenario, env, runtime, timeout)
+        except EnvLoadError as exc:
+            return NOT_PROMOTED + f"its initial state does not load: {exc}"
+        return scenario if report.ok and report.failure is None else NOT_PROMOTED + str(report.reason or report.failure)
+
+    return dict(zip((key for key, _, _ in jobs), parallel(check, jobs, threads)))
+
+
 def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome],
-             problems: list[str]) -> tuple[list[Record], list[ImportedEnv], list[ImportedScenario]]:
+             problems: list[str], promoted: dict[tuple[int, int], Scenario | str]
+             ) -> tuple[list[Record], list[ImportedEnv], list[ImportedScenario]]:
     records: list[Record] = []
     imported_envs: list[ImportedEnv] = []
     imported_scenarios: list[ImportedScenario] = []
-    for env, mine, outcome in zip(order, groups, outcomes):
+    for i, (env, mine, outcome) in enumerate(zip(order, groups, outcomes)):
         imported_envs.append(ImportedEnv(
             env_id=env.env_id, position=env.position, source=env.source, record_json=record_text(env.record),
             class_name=env.class_name,
             candidate_fp=outcome.candidate.fingerprint, status="accepted" if outcome.accepted else "rejected",
             reasons=outcome.reasons, score=outcome.score))
         records += [outcome.candidate, *outcome.rounds, *([outcome.env] if outcome.env else [])]
-        for s, verdict in zip(mine, outcome.scenarios):
+        for k, (s, verdict) in enumerate(zip(mine, outcome.scenarios)):
+            factory = promoted.get((i, k))
             imported_scenarios.append(ImportedScenario(
                 split=s.split, position=s.position, source=s.source, env_id=s.env_id, task_id=s.task_id,
-                record_json=record_text(s.record), audit=verdict.audit, reasons=verdict.reasons, checks=verdict.checks,  # type: ignore[arg-type]
+                record_json=record_text(s.record), audit=verdict.audit, checks=verdict.checks,  # type: ignore[arg-type]
+                reasons=[*verdict.reasons, *([factory] if isinstance(factory, str) else [])],
                 reference_solution=verdict.solution, solution_origin=verdict.origin,  # type: ignore[arg-type]
                 attempts=verdict.attempts))
-            if verdict.audit == "verified":
-                records.append(_factory_scenario(s, verdict.solution))
+            if isinstance(factory, Scenario):
+                records.append(factory)
     records += imported_envs + imported_scenarios
     records += [StageFailure(stage=IMPORT_STAGE, item_fp=fingerprint_of(p), reason=p) for p in problems]
     return records, imported_envs, imported_scenarios

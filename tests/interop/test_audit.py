@@ -110,8 +110,22 @@ def test_the_run_holds_factory_records_for_the_rest_of_the_factory(fixture_impor
         summary = audit_summary(store, "imp")
     assert isinstance(run, Run) and run.stage == "import" and run.status == "completed"
     assert sorted(e.env_id for e in envs) == ["env_1", "env_2"]
-    assert len(verified) == 3 and all(s.reference_solution for s in verified)
+    assert len(verified) == 2 and all(s.reference_solution for s in verified)  # task 7: see the next spec
     assert summary == fixture_import["report"].summary
+
+
+def test_a_verified_scenario_whose_solution_fails_the_factorys_way_is_not_promoted(
+        fixture_import: dict[str, Any]) -> None:
+    """Task 7 holds tuple and datetime markers and its check reads `.month` of a datetime: verified as
+    EnvScaler's runtime (markers restored), but a factory scenario gets the flattened config, where its
+    own solution scores 0 (outside interop check, finding 3). It stays verified in the import, says
+    why it is not a factory scenario, and no RL row is made of it."""
+    jar = next(s for s in _scenarios(fixture_import) if s.task_id == "7")
+    assert jar.audit == "verified"
+    assert any(r.startswith("verified in EnvScaler's runtime, but not promoted") for r in jar.reasons), jar.reasons
+    with Store.from_url(fixture_import["settings"].store.url) as store:
+        promoted = store.query(Scenario, run_id="imp", where={"status": "verified"})
+    assert json.loads(jar.record_json)["task"] not in {s.task for s in promoted}
 
 
 def test_reimporting_the_same_files_into_the_same_run_changes_nothing(fixture_import: dict[str, Any], sandbox_pool: Any) -> None:
