@@ -193,6 +193,7 @@ class EpisodeChild:
         self.out, self.limits = out, limits
         self.inst = None
         self.hooks = None
+        self.result_hook = None  # a class's `__sandbox_result__(value)`: its way to write non-JSON results
         self.committed = "{}"
         self.signatures: dict[str, inspect.Signature] = {}
 
@@ -245,6 +246,8 @@ class EpisodeChild:
         init = msg.get("init")
         try:
             self.hooks = state_hooks(cls)
+            hook = getattr(cls, "__sandbox_result__", None)
+            self.result_hook = hook if callable(hook) else None
             self.inst = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
@@ -314,6 +317,13 @@ class EpisodeChild:
             message = traceback_tail(exc)
             self.restore_if_changed()
             return error_reply("exception", message, self.out.take())
+        if self.result_hook is not None:
+            try:
+                result = self.result_hook(result)
+            except BaseException as exc:  # noqa: BLE001
+                self.restore_if_changed()
+                return error_reply("unserializable", f"the result could not be written: {traceback_tail(exc)}",
+                                   self.out.take())
         try:
             result_text = strict_dumps(result, self.limits["max_depth"], self.limits["result_cap"])
         except jail_json.JSONTooLarge as exc:

@@ -97,11 +97,13 @@ def install(module_globals, class_name, alias):
 
     No subclass and no per-instance flag: the class is the env's own object, so `type(self) is Cls`,
     `self.__class__.counter += 1`, `super(Cls, self)` and `vars(self)` behave exactly as in EnvScaler.
-    It gains three sandbox hooks (dunders, which EnvScaler's state and the tool rules leave out):
+    It gains four sandbox hooks (dunders, which EnvScaler's state and the tool rules leave out):
     `__sandbox_config__` restores markers in the config before the sandbox constructs the instance and
     sets every key from that same object (so attributes alias what the constructor built from them),
     `__sandbox_state__` is EnvScaler's state written as marker JSON (`_private` attributes included),
-    and `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart). An absent
+    `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart), and
+    `__sandbox_result__` writes a tool result's sets, tuples, datetimes and Decimals as markers (EnvScaler
+    shows the agent `str()` of the result; our wire is JSON, and a set must not fail the call). An absent
     class gets no alias: the sandbox then says the class is missing."""
     base = module_globals.get(class_name)
     if not isinstance(base, type):
@@ -117,6 +119,7 @@ def install(module_globals, class_name, alias):
         attrs.update(restore_markers(state))
 
     base.__sandbox_config__ = staticmethod(restore_markers)
+    base.__sandbox_result__ = staticmethod(save_markers)  # a set/datetime/Decimal in a result, as a marker
     base.__sandbox_state__ = snapshot
     base.__sandbox_restore__ = restore
     module_globals[alias] = base

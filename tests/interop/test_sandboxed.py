@@ -163,6 +163,28 @@ def test_attributes_alias_what_the_constructor_built_from_the_config(sandbox_poo
     assert result.state["bookings"]["B1"] == {"guest": "Bo", "tags": {"__type__": "set", "items": ["vip"]}}
 
 
+TAGGER = '''
+import datetime, decimal
+
+
+class Tagger:
+    def __init__(self, init_config: dict):
+        self.tags = set()
+
+    def tag(self, name: str) -> dict:
+        self.tags.add(name)
+        return {"success": True, "data": {"tags": self.tags, "at": datetime.datetime(2024, 1, 2), "fee": decimal.Decimal("1.50")}}
+'''
+
+
+def test_a_tool_result_holding_sets_datetimes_and_decimals_is_an_answer_not_an_error(sandbox_pool: Any) -> None:
+    """EnvScaler shows the agent `str()` of the result; our wire is JSON, so the values come as markers
+    instead of an `unserializable` call that replays counted as raised (outside interop check, finding 5)."""
+    result = replay(sandbox_pool, TAGGER, "Tagger", {}, [ToolCall(tool="tag", args={"name": "new"})], _breaker())
+    assert result.statuses == ["ok"], result.errors
+    assert result.state == {"tags": {"__type__": "set", "items": ["new"]}}
+
+
 def test_checks_may_index_builtins_as_in_envscalers_runtime(sandbox_pool: Any) -> None:
     source = "def check_func(final_state):\n    return __builtins__['len'](final_state['items']) == 2\n"
     [outcome] = run_checks(sandbox_pool, [source], {"items": []}, {"items": [1, 2]}, _breaker())
