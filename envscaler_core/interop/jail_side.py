@@ -87,12 +87,7 @@ def save_markers(obj):
     raise UnsupportedValue(f"a {type(obj).__name__} value cannot be written with EnvScaler's type markers")
 
 
-def envscaler_state(instance):
-    """EnvScaler's `get_state_info`: every instance attribute except dunders (`_private` included)."""
-    return {k: v for k, v in vars(instance).items() if not (k.startswith("__") and k.endswith("__"))}
-
-
-def install(module_globals, class_name, alias):
+def install(module_globals, class_name, alias, public_only=False):
     """Make the env's own class marker-aware and bind it to `alias` too (what the sandbox loads).
 
     No subclass and no per-instance flag: the class is the env's own object, so `type(self) is Cls`,
@@ -104,17 +99,20 @@ def install(module_globals, class_name, alias):
     `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart), and
     `__sandbox_result__` writes a tool result's sets, tuples, datetimes and Decimals as markers (EnvScaler
     shows the agent `str()` of the result; our wire is JSON, and a set must not fail the call). An absent
-    class gets no alias: the sandbox then says the class is missing."""
+    class gets no alias: the sandbox then says the class is missing. `public_only`: the state is the
+    public attributes only and a restore keeps the private ones, as the sandbox's own default does."""
     base = module_globals.get(class_name)
     if not isinstance(base, type):
         return
+    def shown(key):  # EnvScaler's `get_state_info` keeps every attribute but dunders
+        return not key.startswith("_") if public_only else not (key.startswith("__") and key.endswith("__"))
 
     def snapshot(self):
-        return save_markers(envscaler_state(self))
+        return save_markers({k: v for k, v in vars(self).items() if shown(k)})
 
     def restore(self, state):
         attrs = vars(self)
-        for key in [k for k in attrs if not (k.startswith("__") and k.endswith("__"))]:
+        for key in [k for k in attrs if shown(k)]:
             del attrs[key]
         attrs.update(restore_markers(state))
 

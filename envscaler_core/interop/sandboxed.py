@@ -45,13 +45,15 @@ def alias_of(class_name: str) -> str:
     return f"_envscaler_interop_{class_name}"
 
 
-def env_code(code: str, class_name: str) -> str:
-    """The env code plus the marker adapter (after it, so the env's line numbers are unchanged)."""
+def env_code(code: str, class_name: str, public_only: bool = False) -> str:
+    """The env code plus the marker adapter (after it, so the env's line numbers are unchanged).
+    `public_only`: the state leaves `_private` attributes out, as the factory's own episodes do (our
+    validation of an env on a config with markers); else it is EnvScaler's state (the audit)."""
     return (f"{code}\n\n\n# --- appended by the EnvScaler importer: type markers in and out (docs/interop.md) ---\n"
             "def _envscaler_interop_install(class_name, alias, source):\n"
             "    namespace = {'__name__': 'envscaler_interop'}\n"
             "    exec(compile(source, '<envscaler-interop>', 'exec', dont_inherit=True), namespace)\n"
-            "    namespace['install'](globals(), class_name, alias)\n"
+            f"    namespace['install'](globals(), class_name, alias, public_only={public_only!r})\n"
             f"_envscaler_interop_install({class_name!r}, {alias_of(class_name)!r}, {JAIL_SIDE_SOURCE!r})\n"
             "del _envscaler_interop_install\n")
 

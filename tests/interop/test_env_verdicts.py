@@ -69,3 +69,52 @@ def test_a_rejection_for_an_unreached_state_change_says_so_not_a_score(tmp_path:
     assert not outcome.accepted
     assert any("state-changing code never executed" in r and "set_my_email" in r for r in outcome.reasons)
     assert not any("below the threshold" in r for r in outcome.reasons), outcome.reasons
+
+
+ORDERS = '''
+import datetime
+
+
+class Orders:
+    def __init__(self, init_config: dict):
+        self.orders = {}
+        self.tags = set()
+
+    def get_order(self, order_id: str) -> dict:
+        if order_id not in self.orders:
+            return {"success": False, "error": "no such order"}
+        order = self.orders[order_id]
+        return {"success": True, "data": {"due": order["due"].isoformat(), "tags": sorted(self.tags)}}
+
+    def postpone(self, order_id: str, days: int) -> dict:
+        if order_id not in self.orders:
+            return {"success": False, "error": "no such order"}
+        if not 0 < days < 365:
+            return {"success": False, "error": "days must be 1-364"}
+        self.orders[order_id]["due"] = self.orders[order_id]["due"] + datetime.timedelta(days=days)
+        self.tags.add("postponed")
+        return {"success": True, "message": "postponed"}
+'''
+
+
+def test_a_class_using_marker_values_as_python_types_is_validated_with_them_restored(tmp_path: Path,
+                                                                                     sandbox_pool: Any) -> None:
+    """The config carries a datetime and a set as EnvScaler's markers; the class calls `.isoformat()` and
+    `+ timedelta` on them. Probing it on the flattened config (strings, lists) rejected it though
+    EnvScaler runs it (outside interop check, finding 4)."""
+    tools = [{"type": "function", "function": {"name": "get_order", "description": "get", "parameters": {
+                 "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}},
+             {"type": "function", "function": {"name": "postpone", "description": "postpone", "parameters": {
+                 "type": "object", "properties": {"order_id": {"type": "string"}, "days": {"type": "integer"}},
+                 "required": ["order_id", "days"]}}}]
+    record = {"env_id": "env_1", "environment_summary": "orders", "environment_introduction": "Orders.",
+              "state_space_definition": [], "constraints_rules": [], "env_class_name": "Orders", "env_class_code": ORDERS,
+              "tools": tools, "operation_list": [{"operation_name": "get_order", "operation_type": "query"},
+                                                 {"operation_name": "postpone", "operation_type": "state_change"}]}
+    path = tmp_path / "env_metadata.json"
+    path.write_text(json.dumps({"env_1": record}))
+    [env], _, _ = read_envs(path)
+    config = {"orders": {"O1": {"due": {"__type__": "datetime", "value": "2024-03-01T10:00:00"}}},
+              "tags": {"__type__": "set", "items": ["new"]}}
+    outcome = judge_env(env, config, None, sandbox_pool, settings_for(tmp_path), [])
+    assert outcome.accepted, outcome.reasons
