@@ -48,6 +48,9 @@ class Probe(BaseModel):
     case_type: CaseType
     purpose: Purpose = "positive"
     note: str = ""
+    setup: list[tuple[str, dict[str, Any]]] = []
+    """Calls made first in the same fresh episode (another tool's accepted state change: a `login`
+    before `set_my_email`); the probe's facts are about the state they leave."""
 
 
 @dataclass

@@ -23,6 +23,8 @@ from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
 PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
+MAX_SETUPS = 3  # other tools' accepted state changes tried before a state-changing tool no probe reached
+MAX_SETUP_POSITIVES = 2  # ... with its best positive candidates
 _Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
 
 
@@ -78,6 +80,7 @@ class ProgrammaticPass:
                 for record in records:
                     self._record(*record)
                 optional += boundaries
+            self._after_setup(plans, pool)  # before the optional boundaries: coverage decides acceptance
             done = 0
             while done < len(optional) and (self.limit is None or self.counted() < self.limit):
                 room = len(optional) - done if self.limit is None else self.limit - self.counted()
@@ -87,6 +90,32 @@ class ProgrammaticPass:
                         self._record(probe, out, before, facts, "boundary")
                 done += len(window)
         return self.rounds
+
+    def _after_setup(self, plans: list[ToolPlan], pool: ThreadPoolExecutor) -> None:
+        """A state-changing tool that no probe reached gets its positives again, each after another
+        tool's accepted state change in the same episode (`login`, then `set_my_email`): one call per
+        fresh episode can never reach a tool that needs an earlier one, and coverage would block an env
+        an agent can use. Refusals stay uncounted search rounds; the first success is the tool's round."""
+        done = [r for r in self.rounds if r.check == "contract" and reached_round(r) and r.state_after is not None
+                and changed_paths(r.state_before or {}, r.state_after)]
+        setups = list({r.tool: (r.tool, r.args) for r in done if self.kinds.get(r.tool) == "state_change"}.values())
+        reached = {r.tool for r in self.rounds if reached_round(r)}
+        stuck = [p for p in plans if p.tool not in reached and self.kinds.get(p.tool) == "state_change"]
+        for plan in stuck:
+            tries = [probe.model_copy(update={"setup": [setup], "note": f"after {setup[0]}"})
+                     for setup in setups[:MAX_SETUPS] if setup[0] != plan.tool
+                     for probe in plan.positives()[:MAX_SETUP_POSITIVES]]
+            for probe, (out, before, facts) in zip(tries, pool.map(self._execute, tries)):
+                if out is None:
+                    continue
+                if facts.critical or facts.success is True:
+                    if facts.success is True and not facts.critical and facts.changed:
+                        critical, warnings = self._replay(probe, out, before)
+                        facts.critical += critical
+                        facts.warnings += warnings
+                    self._record(probe, out, before, facts, "contract")
+                    break
+                self._record(probe, out, before, facts, SEARCH)
 
     def _tool(self, plan: ToolPlan, search_only: bool) -> tuple[list[_Record], list[Probe]]:
         """One tool's rounds (search, edges, missing records) in order, and its optional boundary probes."""
@@ -125,6 +154,8 @@ class ProgrammaticPass:
     def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
+            if not _set_up(ep, probe):
+                return None, ep.state, CallFacts()  # the setup did not do again what it did before
             before = ep.state
             out = ep.call(probe.tool, probe.args)
         finally:
@@ -148,6 +179,8 @@ class ProgrammaticPass:
         """(critical, warnings) from re-running a successful state change on a fresh copy of the state."""
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
+            if not _set_up(ep, probe):
+                return [f"replay of {probe.tool}'s setup from the same state failed"], []
             again = ep.call(probe.tool, probe.args)
         finally:
             ep.close()
@@ -161,6 +194,19 @@ class ProgrammaticPass:
         if again.state != first.state or again.result != first.result:
             return [], [f"nondeterministic values in {tool} (same call, same state, different data)"]
         return [], []
+
+
+def _set_up(ep: Episode, probe: Probe) -> bool:
+    """Make the probe's setup calls; False unless each succeeds again as it did when it was probed."""
+    for tool, args in probe.setup:
+        out = ep.call(tool, args)
+        if not (out.ok and isinstance(out.result, dict) and out.result.get("success") is True):
+            return False
+    return True
+
+
+def reached_round(r: ValidationRound) -> bool:
+    return isinstance(r.observation, dict) and r.observation.get("success") is True
 
 
 def _shape(before: dict[str, Any], after: dict[str, Any]) -> Counter[str]:

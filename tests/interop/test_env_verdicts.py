@@ -61,11 +61,24 @@ def test_a_class_whose_tools_only_refuse_on_an_empty_state_is_accepted_with_a_no
     assert "validated on an empty state only" in outcome.notes[0] and "set_my_email" in outcome.notes[0]
 
 
-def test_a_rejection_for_an_unreached_state_change_says_so_not_a_score(tmp_path: Path, sandbox_pool: Any) -> None:
-    """`set_my_email` needs a `login` first, which no single probe makes: the env is rejected for
-    coverage, and the reason says that instead of 'score 0.89 below the threshold 0.85'."""
+def test_a_state_change_that_needs_another_call_first_is_reached_after_it(tmp_path: Path, sandbox_pool: Any) -> None:
+    """`set_my_email` refuses until `login` ran in the same episode: one call per fresh episode never
+    reaches it (the env was rejected for coverage, outside interop check finding 8); probed again after
+    `login`'s accepted call, it is reached and the env accepted."""
     state = {"users": {"u1": {"email": "a@x.io"}}, "current_user": None}
     outcome = judge_env(_env(tmp_path), state, None, sandbox_pool, settings_for(tmp_path), [])
+    assert outcome.accepted, outcome.reasons
+    [reached] = [r for r in outcome.rounds if r.tool == "set_my_email" and r.check == "contract"]
+    assert reached.observation == {"success": True, "message": "updated"} and "after login" in reached.reason
+
+
+def test_a_rejection_for_an_unreached_state_change_says_so_not_a_score(tmp_path: Path, sandbox_pool: Any) -> None:
+    """A state change no call can reach rejects the env for coverage, and the reason says that instead of
+    'validation score 0.89 below the threshold 0.85' (the score was above the threshold)."""
+    env = _env(tmp_path).model_copy(update={"code": DIRECTORY.replace('if self.current_user is None:',
+                                                                      'if True:  # maintenance')})
+    state = {"users": {"u1": {"email": "a@x.io"}}, "current_user": None}
+    outcome = judge_env(env, state, None, sandbox_pool, settings_for(tmp_path), [])
     assert not outcome.accepted
     assert any("state-changing code never executed" in r and "set_my_email" in r for r in outcome.reasons)
     assert not any("below the threshold" in r for r in outcome.reasons), outcome.reasons
