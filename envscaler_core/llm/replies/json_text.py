@@ -74,6 +74,13 @@ def _string_end(text: str, i: int) -> int:
 def matching_brace(text: str, start: int) -> int | None:
     """End index (exclusive) of the balanced `{…}` starting at `start`, honouring quotes; None if it
     never closes (a truncated or prose brace)."""
+    end = balanced_end(text, start)
+    return end if end is not None and text[end - 1] == "}" else None
+
+
+def balanced_end(text: str, start: int) -> int | None:
+    """End index (exclusive) of the balanced `{…}` or `[…]` starting at `start`, honouring quotes;
+    None if it never closes."""
     depth, i = 0, start
     while (found := _SPECIAL.search(text, i)) is not None:
         i = found.start()
@@ -86,7 +93,7 @@ def matching_brace(text: str, start: int) -> int | None:
         else:
             depth -= 1
             if depth == 0:
-                return i + 1 if ch == "}" else None
+                return i + 1
             if depth < 0:
                 return None
         i += 1
@@ -233,6 +240,11 @@ def _jsonable(value: Any, path: str = "") -> Any:
     if value is None or isinstance(value, str | bool | int | float):
         return value
     raise NotJSON(f"{path or 'the value'} is a Python {type(value).__name__}, which JSON cannot hold")
+
+
+def jsonable(value: Any) -> Any:
+    """A Python literal's value as JSON data (tuples become lists); NotJSON for other Python values."""
+    return _jsonable(value)
 
 
 def _excerpt(text: str, pos: int) -> str:

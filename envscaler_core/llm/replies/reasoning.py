@@ -24,9 +24,11 @@ _KIMI = (("◁think▷", "<think>"), ("◁/think▷", "</think>"))
 # Parts of a list `content` that hold reasoning, not answer (Magistral, Anthropic-style gateways).
 _REASONING_PART_TYPES = frozenset({"thinking", "reasoning", "redacted_thinking"})
 # End-of-turn special tokens a server leaves in the text when it does not skip special tokens
-# (ChatML, Llama 3, Mistral/Llama 2, Gemma, gpt-oss, DeepSeek). Never part of an answer.
-_END_TOKENS = re.compile(r"(?:\s*(?:<\|im_end\|>|<\|eot_id\|>|<\|end_of_text\|>|<\|endoftext\|>|<\|end\|>|"
-                         r"<\|return\|>|<\|call\|>|</s>|<end_of_turn>|<eos>|<｜end▁of▁sentence｜>))+\s*\Z")
+# (ChatML, Llama 3 incl. `<|eom_id|>` after a tool call, Llama 4, Mistral/Llama 2, Gemma, gpt-oss,
+# DeepSeek, GLM's `<|observation|>`, Command-R, Seed-OSS). Never part of an answer.
+_END_TOKENS = re.compile(r"(?:\s*(?:<\|im_end\|>|<\|eot_id\|>|<\|eom_id\|>|<\|eot\|>|<\|eom\|>|<\|end_of_text\|>|"
+                         r"<\|endoftext\|>|<\|end\|>|<\|return\|>|<\|call\|>|</s>|<end_of_turn>|<eos>|"
+                         r"<｜end▁of▁sentence｜>|<\|observation\|>|<\|END_OF_TURN_TOKEN\|>|<seed:eos>))+\s*\Z")
 # gpt-oss harmony whose special tokens were stripped by the server: "analysis<reasoning>assistantfinal<answer>".
 _HARMONY_BARE = re.compile(r"\A\s*analysis(?P<reasoning>.*?)assistantfinal(?P<answer>.*)\Z", re.DOTALL)
 # A whole answer wrapped in <answer>…</answer> (R1-style "<think>…</think><answer>…</answer>" prompting).

@@ -9,10 +9,12 @@ Accepted, because each has exactly one meaning:
 - arguments as a JSON string (compact, pretty-printed or padded with whitespace), as an object, as
   "" / null for a tool without parameters, JSON with trailing commas or comments, or double-encoded;
 - the legacy `function_call` field, and tool calls written as text when the server ran no tool
-  parser (only for tools that were offered): `<tool_call>{"name": …, "arguments": …}</tool_call>`
-  blocks (Hermes, Qwen), a content that is nothing but `{"name": …, "parameters": …}` objects (Llama),
-  optionally after `[TOOL_CALLS]` (Mistral) or `<|python_tag|>` (Llama 3.1+), and gpt-oss harmony
-  `to=functions.<tool>` messages;
+  parser or the wrong one, in every family's dialect (`text_calls`; only for tools that were offered,
+  prose beside them kept as the content);
+- TGI's `notify_error` pseudo-call (a tool that was not offered, `{"error": text}`): the turn's text;
+- a chat turn swallowed by a reasoning parser (the reasoning never closed, nothing else sent): read
+  as the turn, as a person would: the calls that end it, else (only when a server's reasoning
+  parser separated it) its text; a `<think>` the model opened and never closed stays reasoning;
 - a `refusal` with no content becomes the content (the turn is still a turn).
 Arguments that cannot be read stay as the model wrote them: running the call then reports the precise
 problem to the model as an observation, which is what a real env does.
@@ -21,19 +23,13 @@ problem to the model as an observation, which is what a real env does.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from envscaler_core.llm.replies.json_text import NotJSON, load_value
-from envscaler_core.llm.replies.json_text import fences
-from envscaler_core.llm.replies.reasoning import (
-    content_text, harmony_messages, reasoning_field, split_reasoning, without_end_tokens,
-)
+from envscaler_core.llm.replies.reasoning import content_text, reasoning_field, split_reasoning, without_end_tokens
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
+from envscaler_core.llm.replies.text_calls import harmony_calls, notify_error_text, offered_tools, read_calls
 from envscaler_core.models.plain_json import plain_json_problem
-
-_TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL | re.IGNORECASE)
-
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
     """A tool call's arguments as a dict; ReplyProblem says precisely why not."""
@@ -88,56 +84,6 @@ def _raw_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _calls_in_text(text: str, offered: set[str]) -> tuple[list[dict[str, Any]], str]:
-    """Hermes/Qwen-style `<tool_call>` blocks naming offered tools, and the text without them."""
-    found = []
-    for match in _TOOL_CALL_TAG.finditer(text):
-        try:
-            value = load_value(match.group(1))
-        except NotJSON:
-            return [], text
-        if not isinstance(value, dict) or value.get("name") not in offered:
-            return [], text
-        found.append({"type": "function", "function": {"name": value["name"],
-                                                       "arguments": value.get("arguments", value.get("parameters"))}})
-    return found, _TOOL_CALL_TAG.sub("", text).strip()
-
-
-_CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
-
-
-def _calls_as_json(text: str, offered: set[str]) -> list[dict[str, Any]]:
-    """The whole content (or its one fenced block) as JSON tool calls: `{"name", "arguments"}` or
-    `{"name", "parameters"}` (Llama's spelling), alone or in a list, optionally after Mistral's
-    `[TOOL_CALLS]` or Llama's `<|python_tag|>`; only when every object names an offered tool and has no other keys."""
-    body = text.strip().removeprefix("[TOOL_CALLS]").removeprefix("<|python_tag|>").strip()
-    blocks = fences(body)
-    if len(blocks) == 1 and body.startswith(("```", "~~~")):
-        body = blocks[0].body.strip()
-    if not body.startswith(("{", "[")):
-        return []
-    try:
-        value = load_value(body)
-    except NotJSON:
-        return []
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(v, dict) and v.get("name") in offered and set(v) <= _CALL_KEYS for v in items):
-        return []
-    return [{"type": "function", "function": {"name": v["name"], "arguments": v.get("arguments", v.get("parameters"))}}
-            for v in items]
-
-
-def _harmony_calls(raw: Any, offered: set[str]) -> list[dict[str, Any]]:
-    """gpt-oss commentary messages addressed `to=functions.<tool>`, from unparsed harmony text."""
-    text = content_text(raw)
-    found = []
-    for _, header, body in harmony_messages(text):
-        target = re.search(r"to=functions\.([\w.-]+)", header)
-        if target and target.group(1) in offered:
-            found.append({"type": "function", "function": {"name": target.group(1), "arguments": body}})
-    return found
-
-
 def _call(raw: dict[str, Any], fallback_id: str) -> dict[str, Any]:
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
     name = str(fn.get("name") or raw.get("name") or "").strip()
@@ -156,21 +102,26 @@ def _call(raw: dict[str, Any], fallback_id: str) -> dict[str, Any]:
 def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | None = None,
                         turn: int = 0) -> dict[str, Any]:
     """The assistant turn as `{role, content, tool_calls?, reasoning_content?}` (see module docstring)."""
-    split = split_reasoning(message.get("content"), reasoning_field(message))
-    content = split.answer
+    field = reasoning_field(message)
+    split = split_reasoning(message.get("content"), field)
+    content, reasoning = split.answer, split.reasoning
     raw_calls = _raw_calls(message)
-    if not raw_calls and tools:
-        offered = {str((t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
+    offered = offered_tools(tools)
+    if (said := notify_error_text(raw_calls, offered)) is not None:  # TGI answering with text
+        raw_calls, content = [], said or content
+    if not raw_calls and offered:
         if "<|channel|>" in content_text(message.get("content")):
-            raw_calls = _harmony_calls(message.get("content"), offered)
-        elif "<tool_call>" in content.lower():
-            raw_calls, content = _calls_in_text(content, offered)
-        elif split.tail is not None and "<tool_call>" in split.tail.lower():  # calls after reasoning never closed
-            raw_calls, _ = _calls_in_text(split.tail, offered)
-        elif (json_calls := _calls_as_json(content, offered)):
-            raw_calls, content = json_calls, ""
+            raw_calls = harmony_calls(message.get("content"), offered)
+        elif (found := read_calls(content, offered)) is not None:
+            raw_calls, content = found.calls, found.prose
     if not content and not raw_calls and split.tail is not None:
-        content = ""  # reasoning never closed and nothing after it: an empty turn, not the reasoning
+        # The reasoning never closed and swallowed the turn: read it as a person would. Calls only
+        # when they end it (drafts come first); its text only when a server's reasoning parser put
+        # it there (a `<think>` the model opened itself and never closed is all thinking).
+        if (found := read_calls(split.tail, offered, at_end=True)) is not None:
+            raw_calls = found.calls
+        elif split.tail == field:
+            content, reasoning = split.tail, None
     if not content and isinstance(message.get("refusal"), str) and message["refusal"].strip():
         content = message["refusal"].strip()
     out: dict[str, Any] = {"role": "assistant", "content": content if content or not raw_calls else None}
@@ -183,8 +134,8 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
             used.add(call["id"])
             calls.append(call)
         out["tool_calls"] = calls
-    if split.reasoning:
-        out["reasoning_content"] = split.reasoning
+    if reasoning:
+        out["reasoning_content"] = reasoning
     return out
 
 
