@@ -9,11 +9,20 @@ directory below the host process's own cgroup (so the machine's accounting of th
 and each unit one child, created (or reused once empty: the limits are the same) before any untrusted
 code runs; the pool removes them when it closes.
 Where neither is possible the pool says so loudly (`reason`) and RLIMIT_AS is the only memory bound.
+
+The pool's parent directory carries caps of its own (pids, memory; cgroup v1 and v2 charge a child's usage
+to its parents), so that many units, each within its own caps, cannot together exhaust the host's pid
+space or RAM: a hog then hurts only the pool. Only units are ever moved below the parent; the host process
+and the zygotes stay in the host's cgroup (units are cloned there and moved once verified).
+
+Disk reads are throttled per unit (v1 `blkio.throttle.read_bps_device`/`read_iops_device` on every whole
+disk in /sys/block that accepts the rule; v2 `io.max` where `io` is delegated) and on the parent. Under v1
+blk-throttle is *flat* (measured here: a child without a rule read at 511 MB/s below a parent limited to
+2 MB/s), so the parent's rule binds no unit there; under v2 it is hierarchical.
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import threading
@@ -31,16 +40,63 @@ CPU_QUOTA_US = 100_000  # one core
 MAX_FREE = 32
 
 
+@dataclass(frozen=True)
+class CgroupCaps:
+    """What the pool writes: per unit, and on the pool's parent directory (0 = no pool memory cap)."""
+    unit_memory: int
+    unit_pids: int
+    pool_memory: int
+    pool_pids: int
+    read_bps: int
+    read_iops: int
+    pool_read_bps: int
+    pool_read_iops: int
+
+
+def block_devices() -> dict[str, str]:
+    """maj:min -> name of every whole disk (/sys/block lists no partitions): any of them may hold a file the
+    jail reads, and a rule on a disk covers its partitions."""
+    out = {}
+    for entry in sorted(Path("/sys/block").glob("*")):
+        try:
+            out[(entry / "dev").read_text().strip()] = entry.name
+        except OSError:
+            pass
+    return out
+
+
 @dataclass
 class UnitCgroup:
     version: int
     dirs: list[Path]  # memory first
     removed: bool = False
     oom_base: int = 0  # the kernel's OOM-kill count when the current unit moved in (directories are reused)
+    pool_memory: Path | None = None  # the pool's memory directory, to tell its cap from the unit's own
+    pool_base: int = 0  # how often the pool's memory cap had been hit when the current unit moved in
 
     def attach(self, host_pid: int) -> None:
-        self.oom_base = self._oom_kills()
+        self.oom_base, self.pool_base = self._oom_kills(), self._pool_hits()
         self.add(host_pid)
+
+    def _pool_hits(self) -> int:
+        """Charges refused at the pool's level (a charge fails at the first cgroup over its limit, walking up
+        from the unit, so the unit's own cap does not count here)."""
+        if self.pool_memory is None:
+            return 0
+        try:
+            if self.version == 1:
+                return int((self.pool_memory / "memory.failcnt").read_text())
+            for line in (self.pool_memory / "memory.events").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "max":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def pool_cap_hit(self) -> bool:
+        """Did the pool's memory cap (rather than the unit's own) refuse memory since this unit moved in?"""
+        return self._pool_hits() > self.pool_base
 
     def add(self, host_pid: int) -> None:
         """Another process of the same unit (a pair unit's spare, forked before the member was attached)."""
@@ -94,19 +150,76 @@ class UnitCgroup:
 class Cgroups:
     version: int
     parents: dict[str, Path]  # controller -> the pool's directory in its hierarchy (v2: one for all)
-    memory_bytes: int
-    pids_max: int
+    caps: CgroupCaps
     swap: bool = field(default_factory=lambda: len(Path("/proc/swaps").read_text().splitlines()) > 1)
-    _names: itertools.count = field(default_factory=itertools.count)
     _free: list[UnitCgroup] = field(default_factory=list)  # released, to be reused once empty
     _doomed: list[UnitCgroup] = field(default_factory=list)  # past MAX_FREE: being removed, never reused
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    io_devices: dict[str, str] = field(default_factory=dict)  # maj:min -> name: disks whose rule was accepted
+    io_note: str = ""  # why there is no disk I/O limit (empty when there is one)
+
+    @property
+    def io_controller(self) -> str | None:
+        return next((c for c in ("blkio", "io") if c in self.parents), None) if self.io_devices else None
 
     @property
     def description(self) -> str:
+        caps = self.caps
         cpu = ", one core of CPU" if "cpu" in self.parents else " (no cpu controller: CPU not shared fairly)"
-        return (f"per-unit cgroup v{self.version}: memory cap {self.memory_bytes >> 20} MiB "
-                f"(RSS + kernel memory + page cache), pids.max {self.pids_max}{cpu}")
+        pool_memory = f"memory {caps.pool_memory >> 20} MiB" if caps.pool_memory else "NO pool memory cap"
+        return (f"per-unit cgroup v{self.version}: memory cap {caps.unit_memory >> 20} MiB "
+                f"(RSS + kernel memory + page cache), pids.max {caps.unit_pids}{cpu}; pool-wide caps on the "
+                f"pool's parent cgroup: pids.max {caps.pool_pids}, {pool_memory}")
+
+    @property
+    def io_description(self) -> str:
+        caps = self.caps
+        if self.io_controller is None:
+            return f"NO per-unit disk I/O limit ({self.io_note})"
+        pool = ("all units together (hierarchical)" if self.version == 2 else
+                "on the parent, which under v1 binds no unit: blk-throttle is flat there")
+        return (f"disk reads per unit <= {caps.read_bps >> 20} MiB/s and {caps.read_iops} IO/s on "
+                f"{', '.join(self.io_devices.values())}; pool {caps.pool_read_bps >> 20} MiB/s and "
+                f"{caps.pool_read_iops} IO/s {pool}")
+
+    def _write_io(self, d: Path, bps: int, iops: int, devices: list[str]) -> list[str]:
+        """Throttle reads of `d` on `devices`; returns those that accepted the rule (a disk without a request
+        queue, or a zram device, may refuse it)."""
+        accepted = []
+        for dev in devices:
+            try:
+                if self.version == 1:
+                    (d / "blkio.throttle.read_bps_device").write_text(f"{dev} {bps}")
+                    (d / "blkio.throttle.read_iops_device").write_text(f"{dev} {iops}")
+                else:
+                    (d / "io.max").write_text(f"{dev} rbps={bps} riops={iops}")
+                accepted.append(dev)
+            except OSError:
+                pass
+        return accepted
+
+    def set_pool_caps(self) -> None:
+        """The caps of the pool's parent directories (written once, before any unit exists); also finds which
+        disks accept an I/O rule."""
+        caps, memory, pids = self.caps, self.parents["memory"], self.parents["pids"]
+        if caps.pool_memory:
+            if self.version == 1:
+                (memory / "memory.limit_in_bytes").write_text(str(caps.pool_memory))
+                if self.swap and (memory / "memory.memsw.limit_in_bytes").exists():
+                    (memory / "memory.memsw.limit_in_bytes").write_text(str(caps.pool_memory))
+            else:
+                (memory / "memory.max").write_text(str(caps.pool_memory))
+                (memory / "memory.swap.max").write_text("0")
+        (pids / "pids.max").write_text(str(caps.pool_pids))
+        io = next((c for c in ("blkio", "io") if c in self.parents), None)
+        if io is None:
+            self.io_note = self.io_note or f"no {'blkio' if self.version == 1 else 'io'} controller for this pool"
+            return
+        disks = block_devices()
+        accepted = self._write_io(self.parents[io], caps.pool_read_bps, caps.pool_read_iops, list(disks))
+        self.io_devices = {dev: disks[dev] for dev in accepted}
+        if not accepted:
+            self.io_note = f"no disk in /sys/block accepts a {io} rule"
 
     def create_unit(self) -> UnitCgroup:
         """A cgroup for one unit: an emptied one from an earlier unit, else a new one."""
@@ -114,7 +227,9 @@ class Cgroups:
             for i, unit in enumerate(self._free):
                 if unit.reusable():
                     return self._free.pop(i)
-            name = f"u{next(self._names)}"
+            # random, not a counter: a unit reads its own path in /proc/self/cgroup, and a count of the units
+            # made before it is a number other episodes move (each crash or restart makes a unit)
+            name = f"u{uuid.uuid4().hex[:12]}"
         made: list[Path] = []
         try:
             dirs = {}
@@ -124,22 +239,28 @@ class Cgroups:
                     d.mkdir()
                     made.append(d)
                 dirs[controller] = d
+            memory_bytes = self.caps.unit_memory
             if self.version == 1:
-                (dirs["memory"] / "memory.limit_in_bytes").write_text(str(self.memory_bytes))
+                (dirs["memory"] / "memory.limit_in_bytes").write_text(str(memory_bytes))
                 if self.swap and (dirs["memory"] / "memory.memsw.limit_in_bytes").exists():  # no escape into swap
-                    (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(self.memory_bytes))
+                    (dirs["memory"] / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
                 if "cpu" in dirs:
                     (dirs["cpu"] / "cpu.cfs_quota_us").write_text(str(CPU_QUOTA_US))
             else:
-                (dirs["memory"] / "memory.max").write_text(str(self.memory_bytes))
+                (dirs["memory"] / "memory.max").write_text(str(memory_bytes))
                 (dirs["memory"] / "memory.swap.max").write_text("0")
                 if "cpu" in dirs:
                     (dirs["cpu"] / "cpu.max").write_text(f"{CPU_QUOTA_US} {CPU_PERIOD_US}")
-            (dirs["pids"] / "pids.max").write_text(str(self.pids_max))
+            (dirs["pids"] / "pids.max").write_text(str(self.caps.unit_pids))
+            io = self.io_controller
+            if io is not None:
+                devices = list(self.io_devices)
+                if self._write_io(dirs[io], self.caps.read_bps, self.caps.read_iops, devices) != devices:
+                    raise OSError(f"a disk refused this unit's {io} rule (it took the pool's)")
         except OSError:
             UnitCgroup(self.version, made).remove()
             raise
-        return UnitCgroup(self.version, made)
+        return UnitCgroup(self.version, made, pool_memory=self.parents["memory"] if self.caps.pool_memory else None)
 
     def release(self, unit: UnitCgroup) -> None:
         """The unit is killed (perhaps still exiting): keep its cgroup for a later unit, within reason.
@@ -217,7 +338,7 @@ def _v1_parents(tag: str) -> dict[str, Path]:
     missing = [c for c in ("memory", "pids") if c not in mounts or c not in own]
     if missing:
         raise OSError(f"no cgroup v1 {'/'.join(missing)} hierarchy")
-    wanted = ["memory", "pids"] + (["cpu"] if "cpu" in mounts and "cpu" in own else [])
+    wanted = ["memory", "pids"] + [c for c in ("cpu", "blkio") if c in mounts and c in own]
     return {c: Path(mounts[c]) / own[c].lstrip("/") / tag for c in wanted}
 
 
@@ -229,7 +350,7 @@ def _v2_parents(tag: str) -> dict[str, Path]:
     delegated = set((own / "cgroup.subtree_control").read_text().split())
     if not {"memory", "pids"} <= delegated:
         raise OSError(f"cgroup v2: memory and pids are not enabled in {own}/cgroup.subtree_control")
-    return {c: own / tag for c in ("memory", "pids", "cpu") if c in delegated}
+    return {c: own / tag for c in ("memory", "pids", "cpu", "io") if c in delegated}
 
 
 def sweep_stale(where: Path) -> None:
@@ -249,8 +370,9 @@ def sweep_stale(where: Path) -> None:
             pass
 
 
-def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]:
-    """The pool's cgroups, or (None, why not). Tries v1 (memory+pids hierarchies), then delegated v2."""
+def open_cgroups(caps: CgroupCaps) -> tuple[Cgroups | None, str]:
+    """The pool's cgroups with its caps in place, or (None, why not). Tries v1 (memory+pids hierarchies),
+    then delegated v2."""
     tag = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
     problems = []
     for version in (1, 2):
@@ -263,7 +385,8 @@ def open_cgroups(memory_bytes: int, pids_max: int) -> tuple[Cgroups | None, str]
                 made.append(parent)
             if version == 2:
                 (parents["memory"] / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in parents))
-            cgroups = Cgroups(version, parents, memory_bytes, pids_max)
+            cgroups = Cgroups(version, parents, caps)
+            cgroups.set_pool_caps()
             cgroups.release(cgroups.create_unit())  # prove that units can be made here
             return cgroups, cgroups.description
         except OSError as exc:

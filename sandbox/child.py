@@ -62,8 +62,7 @@ def explain(failure: WireError, status: dict[str, Any] | None, timeout_s: float,
     if not failure.gone:  # garbage from a live process: we killed it, its exit status says nothing more
         return ChildFailure("crash", f"{failure}; the process was killed")
     if status and status.get("oom_killed"):
-        return ChildFailure("crash", f"{failure}: the unit exceeded its memory cap ({status['oom_killed']}) and the "
-                                     "kernel killed it")
+        return ChildFailure("crash", f"{failure}: the unit exceeded {status['oom_killed']} and the kernel killed it")
     if status and status.get("signal_name") == "SIGXCPU":
         return ChildFailure("timeout", "the call exceeded its CPU-time limit (SIGXCPU); the process was killed")
     if status and "signal" in status:
@@ -270,7 +269,10 @@ class Child:
             self._pidfd = None
         if self._cgroup is not None and self._cgroups is not None:
             if self._cgroup.oom_killed():
-                status = dict(status or {}, oom_killed=f"{self.limits.unit_memory_bytes() >> 20} MiB")
+                which = (f"the pool's memory cap ({self._cgroups.caps.pool_memory >> 20} MiB, shared by all its "
+                         f"units)" if self._cgroup.pool_cap_hit() else
+                         f"its memory cap ({self.limits.unit_memory_bytes() >> 20} MiB)")
+                status = dict(status or {}, oom_killed=which)
             self._cgroups.release(self._cgroup)
             self._cgroup = None
         return status

@@ -29,7 +29,8 @@ import socket
 import sys
 
 from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
-from seccomp_filter import PID_SENTINEL, child_rules, prepared_child_rules, prepared_filter, probe_seccomp
+from seccomp_filter import (PID_SENTINEL, child_rules, prepared_child_rules, prepared_filter, probe_seccomp,
+                            refuse_sysinfo_sysconf)
 
 
 KINDS = ("episode", "batch", "pair")  # pair: an episode whose unit also holds a clean spare (worker.py)
@@ -66,6 +67,8 @@ class ZygoteLoop:
         units_problem = probe_units() if limits.get("isolation") == "namespaces" else None
         self.isolated = limits.get("isolation") == "namespaces" and units_problem is None
         self.limits = dict(limits, seccomp=seccomp_problem is None)
+        if self.limits["seccomp"]:
+            refuse_sysinfo_sysconf()  # the filter refuses sysinfo; glibc would answer with garbage instead
         if self.isolated and self.limits["seccomp"]:
             prepared_filter(1)  # built once here, inherited by every member (always pid 1 in its namespace)
             prepared_filter(1, supervisor=True)  # the check-batch supervisor's variant (jail_batch.py)

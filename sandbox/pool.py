@@ -24,7 +24,7 @@ from typing import Any
 from envscaler_core.config import SandboxSettings
 from envscaler_core.runtime import CheckOutcome
 from sandbox.backend import Backend, SandboxUnavailable, select_backend
-from sandbox.cgroups import Cgroups, open_cgroups
+from sandbox.cgroups import CgroupCaps, Cgroups, open_cgroups
 from sandbox.checks import run_checks
 from sandbox.child import Child
 from sandbox.episode import SandboxEpisode
@@ -103,9 +103,16 @@ class SandboxPool:
     def _open_cgroups(self) -> None:
         if self.limits.cgroup == "off":
             return
-        self.cgroups, self.cgroup_note = open_cgroups(self.limits.unit_memory_bytes(), self.limits.nproc)
+        lim = self.limits
+        caps = CgroupCaps(unit_memory=lim.unit_memory_bytes(), unit_pids=lim.nproc, pool_memory=lim.pool_memory_bytes(),
+                          pool_pids=lim.pool_pids(), read_bps=lim.io_read_bps, read_iops=lim.io_read_iops,
+                          pool_read_bps=lim.pool_io_read_bps, pool_read_iops=lim.pool_io_read_iops)
+        self.cgroups, self.cgroup_note = open_cgroups(caps)
         if self.cgroups is not None:
             self._owned_cgroups.append(self.cgroups)
+            if self.cgroups.io_controller is None:
+                log.warning("SANDBOX DISK I/O IS NOT LIMITED: %s; one unit reading with O_DIRECT can slow the host's "
+                            "disk", self.cgroups.io_description)
         else:
             if self.limits.cgroup == "require":
                 raise SandboxUnavailable(f"limits.cgroup='require' but no per-unit cgroup can be made here: "
@@ -200,8 +207,11 @@ class SandboxPool:
                                "F_SETOWN on other processes, SysV IPC, mqueues, memfd, namespaces, mounts, ...")
         else:
             protections.append(f"NO seccomp filter ({hello.get('seccomp_problem') or 'unknown'})")
-        protections.append(self.cgroups.description if self.cgroups is not None
-                           else f"NO per-unit memory cap beyond RLIMIT_AS ({self.cgroup_note})")
+        if self.cgroups is not None:
+            protections += [self.cgroups.description, self.cgroups.io_description]
+        else:
+            protections += [f"NO per-unit memory cap beyond RLIMIT_AS and NO pool-wide pids/memory cap "
+                            f"({self.cgroup_note})", f"NO per-unit disk I/O limit ({self.cgroup_note})"]
         protections.append("units stopped (SIGSTOP) between the calls of an episode")
         return {"backend": self.backend.name, "python": self.backend.python, "jail_python": hello.get("python"),
                 "uid": hello.get("uid"), "workers": len(self.zygotes), "seccomp": bool(hello.get("seccomp")),

@@ -15,7 +15,8 @@ and so shares across namespaces (a second red team): Linux AIO (the host-wide `f
 poll also kept files alive past RLIMIT_NOFILE), record locks (F_GETLK/F_SETLK/F_SETLKW and OFD forms),
 futex operations that are not process-private (keyed by inode on file-backed pages: a channel between
 units), page-cache eviction and probes (fadvise, readahead, MADV_COLD/PAGEOUT, RWF_NOWAIT, mincore,
-cachestat) and writeback (sync, syncfs, fsync, ...), KSM merging, membarrier; in units also
+cachestat) and writeback (sync, syncfs, fsync, ...), KSM merging, membarrier, `sysinfo` (host-wide thread
+count, load and free RAM: counters a unit can move and another read); in units also
 `pipe`/`pipe2` and threads without CLONE_FILES (pipe buffers are charged per uid; a thread with its own
 descriptor table gets RLIMIT_NOFILE again). `clone` is allowed only for threads, `clone3` answers
 ENOSYS so that glibc falls back to `clone`, and the x32 ABI is refused wholesale.
@@ -70,6 +71,10 @@ DENY = {
     "futex_waitv": 449, "futex_wake": 454, "futex_wait": 455, "futex_requeue": 456,
     # barriers across every CPU of the host (MEMBARRIER_CMD_GLOBAL waits for all of them)
     "membarrier": 324,
+    # host-wide counters any unit can move: sysinfo's `procs` (every thread of the host: a unit starting
+    # 255 threads passed bits to another unit and flipped a check's verdict), its load averages and free
+    # RAM (neighbours' memory use). glibc's sysconf(_SC_PHYS_PAGES/_SC_AVPHYS_PAGES) asks it too.
+    "sysinfo": 99,
     # namespaces, mounts, kernel state, identity
     "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
@@ -337,6 +342,27 @@ def prepared_filter(own_pid: int, supervisor: bool = False) -> PreparedFilter:
     """The unit filter (or the supervisor's) for `own_pid`, prepared; cached, so the zygote builds it once
     and every unit inherits it."""
     return PreparedFilter(seccomp_program(own_pid, supervisor))
+
+
+SYSINFO_SYSCONF = ("SC_PHYS_PAGES", "SC_AVPHYS_PAGES")
+
+
+def refuse_sysinfo_sysconf() -> None:
+    """Make `os.sysconf` raise for the names glibc answers with `sysinfo(2)`, which the filter refuses.
+
+    glibc 2.36 ignores sysinfo's failure and returns whatever was on its stack (a unit saw 9.7e12 pages),
+    so env code sizing a cache by RAM would get a random number instead of an error. Called by the zygote
+    before it forks, so every unit inherits it; `ctypes` calls to libc still get glibc's own answer."""
+    real = os.sysconf
+    refused = {os.sysconf_names[n] for n in SYSINFO_SYSCONF if n in os.sysconf_names}
+
+    def sysconf(name: "int | str") -> int:
+        if (os.sysconf_names.get(name) if isinstance(name, str) else name) in refused:
+            raise PermissionError(errno.EPERM, "sysinfo(2) is refused in the sandbox (a host-wide counter)")
+        return real(name)
+
+    sysconf.__doc__ = real.__doc__
+    os.sysconf = sysconf
 
 
 @functools.lru_cache(maxsize=1)

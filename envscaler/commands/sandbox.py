@@ -61,6 +61,17 @@ def _open_pool(config: Path | None) -> Any:
         fail(f"no usable sandbox: {exc}")
 
 
+# Line breaks to str.splitlines() (and to JavaScript, for U+2028/9) that json.dumps leaves raw with
+# ensure_ascii=False: inside a result they would split one JSON line into two for such a consumer.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+
+
+def json_line(value: object) -> str:
+    """One JSON line, non-ASCII text kept readable, but no character any common splitter takes as a line
+    break (they can only occur inside strings, where the escape means the same)."""
+    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
+
+
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     sub = typer.Typer(help=help_text, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
@@ -95,8 +106,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                     out = episode.call(tool, args)
                     line = {"tool": out.tool, "ok": out.ok, "result": out.result, "error": out.error,
                             "error_kind": out.error_kind, "state_diff": out.state_diff, "elapsed_ms": out.elapsed_ms}
-                    typer.echo(json.dumps(line, ensure_ascii=False))
-                typer.echo(json.dumps({"final_state": episode.state}, ensure_ascii=False))
+                    typer.echo(json_line(line))
+                typer.echo(json_line({"final_state": episode.state}))
 
     @sub.command("check", help="Start the sandbox and print the backend it picked and what it protects.")
     def check(config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section).")) -> None:

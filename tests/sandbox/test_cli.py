@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-ENVSCALER = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "envscaler"
+ENVSCALER = Path(sys.executable).with_name("envscaler")
 COUNTER = '''
 class Counter:
     def __init__(self, init_config=None):
@@ -109,3 +110,25 @@ def test_exec_reports_a_forged_reply_as_an_error_line_without_a_traceback(tmp_pa
     attack, ping, final = [json.loads(line) for line in proc.stdout.splitlines()]
     assert (attack["ok"], attack["error_kind"]) == (False, "crash") and needle in attack["error"]
     assert ping["ok"] and final == {"final_state": {"n": 1}}
+
+
+def test_exec_escapes_characters_that_splitlines_takes_for_line_breaks(tmp_path: Path) -> None:
+    """U+2028, U+2029 and U+0085 inside a result came out raw (ensure_ascii=False): a consumer splitting the
+    output with str.splitlines() saw one JSON line as two. Other non-ASCII text stays readable."""
+    text = "a\u2028b\u2029c\x85d é"
+    (tmp_path / "env.py").write_text(f"class Echo:\n    def __init__(self, init_config=None):\n        pass\n\n"
+                                     f"    def say(self) -> dict:\n        return {{'text': {text!r}}}\n")
+    (tmp_path / "calls.json").write_text(json.dumps([{"tool": "say", "args": {}}]))
+    proc = run("exec", "--code", str(tmp_path / "env.py"), "--class", "Echo", "--calls", str(tmp_path / "calls.json"))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2, lines
+    assert json.loads(lines[0])["result"] == {"text": text}
+    assert "é" in lines[0] and "\\u2028" in lines[0] and "\\u0085" in lines[0]
+
+
+def test_check_lists_the_pool_caps_and_the_disk_limit() -> None:
+    proc = run("check")
+    assert proc.returncode == 0, proc.stderr
+    assert "pool-wide caps on the pool's parent cgroup: pids.max" in proc.stdout
+    assert "disk reads per unit" in proc.stdout or "NO per-unit disk I/O limit" in proc.stdout
