@@ -150,11 +150,25 @@ def test_the_verdict_shows_the_state_used_and_each_tools_label_with_its_source(t
 
 
 def test_a_tool_no_probe_can_get_to_succeed_blocks_acceptance_and_says_so(tmp_path: Path) -> None:
-    """With no item in the state, nothing can be completed: the verdict says which code never ran."""
-    code, state = files(tmp_path, state={"items": {}})
+    """`complete` refuses every item, also one `add` made first: the verdict says which code never ran."""
+    broken = TODO.replace("        if item_id not in self.items:\n            return {\"success\": False, \"error\": \"no such item\"}\n"
+                          "        self.items[item_id][\"done\"] = True",
+                          "        if item_id not in self.items or True:\n            return {\"success\": False, \"error\": \"no such item\"}\n"
+                          "        self.items[item_id][\"done\"] = True")
+    assert broken != TODO
+    code, state = files(tmp_path, broken, state={"items": {}})
     out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text")
     assert out.returncode == 1
     assert "blocking: coverage: state-changing code never executed: complete never succeeded" in out.stdout
+
+
+def test_a_tool_reached_only_after_another_tools_state_change_is_covered(tmp_path: Path) -> None:
+    """With no item in the state, `complete` can only succeed on an item `add` made in the same episode:
+    the pass tries that, so the env an agent could use is not rejected for coverage."""
+    code, state = files(tmp_path, state={"items": {}})
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text")
+    assert out.returncode == 0, out.stdout
+    assert "complete: state_change" in out.stdout and "never succeeded" not in out.stdout
 
 
 @pytest.mark.parametrize("mode", ["programmatic", "both"])
