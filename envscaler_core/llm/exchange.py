@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from envscaler_core.llm.errors import LLMConfigError
-from envscaler_core.llm.replies import REASONING_FIELDS
+from envscaler_core.llm.replies import REASONING_FIELDS, normalise_assistant
 
 MAX_LENGTH_RETRIES = 2
 CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
@@ -242,7 +242,7 @@ def more_room(current: int | None, used: int, ceiling: int) -> int | None:
     return grown
 
 
-def failed_generation(exc: BaseException) -> dict[str, Any] | None:
+def failed_generation(exc: BaseException, tools: Any = None) -> dict[str, Any] | None:
     """Groq (and servers copying it) answer a JSON-mode or tool-call reply their own validator refused
     with HTTP 400 `json_validate_failed` / `tool_use_failed` and the model's text in `failed_generation`.
     That text is the model's answer, which our readers may well accept (a fence, prose around the JSON,
@@ -253,6 +253,10 @@ def failed_generation(exc: BaseException) -> dict[str, Any] | None:
         return None
     text = body.get("failed_generation")
     if not isinstance(text, str) or not text.strip():
-        return None
-    return {"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
+        return None  # nothing to read: asked again (retry.GENERATION_FAILED)
+    message = {"role": "assistant", "content": text}
+    if body.get("code") == "tool_use_failed" and tools:
+        if not normalise_assistant(message, tools).get("tool_calls"):
+            return None  # a refused call we cannot read as one of the offered tools is not a final answer
+    return {"choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
 

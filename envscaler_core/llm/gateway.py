@@ -238,7 +238,7 @@ class LLMGateway:
                 try:
                     raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
                 except openai.BadRequestError as exc:  # Groq's refused JSON/tool reply: the model's text
-                    if (reply := failed_generation(exc)) is None:
+                    if (reply := failed_generation(exc, tools)) is None:
                         raise
                     return reply
                 try:

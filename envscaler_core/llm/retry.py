@@ -18,6 +18,10 @@ import openai
 T = TypeVar("T")
 
 NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
+GENERATION_FAILED = frozenset({"json_validate_failed", "tool_use_failed"})
+"""Groq's 400 codes for a generation its own validator refused: the request was right, the sampled
+answer was not, so asking again is what a person would do (when `failed_generation` holds nothing
+usable; exchange.failed_generation reads it otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,8 @@ class ErrorInBody(openai.OpenAIError):
     proxies relay an upstream provider's failure this way. It is the failure its `code` says (an
     upstream 5xx or 429 is worth another attempt; without a code it is treated as transient)."""
 
-    def __init__(self, error: Any) -> None:
+    def __init__(self, error: Any, mid_generation: bool = False) -> None:
+        self.mid_generation = mid_generation  # a choice that ended in an error: the request was accepted
         detail = error if isinstance(error, dict) else {"message": error}
         code = detail.get("code", detail.get("status"))
         self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
@@ -103,7 +108,7 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
         if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
             # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its
             # message may hold a partial or empty turn): the failure its code says, never an answer
-            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"})
+            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"}, mid_generation=True)
     return resp
 
 
@@ -115,7 +120,7 @@ def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
     if isinstance(exc, ErrorInBody):
         status = exc.status_code
-        return Failure(status is None or _retryable_status(status), status, _one_line(str(exc)))
+        return Failure(status is None or exc.mid_generation or _retryable_status(status), status, _one_line(str(exc)))
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, None, "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -123,7 +128,7 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure(True, None, _one_line(f"connection failed: {cause or exc}"))
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        retryable = _retryable_status(status)
+        retryable = _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED)
         headers = exc.response.headers if exc.response is not None else None
         return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}{_listed_errors(exc.body)}"),
                        parse_retry_after(headers))

@@ -302,3 +302,43 @@ def test_a_providers_extra_content_on_a_tool_call_goes_back_with_it(endpoint) ->
                {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
     gw.chat_sync(history, tools=tools)
     assert endpoint.requests[1]["messages"][1]["tool_calls"][0]["extra_content"] == signature
+
+
+@pytest.mark.parametrize("code", ["json_validate_failed", "tool_use_failed"])
+def test_a_refused_generation_with_nothing_to_read_is_asked_again(endpoint, code) -> None:
+    """An empty `failed_generation` stopped the whole run (the request itself was fine)."""
+    endpoint.script({STATUS: 400, "error": {"message": "Failed to generate JSON.", "type": "invalid_request_error",
+                                            "code": code, "failed_generation": ""}}, completion(GOOD))
+    assert gateway(endpoint, backoff_base_s=0.01).structured_sync(JUDGE_STATEFUL, TASK).stateful is True
+    assert len(endpoint.requests) == 2
+
+
+def test_a_refused_tool_call_naming_a_tool_not_offered_is_asked_again_not_taken_as_the_answer(endpoint) -> None:
+    tools = [{"type": "function", "function": {"name": "cancel_order", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "integer"}}}}}]
+    endpoint.script({STATUS: 400, "error": {"message": "Failed to call a function.", "code": "tool_use_failed",
+                                            "failed_generation": '<tool_call>{"name": "search_web", "arguments": {}}</tool_call>'}},
+                    completion(None, tool_calls=[{"id": "c1", "type": "function",
+                                                  "function": {"name": "cancel_order", "arguments": '{"order_id": 4}'}}]))
+    reply = gateway(endpoint, backoff_base_s=0.01).chat_sync([{"role": "user", "content": "Cancel 4."}], tools=tools)
+    assert [c["function"]["name"] for c in reply.message["tool_calls"]] == ["cancel_order"]
+    assert len(endpoint.requests) == 2
+
+
+def test_an_upstream_error_mid_generation_is_retried_whatever_its_code(endpoint) -> None:
+    failed = completion("", finish="error")
+    failed["choices"][0]["error"] = {"code": 400, "message": "Provider returned error"}
+    endpoint.script(failed, completion(GOOD))
+    assert gateway(endpoint, backoff_base_s=0.01).structured_sync(JUDGE_STATEFUL, TASK).stateful is True
+    assert len(endpoint.requests) == 2
+
+
+def test_json_lines_inside_a_fence_are_a_batch_answer(endpoint) -> None:
+    from envscaler_core.prompts.mine import JUDGE_STATEFUL_BATCH, StatefulJudgements, TaskBatchInput
+
+    items = [{"id": 1, "analysis": "changes an order", "stateful": True},
+             {"id": 2, "analysis": "a fact question", "stateful": False}]
+    endpoint.script(completion("Here:\n```json\n" + "\n".join(json.dumps(i) for i in items) + "\n```"))
+    batch = TaskBatchInput.model_validate({"tasks": [{"id": 1, "task": "Cancel order 4."}, {"id": 2, "task": "2+2?"}]})
+    out = gateway(endpoint).structured_sync(JUDGE_STATEFUL_BATCH, batch)
+    assert out == StatefulJudgements.model_validate({"judgements": items}) and len(endpoint.requests) == 1

@@ -160,9 +160,10 @@ def parse_answer(split: SplitReply, model: type[O]) -> O:
         return max(valid_fenced + valid_loose, key=lambda found: found[0].end)[1]  # type: ignore[return-value]
     if valid_loose:
         return _pick(valid_loose)  # type: ignore[return-value]
-    batch = None if in_reasoning else _json_lines(text, model)
-    if batch is not None:
-        return batch
+    for body in ([] if in_reasoning else [text, *(c.text for c in fenced)]):  # JSON Lines, bare or fenced
+        batch = _json_lines(body, model)
+        if batch is not None:
+            return batch
     if complaints and not in_reasoning:  # braces inside reasoning are not attempts at the answer
         raise ReplyProblem("; ".join(complaints[:2]) + (f" (+{len(complaints) - 2} more)" if len(complaints) > 2 else ""))
     if in_reasoning:
