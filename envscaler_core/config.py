@@ -196,7 +196,8 @@ class RolloutSettings(_Section):
         "non_conversational (the task is the first user turn) or conversational (a simulated user)."))
     per_scenario: int = Field(default=1, ge=1, description="Independent rollouts per scenario.")
     max_steps: int = Field(default=30, ge=1, description="Agent turns before a rollout is cut off.")
-    require_all_passed: bool = Field(default=False, description="SFT exports keep only trajectories whose checks all passed.")
+    require_all_passed: bool = Field(default=True, description=(
+        "SFT exports keep only trajectories whose checks all passed (false: every finished one, its reward in the row)."))
     max_tool_errors: int | None = Field(default=None, ge=0, description=(
         "SFT exports keep only trajectories with at most this many failed tool calls; unset = no limit."))
     min_steps: int = Field(default=1, ge=0, description="SFT exports keep only trajectories with at least this many agent steps.")

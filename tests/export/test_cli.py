@@ -18,7 +18,7 @@ def test_export_writes_the_run_and_prints_the_summary(store: Store, populated: P
     store.close()  # DuckDB: one process holds the file
     done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
-    assert "rl rows 2" in done.stdout and "sft rows 4" in done.stdout
+    assert "rl rows 2" in done.stdout and "sft rows 3" in done.stdout
     assert (tmp_path / "out" / populated.run_id / "manifest.json").is_file()
 
 

@@ -28,7 +28,7 @@ def test_dataset_info_registers_the_file_with_its_columns_and_tags(store: Store,
 
 def test_every_row_follows_llamafactory_sharegpt_rules(store: Store, populated: Populated, tmp_path: Path) -> None:
     _, info, rows = _export(store, populated, tmp_path)
-    assert len(rows) == 4
+    assert len(rows) == 3  # the reward-0 trajectory is left out by default
     for row in rows:
         assert_llamafactory_sharegpt_row(row, info)
 

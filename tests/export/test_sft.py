@@ -18,7 +18,7 @@ from tests.scenarios.helpers import library_env, scenario
 def test_every_kept_trajectory_is_one_openai_chat_line(store: Store, populated: Populated, tmp_path: Path) -> None:
     manifest = export_run(store, populated.run_id, Settings(), tmp_path / "out")
     rows = read_jsonl(tmp_path / "out" / populated.run_id / "sft_messages.jsonl")
-    assert len(rows) == manifest.counts.sft_rows == 4
+    assert len(rows) == manifest.counts.sft_rows == 3  # by default the reward-0 trajectory is not SFT data
     for row in rows:
         assert_openai_chat_row(row)
     stored = {t.fingerprint: t for t in populated.trajectories}
@@ -38,7 +38,7 @@ def test_a_trainer_reads_it_with_the_datasets_library(store: Store, populated: P
     export_run(store, populated.run_id, Settings(), tmp_path / "out")
     path = tmp_path / "out" / populated.run_id / "sft_messages.jsonl"
     ds = load_with_datasets(path, tmp_path / "hf")
-    assert ds.num_rows == 4 and {"messages", "tools"} <= set(ds.column_names)
+    assert ds.num_rows == 3 and {"messages", "tools"} <= set(ds.column_names)
     assert [ds[i]["messages"] for i in range(ds.num_rows)] == [r["messages"] for r in read_jsonl(path)]
 
 
@@ -71,7 +71,8 @@ def test_a_trajectory_with_malformed_tool_arguments_is_not_exported(
     bad = asyncio.run(run_rollout(library_env(), verified(scenario()), runtime, None, Settings(), agent=_MalformedArgs()))
     assert bad.termination == "agent_done"  # the rollout itself completed; only the export refuses it
     store.upsert([bad], populated.run_id)
-    manifest = export_run(store, populated.run_id, Settings(), tmp_path)
+    every_finished = Settings.model_validate({"rollout": {"require_all_passed": False}})  # reach the protocol check
+    manifest = export_run(store, populated.run_id, every_finished, tmp_path)
     rows = read_jsonl(tmp_path / populated.run_id / "sft_messages.jsonl")
     assert bad.fingerprint not in {r["id"] for r in rows} and len(rows) == 4
     assert manifest.dropped["trajectory: malformed OpenAI messages"] == 1

@@ -13,8 +13,15 @@ def traj(**kw) -> Trajectory:
     return Trajectory(**{**base, **kw})
 
 
-def test_default_settings_keep_finished_partial_success():
-    kept, dropped = filter_trajectories([traj(reward=0.5, all_passed=False)], RolloutSettings())
+def test_by_default_only_trajectories_whose_checks_all_passed_are_sft_data():
+    """Imitating a failed episode teaches the failure (an outside check found reward-0 trajectories, a
+    lost tool call among them, in the default SFT export)."""
+    kept, dropped = filter_trajectories([traj(), traj(reward=0.5, all_passed=False)], RolloutSettings())
+    assert len(kept) == 1 and "not all checks passed" in dropped[0][1][0]
+
+
+def test_partial_successes_are_kept_when_asked_for():
+    kept, dropped = filter_trajectories([traj(reward=0.5, all_passed=False)], RolloutSettings(require_all_passed=False))
     assert len(kept) == 1 and dropped == []
 
 
