@@ -25,6 +25,7 @@ SEARCH = "search"  # a refused positive attempt: shown, never counted
 PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
 MAX_SETUPS = 3  # other tools' accepted state changes tried before a state-changing tool no probe reached
 MAX_SETUP_POSITIVES = 2  # ... with its best positive candidates
+MAX_SETUP_DEPTH = 3  # rounds of that, each able to start from a tool the round before reached
 _Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
 
 
@@ -92,30 +93,42 @@ class ProgrammaticPass:
         return self.rounds
 
     def _after_setup(self, plans: list[ToolPlan], pool: ThreadPoolExecutor) -> None:
-        """A state-changing tool that no probe reached gets its positives again, each after another
-        tool's accepted state change in the same episode (`login`, then `set_my_email`): one call per
-        fresh episode can never reach a tool that needs an earlier one, and coverage would block an env
-        an agent can use. Refusals stay uncounted search rounds; the first success is the tool's round."""
+        """A state-changing tool that no probe reached gets its positives again, each after other tools'
+        accepted state changes in the same episode (`login`, then `set_my_email`; `login`, then
+        `select_account`, then `deposit`): one call per fresh episode can never reach a tool that needs
+        earlier ones, and coverage would block an env an agent can use. A tool reached this way extends
+        the setups the others try next (at most MAX_SETUP_DEPTH rounds). Refusals stay uncounted search
+        rounds; the first success is the tool's round."""
         done = [r for r in self.rounds if r.check == "contract" and reached_round(r) and r.state_after is not None
                 and changed_paths(r.state_before or {}, r.state_after)]
-        setups = list({r.tool: (r.tool, r.args) for r in done if self.kinds.get(r.tool) == "state_change"}.values())
+        setups = list({r.tool: [(r.tool, r.args)] for r in done if self.kinds.get(r.tool) == "state_change"}.values())
         reached = {r.tool for r in self.rounds if reached_round(r)}
         stuck = [p for p in plans if p.tool not in reached and self.kinds.get(p.tool) == "state_change"]
-        for plan in stuck:
-            tries = [probe.model_copy(update={"setup": [setup], "note": f"after {setup[0]}"})
-                     for setup in setups[:MAX_SETUPS] if setup[0] != plan.tool
-                     for probe in plan.positives()[:MAX_SETUP_POSITIVES]]
-            for probe, (out, before, facts) in zip(tries, pool.map(self._execute, tries)):
-                if out is None:
-                    continue
-                if facts.critical or facts.success is True:
-                    if facts.success is True and not facts.critical and facts.changed:
-                        critical, warnings = self._replay(probe, out, before)
-                        facts.critical += critical
-                        facts.warnings += warnings
-                    self._record(probe, out, before, facts, "contract")
-                    break
-                self._record(probe, out, before, facts, SEARCH)
+        for _ in range(MAX_SETUP_DEPTH):
+            progressed = [plan for plan in stuck if self._reach_after(plan, setups[-MAX_SETUPS:], setups, pool)]
+            stuck = [plan for plan in stuck if plan not in progressed]
+            if not progressed or not stuck:
+                return
+
+    def _reach_after(self, plan: ToolPlan, tried: list[list[tuple[str, dict[str, Any]]]],
+                     setups: list[list[tuple[str, dict[str, Any]]]], pool: ThreadPoolExecutor) -> bool:
+        tries = [probe.model_copy(update={"setup": setup, "note": "after " + ", ".join(t for t, _ in setup)})
+                 for setup in tried if plan.tool not in {t for t, _ in setup}
+                 for probe in plan.positives()[:MAX_SETUP_POSITIVES]]
+        for probe, (out, before, facts) in zip(tries, pool.map(self._execute, tries)):
+            if out is None:
+                continue
+            if facts.critical or facts.success is True:
+                if facts.success is True and not facts.critical and facts.changed:
+                    critical, warnings = self._replay(probe, out, before)
+                    facts.critical += critical
+                    facts.warnings += warnings
+                self._record(probe, out, before, facts, "contract")
+                if facts.success is True and not facts.critical:
+                    setups.append([*probe.setup, (probe.tool, probe.args)])
+                return True
+            self._record(probe, out, before, facts, SEARCH)
+        return False
 
     def _tool(self, plan: ToolPlan, search_only: bool) -> tuple[list[_Record], list[Probe]]:
         """One tool's rounds (search, edges, missing records) in order, and its optional boundary probes."""

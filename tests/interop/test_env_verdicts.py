@@ -131,3 +131,52 @@ def test_a_class_using_marker_values_as_python_types_is_validated_with_them_rest
               "tags": {"__type__": "set", "items": ["new"]}}
     outcome = judge_env(env, config, None, sandbox_pool, settings_for(tmp_path), [])
     assert outcome.accepted, outcome.reasons
+
+
+BANK = '''
+class Bank:
+    def __init__(self, init_config: dict):
+        self.users = {}
+        self.user = None
+        self.account = None
+
+    def login(self, user_id: str) -> dict:
+        if user_id not in self.users:
+            return {"success": False, "error": "no such user"}
+        self.user = user_id
+        return {"success": True, "message": "logged in"}
+
+    def select_account(self, account_id: str) -> dict:
+        if self.user is None:
+            return {"success": False, "error": "log in first"}
+        if account_id not in self.users[self.user]["accounts"]:
+            return {"success": False, "error": "no such account"}
+        self.account = account_id
+        return {"success": True, "message": "selected"}
+
+    def deposit(self, amount: int) -> dict:
+        if self.account is None:
+            return {"success": False, "error": "no account selected"}
+        if amount <= 0:
+            return {"success": False, "error": "amount must be positive"}
+        self.users[self.user]["accounts"][self.account] += amount
+        return {"success": True, "message": "deposited"}
+'''
+
+
+def test_a_state_change_that_needs_two_earlier_calls_is_reached_after_both(tmp_path: Path, sandbox_pool: Any) -> None:
+    """login, then select_account, then deposit (the outside re-check's variant of finding 8)."""
+    kinds = {"login": ("user_id", "string"), "select_account": ("account_id", "string"), "deposit": ("amount", "integer")}
+    tools = [{"type": "function", "function": {"name": n, "description": n, "parameters": {
+        "type": "object", "properties": {p: {"type": t}}, "required": [p]}}} for n, (p, t) in kinds.items()]
+    record = {"env_id": "env_1", "environment_summary": "bank", "environment_introduction": "A bank.",
+              "state_space_definition": [], "constraints_rules": [], "env_class_name": "Bank", "env_class_code": BANK,
+              "tools": tools, "operation_list": [{"operation_name": n, "operation_type": "state_change"} for n in kinds]}
+    path = tmp_path / "env_metadata.json"
+    path.write_text(json.dumps({"env_1": record}))
+    [env], _, _ = read_envs(path)
+    state = {"users": {"u1": {"accounts": {"a1": 10}}}, "user": None, "account": None}
+    outcome = judge_env(env, state, None, sandbox_pool, settings_for(tmp_path), [])
+    assert outcome.accepted, outcome.reasons
+    [reached] = [r for r in outcome.rounds if r.tool == "deposit" and r.check == "contract"]
+    assert "after login, select_account" in reached.reason

@@ -245,3 +245,16 @@ def test_a_score_out_of_another_scale_is_refused() -> None:
 def test_arguments_no_later_step_could_carry_are_refused_precisely(raw, needle) -> None:
     with pytest.raises(ReplyProblem, match=needle):
         parse_arguments(raw)
+
+
+def test_a_think_block_inside_a_tool_call_block_is_reasoning_and_the_call_survives() -> None:
+    """`<tool_call><think>…</think>{…}</tool_call>`: everything before `</think>` used to be taken for a
+    template-opened reasoning block, which swallowed the call's opening tag (outside re-check, 2026-11-26)."""
+    from envscaler_core.llm.replies import normalise_assistant
+
+    tools = [{"type": "function", "function": {"name": "get_policy", "parameters": {
+        "type": "object", "properties": {"policy_id": {"type": "string"}}}}}]
+    content = '<tool_call>\n<think>I should look it up.</think>\n{"name": "get_policy", "arguments": {"policy_id": "P1"}}\n</tool_call>'
+    turn = normalise_assistant({"role": "assistant", "content": content}, tools)
+    assert [c["function"] for c in turn["tool_calls"]] == [{"name": "get_policy", "arguments": '{"policy_id": "P1"}'}]
+    assert turn["reasoning_content"] == "I should look it up."

@@ -150,7 +150,11 @@ def split_reasoning(content: Any, reasoning: str | None = None) -> SplitReply:
         text = text[close.end():].strip()
     if not removed:
         orphan = _ORPHAN_CLOSE.search(text)
-        if orphan is not None:  # the template opened the block in the prompt: only the close is here
+        inner = _open_before(text, orphan)
+        if inner is not None:  # a whole block inside the answer (`<tool_call><think>…</think>{…}`)
+            parts.append(text[inner.end():orphan.start()].strip())
+            text = (text[:inner.start()] + text[orphan.end():]).strip()
+        elif orphan is not None:  # the template opened the block in the prompt: only the close is here
             parts.append(text[:orphan.start()].strip())
             text = text[orphan.end():].strip()
     if not text and tail is None and reasoning:
@@ -159,6 +163,14 @@ def split_reasoning(content: Any, reasoning: str | None = None) -> SplitReply:
         text = wrapped.group("answer")
     joined = "\n\n".join(p for p in parts if p)
     return SplitReply(answer=text, reasoning=joined or None, tail=tail)
+
+
+def _open_before(text: str, close: re.Match[str] | None) -> re.Match[str] | None:
+    """The last opening tag of `close`'s kind before it, if the block opened inside the text."""
+    if close is None:
+        return None
+    opens = list(re.finditer(rf"<{re.escape(close.group(1))}\s*>", text[:close.start()], re.IGNORECASE))
+    return opens[-1] if opens else None
 
 
 _ANY_MARKUP = re.compile(rf"</?({_TAG_NAMES})\s*>|◁/?think▷|<\|channel\|>|\A\s*analysis.*?assistantfinal", re.IGNORECASE | re.DOTALL)
