@@ -118,11 +118,7 @@ class ProgrammaticPass:
         for probe, (out, before, facts) in zip(tries, pool.map(self._execute, tries)):
             if out is None:
                 continue
-            if facts.critical or facts.success is True:
-                if facts.success is True and not facts.critical and facts.changed:
-                    critical, warnings = self._replay(probe, out, before)
-                    facts.critical += critical
-                    facts.warnings += warnings
+            if self._decisive(probe, out, before, facts):
                 self._record(probe, out, before, facts, "contract")
                 if facts.success is True and not facts.critical:
                     setups.append([*probe.setup, (probe.tool, probe.args)])
@@ -152,17 +148,24 @@ class ProgrammaticPass:
             out, before, facts = self._execute(probe)
             if out is None:
                 continue
-            if facts.critical or facts.success is True:
-                if facts.success is True and not facts.critical and facts.changed:
-                    critical, warnings = self._replay(probe, out, before)
-                    facts.critical += critical
-                    facts.warnings += warnings
+            if self._decisive(probe, out, before, facts):
                 records.append((probe, out, before, facts, "contract"))
                 return probe.args, out.error_kind in ("timeout", "crash")
             refusal = _refusal(out)
             facts.warnings.append(f"positive probe of {plan.tool} refused ({refusal}); trying other values")
             records.append((probe, out, before, facts, SEARCH))
         return (candidates[0].args if candidates else {}), False
+
+    def _decisive(self, probe: Probe, out: CallOutcome, before: dict[str, Any], facts: CallFacts) -> bool:
+        """Did this positive reach the code (or break a contract)? A state change it made is replayed
+        once from the same state, to catch nondeterminism, before it is recorded."""
+        if not (facts.critical or facts.success is True):
+            return False
+        if facts.success is True and not facts.critical and facts.changed:
+            critical, warnings = self._replay(probe, out, before)
+            facts.critical += critical
+            facts.warnings += warnings
+        return True
 
     def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
         ep = open_episode(self.runtime, self.candidate, self.config)

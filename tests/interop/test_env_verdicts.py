@@ -34,22 +34,26 @@ class UserDirectory:
         self.users[self.current_user]["email"] = email
         return {"success": True, "message": "updated"}
 '''
-TOOLS = {"get_user": "query", "login": "state_change", "set_my_email": "state_change"}
-PARAM = {"get_user": "user_id", "login": "user_id", "set_my_email": "email"}
-
-
-def _env(tmp_path: Path) -> Any:
-    tools = [{"type": "function", "function": {"name": name, "description": name, "parameters": {
-        "type": "object", "properties": {PARAM[name]: {"type": "string"}}, "required": [PARAM[name]]}}}
-        for name in TOOLS]
-    record = {"env_id": "env_1", "environment_summary": "users", "environment_introduction": "A user directory.",
-              "state_space_definition": [], "constraints_rules": [], "env_class_name": "UserDirectory",
-              "env_class_code": DIRECTORY, "tools": tools,
-              "operation_list": [{"operation_name": n, "operation_type": k} for n, k in TOOLS.items()]}
+def _read_env(tmp_path: Path, class_name: str, code: str, tools: dict[str, tuple[str, dict[str, str]]]) -> Any:
+    """An env record in EnvScaler's format, as the importer reads it. `tools`: name -> (operation type,
+    {parameter: JSON type}), every parameter required."""
+    schemas = [{"type": "function", "function": {"name": name, "description": name, "parameters": {
+        "type": "object", "properties": {p: {"type": t} for p, t in params.items()}, "required": list(params)}}}
+        for name, (_, params) in tools.items()]
+    record = {"env_id": "env_1", "environment_summary": class_name, "environment_introduction": class_name,
+              "state_space_definition": [], "constraints_rules": [], "env_class_name": class_name,
+              "env_class_code": code, "tools": schemas,
+              "operation_list": [{"operation_name": n, "operation_type": op} for n, (op, _) in tools.items()]}
     path = tmp_path / "env_metadata.json"
     path.write_text(json.dumps({"env_1": record}))
     [env], _, _ = read_envs(path)
     return env
+
+
+def _env(tmp_path: Path) -> Any:
+    return _read_env(tmp_path, "UserDirectory", DIRECTORY, {"get_user": ("query", {"user_id": "string"}),
+                                                            "login": ("state_change", {"user_id": "string"}),
+                                                            "set_my_email": ("state_change", {"email": "string"})})
 
 
 def test_a_class_whose_tools_only_refuse_on_an_empty_state_is_accepted_with_a_note(tmp_path: Path,
@@ -115,18 +119,9 @@ def test_a_class_using_marker_values_as_python_types_is_validated_with_them_rest
     """The config carries a datetime and a set as EnvScaler's markers; the class calls `.isoformat()` and
     `+ timedelta` on them. Probing it on the flattened config (strings, lists) rejected it though
     EnvScaler runs it (outside interop check, finding 4)."""
-    tools = [{"type": "function", "function": {"name": "get_order", "description": "get", "parameters": {
-                 "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}},
-             {"type": "function", "function": {"name": "postpone", "description": "postpone", "parameters": {
-                 "type": "object", "properties": {"order_id": {"type": "string"}, "days": {"type": "integer"}},
-                 "required": ["order_id", "days"]}}}]
-    record = {"env_id": "env_1", "environment_summary": "orders", "environment_introduction": "Orders.",
-              "state_space_definition": [], "constraints_rules": [], "env_class_name": "Orders", "env_class_code": ORDERS,
-              "tools": tools, "operation_list": [{"operation_name": "get_order", "operation_type": "query"},
-                                                 {"operation_name": "postpone", "operation_type": "state_change"}]}
-    path = tmp_path / "env_metadata.json"
-    path.write_text(json.dumps({"env_1": record}))
-    [env], _, _ = read_envs(path)
+    env = _read_env(tmp_path, "Orders", ORDERS, {
+        "get_order": ("query", {"order_id": "string"}),
+        "postpone": ("state_change", {"order_id": "string", "days": "integer"})})
     config = {"orders": {"O1": {"due": {"__type__": "datetime", "value": "2024-03-01T10:00:00"}}},
               "tags": {"__type__": "set", "items": ["new"]}}
     outcome = judge_env(env, config, None, sandbox_pool, settings_for(tmp_path), [])
@@ -166,15 +161,9 @@ class Bank:
 
 def test_a_state_change_that_needs_two_earlier_calls_is_reached_after_both(tmp_path: Path, sandbox_pool: Any) -> None:
     """login, then select_account, then deposit (the outside re-check's variant of finding 8)."""
-    kinds = {"login": ("user_id", "string"), "select_account": ("account_id", "string"), "deposit": ("amount", "integer")}
-    tools = [{"type": "function", "function": {"name": n, "description": n, "parameters": {
-        "type": "object", "properties": {p: {"type": t}}, "required": [p]}}} for n, (p, t) in kinds.items()]
-    record = {"env_id": "env_1", "environment_summary": "bank", "environment_introduction": "A bank.",
-              "state_space_definition": [], "constraints_rules": [], "env_class_name": "Bank", "env_class_code": BANK,
-              "tools": tools, "operation_list": [{"operation_name": n, "operation_type": "state_change"} for n in kinds]}
-    path = tmp_path / "env_metadata.json"
-    path.write_text(json.dumps({"env_1": record}))
-    [env], _, _ = read_envs(path)
+    env = _read_env(tmp_path, "Bank", BANK, {"login": ("state_change", {"user_id": "string"}),
+                                             "select_account": ("state_change", {"account_id": "string"}),
+                                             "deposit": ("state_change", {"amount": "integer"})})
     state = {"users": {"u1": {"accounts": {"a1": 10}}}, "user": None, "account": None}
     outcome = judge_env(env, state, None, sandbox_pool, settings_for(tmp_path), [])
     assert outcome.accepted, outcome.reasons
