@@ -23,7 +23,8 @@ from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
 PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
-MAX_SETUPS = 3  # other tools' accepted state changes tried before a state-changing tool no probe reached
+MAX_SETUPS = 6  # setups (other tools' state changes) tried before a state-changing tool no probe reached
+SETUP_VARIANTS = 2  # ... per tool: its accepted call and its next positive
 MAX_SETUP_POSITIVES = 2  # ... with its best positive candidates
 MAX_SETUP_DEPTH = 3  # rounds of that, each able to start from a tool the round before reached
 _Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
@@ -101,11 +102,17 @@ class ProgrammaticPass:
         rounds; the first success is the tool's round."""
         done = [r for r in self.rounds if r.check == "contract" and reached_round(r) and r.state_after is not None
                 and changed_paths(r.state_before or {}, r.state_after)]
-        setups = list({r.tool: [(r.tool, r.args)] for r in done if self.kinds.get(r.tool) == "state_change"}.values())
+        by_tool = {p.tool: p for p in plans}
+        setups = []
+        for r in done:  # the accepted call first, then the tool's other positives (another user may own the account)
+            if self.kinds.get(r.tool) == "state_change" and r.tool in by_tool:
+                others = [p.args for p in by_tool[r.tool].positives() if p.args != r.args][:SETUP_VARIANTS - 1]
+                setups += [[(r.tool, args)] for args in [r.args, *others]]
         reached = {r.tool for r in self.rounds if reached_round(r)}
         stuck = [p for p in plans if p.tool not in reached and self.kinds.get(p.tool) == "state_change"]
         for _ in range(MAX_SETUP_DEPTH):
-            progressed = [plan for plan in stuck if self._reach_after(plan, setups[-MAX_SETUPS:], setups, pool)]
+            latest = setups[-MAX_SETUPS:]  # the deepest chains first: each round starts from the last one's
+            progressed = [plan for plan in stuck if self._reach_after(plan, latest, setups, pool)]
             stuck = [plan for plan in stuck if plan not in progressed]
             if not progressed or not stuck:
                 return

@@ -169,3 +169,16 @@ def test_a_state_change_that_needs_two_earlier_calls_is_reached_after_both(tmp_p
     assert outcome.accepted, outcome.reasons
     [reached] = [r for r in outcome.rounds if r.tool == "deposit" and r.check == "contract"]
     assert "after login, select_account" in reached.reason
+
+
+def test_a_setup_is_also_tried_with_the_tools_next_positive(tmp_path: Path, sandbox_pool: Any) -> None:
+    """The first user login accepts owns no account: select_account fails after it, and only the next
+    user's login leads on (the outside re-check's variant: the env was rejected though its solution ran)."""
+    env = _read_env(tmp_path, "Bank", BANK, {"login": ("state_change", {"user_id": "string"}),
+                                             "select_account": ("state_change", {"account_id": "string"}),
+                                             "deposit": ("state_change", {"amount": "integer"})})
+    state = {"users": {"u0": {"accounts": {}}, "u1": {"accounts": {"a1": 10}}}, "user": None, "account": None}
+    outcome = judge_env(env, state, None, sandbox_pool, settings_for(tmp_path), [])
+    assert outcome.accepted, outcome.reasons
+    assert {r.tool for r in outcome.rounds if r.check == "contract" and r.observation.get("success")} >= {
+        "login", "select_account", "deposit"}
