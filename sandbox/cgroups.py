@@ -65,6 +65,18 @@ def block_devices() -> dict[str, str]:
     return out
 
 
+def _counter(path: Path, name: str) -> int:
+    """One counter of a `key value` per line cgroup file (memory.events, memory.oom_control); 0 if absent."""
+    try:
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == name:
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 @dataclass
 class UnitCgroup:
     version: int
@@ -83,16 +95,12 @@ class UnitCgroup:
         from the unit, so the unit's own cap does not count here)."""
         if self.pool_memory is None:
             return 0
-        try:
-            if self.version == 1:
+        if self.version == 1:
+            try:
                 return int((self.pool_memory / "memory.failcnt").read_text())
-            for line in (self.pool_memory / "memory.events").read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "max":
-                    return int(value)
-        except (OSError, ValueError):
-            pass
-        return 0
+            except (OSError, ValueError):
+                return 0
+        return _counter(self.pool_memory / "memory.events", "max")
 
     def pool_cap_hit(self) -> bool:
         """Did the pool's memory cap (rather than the unit's own) refuse memory since this unit moved in?"""
@@ -112,15 +120,7 @@ class UnitCgroup:
             return False
 
     def _oom_kills(self) -> int:
-        name = "memory.oom_control" if self.version == 1 else "memory.events"
-        try:
-            for line in (self.dirs[0] / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        except (OSError, ValueError):
-            pass
-        return 0
+        return _counter(self.dirs[0] / ("memory.oom_control" if self.version == 1 else "memory.events"), "oom_kill")
 
     def oom_killed(self) -> bool:
         """Did the kernel kill something of the current unit for exceeding its memory cap?"""
