@@ -258,3 +258,19 @@ def test_a_think_block_inside_a_tool_call_block_is_reasoning_and_the_call_surviv
     turn = normalise_assistant({"role": "assistant", "content": content}, tools)
     assert [c["function"] for c in turn["tool_calls"]] == [{"name": "get_policy", "arguments": '{"policy_id": "P1"}'}]
     assert turn["reasoning_content"] == "I should look it up."
+
+
+def test_brackets_finds_what_a_scan_from_each_start_finds() -> None:
+    """`Brackets` (one walk settling many starts) against `balanced_end` (a scan per start) on random
+    texts of brackets, quotes, apostrophes, backslashes and newlines: the same end for every start."""
+    import random
+
+    from envscaler_core.llm.replies.json_text import Brackets, balanced_end
+
+    rng = random.Random(7)
+    for _ in range(400):
+        text = "".join(rng.choice('{}[]"\'\\\n ab:,') for _ in range(rng.randint(0, 40)))
+        brackets = Brackets(text)
+        starts = [i for i, ch in enumerate(text) if ch in "{["]
+        for start in rng.sample(starts, len(starts)):  # any order of questions
+            assert brackets.end(start) == balanced_end(text, start), (text, start)

@@ -21,7 +21,7 @@ from envscaler_core import pyast
 from envscaler_core.llm.replies.call_text import (
     Found, Offered, Unread, after_prefix, json_items, json_run, make_call, offered_tools, prose_of,
 )
-from envscaler_core.llm.replies.json_text import NotJSON, balanced_end, fences, jsonable, load_value
+from envscaler_core.llm.replies.json_text import Brackets, NotJSON, balanced_end, fences, jsonable, load_value
 from envscaler_core.llm.replies.reasoning import content_text, harmony_messages
 from envscaler_core.llm.replies.xml_calls import function_tags, minimax, tool_call_tags
 
@@ -220,11 +220,14 @@ def json_calls(text: str, offered: Offered) -> Found:
     raise Unread("no JSON call")
 
 
+_OPENING = re.compile(r"[\[{]")
+
+
 def _trailing_run(text: str) -> list[int]:
     """Starts of the top-level `{…}`/`[…]` values that, with only separators between them, end `text`."""
-    spans, i = [], 0
-    while (found := re.compile(r"[\[{]").search(text, i)) is not None:
-        end = balanced_end(text, found.start())
+    spans, i, brackets = [], 0, Brackets(text)
+    while (found := _OPENING.search(text, i)) is not None:
+        end = brackets.end(found.start())
         if end is None:
             i = found.start() + 1
             continue

@@ -110,7 +110,10 @@ def minimax(text: str, offered: Offered) -> Found:
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|(?=<tool_call>)|\Z)", re.DOTALL | re.IGNORECASE)
 _GLM = re.compile(r"\A\s*([\w.\-]+)\s*(?=<arg_key>|\Z)")
-_GLM_ARG = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+# a key holds no tag, and a value ends at the next key: each try stops at the next pair, so a reply with
+# thousands of unclosed pairs is not scanned to its end once per pair
+_GLM_ARG = re.compile(r"<arg_key>([^<]*)</arg_key>\s*<arg_value>((?:(?!</arg_value>|<arg_key>).)*)</arg_value>",
+                      re.DOTALL)
 
 
 def tool_call_tags(text: str, offered: Offered) -> Found:
