@@ -1,6 +1,6 @@
 """What reading one reply costs the orchestrator, for ordinary replies and for degenerate ones a model
-really sends when it loops until its output limit (`{{{{…`, `[[[[…`, whitespace, unclosed call objects or
-GLM argument pairs). Every reply is read on the event loop, so a reply that costs seconds stalls every
+really sends when it loops until its output limit (`{{{{…`, `[[[[…`, whitespace, unclosed call objects,
+GLM argument pairs, fences that never close). Every reply is read on the event loop, so a reply that costs seconds stalls every
 other call in flight: the degenerate ones must stay within a small multiple of an ordinary long reply.
 
 Printed per form: ms to read it as a chat turn (`normalise_assistant`, tools offered) and as a
@@ -37,6 +37,7 @@ def forms(n: int) -> dict[str, str]:
         "whitespace after [TOOL_CALLS]": "[TOOL_CALLS]" + " " * n + "!",
         "unclosed call objects": "x\n" + '{"name": "get_x", "arguments": ' * (n // 31),
         "GLM argument pairs": "<tool_call>get_x" + "<arg_key>a</arg_key>" * (n // 20),
+        "opening fences, none closed": "```json\n{\n" * (n // 10),
     }
 
 

@@ -274,3 +274,21 @@ def test_brackets_finds_what_a_scan_from_each_start_finds() -> None:
         starts = [i for i, ch in enumerate(text) if ch in "{["]
         for start in rng.sample(starts, len(starts)):  # any order of questions
             assert brackets.end(start) == balanced_end(text, start), (text, start)
+
+
+def test_fences_are_the_blocks_a_lazy_fence_regex_finds() -> None:
+    """`fences` (closing lines found once, then looked up) against the regex it replaced, on random texts
+    of backtick and tilde runs, languages, blank space and newlines: the same blocks, in order."""
+    import random
+    import re
+
+    from envscaler_core.llm.replies.json_text import fences
+
+    reference = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*(?=\n|$)",
+                           re.DOTALL)
+    rng = random.Random(11)
+    pieces = ["```", "````", "~~~", "~~~~", "`", "~", "json", "py", " ", "\t", "\n", "\n", "x", "{}"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        want = [(m.group("lang").strip().lower(), m.group("body"), m.start(), m.end()) for m in reference.finditer(text)]
+        assert [(f.lang, f.body, f.start, f.end) for f in fences(text)] == want, repr(text)

@@ -14,6 +14,7 @@ itself holds a JSON object (double encoding) is read once more.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass
@@ -21,8 +22,8 @@ from typing import Any
 
 from envscaler_core import pyast
 
-_FENCE = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\n`]*)\n(?P<body>.*?)\n[ \t]*(?P=fence)[ \t]*(?=\n|$)",
-                    re.DOTALL)
+_OPENER = re.compile(r"(`{3,}|~{3,})[ \t]*([^\n`]*)\n")
+_CLOSER = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[ \t]*$")
 
 
 class NotJSON(ValueError):
@@ -49,8 +50,33 @@ class Fence:
 
 
 def fences(text: str) -> list[Fence]:
-    """Fenced blocks in order of appearance."""
-    return [Fence(m.group("lang").strip().lower(), m.group("body"), m.start(), m.end()) for m in _FENCE.finditer(text)]
+    """Fenced blocks in order of appearance: an opening run of 3+ backticks or tildes (a language after
+    it), a body, and the first later line that is the same run alone. The closing lines are found once
+    and looked up: a regex with a lazy body tried each opening against the rest of the text, which a
+    reply of thousands of "```json" lines and no closing one turned into seconds."""
+    closers: dict[str, list[tuple[int, int]]] = {}  # run -> [(index of the newline before it, its end)]
+    for m in _CLOSER.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] == "\n":
+            closers.setdefault(m.group(1), []).append((m.start() - 1, m.end()))
+    found, pos = [], 0
+    while (m := _OPENER.search(text, pos)) is not None:
+        closed = None
+        for run_end in range(m.end(1), m.start(1) + 2, -1):  # the longest run first, as the regex did
+            run, lang = text[m.start(1):run_end], text[run_end:m.end() - 1].lstrip(" \t")
+            if "`" in lang or run not in closers:
+                continue
+            lines = closers[run]
+            k = bisect.bisect_left(lines, (m.end(), -1))
+            if k < len(lines):
+                closed = (lang, lines[k])
+                break
+        if closed is None:
+            pos = m.start() + 1
+            continue
+        lang, (newline, end) = closed
+        found.append(Fence(lang.strip().lower(), text[m.end():newline], m.start(), end))
+        pos = end
+    return found
 
 
 _DOUBLE = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
