@@ -26,7 +26,7 @@ def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens
         given = given_settings(config)
     except ConfigError as exc:
         fail(str(exc))
-    if db:
+    if db is not None:  # --db '' is a mistake to report, not the default store
         given.setdefault("store", {})["url"] = db
     for section, values in given.items():
         if not isinstance(values, dict):

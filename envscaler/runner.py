@@ -40,7 +40,7 @@ def new_run_id(prefix: str = "run") -> str:
 
 def settings_from(config: Path | None, db: str | None = None, overrides: dict[str, Any] | None = None) -> Settings:
     extra = dict(overrides or {})
-    if db:
+    if db is not None:  # --db '' is a mistake to report, not the default store
         extra["store"] = {"url": db}
     try:
         return load_settings(config, overrides=extra)

@@ -249,6 +249,7 @@ _ENV_ALIASES = {
     "OPENAI_API_KEY": ("llm", "api_key"),
     "ENVSCALER_DB_URL": ("store", "url"),
 }
+_EMPTY_IS_UNSET = frozenset({"OPENAI_BASE_URL", "OPENAI_API_KEY"})
 _ENV_PREFIX = "ENVSCALER_"
 
 
@@ -294,7 +295,9 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
     data: dict[str, Any] = {}
     origin: dict[tuple[str, ...], str] = {}
     for name, path in _ENV_ALIASES.items():
-        if environ.get(name):
+        # an empty OpenAI variable is the shells' "unset"; an empty store URL is an error, not the default
+        # store (a script passing "$UNSET_VAR" wrote its runs into the user's real store)
+        if environ.get(name) or (name in environ and name not in _EMPTY_IS_UNSET):
             _set_path(data, list(path), environ[name])
             origin[path] = name
     for name, value in environ.items():

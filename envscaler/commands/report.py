@@ -35,11 +35,24 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"no run {run_id!r} in {human_store(store.url)}"
                      + (f"; recent runs: {', '.join(known)}" if known else ""))
             target = out.expanduser().resolve() if out is not None else default_target(run, settings)
+            if is_database(target):
+                fail(f"{target} is a database file (the store?): the report would replace it; pass --out <file>.html")
             try:
                 written = write_report(store, run_id, target)
             except OSError as exc:
                 fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out <writable file>")
         typer.echo(str(written))
+
+
+def is_database(path: Path) -> bool:
+    """A DuckDB file (its header says DUCK at byte 8) or a SQLite one: `report -o <store>` replaced the
+    whole store with HTML and exited 0 (an outside check)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return head[8:12] == b"DUCK" or head.startswith(b"SQLite format 3")
 
 
 def default_target(run: Any, settings: Any) -> Path:

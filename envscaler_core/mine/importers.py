@@ -153,6 +153,14 @@ def _list_records(text: str, kind: str) -> Iterator[_Raw]:
             yield _Raw(line=line, error=f"API-Bank: {exc}")
 
 
+def unreadable(exc: BaseException) -> str:
+    """Why JSON that parses as text cannot become Python values (not a traceback: an outside check
+    crashed `run` on one record nested 200,000 levels deep)."""
+    if isinstance(exc, RecursionError):
+        return "invalid JSON: nested too deeply to read"
+    return f"invalid JSON: {exc}"
+
+
 def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
     for number, raw_line in enumerate(text.splitlines(), start=1):
         if not raw_line.strip():
@@ -161,6 +169,9 @@ def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
             record = json.loads(raw_line)
         except json.JSONDecodeError as exc:
             yield "jsonl", _Raw(line=number, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        except (ValueError, RecursionError) as exc:  # an integer of 4,300+ digits; nesting past the stack
+            yield "jsonl", _Raw(line=number, error=unreadable(exc))
             continue
         if not isinstance(record, dict):
             yield "jsonl", _Raw(line=number, error="record is not a JSON object")
@@ -190,6 +201,9 @@ def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             yield "api-bank", _Raw(line=exc.lineno, error=f"invalid JSON list: {exc.msg}")
+            return
+        except (ValueError, RecursionError) as exc:
+            yield "api-bank", _Raw(line=1, error=f"{unreadable(exc)}; file skipped")
             return
         kind = _list_kind(data) if isinstance(data, list) else "api-bank"
         for raw in _list_records(text, kind):

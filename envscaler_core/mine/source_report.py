@@ -135,14 +135,14 @@ def _keys(record: object) -> str:
 def _json_object_shape(path: Path, first_line: str) -> str:
     try:
         record = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         record = None
     if isinstance(record, dict):
         return ("JSON Lines whose records have no string 'task', no BFCL 'question' and no ToolACE 'conversations' "
                 f"(first record's keys: {_keys(record)})")
     try:
         whole = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError):
+    except (ValueError, RecursionError, OSError):
         return "JSON that does not parse"
     return "one JSON object (wrap the records in a list, or write one object per line)" if isinstance(whole, dict) \
         else "JSON of an unexpected shape"
@@ -151,7 +151,7 @@ def _json_object_shape(path: Path, first_line: str) -> str:
 def _json_list_shape(path: Path) -> str:
     try:
         whole = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, OSError):
+    except (ValueError, RecursionError, OSError):
         return "a JSON list that does not parse"
     if not whole:
         return "an empty JSON list"

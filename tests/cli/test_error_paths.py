@@ -138,3 +138,28 @@ def debug_env(user: dict[str, Any]) -> Iterator[dict[str, str]]:
 def test_debug_is_accepted_after_the_verb(debug_env: dict[str, str]) -> None:
     out = envscaler("status", "r1", "--debug", env=debug_env)
     assert out.returncode == 2 and "no store at /proc/x/y.duckdb" in out.stderr
+
+
+@pytest.mark.parametrize("how", ["flag", "variable"])
+def test_an_empty_store_url_is_refused_not_taken_for_the_default_store(user: dict[str, Any], how: str) -> None:
+    """`--db "$UNSET_VAR"` (or ENVSCALER_DB_URL set to nothing) wrote runs into the user's real default
+    store (an outside check); it names the mistake and touches no store."""
+    env = {**user["env"], "ENVSCALER_DB_URL": ""} if how == "variable" else user["env"]
+    args = ["--db", ""] if how == "flag" else []
+    out = envscaler("run", "-s", str(SLICE), "-c", str(user["config"]), *args, env=env)
+    assert_one_line_error(out, "store URL '' is not a database URL")
+    assert not (user["tmp"] / "home" / ".local" / "share" / "envscaler").exists()
+
+
+def test_a_report_is_never_written_over_the_store(user: dict[str, Any]) -> None:
+    """`report RUN -o <the store file>` replaced the whole DuckDB store with HTML and exited 0."""
+    from envscaler_core.models import Run
+    from envscaler_core.store import Store
+
+    user["db"].parent.mkdir(parents=True)
+    with Store.from_url(f"duckdb:///{user['db']}") as store:
+        store.save_run(Run(run_id="r1", status="completed"))
+    before = user["db"].read_bytes()
+    out = envscaler("report", "r1", "-o", str(user["db"]), env=user["env"])
+    assert_one_line_error(out, "is a database file")
+    assert user["db"].read_bytes() == before

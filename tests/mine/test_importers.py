@@ -55,6 +55,26 @@ def test_malformed_records_are_reported_with_file_and_line_and_skipped(tmp_path:
     assert "'task' missing" in result.problems[2].reason
 
 
+def test_records_json_cannot_turn_into_values_are_malformed_records_not_a_crash(tmp_path: Path) -> None:
+    """A record nested past the interpreter's stack, or an integer of 5,000 digits, parses as text but
+    not as values: `run` crashed on the whole file with "unexpected RecursionError" (an outside check)."""
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"task": "Cancel order 42"}\n{"task": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+                    '{"task": ' + "9" * 5000 + "}\n")
+    result = read_sources([path])
+    assert [t.text for t in result.tasks] == ["Cancel order 42"]
+    assert [p.line for p in result.problems] == [2, 3]
+    assert result.problems[0].reason == "invalid JSON: nested too deeply to read"
+    assert result.problems[1].reason.startswith("invalid JSON: Exceeds the limit (4300 digits)")
+
+
+def test_a_json_list_nested_past_the_stack_is_a_skipped_file(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" + "[" * 100_000 + "]" * 100_000 + "]")
+    result = read_sources([path])
+    assert result.tasks == [] and "nested too deeply to read; file skipped" in result.problems[0].reason
+
+
 def test_api_bank_record_without_user_turn_is_reported_at_its_line(tmp_path: Path) -> None:
     path = tmp_path / "bank.json"
     records = [{"instruction": "", "input": "User: Add a meeting tomorrow.\nGenerate API Request: ", "output": ""},
