@@ -23,6 +23,8 @@ def _read_json(path: Path, what: str) -> Any:
         fail(f"{what} {path}: cannot read: {exc.__class__.__name__}: {exc}")
     except ValueError as exc:
         fail(f"{what} {path}: not valid JSON: {exc}")
+    except RecursionError:
+        fail(f"{what} {path}: not valid JSON: nested too deeply to read")
 
 
 def _parse_calls(raw: Any, path: Path) -> list[tuple[str, dict[str, Any]]]:

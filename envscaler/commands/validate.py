@@ -63,6 +63,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 test_state = json.loads(state.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 fail(f"--state {state}: {exc}")
+            except RecursionError:
+                fail(f"--state {state}: not valid JSON: nested too deeply to read")
             if not isinstance(test_state, dict):
                 fail(f"--state {state}: must hold a JSON object")
         settings = settings_from(config, None, {"validate": {"mode": mode, "rounds": rounds, "chains": chains}})

@@ -217,3 +217,11 @@ def test_an_envscaler_generated_file_needs_no_class_option(tmp_path: Path) -> No
     code, state = files(tmp_path, ENVSCALER_LIBRARY_CODE, LIBRARY_STATE)
     out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic")
     assert out.returncode == 0 and full(out)["tool_kinds"]["lend_book"]["kind"] == "state_change"
+
+
+def test_a_state_file_nested_past_the_stack_is_a_one_line_error(tmp_path: Path) -> None:
+    code, _ = files(tmp_path)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"items": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    out = envscaler(tmp_path, "--code", code, "--state", str(deep), "--mode", "programmatic")
+    assert out.returncode == 2 and "nested too deeply to read" in out.stderr and "Traceback" not in out.stderr
