@@ -85,7 +85,12 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
         with claimed_store(settings) as store:
             return _in_process(store, envs, files, solutions, settings, run_id, solve, attempts)
     except KeyboardInterrupt:
-        typer.echo(f"interrupted: nothing of run {run_id} was written (an import is stored whole or not at all)", err=True)
+        _interrupted(settings, run_id)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except RuntimeError as exc:  # DuckDB turns a Ctrl-C during a query into "Query interrupted"
+        if "interrupted" not in str(exc).lower():
+            raise
+        _interrupted(settings, run_id)
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except (ReadError, ImportRefused) as exc:
         fail(f"{exc}; nothing imported")
@@ -93,6 +98,30 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
         fail(f"the sandbox is unavailable, nothing imported: {exc}")
     except (StoreError, LLMConfigError) as exc:
         fail(f"import failed, nothing written: {exc}")
+
+
+def _interrupted(settings: Settings, run_id: str) -> None:
+    """Say what the store holds now, not what it held when the import began: a Ctrl-C just after the
+    import was stored was reported as 'nothing written' while `status` said completed."""
+    from envscaler_core.store import Store
+    from envscaler_core.store.urls import parse_store_url
+
+    status = None
+    try:
+        where = parse_store_url(settings.store.url)
+        if where.path is not None and not where.path.exists():
+            raise FileNotFoundError(where.path)  # never create a store just to ask it
+        with Store.from_url(settings.store.url) as store:
+            run = store.get_run(run_id)
+            status = run.status if run is not None else None
+    except Exception:  # noqa: BLE001 - the store may be what was interrupted; say what is known
+        pass
+    if status == "completed":
+        typer.echo(f"interrupted after the import was stored: run {run_id} is complete (envscaler status {run_id})",
+                   err=True)
+    else:
+        typer.echo(f"interrupted: run {run_id} was not stored (an import is stored whole or not at all; "
+                   "importing again starts over)", err=True)
 
 
 def _in_process(store: Any, envs: Path, files: list[Path], solutions: Path | None, settings: Settings, run_id: str,

@@ -100,3 +100,21 @@ def test_the_cli_runs_the_flow_variant_with_flow(prefect_api: str, envscaler_dir
     done = _import(envscaler_dir, f"duckdb:///{tmp_path / 'flow.duckdb'}", "cli-flow", "--flow", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["scenarios"]["verified"] == 3
+
+
+def test_an_interrupted_import_says_what_the_store_holds_now(tmp_path: Path, capsys: Any) -> None:
+    """A Ctrl-C just after the import was stored was reported as 'nothing written' while `status` said
+    completed (an outside check); the message now reads the store, and never creates one to do so."""
+    from envscaler.commands.import_ import _interrupted
+    from envscaler_core.config import load_settings
+    from envscaler_core.models import Run
+    from envscaler_core.store import Store
+
+    url = f"duckdb:///{tmp_path / 'imp.duckdb'}"
+    settings = load_settings(environ={}, overrides={"store": {"url": url}})
+    _interrupted(settings, "imp1")
+    assert "run imp1 was not stored" in capsys.readouterr().err and not (tmp_path / "imp.duckdb").exists()
+    with Store.from_url(url) as store:
+        store.save_run(Run(run_id="imp1", status="completed", origin="import"))
+    _interrupted(settings, "imp1")
+    assert "after the import was stored: run imp1 is complete" in capsys.readouterr().err
