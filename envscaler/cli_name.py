@@ -34,3 +34,16 @@ def cli_command() -> tuple[str, str | None]:
 def cli_call(args: str) -> str:
     """`envscaler ARGS` as the user can paste it (see the module docstring)."""
     return f"{cli_command()[0]} {args}"
+
+
+def resume_call(run_id: str, store_url: str | None = None, extra: str = "") -> str:
+    """`envscaler resume RUN [--db URL]`: the store named whenever it is not the default one, so the
+    hint pasted as printed continues this run (without it, a run made with --db was looked for in the
+    default store)."""
+    import shlex
+
+    from envscaler_core.config import default_store_url
+
+    db = f" --db {shlex.quote(store_url)}" if store_url and store_url != default_store_url() else ""
+    return cli_call(f"resume {run_id}{db}{extra}")
+

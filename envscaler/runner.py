@@ -22,7 +22,7 @@ from typing import Any
 
 import typer
 
-from envscaler.cli_name import cli_call
+from envscaler.cli_name import cli_call, resume_call
 from envscaler.commands._common import fail
 from envscaler.endpoint import check_endpoint
 from envscaler.prefect_session import drain_prefect, prefect_api
@@ -129,7 +129,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         progress = publish_starting(settings, run_id)
         for note in request.notes:
             say(note, quiet)
-        say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{cli_call('resume ' + run_id)}` "
+        say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{resume_call(run_id, store.url)}` "
             "continues it", quiet)
         try:
             with prefect_api(quiet):
@@ -161,7 +161,7 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
         detail = "; ".join(part for part in (f"new: {', '.join(new)}" if new else "",
                                              f"not given now: {', '.join(missing)}" if missing else "") if part)
         fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
-             f"--run-id, `{cli_call('resume ' + run_id)}` to continue it, or --add-sources to add these files to it")
+             f"--run-id, `{resume_call(run_id, store.url)}` to continue it, or --add-sources to add these files to it")
 
 
 def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,
@@ -190,13 +190,13 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     except SourceError as exc:
         fail(f"run {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
-        fail(f"run {run_id} stopped: {exc} (resume with `{cli_call('resume ' + run_id)}`)")
+        fail(f"run {run_id} stopped: {exc} (resume with `{resume_call(run_id, settings.store.url)}`)")
     except Exception as exc:
         if debug_enabled():
             raise
         fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
              f" (see `{cli_call('status ' + run_id)}`; rerun with --debug for the traceback; resume with "
-             f"`{cli_call('resume ' + run_id)}`)", code=1)
+             f"`{resume_call(run_id, settings.store.url)}`)", code=1)
 
 
 def _interrupted(store: Any, run_id: str) -> None:
@@ -211,6 +211,6 @@ def _interrupted(store: Any, run_id: str) -> None:
         typer.echo(f"interrupted before run {run_id} started; nothing was recorded", err=True)
     else:
         typer.echo(f"interrupted: run {run_id} stopped; finished work is kept. Continue it with:\n"
-                   f"  {cli_call('resume ' + run_id)}", err=True)
+                   f"  {resume_call(run_id, store.url)}", err=True)
     sys.stdout.flush()
     raise typer.Exit(EXIT_INTERRUPTED)

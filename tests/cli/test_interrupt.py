@@ -101,6 +101,8 @@ def test_status_shows_a_run_that_holds_the_store(interrupted: dict[str, Any]) ->
 def test_ctrl_c_exits_130_with_the_resume_command(interrupted: dict[str, Any]) -> None:
     assert interrupted["code"] == 130, interrupted["stderr"][-3000:]
     assert f"envscaler resume {RUN}" in interrupted["stderr"]
+    # the run's store is not the default one: the hint names it, so pasting it anywhere continues this run
+    assert f"resume {RUN} --db duckdb:///{interrupted['tmp'] / 'runs.duckdb'}" in interrupted["stderr"]
     assert_no_noise(interrupted["stderr"])
 
 
