@@ -8,6 +8,7 @@ names a run with other sources), 3 stopped on its budget (resumable), 4 finished
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -55,5 +56,21 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             overrides["flow"] = {"out_dir": str(out.expanduser().resolve())}
         settings = settings_from(config, db, overrides)
         rid = run_id or new_run_id()
+        _check_out_dir(settings, rid)
         summary = run_factory(settings, rid, paths, chosen, quiet=quiet, request=RunRequest(add_sources=add_sources))
         print_summary(summary, json_out, final=True)
+
+
+def _check_out_dir(settings: Any, run_id: str) -> None:
+    """Exports go to <out>/<RUN_ID>/ at the end of the run: a path that can never be a directory there
+    (a regular file on the way) is said now, before any LLM call is paid for (it used to fail at export)."""
+    from envscaler_core.config import outputs_root
+
+    target = outputs_root(settings) / run_id
+    for place in (target, *target.parents):
+        if place.exists():
+            if not place.is_dir():
+                fail(f"the output directory {target} cannot be made: {place} is a file, not a directory; "
+                     "pass --out <directory>")
+            return
+

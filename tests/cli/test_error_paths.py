@@ -163,3 +163,11 @@ def test_a_report_is_never_written_over_the_store(user: dict[str, Any]) -> None:
     out = envscaler("report", "r1", "-o", str(user["db"]), env=user["env"])
     assert_one_line_error(out, "is a database file")
     assert user["db"].read_bytes() == before
+
+
+def test_an_output_directory_that_cannot_be_made_is_said_before_any_work(user: dict[str, Any]) -> None:
+    """`--out` under a regular file failed only at export, after every LLM call was paid for."""
+    blocker = write(user["tmp"] / "afile", "not a directory")
+    out = envscaler("run", "-s", str(SLICE), "-c", str(user["config"]), "--out", str(blocker), env=user["env"])
+    assert_one_line_error(out, "is a file, not a directory", "--out")
+    assert not user["db"].exists()
