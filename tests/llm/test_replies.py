@@ -260,12 +260,29 @@ def test_a_think_block_inside_a_tool_call_block_is_reasoning_and_the_call_surviv
     assert turn["reasoning_content"] == "I should look it up."
 
 
+def _scan_from(text: str, start: int) -> int | None:
+    """The reference: one scan per start (the quadratic way `Brackets` replaced), depth counted."""
+    from envscaler_core.llm.replies.json_text import _SPECIAL, _string_end
+
+    depth, i = 0, start
+    while (found := _SPECIAL.search(text, i)) is not None:
+        i = found.start()
+        if text[i] in "\"'":
+            i = max(_string_end(text, i), i + 1)
+            continue
+        depth += 1 if text[i] in "{[" else -1
+        if depth == 0:
+            return i + 1
+        i += 1
+    return None
+
+
 def test_brackets_finds_what_a_scan_from_each_start_finds() -> None:
-    """`Brackets` (one walk settling many starts) against `balanced_end` (a scan per start) on random
-    texts of brackets, quotes, apostrophes, backslashes and newlines: the same end for every start."""
+    """`Brackets` (one walk settling many starts) against a scan per start on random texts of brackets,
+    quotes, apostrophes, backslashes and newlines: the same end for every start."""
     import random
 
-    from envscaler_core.llm.replies.json_text import Brackets, balanced_end
+    from envscaler_core.llm.replies.json_text import Brackets
 
     rng = random.Random(7)
     for _ in range(400):
@@ -273,7 +290,7 @@ def test_brackets_finds_what_a_scan_from_each_start_finds() -> None:
         brackets = Brackets(text)
         starts = [i for i, ch in enumerate(text) if ch in "{["]
         for start in rng.sample(starts, len(starts)):  # any order of questions
-            assert brackets.end(start) == balanced_end(text, start), (text, start)
+            assert brackets.end(start) == _scan_from(text, start), (text, start)
 
 
 def test_fences_are_the_blocks_a_lazy_fence_regex_finds() -> None:

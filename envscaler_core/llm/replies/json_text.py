@@ -105,25 +105,11 @@ def matching_brace(text: str, start: int) -> int | None:
 
 
 def balanced_end(text: str, start: int) -> int | None:
-    """End index (exclusive) of the balanced `{…}` or `[…]` starting at `start`, honouring quotes;
-    None if it never closes."""
-    depth, i = 0, start
-    while (found := _SPECIAL.search(text, i)) is not None:
-        i = found.start()
-        ch = text[i]
-        if ch in "\"'":
-            i = max(_string_end(text, i), i + 1)
-            continue
-        if ch in "{[":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return i + 1
-            if depth < 0:
-                return None
-        i += 1
-    return None
+    """End index (exclusive) of the balanced `{…}` or `[…]` starting at `start` (which must be one of
+    them; anything else is None), honouring quotes; None if it never closes."""
+    if text[start:start + 1] not in ("{", "["):
+        return None
+    return Brackets(text).end(start)
 
 
 class Brackets:
