@@ -66,6 +66,8 @@ def _check_out_dir(settings: Any, run_id: str) -> None:
     (a regular file on the way) is said now, before any LLM call is paid for (it used to fail at export)."""
     from envscaler_core.config import outputs_root
 
+    if not settings.flow.out_dir:  # beside the store: the store's own check speaks first
+        return
     target = outputs_root(settings) / run_id
     for place in (target, *target.parents):
         if place.exists():
