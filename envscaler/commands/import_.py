@@ -103,17 +103,16 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
 def _interrupted(settings: Settings, run_id: str) -> None:
     """Say what the store holds now, not what it held when the import began: a Ctrl-C just after the
     import was stored was reported as 'nothing written' while `status` said completed."""
-    from envscaler_core.store import Store
-    from envscaler_core.store.urls import parse_store_url
+    from envscaler.status import open_for_reading
 
     status = None
     try:
-        where = parse_store_url(settings.store.url)
-        if where.path is not None and not where.path.exists():
-            raise FileNotFoundError(where.path)  # never create a store just to ask it
-        with Store.from_url(settings.store.url) as store:
+        store = open_for_reading(settings.store.url, wait_s=0)  # never creates a store just to ask it
+        try:
             run = store.get_run(run_id)
             status = run.status if run is not None else None
+        finally:
+            store.close()
     except Exception:  # noqa: BLE001 - the store may be what was interrupted; say what is known
         pass
     if status == "completed":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import json
-import keyword
 from functools import lru_cache
 from typing import Any
 
@@ -23,14 +22,11 @@ from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
 from envscaler_core.llm.replies.structured import ReplyProblem
 from envscaler_core.llm.replies.tool_calls import checked_arguments
+from envscaler_core.models.env import is_python_identifier
 
 
 class UndecodableCalls(ValueError):
     """An assistant step BFCL could not (or we will not) turn into call strings."""
-
-
-def _identifier(name: Any) -> bool:
-    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
 
 
 def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[str] | None = None) -> list[str]:
@@ -56,9 +52,9 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
             checked_arguments(args)
         except ReplyProblem as exc:
             raise UndecodableCalls(f"arguments of {str(name)[:80]!r}: {exc}") from None
-        if not _identifier(name):
+        if not is_python_identifier(name):
             raise UndecodableCalls(f"function name {str(name)[:80]!r} is not a Python identifier")
-        bad = [k for k in args if not _identifier(k)]
+        bad = [k for k in args if not is_python_identifier(k)]
         if bad:
             raise UndecodableCalls(f"argument name {str(bad[0])[:80]!r} of {name} is not a Python identifier")
         out.append(f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})")

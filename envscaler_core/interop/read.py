@@ -15,7 +15,6 @@ classes, which EnvScaler's `read_file` does without a second thought).
 
 from __future__ import annotations
 
-import keyword
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from envscaler_core.interop.strict_json import Duplicated, json_problem, load_json, safe
 from envscaler_core.interop.strict_json import FileError as ReadError  # a whole file is unusable
-from envscaler_core.models.env import ToolSchema
+from envscaler_core.models.env import ToolSchema, is_python_identifier
 
 QUERY_LABELS = {"query": "query", "state_change": "state_change", "modify": "state_change"}
 """operation_type values -> our tool kinds ("modify" is the label EnvScaler's README still documents)."""
@@ -175,7 +174,7 @@ def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     sound(record)
     code = _text(record, "env_class_code", empty_ok=False)
     class_name = _text(record, "env_class_name", empty_ok=False)
-    if not class_name.isidentifier() or keyword.iskeyword(class_name):  # Python's rule, Unicode included
+    if not is_python_identifier(class_name):
         raise _Bad(f"'env_class_name' {class_name!r} is not a Python identifier")
     introduction = _text(record, "environment_introduction")
     rules = record.get("constraints_rules", [])

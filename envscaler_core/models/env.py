@@ -11,9 +11,13 @@ from envscaler_core.models.base import Model, Record
 from envscaler_core.models.spec import OperationKind
 
 
+def is_python_identifier(name: object) -> bool:
+    """A name as Python reads it: Unicode letters included (`Bibliothèque`), keywords not."""
+    return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+
+
 def _python_identifier(name: str) -> str:
-    """A class name as Python reads it: Unicode letters included (`Bibliothèque`), keywords not."""
-    if not name.isidentifier() or keyword.iskeyword(name):
+    if not is_python_identifier(name):
         raise ValueError(f"{name!r} is not a Python identifier")
     return name
 
