@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from envscaler_core.models import AcceptedEnv, CheckSpec, Scenario, ToolCall, ToolSchema, canonical_json
+from envscaler_core.models import AcceptedEnv, CheckSpec, Scenario, ToolCall, ToolSchema, canonical_json, compact_json
 
 RL_SCHEMA = pa.schema(
     [
@@ -61,7 +61,7 @@ def env_columns(env: AcceptedEnv) -> dict[str, Any]:
         "env_validation_mode": env.validation_mode,
         "class_name": env.class_name,
         "class_code": env.class_code,
-        "tools_json": canonical_json([t.model_dump(mode="json") for t in env.tools]),
+        "tools_json": compact_json([t.model_dump(mode="json") for t in env.tools]),
         "tool_kinds_json": canonical_json(env.tool_kinds),
     }
 
@@ -75,10 +75,10 @@ def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv | dict[str, An
         "scenario_fp": fingerprint,
         **env_cols,
         "task": scenario.task,
-        "initial_state_json": canonical_json(scenario.initial_state),
+        "initial_state_json": compact_json(scenario.initial_state),
         "checklist": list(scenario.checklist),
         "checks": [{"item": c.item, "code": c.code} for c in scenario.checks],
-        "reference_solution_json": canonical_json([c.model_dump(mode="json") for c in scenario.reference_solution]),
+        "reference_solution_json": compact_json([c.model_dump(mode="json") for c in scenario.reference_solution]),
     }
 
 

@@ -1,6 +1,6 @@
 """Pydantic v2 models for every record that flows through the factory."""
 
-from envscaler_core.models.base import Model, Record, canonical_json, fingerprint_of, utcnow
+from envscaler_core.models.base import Model, Record, canonical_json, compact_json, fingerprint_of, utcnow
 from envscaler_core.models.bfcl import BFCLEvalReport, BFCLTaskResult, SubsetScore
 from envscaler_core.models.env import AcceptedEnv, CandidateStatus, EnvCandidate, ToolFunction, ToolSchema
 from envscaler_core.models.failure import StageFailure
@@ -20,5 +20,5 @@ __all__ = [
     "LLMCall", "LLMCallStatus", "Model", "Operation", "OperationKind", "Record", "Run",
     "RunStatus", "Scenario", "ScenarioStatus", "SourceTask", "StageFailure", "TerminationReason", "TokenUsage", "ToolCall",
     "ToolFunction", "ToolSchema", "Trajectory", "ValidationMode", "ValidationReport", "ValidationRound",
-    "Verdict", "canonical_json", "fingerprint_of", "utcnow",
+    "Verdict", "canonical_json", "compact_json", "fingerprint_of", "utcnow",
 ]

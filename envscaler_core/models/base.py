@@ -20,6 +20,13 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
+def compact_json(value: Any) -> str:
+    """JSON without whitespace that keeps every object's key order. Stored records and exported states
+    use it, not `canonical_json`: env code can observe the order (`list(self.books)`, `json.dumps` in a
+    check), so sorting a scenario's state would change what its tools return and what its checks see."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def fingerprint_of(value: Any) -> str:
     """sha256 hex digest of the canonical JSON of `value`."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()

@@ -95,17 +95,26 @@ def score_checks(
 
 def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> tuple[list[SolutionStep], dict[str, Any]]:
     """Run the reference solution in one fresh episode; returns per-step outcomes and the final state."""
+    steps, _, final_state = _play_plan(env, scenario, runtime)
+    return steps, final_state
+
+
+def _play_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime
+               ) -> tuple[list[SolutionStep], dict[str, Any], dict[str, Any]]:
+    """The solution's steps, the state the episode held right after loading (what a rollout's checks
+    would see had the agent done nothing: attributes the constructor derives included) and the final one."""
     ep = runtime.open_episode(
         env.class_code, env.class_name, scenario.initial_state, tools=[t.model_dump() for t in env.tools]
     )
     try:
+        loaded = ep.state
         steps: list[SolutionStep] = []
         for call in scenario.reference_solution:
             out = ep.call(call.tool, call.args)
             success = out.result.get("success") if out.ok and isinstance(out.result, dict) else None
             err = out.error if not out.ok else (_tool_message(out.result) if success is False else None)
             steps.append(SolutionStep(tool=call.tool, args=call.args, ok=out.ok, success=success, error=err))
-        return steps, ep.state
+        return steps, loaded, ep.state
     finally:
         ep.close()
 
@@ -120,22 +129,23 @@ def verify_scenario(
 ) -> VerificationReport:
     """Decide whether `scenario` may be used for RL; usable on hand-written scenarios too.
 
-    Order matters for the diagnosis: checks are judged on the initial state first (errors and vacuous
-    checks are the check's fault), then the reference solution runs in a fresh episode, then the
-    checks are judged on its final state (still False means check or plan is wrong).
+    Order matters for the diagnosis: checks are judged on the state the episode holds right after
+    loading first (errors and vacuous checks are the check's fault), then on the state after the
+    reference solution (still False means check or plan is wrong). Both states are the episode's, as
+    in a rollout: a check reading an attribute the constructor derives from the config must see it.
     """
     if not scenario.checks:
         return VerificationReport(ok=False, failure="empty", reason="scenario has no checks")
-    init_outcomes = _run_checks(runtime, scenario, scenario.initial_state, check_timeout_s)
+    try:
+        steps, loaded_state, final_state = _play_plan(env, scenario, runtime)
+    except EnvLoadError as exc:
+        return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}")
+    init_outcomes = _run_checks(runtime, scenario, loaded_state, check_timeout_s)
     diags: list[CheckDiagnostic] = []
     for i, (c, o) in enumerate(zip(scenario.checks, init_outcomes)):
         r = _result_of(c.item, o)
         problem = "error" if r.passed is None else ("vacuous" if r.passed else None)
         diags.append(CheckDiagnostic(index=i, item=c.item, on_initial=r.passed, on_initial_error=r.error, problem=problem))
-    try:
-        steps, final_state = execute_plan(env, scenario, runtime)
-    except EnvLoadError as exc:
-        return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}", checks=diags)
     solved = _run_checks(runtime, scenario, final_state, check_timeout_s)
     for d, c, o in zip(diags, scenario.checks, solved):
         r = _result_of(c.item, o)
@@ -152,7 +162,9 @@ def verify_scenario(
     if errors:
         report.failure = "check_error"
         report.reason = "; ".join(
-            f"check {d.index} ({d.item!r}) did not return a bool: {d.on_initial_error or d.on_solved_error}" for d in errors
+            f"check {d.index} ({d.item!r}) did not return a bool "
+            + (f"on the initial state: {d.on_initial_error}" if d.on_initial is None
+               else f"after the reference solution: {d.on_solved_error}") for d in errors
         )
     elif vacuous:
         report.failure = "vacuous"

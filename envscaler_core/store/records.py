@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlalchemy import ColumnElement, Connection, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from envscaler_core.models import Record, canonical_json
+from envscaler_core.models import Record, compact_json
 from envscaler_core.store.errors import StoreError
 from envscaler_core.store.schema import RecordKind, kind_of
 
@@ -64,7 +64,7 @@ def group_rows(records: Sequence[Record], run_id: str) -> dict[RecordKind, dict[
         kind = kind_of(type(record))
         row = {"run_id": run_id, "fingerprint": record.fingerprint}
         row.update({col: getattr(record, col) for col in kind.query_columns})
-        row["data"] = canonical_json(record.model_dump(mode="json"))
+        row["data"] = compact_json(record.model_dump(mode="json"))
         groups.setdefault(kind, {})[row["fingerprint"]] = row
     return groups
 
