@@ -39,7 +39,7 @@ CREATE_VERBS = frozenset({"add", "create", "register", "new", "insert", "open", 
                           "enrol", "book", "reserve", "schedule", "log", "record", "post", "upload", "import",
                           "file", "make", "place", "put", "save", "store", "join", "invite", "assign"})
 _DATE_NAME = re.compile(r"date|_at$|_on$|deadline|due|day$|^(start|end|until|since|expires?)$")
-Purpose = Literal["positive", "edge", "missing", "boundary"]
+Purpose = Literal["positive", "edge", "missing", "boundary", "sequence"]
 
 
 class Probe(BaseModel):

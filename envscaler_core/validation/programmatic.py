@@ -27,6 +27,7 @@ MAX_SETUPS = 6  # setups (other tools' state changes) tried before a state-chang
 SETUP_VARIANTS = 2  # ... per tool: its accepted call and its next positive
 MAX_SETUP_POSITIVES = 2  # ... with its best positive candidates
 MAX_SETUP_DEPTH = 3  # rounds of that, each able to start from a tool the round before reached
+SEQUENCE_CALLS = (6, 24)  # the one-episode run of every accepted call: at least / at most this many calls
 _Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
 
 
@@ -83,6 +84,8 @@ class ProgrammaticPass:
                     self._record(*record)
                 optional += boundaries
             self._after_setup(plans, pool)  # before the optional boundaries: coverage decides acceptance
+            if only is None and not search_only:
+                self._sequence()
             done = 0
             while done < len(optional) and (self.limit is None or self.counted() < self.limit):
                 room = len(optional) - done if self.limit is None else self.limit - self.counted()
@@ -116,6 +119,40 @@ class ProgrammaticPass:
             stuck = [plan for plan in stuck if plan not in progressed]
             if not progressed or not stuck:
                 return
+
+    def _sequence(self) -> None:
+        """Every accepted call again, one after another in a single episode (cycled to at least
+        SEQUENCE_CALLS[0] calls): each probe above is one call in a fresh episode, so a class that only
+        breaks once an episode has seen a few calls (a counter, a list it outgrows, a trap) would pass
+        them all and fail every scenario. A refusal here is fine (earlier calls changed the state); an
+        exception, a crash, a non-dict answer or a failure that changed state is a breach. Only breaking
+        calls are recorded, so a sound class's rounds and score are what the probes made them."""
+        accepted = [(r.tool, r.args) for r in self.rounds if r.check == "contract" and reached_round(r)]
+        if not accepted:
+            return
+        least, most = SEQUENCE_CALLS
+        calls = [accepted[i % len(accepted)] for i in range(min(max(least, len(accepted)), most))]
+        ep = open_episode(self.runtime, self.candidate, self.config)
+        try:
+            for k, (tool, args) in enumerate(calls):
+                before = ep.state
+                out = ep.call(tool, args)
+                if not out.ok and out.error_kind == "schema":
+                    continue
+                facts = call_facts(out, before, self.kinds.get(tool))
+                # a query that changes state is judged by its own probes, under whichever labels hold
+                facts.critical = [c for c in facts.critical if c != query_changed(tool)]
+                if facts.critical:
+                    facts.critical = [f"{c} (call {k + 1} of one episode running every accepted call in turn; "
+                                      "the same call passed in a fresh episode)" for c in facts.critical]
+                    probe = Probe(tool=tool, args=args, case_type="positive", purpose="sequence",
+                                  note=f"after {k} earlier call(s) in the same episode")
+                    self._record(probe, out, before, facts, "sequence")
+                    return
+                if out.error_kind in ("timeout", "crash"):
+                    return
+        finally:
+            ep.close()
 
     def _reach_after(self, plan: ToolPlan, tried: list[list[tuple[str, dict[str, Any]]]],
                      setups: list[list[tuple[str, dict[str, Any]]]], pool: ThreadPoolExecutor) -> bool:

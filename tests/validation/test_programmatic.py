@@ -151,3 +151,35 @@ def test_the_rounds_setting_bounds_only_the_optional_probes(runtime) -> None:
     out = asyncio.run(validate_candidate(cand, runtime, None, tight, test_state=STATE))
     assert {r.check for r in out.rounds} >= {"contract", "missing"} and "boundary" not in {r.check for r in out.rounds}
     assert not out.report.unreached and set(out.report.per_tool) == {*KINDS, "renew"}
+
+
+WEARS_OUT = LIBRARY_CODE.replace('''        self.loans = cfg.get("loans", [])
+''', '''        self.loans = cfg.get("loans", [])
+        self._calls = 0
+
+    def _tick(self) -> None:
+        self._calls += 1
+        if self._calls > 2:
+            raise RuntimeError("worn out")
+''').replace('''        return {"success": True, "data": list(self.books.values())}''', '''        self._tick()
+        return {"success": True, "data": list(self.books.values())}''').replace('''        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}''', '''        self._tick()
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}''')
+
+
+def test_a_class_that_breaks_only_after_a_few_calls_in_one_episode_rejects(runtime) -> None:
+    assert "self._tick()" in WEARS_OUT
+    out = validate(WEARS_OUT, runtime)
+    assert not out.report.accepted
+    sequence = [r for r in out.rounds if r.check == "sequence"]
+    assert len(sequence) == 1 and sequence[0].verdict == "fail"
+    assert any("worn out" in c and "one episode" in c for c in out.report.critical), out.report.critical
+
+
+def test_a_sound_class_gets_no_sequence_round(runtime) -> None:
+    out = validate(LIBRARY_CODE, runtime)
+    assert out.report.accepted
+    assert not [r for r in out.rounds if r.check == "sequence"]
