@@ -330,9 +330,9 @@ class EpisodeChild:
             self.restore_if_changed()
             return error_reply("oversize", f"the result is {exc.size} characters, over the cap of {exc.cap}",
                                self.out.take())
-        except (TypeError, ValueError, RecursionError) as exc:
+        except BaseException as exc:  # noqa: BLE001 - a returned dict subclass's own items() may raise anything
             self.restore_if_changed()
-            return error_reply("unserializable", f"the result is not JSON-serialisable: {type(exc).__name__}: {exc}",
+            return error_reply("unserializable", f"the result is not JSON-serialisable: {traceback_tail(exc)}",
                                self.out.take())
         text, kind, err = self.serialise_state()
         if text is None:

@@ -293,6 +293,14 @@ def test_huge_or_odd_return_values_are_errors(heavy_attack, body: str, kind: str
     assert a.after.state == {"n": 1}, "the previous state was not kept"
 
 
+def test_a_returned_dict_whose_items_raise_is_unserializable_not_a_crash(attack) -> None:
+    a = attack("class D(dict):\n    def items(self):\n        raise RuntimeError('no items')\n"
+               "    def __iter__(self):\n        raise RuntimeError('no keys')\nreturn D(a=1)")
+    assert _kinds(a.out) == (False, "unserializable"), a.out.error
+    assert "no items" in a.out.error or "no keys" in a.out.error
+    assert a.after.state == {"n": 1}
+
+
 def test_lone_surrogates_are_unserializable_not_poison(attack) -> None:
     a = attack("print('a\\udcff')\nreturn {'text': 'a\\udcffb'}")
     assert _kinds(a.out) == (False, "unserializable")
