@@ -55,12 +55,35 @@ def say(message: str, quiet: bool = False) -> None:
 
 
 def source_paths(sources: list[Path]) -> list[str]:
-    """Absolute paths of the source files, or exit 2 naming the missing ones (checked first: it is the
-    cheapest mistake to report)."""
-    missing = [str(p) for p in sources if not Path(p).is_file()]
-    if missing:
-        fail(f"source file(s) not found: {', '.join(missing)}")
+    """Absolute paths of the source files, or exit 2 naming the bad ones (checked first: it is the
+    cheapest mistake to report). A path that exists but is no regular file is said to be what it is: "not
+    found" sent people looking for a typo in a directory's name."""
+    problems = {kind: [str(p) for p in sources if source_kind(Path(p)) == kind]
+                for kind in ("not found", "is a directory", "is not a regular file")}
+    if problems["not found"]:
+        fail(f"source file(s) not found: {', '.join(problems['not found'])}")
+    if problems["is a directory"]:
+        fail(f"source {', '.join(problems['is a directory'])} is a directory; give the task file(s) in it "
+             "(-s DIR/tasks.jsonl, repeatable)")
+    if problems["is not a regular file"]:
+        fail(f"source {', '.join(problems['is not a regular file'])} is not a regular file (a FIFO, socket or "
+             "device); save the tasks to a file first")
     return [str(Path(p).resolve()) for p in sources]
+
+
+def source_kind(path: Path) -> str:
+    """"file", "not found", "is a directory" or "is not a regular file" (stat follows symlinks)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "not found"
+    except OSError:
+        return "file"  # unreadable: the source check says why, with the file's name
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    return "file" if stat.S_ISREG(mode) else "is not a regular file"
 
 
 def check_sources(sources: list[str], settings: Settings) -> list[str]:

@@ -36,13 +36,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         as_flow: bool = typer.Option(False, "--flow", help="Run as the Prefect flow (publishes the audit as an artifact)."),
         json_out: bool = typer.Option(False, "--json", help="Print only the audit as JSON."),
     ) -> None:
-        from envscaler.runner import check_endpoint, new_run_id, settings_from
+        from envscaler.runner import check_endpoint, new_run_id, settings_from, source_kind
         from envscaler_core.interop.summary import audit_lines
 
         files = [*scenarios, *(more or [])]
         for path in (envs, *files, *([solutions] if solutions else [])):
-            if not path.is_file():
-                fail(f"no such file: {path}")
+            if (kind := source_kind(path)) != "file":
+                fail(f"no such file: {path}" if kind == "not found" else f"{path} {kind}, not a JSON file")
         settings = settings_from(config, db)
         if solve:
             check_endpoint(settings)
