@@ -74,6 +74,9 @@ def _dispatch() -> int:
     from envscaler.help_format import tidy_help
 
     sys.argv = _take_debug_flag(sys.argv)
+    if (bad := _prefect_api_url_problem(sys.argv[1:])) is not None:
+        typer.echo(f"error: {bad}", err=True)
+        return 2
     prefect_cli_environment()
     _register()
     command = typer.main.get_command(app)
@@ -94,6 +97,15 @@ def _dispatch() -> int:
         typer.echo(f"error: unexpected {type(exc).__name__}: {first} (rerun with --debug for the traceback)", err=True)
         return 1
     return code if isinstance(code, int) else 0
+
+
+def _prefect_api_url_problem(args: list[str]) -> str | None:
+    """A PREFECT_API_URL that is no URL, said before any verb does work (help needs no Prefect API)."""
+    from envscaler.prefect_session import api_url_problem
+
+    if not args or any(a in ("--help", "-h") for a in args):
+        return None
+    return api_url_problem(os.environ.get("PREFECT_API_URL"))
 
 
 def _usage_error(problem: Exception) -> int:

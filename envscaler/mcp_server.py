@@ -74,10 +74,20 @@ def build_server(env: AcceptedEnv, scenario: Scenario, episode: Episode) -> Serv
 
 
 async def serve_stdio(server: Server[Any]) -> None:
+    """The SDK's stdio transport, fed by `mcp_stdio.CheckedStdin` so that a line it cannot read gets a
+    JSON-RPC error instead of silence (see that module)."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from envscaler.mcp_stdio import CheckedStdin, claim_stdin
+
+    fd, release = claim_stdin()
+    stdin = CheckedStdin(fd)
+    try:
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            stdin.reply = write_stream.send
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        release()
 
 
 def serve_http(server: Server[Any], host: str, port: int) -> None:

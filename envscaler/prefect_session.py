@@ -22,6 +22,24 @@ SKIP_HINT = ("to skip this, keep a server running: `envscaler demo` leaves one t
              "`prefect server start` and export PREFECT_API_URL=http://127.0.0.1:4200/api")
 
 
+def api_url_problem(value: str | None) -> str | None:
+    """Why PREFECT_API_URL cannot name a Prefect API, or None (unset and empty mean "not configured").
+    Checked before any work: Prefect's client took `notaurl` and failed mid-run with "unknown url type"."""
+    from urllib.parse import urlsplit
+
+    if not value:
+        return None
+    example = "e.g. http://127.0.0.1:4200/api, or unset it (a temporary server is then started)"
+    try:
+        parts = urlsplit(value)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError as exc:
+        return f"PREFECT_API_URL={value!r} is not a valid URL ({exc}); expected http://HOST:PORT/api, {example}"
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        return f"PREFECT_API_URL={value!r} is not an http:// or https:// URL of a Prefect API; {example}"
+    return None
+
+
 def _say(message: str, quiet: bool) -> None:
     if not quiet:
         typer.echo(message, err=True)

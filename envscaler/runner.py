@@ -30,7 +30,8 @@ from envscaler.store_claim import claimed_store, publish_starting
 from envscaler_core.config import ConfigError, Settings, load_settings, public_config
 
 EXIT_INTERRUPTED = 130
-__all__ = ["EXIT_INTERRUPTED", "RunRequest", "check_endpoint", "claimed_store", "drain_prefect", "flow_session",
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process SIGTERM ended
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "RunRequest", "check_endpoint", "claimed_store", "drain_prefect", "flow_session",
            "new_run_id", "prefect_api", "run_factory", "settings_from", "source_paths"]
 
 
@@ -55,12 +56,35 @@ def say(message: str, quiet: bool = False) -> None:
 
 
 def source_paths(sources: list[Path]) -> list[str]:
-    """Absolute paths of the source files, or exit 2 naming the missing ones (checked first: it is the
-    cheapest mistake to report)."""
-    missing = [str(p) for p in sources if not Path(p).is_file()]
-    if missing:
-        fail(f"source file(s) not found: {', '.join(missing)}")
+    """Absolute paths of the source files, or exit 2 naming the bad ones (checked first: it is the
+    cheapest mistake to report). A path that exists but is no regular file is said to be what it is: "not
+    found" sent people looking for a typo in a directory's name."""
+    problems = {kind: [str(p) for p in sources if source_kind(Path(p)) == kind]
+                for kind in ("not found", "is a directory", "is not a regular file")}
+    if problems["not found"]:
+        fail(f"source file(s) not found: {', '.join(problems['not found'])}")
+    if problems["is a directory"]:
+        fail(f"source {', '.join(problems['is a directory'])} is a directory; give the task file(s) in it "
+             "(-s DIR/tasks.jsonl, repeatable)")
+    if problems["is not a regular file"]:
+        fail(f"source {', '.join(problems['is not a regular file'])} is not a regular file (a FIFO, socket or "
+             "device); save the tasks to a file first")
     return [str(Path(p).resolve()) for p in sources]
+
+
+def source_kind(path: Path) -> str:
+    """"file", "not found", "is a directory" or "is not a regular file" (stat follows symlinks)."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "not found"
+    except OSError:
+        return "file"  # unreadable: the source check says why, with the file's name
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    return "file" if stat.S_ISREG(mode) else "is not a regular file"
 
 
 def check_sources(sources: list[str], settings: Settings) -> list[str]:
@@ -131,16 +155,17 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
             say(note, quiet)
         say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{resume_call(run_id, store.url)}` "
             "continues it", quiet)
-        try:
-            with prefect_api(quiet):
-                from flows.factory import factory_flow
+        with sigterm_as_interrupt() as received:
+            try:
+                with prefect_api(quiet):
+                    from flows.factory import factory_flow
 
-                quiet_prefect_console()
-                record_run(store, settings, run_id, sources, stages, request.origin, mock)
-                with LiveProgress(progress, quiet=quiet):
-                    return _execute(factory_flow, settings, run_id, sources, stages)
-        except KeyboardInterrupt:
-            _interrupted(store, run_id)
+                    quiet_prefect_console()
+                    record_run(store, settings, run_id, sources, stages, request.origin, mock)
+                    with LiveProgress(progress, quiet=quiet):
+                        return _execute(factory_flow, settings, run_id, sources, stages)
+            except KeyboardInterrupt:
+                _interrupted(store, run_id, received[0] if received else "SIGINT")
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -199,18 +224,62 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
              f"`{resume_call(run_id, settings.store.url)}`)", code=1)
 
 
-def _interrupted(store: Any, run_id: str) -> None:
-    """Exit 130 with the resume command; a run the interrupt caught mid-write is marked here."""
+FINISHED = ("completed", "empty", "stopped_budget", "failed")
+
+
+def _interrupted(store: Any, run_id: str, signal_name: str = "SIGINT") -> None:
+    """Exit 130 (143 for SIGTERM) saying what the store holds now: a run the interrupt caught mid-write is
+    marked interrupted, with the resume command; a run that had already finished is said to have (a very
+    late Ctrl-C used to report a completed run as "stopped")."""
     run = None
     with contextlib.suppress(Exception):
         run = store.get_run(run_id)
         if run is not None and run.status == "running":
-            store.save_run(run.model_copy(update={"status": "interrupted", "error": "interrupted (Ctrl-C)",
+            how = "Ctrl-C" if signal_name == "SIGINT" else signal_name
+            store.save_run(run.model_copy(update={"status": "interrupted", "error": f"interrupted ({how})",
                                                   "updated_at": datetime.now(UTC)}))
+    said = "interrupted" if signal_name == "SIGINT" else f"terminated ({signal_name})"
     if run is None:
-        typer.echo(f"interrupted before run {run_id} started; nothing was recorded", err=True)
+        typer.echo(f"{said} before run {run_id} started; nothing was recorded", err=True)
+    elif run.status == "completed":
+        typer.echo(f"{said} after run {run_id} had already completed: nothing was lost; "
+                   f"`{cli_call('status ' + run_id)}` shows its summary", err=True)
+    elif run.status in FINISHED:
+        typer.echo(f"{said}: run {run_id} had already finished with status {run.status}; "
+                   f"`{cli_call('status ' + run_id)}` shows why", err=True)
     else:
-        typer.echo(f"interrupted: run {run_id} stopped; finished work is kept. Continue it with:\n"
+        typer.echo(f"{said}: run {run_id} stopped; finished work is kept. Continue it with:\n"
                    f"  {resume_call(run_id, store.url)}", err=True)
     sys.stdout.flush()
-    raise typer.Exit(EXIT_INTERRUPTED)
+    raise typer.Exit(EXIT_TERMINATED if signal_name == "SIGTERM" else EXIT_INTERRUPTED)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[list[str]]:
+    """SIGTERM (`kill PID`, a CI runner's or systemd's stop) takes Ctrl-C's path: it used to end the run
+    at once, exit 143 without a word, the run left `running`. The handler notes the signal and raises
+    SIGINT in this process, so asyncio cancels the flow exactly as for Ctrl-C (or, outside the event
+    loop, KeyboardInterrupt is raised). Yields the names of the signals received."""
+    import signal
+    import threading
+
+    received: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def on_term(signum: int, frame: Any) -> None:
+        received.append("SIGTERM")
+        if not callable(signal.getsignal(signal.SIGINT)):  # SIGINT ignored (a background job) or default
+            raise KeyboardInterrupt
+        signal.raise_signal(signal.SIGINT)
+
+    from envscaler_core.pipeline import termination
+
+    before = signal.signal(signal.SIGTERM, on_term)
+    termination.register(on_term)  # Prefect installs its own around the flow run; the flow puts ours back
+    try:
+        yield received
+    finally:
+        termination.register(None)
+        signal.signal(signal.SIGTERM, before)

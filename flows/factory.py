@@ -24,6 +24,7 @@ from envscaler_core.config import load_settings, outputs_root, public_config
 from envscaler_core.models import Run, utcnow
 from envscaler_core.pipeline import BatchReport, RunContext
 from envscaler_core.pipeline import stages as S
+from envscaler_core.pipeline import termination
 from envscaler_core.pipeline.funnel_notes import produced_nothing
 from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
 from envscaler_core.pipeline.progress import ProgressTracker
@@ -327,6 +328,7 @@ def _roomy_default_executor() -> None:
 async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
                        stages: list[str] | None = None, shard_index: int = 0, shard_count: int = 1) -> dict[str, Any]:
     """The whole pipeline (or the given stages) for one run; safe to re-run with the same run id."""
+    termination.reassert()  # a CLI's SIGTERM handler over Prefect's (envscaler_core/pipeline/termination.py)
     if not 0 <= shard_index < shard_count:
         raise ValueError(f"shard_index {shard_index} is not in [0, {shard_count})")
     settings = load_settings(overrides=config)  # environment first (API key, DB URL), explicit config wins

@@ -1,9 +1,11 @@
 """`envscaler export RUN_ID`: write a run's training data (SFT, LlamaFactory, RL set) and manifest.
 
-Exit codes: 0 written, 2 nothing written (unknown run, bad format, unusable store)."""
+Exit codes: 0 written, 2 nothing written (unknown run, bad format, unusable store), 130 interrupted
+(no manifest.json: the export is incomplete; its temporary files are removed)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -28,7 +30,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         from envscaler.runner import settings_from
         from envscaler.status import open_for_reading
-        from envscaler_core.export import ExportError, export_run, resolve_formats
+        from envscaler_core.export import ExportError, export_dir, export_run, resolve_formats
         from envscaler_core.store import StoreError, StoreMissing
 
         try:
@@ -36,10 +38,18 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except ExportError as exc:
             fail(f"--format: {exc}")
         settings = settings_from(config, db)
+        started, target = time.time(), None
         try:
             with open_for_reading(settings.store.url) as store:
-                manifest = export_run(store, run_id, settings, _base(store, run_id, out), formats=formats,
-                                      verified_only=verified_only)
+                base = _base(store, run_id, out)
+                target = export_dir(settings, run_id, base)
+                manifest = export_run(store, run_id, settings, base, formats=formats, verified_only=verified_only)
+        except KeyboardInterrupt:
+            _interrupted(run_id, target, started)
+        except RuntimeError as exc:  # DuckDB turns a Ctrl-C during a query into "Query interrupted"
+            if "interrupted" not in str(exc).lower():
+                raise
+            _interrupted(run_id, target, started)
         except ExportError as exc:
             fail(str(exc))
         except StoreMissing as exc:
@@ -67,3 +77,21 @@ def _base(store: object, run_id: str, out: Path | None) -> Path | None:
         return out
     recorded = run.outputs.get("exports") if run is not None else None
     return Path(recorded).parent if recorded else None
+
+
+def _interrupted(run_id: str, target: Path | None, started: float) -> None:
+    """Ctrl-C: the export's temporary files go (export_run removes them, this makes sure), and the user is
+    told what the directory holds now: files finished before the interrupt, and no manifest.json, which is
+    what marks an export whole. Typer used to turn the interrupt into a silent exit 130."""
+    from envscaler_core.export.run import remove_temp_files
+
+    if target is None or not target.is_dir():
+        typer.echo(f"interrupted: export of run {run_id} stopped before writing anything", err=True)
+        raise typer.Exit(130)
+    remove_temp_files(target)
+    done = sorted(p.name for p in target.iterdir() if p.is_file() and not p.name.startswith(".")
+                  and p.stat().st_mtime >= started - 1)
+    typer.echo(f"interrupted: export of run {run_id} to {target} is incomplete: manifest.json was not written; "
+               f"written before the interrupt: {', '.join(done) or 'nothing'}; temporary files removed. "
+               f"Run the same command again to export the run whole.", err=True)
+    raise typer.Exit(130)

@@ -1,8 +1,9 @@
 """`envscaler import envscaler --envs ENV_METADATA.json [--scenarios FILE ...]`: bring EnvScaler's own
 data into the store as one run and audit it (env classes validated, check functions classified).
 
-Exit codes: 0 imported (the audit may still reject envs and scenarios: that is its job), 2 nothing
-written (unreadable file, wrong top-level shape, run id taken, store or sandbox unusable)."""
+Exit codes: 0 imported (the audit may still reject envs and scenarios: that is its job), 1 nothing
+imported because every env record is malformed, 2 nothing written (unreadable file, wrong top-level
+shape, run id taken, store or sandbox unusable), 130 interrupted."""
 
 from __future__ import annotations
 
@@ -36,13 +37,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         as_flow: bool = typer.Option(False, "--flow", help="Run as the Prefect flow (publishes the audit as an artifact)."),
         json_out: bool = typer.Option(False, "--json", help="Print only the audit as JSON."),
     ) -> None:
-        from envscaler.runner import check_endpoint, new_run_id, settings_from
+        from envscaler.runner import check_endpoint, new_run_id, settings_from, source_kind
         from envscaler_core.interop.summary import audit_lines
 
         files = [*scenarios, *(more or [])]
         for path in (envs, *files, *([solutions] if solutions else [])):
-            if not path.is_file():
-                fail(f"no such file: {path}")
+            if (kind := source_kind(path)) != "file":
+                fail(f"no such file: {path}" if kind == "not found" else f"{path} {kind}, not a JSON file")
         settings = settings_from(config, db)
         if solve:
             check_endpoint(settings)
@@ -68,7 +69,7 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
 
     from envscaler.runner import EXIT_INTERRUPTED, claimed_store, flow_session
     from envscaler_core.config import public_config
-    from envscaler_core.interop.importer import ImportRefused
+    from envscaler_core.interop.importer import ImportRefused, NothingImportable
     from envscaler_core.interop.read import ReadError
     from envscaler_core.llm.errors import LLMConfigError
     from envscaler_core.store import StoreError
@@ -92,6 +93,8 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
             raise
         _interrupted(settings, run_id)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    except NothingImportable as exc:
+        fail(f"{exc}; nothing imported", code=1)
     except (ReadError, ImportRefused) as exc:
         fail(f"{exc}; nothing imported")
     except SandboxUnavailable as exc:

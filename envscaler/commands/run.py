@@ -3,7 +3,7 @@
 Exit codes: 0 completed, 2 could not start (bad sources, config, key, endpoint, store, a run id that
 names a run with other sources), 3 stopped on its budget (resumable), 4 finished but produced nothing
 (status `empty`: the summary says which stage came out empty and why), 130 interrupted by Ctrl-C
-(resumable), 1 failed unexpectedly."""
+(resumable), 143 terminated by SIGTERM (resumable, as Ctrl-C), 1 failed unexpectedly."""
 
 from __future__ import annotations
 

@@ -175,9 +175,25 @@ def export_run(
     target = export_dir(settings, run_id, out_dir)
     target.mkdir(parents=True, exist_ok=True)
     (target / FILE_NAMES["manifest"]).unlink(missing_ok=True)
-    for stale in target.glob(".*.tmp-*"):  # temp files of an export that was killed mid-write
-        stale.unlink(missing_ok=True)
+    remove_temp_files(target)  # of an export that was killed mid-write
+    try:
+        return _write(store, run_id, settings, target, chosen, page_size, verified_only)
+    except BaseException:
+        remove_temp_files(target)  # each writer removes its own; an interrupt between two steps may not reach it
+        raise
 
+
+def remove_temp_files(target: Path) -> list[str]:
+    """Remove the hidden `.NAME.tmp-*` files writers leave until their rename; returns their names."""
+    removed = []
+    for stale in target.glob(".*.tmp-*"):
+        stale.unlink(missing_ok=True)
+        removed.append(stale.name)
+    return removed
+
+
+def _write(store: Store, run_id: str, settings: Settings, target: Path, chosen: list[ExportFormat], page_size: int,
+           verified_only: bool) -> ExportManifest:
     manifest = ExportManifest(run_id=run_id, out_dir=str(target), formats=chosen)
     job = _Export(store, run_id, settings, target, page_size)
     envs = job.envs(manifest)

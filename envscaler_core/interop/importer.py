@@ -41,6 +41,11 @@ class ImportRefused(ValueError):
     """The import cannot start (e.g. the run id belongs to another run); nothing was written."""
 
 
+class NothingImportable(ImportRefused):
+    """Every record of the env metadata is malformed: an import of nothing is the user's file being wrong,
+    not a result (it used to be stored as an empty, completed run and exit 0). Nothing was written."""
+
+
 class ImportReport(BaseModel):
     run_id: str
     summary: dict[str, Any]
@@ -87,6 +92,9 @@ def import_envscaler(
     _check_run(store, run_id, sources)
     clock = _Clock()
     envs, env_problems, skipped = read_envs(envs_path)
+    if not envs and env_problems:
+        raise NothingImportable(f"{envs_path}: all {len(env_problems)} env records are malformed (first: "
+                                f"{env_problems[0]})")
     scenarios, scen_problems = read_scenarios(scenario_paths, envs, skipped)
     notes = [f"{e.source}: {n}" for e in envs for n in e.notes]
     solutions_path = solutions_path or default_solutions_path(envs_path)

@@ -106,9 +106,10 @@ def _where(text: str, pos: int) -> str:
 
 
 def load_json(path: Path) -> Any:
-    """The file's JSON, with deep containers cut, huge integers and repeated keys marked (see above)."""
+    """The file's JSON, with deep containers cut, huge integers and repeated keys marked (see above). A
+    UTF-8 byte order mark (Windows tools write one) is not data: `utf-8-sig` drops it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FileError(f"{path}: no such file") from None
     except UnicodeDecodeError as exc:

@@ -112,9 +112,39 @@ def generic_utterance(record: dict[str, Any]) -> str:
     return task.strip()
 
 
-def _list_items(text: str) -> Iterator[tuple[int, Any]]:
-    """(1-based line where the item starts, item) for each item of a top-level JSON list."""
-    decoder = json.JSONDecoder()
+class NonStandardJSON(ValueError):
+    """A record that Python's `json` reads but other JSON readers read differently or refuse."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook`: json keeps the last of two equal keys without a word, so the task another
+    tool reads from the same record could be the other one."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise NonStandardJSON(f"duplicate key {key!r} in one object (JSON readers keep only one of them)")
+        seen.add(key)
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    """`parse_constant`: NaN and (-)Infinity are not JSON; strict readers refuse the whole file."""
+    raise NonStandardJSON(f"non-standard JSON constant {name} (not valid JSON)")
+
+
+STRICT = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constant)
+"""Decodes one record; a duplicate key or NaN/Infinity raises `NonStandardJSON`."""
+
+
+def strict_loads(text: str) -> Any:
+    return STRICT.decode(text)
+
+
+def _list_items(text: str) -> Iterator[tuple[int, Any, str | None]]:
+    """(1-based line where the item starts, item, why it is not standard JSON or None) for each item of a
+    top-level JSON list. The whole list parses leniently first (its shape is the file's), then each item
+    strictly, so a duplicate key or NaN is that item's problem and its siblings are still read."""
+    lenient = json.JSONDecoder()
     data = json.loads(text)
     pos = text.index("[") + 1
     line, counted_to = 1, 0  # lines counted on from the last item: counting from the top was quadratic
@@ -123,8 +153,13 @@ def _list_items(text: str) -> Iterator[tuple[int, Any]]:
             pos += 1
         line += text.count("\n", counted_to, pos)
         counted_to = pos
-        _, pos = decoder.raw_decode(text, pos)
-        yield line, item
+        try:
+            _, pos = STRICT.raw_decode(text, pos)
+            problem = None
+        except NonStandardJSON as exc:
+            _, pos = lenient.raw_decode(text, pos)
+            problem = str(exc)
+        yield line, item, problem
 
 
 def _list_kind(data: list[Any]) -> str:
@@ -134,7 +169,10 @@ def _list_kind(data: list[Any]) -> str:
 
 
 def _list_records(text: str, kind: str) -> Iterator[_Raw]:
-    for line, item in _list_items(text):
+    for line, item, problem in _list_items(text):
+        if problem is not None:
+            yield _Raw(line=line, error=f"invalid JSON: {problem}")
+            continue
         if kind == "toolace":
             if not isinstance(item, dict):
                 yield _Raw(line=line, error="ToolACE record is not a JSON object")
@@ -166,7 +204,10 @@ def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
         if not raw_line.strip():
             continue
         try:
-            record = json.loads(raw_line)
+            record = strict_loads(raw_line)
+        except NonStandardJSON as exc:
+            yield "jsonl", _Raw(line=number, error=f"invalid JSON: {exc}")
+            continue
         except json.JSONDecodeError as exc:
             yield "jsonl", _Raw(line=number, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
             continue
@@ -189,9 +230,11 @@ def _jsonl_records(text: str) -> Iterator[tuple[str, _Raw]]:
 
 
 def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
-    """Pick the importer by content: a top-level JSON list is API-Bank or ToolACE, otherwise JSON Lines."""
+    """Pick the importer by content: a top-level JSON list is API-Bank or ToolACE, otherwise JSON Lines.
+    A UTF-8 byte order mark (Windows tools write one) is dropped (`utf-8-sig`): it is not data, and kept
+    it made a JSON list look like JSON Lines and the first JSON Lines record malformed."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         yield "unknown", _Raw(line=line, error=f"not UTF-8 text: {exc.reason} at byte {exc.start}; file skipped")

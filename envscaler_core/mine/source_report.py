@@ -141,7 +141,7 @@ def _json_object_shape(path: Path, first_line: str) -> str:
         return ("JSON Lines whose records have no string 'task', no BFCL 'question' and no ToolACE 'conversations' "
                 f"(first record's keys: {_keys(record)})")
     try:
-        whole = json.loads(path.read_text(encoding="utf-8"))
+        whole = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, RecursionError, OSError):
         return "JSON that does not parse"
     return "one JSON object (wrap the records in a list, or write one object per line)" if isinstance(whole, dict) \
@@ -150,7 +150,7 @@ def _json_object_shape(path: Path, first_line: str) -> str:
 
 def _json_list_shape(path: Path) -> str:
     try:
-        whole = json.loads(path.read_text(encoding="utf-8"))
+        whole = json.loads(path.read_text(encoding="utf-8-sig"))
     except (ValueError, RecursionError, OSError):
         return "a JSON list that does not parse"
     if not whole:

@@ -111,3 +111,29 @@ def test_agent_tool_calls_whose_arguments_no_store_can_hold_are_dropped_not_fata
     hostile = ['{"name": ' + "[" * 3000 + "]" * 3000 + "}", '{"n": ' + "9" * 5001 + "}", '{"name": "\\ud800"}']
     calls = [{"function": {"name": "get_book", "arguments": args}} for args in [*hostile, '{"book_id": "B2"}']]
     assert calls_of([{"role": "assistant", "tool_calls": calls}]) == [ToolCall(tool="get_book", args={"book_id": "B2"})]
+
+
+def test_nan_or_infinity_in_a_scenario_record_makes_that_record_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    good = json.dumps(_scenario("ok"))
+    nan = json.dumps(_scenario("nan")).replace('"books": {}', '"books": {}, "limit": NaN')
+    path.write_text(f"[{nan}, {good}]")
+    scenarios, problems = read_scenarios([path], _envs(tmp_path), set())
+    assert [s.task_id for s in scenarios] == ["ok"]
+    assert len(problems) == 1 and str(problems[0]).startswith("s.json[0]: ") and "NaN or Infinity" in problems[0].reason
+
+
+def test_infinity_in_an_env_record_makes_that_env_malformed(tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    bad = json.dumps({**json.loads(_env_text()), "score": 1}).replace('"score": 1', '"score": -Infinity')
+    path.write_text(f'{{"env_0": {bad}, "env_1": {_env_text()}}}')
+    envs, problems, skipped = read_envs(path)
+    assert [e.env_id for e in envs] == ["env_1"] and skipped == {"env_0"}
+    assert len(problems) == 1 and problems[0].index == "env_0" and "NaN or Infinity" in problems[0].reason
+
+
+def test_metadata_written_with_a_byte_order_mark_reads_as_without_one(tmp_path: Path) -> None:
+    path = tmp_path / "e.json"
+    path.write_bytes(b"\xef\xbb\xbf" + f'{{"env_1": {_env_text()}}}'.encode())
+    envs, problems, _ = read_envs(path)
+    assert [e.env_id for e in envs] == ["env_1"] and problems == []

@@ -1,0 +1,100 @@
+"""MCP's stdio transport with JSON-RPC 2.0's answer to lines it cannot read.
+
+The SDK's `stdio_server` decodes stdin with `errors="replace"` (invalid UTF-8 becomes U+FFFD and the
+request runs on altered text) and hands every line that fails to parse to the server as an exception,
+which the server drops: the client waits forever for an answer (outside check: a lone surrogate
+escape, invalid UTF-8 bytes, a non-JSON line). JSON-RPC 2.0 says: an unreadable message gets a Parse
+error (-32700) with id null; JSON that is no valid request gets Invalid Request (-32600, its id when it
+has a usable one). So stdin is read here, as bytes, one line at a time: each line is checked before the
+SDK sees it, a bad one is answered on the SDK's own write stream (so replies never interleave) and
+skipped, and the server goes on. The SDK's transport still owns stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import suppress
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+Reply = Callable[[SessionMessage], Awaitable[None]]
+
+
+def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
+    """(JSON-RPC error code, message, id to answer with) for a line that is no readable JSON-RPC message;
+    None when the SDK can take it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return types.PARSE_ERROR, f"Parse error: the line is not valid UTF-8 ({exc.reason} at byte {exc.start})", None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return types.PARSE_ERROR, f"Parse error: the line is not JSON ({getattr(exc, 'msg', exc)}{where})", None
+    except RecursionError:
+        return types.PARSE_ERROR, "Parse error: JSON nested too deeply to read", None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end].encode("utf-8", "backslashreplace").decode()
+        return types.PARSE_ERROR, f"Parse error: the line holds a lone surrogate ({bad}), which is not Unicode text", None
+    except (ValueError, RecursionError):
+        return types.PARSE_ERROR, "Parse error: JSON that cannot be read back (nested too deeply)", None
+    try:
+        types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError and anything it raises
+        rid = value.get("id") if isinstance(value, dict) else None
+        usable = rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return types.INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message ({first})", usable
+    return None
+
+
+def error_message(code: int, message: str, rid: Any) -> SessionMessage:
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message)))
+
+
+class CheckedStdin:
+    """An async line source for `stdio_server(stdin=...)`: yields the lines the SDK can read, answers
+    the others through `reply` (set once the write stream exists)."""
+
+    def __init__(self, fd: int) -> None:
+        self.stream = os.fdopen(fd, "rb", closefd=False)
+        self.reply: Reply | None = None
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        while True:
+            raw = await anyio.to_thread.run_sync(self.stream.readline, abandon_on_cancel=True)
+            if not raw:
+                return
+            if not raw.strip():
+                continue
+            problem = line_problem(raw.rstrip(b"\r\n"))
+            if problem is None:
+                yield raw.decode("utf-8")
+                continue
+            while self.reply is None:  # a bad first line can arrive before the write stream is handed over
+                await anyio.sleep(0.01)
+            await self.reply(error_message(*problem))
+
+
+def claim_stdin() -> tuple[int, Callable[[], None]]:
+    """A private duplicate of fd 0 to read the wire from, fd 0 pointed at /dev/null meanwhile (as the
+    SDK's own transport does: code run by a tool must not read the protocol); and how to undo it."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+
+    def release() -> None:
+        with suppress(OSError):
+            os.dup2(private, 0)
+            os.close(private)
+
+    return private, release
