@@ -50,6 +50,7 @@ class ExportCounts(Model):
     envscaler_envs: int = 0
     envscaler_rl: int = 0
     envscaler_sft: int = 0
+    envscaler_traj: int = Field(default=0, description="Rows of envscaler_sft_traj.json (EnvScaler's SFT trajectory file).")
 
 
 class ExportManifest(Model):
@@ -73,7 +74,8 @@ class ExportManifest(Model):
             f"llamafactory rows {c.llamafactory_rows}; verified scenarios {c.scenarios_verified}: rl rows {c.rl_rows}",
         ]
         if "envscaler" in self.formats:
-            lines.append(f"  envscaler format: {c.envscaler_envs} envs, {c.envscaler_rl} RL and {c.envscaler_sft} SFT scenarios")
+            lines.append(f"  envscaler format: {c.envscaler_envs} envs, {c.envscaler_rl} RL and {c.envscaler_sft} SFT scenarios, "
+                         f"{c.envscaler_traj} SFT trajectories")
         for reason, count in sorted(self.dropped.items(), key=lambda kv: -kv[1])[:8]:
             lines.append(f"  dropped {count}: {reason}")
         for name, entry in self.files.items():

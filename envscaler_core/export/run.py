@@ -22,6 +22,8 @@ import pyarrow.parquet as pq
 
 from envscaler_core.config import Settings, outputs_root
 from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
+from envscaler_core.export.envscaler_sft import FILE_NAME as ENVSCALER_TRAJ_FILE
+from envscaler_core.export.envscaler_sft import envscaler_sft_row
 from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
 from envscaler_core.export.manifest import ALL_FORMATS, EXTRA_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
 from envscaler_core.export.paging import DEFAULT_PAGE_SIZE, iter_pages
@@ -85,13 +87,18 @@ class _Export:
         self.rows[FILE_NAMES["envs"]] = len(envs)
         return envs
 
-    def trajectories(self, manifest: ExportManifest, sft: bool, llamafactory: bool) -> None:
+    def trajectories(self, manifest: ExportManifest, sft: bool, llamafactory: bool, envscaler: bool = False) -> None:
         counts = manifest.counts
         with ExitStack() as stack:
             sft_fh: BinaryIO | None = stack.enter_context(atomic_output(self.target / FILE_NAMES["sft"])) if sft else None
             lf_fh: BinaryIO | None = (
                 stack.enter_context(atomic_output(self.target / FILE_NAMES["llamafactory"])) if llamafactory else None
             )
+            es_fh: BinaryIO | None = (
+                stack.enter_context(atomic_output(self.target / ENVSCALER_TRAJ_FILE)) if envscaler else None
+            )
+            if es_fh is not None:
+                es_fh.write(b"[")  # one JSON list, as EnvScaler's step 1 reads it, streamed row by row
             for page in iter_pages(self.store, Trajectory, self.run_id, page_size=self.page_size):
                 counts.trajectories += len(page)
                 fps = {id(t): fp for fp, t in page}
@@ -114,6 +121,17 @@ class _Export:
                         else:
                             lf_fh.write(_line(row))
                             counts.llamafactory_rows += 1
+                    if es_fh is not None:
+                        row, problem = envscaler_sft_row(fp, traj)
+                        if row is None:
+                            self.dropped[f"envscaler sft: {_generic(problem or '')}"] += 1
+                        else:
+                            es_fh.write((b",\n" if counts.envscaler_traj else b"\n") + _line(row).rstrip(b"\n"))
+                            counts.envscaler_traj += 1
+            if es_fh is not None:
+                es_fh.write(b"\n]\n")
+        if envscaler:
+            self.rows[ENVSCALER_TRAJ_FILE] = counts.envscaler_traj
         if sft:
             self.rows[FILE_NAMES["sft"]] = counts.sft_rows
         if llamafactory:
@@ -197,8 +215,8 @@ def _write(store: Store, run_id: str, settings: Settings, target: Path, chosen: 
     manifest = ExportManifest(run_id=run_id, out_dir=str(target), formats=chosen)
     job = _Export(store, run_id, settings, target, page_size)
     envs = job.envs(manifest)
-    if "sft" in chosen or "llamafactory" in chosen:
-        job.trajectories(manifest, "sft" in chosen, "llamafactory" in chosen)
+    if {"sft", "llamafactory", "envscaler"} & set(chosen):
+        job.trajectories(manifest, "sft" in chosen, "llamafactory" in chosen, "envscaler" in chosen)
     if "rl" in chosen:
         job.rl(manifest, envs)
     if "envscaler" in chosen:

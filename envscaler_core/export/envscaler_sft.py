@@ -1,0 +1,58 @@
+"""Trajectories as rows of EnvScaler's own SFT trajectory file, the input of its `sft/` scripts.
+
+Its step 1 (`sft/step1_process_messages_by_tool_template.py`) reads a JSON *list* whose rows carry
+`traj_type`, `task_info`, `steps`, and `tools`, `messages` and `user_messages` as JSON *strings*; it
+renders each row's messages through the Qwen3 chat template, parses the rendered turns back, and then
+puts every assistant turn's `reasoning_content` in front of it, asserting one rendered message per raw
+message. Two rules follow for what we write:
+
+* every assistant message has a string `reasoning_content` ("" when the model gave none): the script
+  calls `.strip()` on it and a missing key raises `KeyError`;
+* every assistant message calls at most one tool: the template merges consecutive tool messages into
+  one user turn, so a turn with parallel calls breaks the count and the script's assertion. Such a
+  trajectory is left out and counted, not split into turns the model never wrote.
+
+The conversation must open with a system message (the template writes one for the tools either way).
+`user_messages` is the simulator's own message list in EnvScaler; we do not keep it, so it is `null`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from envscaler_core.export.sft import clean_messages
+from envscaler_core.models.trajectory import Trajectory
+
+FILE_NAME = "envscaler_sft_traj.json"
+
+
+def envscaler_sft_row(fingerprint: str, traj: Trajectory) -> tuple[dict[str, Any] | None, str | None]:
+    """(row, None), or (None, why EnvScaler's SFT scripts could not take this trajectory)."""
+    messages = clean_messages(traj.messages)
+    if not messages or messages[0].get("role") != "system":
+        return None, "no system message first (EnvScaler's template round trip needs one)"
+    for index, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        if len(message.get("tool_calls") or []) > 1:
+            return None, (f"message {index} makes {len(message['tool_calls'])} parallel tool calls (EnvScaler's "
+                          "step 1 needs one tool message per assistant turn)")
+        reasoning = message.get("reasoning_content")
+        message["reasoning_content"] = reasoning if isinstance(reasoning, str) else ""
+    row = {
+        "traj_type": traj.mode,
+        "task_info": {"env_id": traj.env_id, "task_id": traj.scenario_fp[:16], "task": _task(messages)},
+        "tools": json.dumps([t.model_dump(mode="json") for t in traj.tools], ensure_ascii=False),
+        "messages": json.dumps(messages, ensure_ascii=False),
+        "user_messages": "null",
+        "steps": sum(1 for m in messages if m["role"] == "assistant"),
+        "total_reward": traj.reward,
+        "id": fingerprint,
+    }
+    return row, None
+
+
+def _task(messages: list[dict[str, Any]]) -> str:
+    """The first user turn: the task in a non-conversational episode, the simulator's opening otherwise."""
+    return next((m["content"] for m in messages if m["role"] == "user" and isinstance(m.get("content"), str)), "")
