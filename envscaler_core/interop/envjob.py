@@ -94,8 +94,8 @@ MAX_TEST_STATES = 3
 FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
                  "validated for its env (EnvScaler's generator asserts they match)")
 EMPTY_STATE_REASON = "validated on an empty state, since no scenario's initial state loaded: "
-EMPTY_STATE_NOTE = ("validated on an empty state only (no scenario's initial state loaded), so these state-changing "
-                    "tools never ran: {tools}")
+EMPTY_STATE_NOTE = ("validated on an empty state only (no scenario's initial state loaded), so these tools never "
+                    "got past their guards: {tools}")
 
 
 def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: EnvRuntime,
@@ -123,7 +123,9 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
             lenient = summarize(rounds, report.threshold, report.mode) if on_empty and not report.critical else None
             # on an empty state every tool may only refuse (nothing to find): no counted round is no failure
             if lenient is not None and (lenient.accepted or lenient.rounds == 0):
-                notes.append(EMPTY_STATE_NOTE.format(tools=", ".join(report.unreached) or "none"))
+                kinds = candidate.tool_kinds
+                notes.append(EMPTY_STATE_NOTE.format(tools=", ".join(
+                    f"{t} ({kinds[t].replace('_', ' ')})" if t in kinds else t for t in report.unreached) or "none"))
             elif report.critical or report.blocking:
                 reasons += report.critical or report.blocking
             else:

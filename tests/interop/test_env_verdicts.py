@@ -62,7 +62,8 @@ def test_a_class_whose_tools_only_refuse_on_an_empty_state_is_accepted_with_a_no
     which says the files gave no data, not that the class is wrong."""
     outcome = judge_env(_env(tmp_path), None, None, sandbox_pool, settings_for(tmp_path), [], on_empty=True)
     assert outcome.accepted, outcome.reasons
-    assert "validated on an empty state only" in outcome.notes[0] and "set_my_email" in outcome.notes[0]
+    assert "validated on an empty state only" in outcome.notes[0] and "set_my_email (state change)" in outcome.notes[0]
+    assert "get_user (query)" in outcome.notes[0], "a query tool is named as one, not as a state change"
 
 
 def test_a_state_change_that_needs_another_call_first_is_reached_after_it(tmp_path: Path, sandbox_pool: Any) -> None:
