@@ -247,6 +247,14 @@ class Child:
         attributes a SIGKILL it did not send to the check that was running)"""
         return self._cgroup is not None and self._cgroup.take_oom_kill()
 
+    def _forget_fds_closed_at_exit(self) -> None:
+        """Detach the descriptors' finalizer; when it has already run (interpreter exit runs finalizers
+        before a pool that was never closed kills its units), they are closed, and their numbers may
+        belong to someone else by now: closing them again raised EBADF, or would close another file."""
+        if self._close_fds.detach() is None:
+            self._pipes_open = False
+            self._pidfd = None
+
     def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
         """Close our pipe ends and have the zygote SIGKILL the unit. With `wait` (to explain a failure) also
         wait for it and return its exit status; a plain close does not wait (the zygote collects it).
@@ -257,7 +265,7 @@ class Child:
         if self.spare is not None:  # never handed out: it dies with the unit anyway; close our ends now
             self.spare.kill()
             self.spare = None
-        self._close_fds.detach()
+        self._forget_fds_closed_at_exit()
         if self._pipes_open:
             self._pipes_open = False
             _release_fds([self.req_fd, self.rep_fd], [])
@@ -307,7 +315,7 @@ class SpareChild(Child):
         if not self.alive:
             return None
         self.alive = False
-        self._close_fds.detach()
+        self._forget_fds_closed_at_exit()
         if self._pipes_open:
             self._pipes_open = False
             _release_fds([self.req_fd, self.rep_fd], [])
