@@ -3,10 +3,13 @@ ENVSCALER_*, PREFECT_API_URL from the developer's shell), a temp HOME, and the o
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 ENVSCALER = Path(sys.executable).with_name("envscaler")
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,3 +61,20 @@ def ctrl_c_reaches() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def wait_for_step(progress: Path, proc: subprocess.Popen[str], step: str | None = None,
+                  limit_s: float = 240) -> dict[str, Any]:
+    """The run's progress file once `step` (any step, if None) is running: streamed stages run side by
+    side, so the running one need not be the last listed."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            data = json.loads(progress.read_text())
+        except (OSError, ValueError):
+            data = None
+        if data and any((step is None or s["name"] == step) and s.get("finished_at") is None for s in data["steps"]):
+            return data
+        time.sleep(0.2)
+    raise AssertionError(f"step {step or '(any)'} never started")

@@ -18,7 +18,7 @@ import pytest
 
 from mock_llm.http_state import FaultConfig
 from mock_llm.server import MockServer
-from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, ctrl_c_reaches, envscaler
+from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, ctrl_c_reaches, envscaler, wait_for_step
 
 pytestmark = [pytest.mark.slow]
 RUN = "interrupt-me"
@@ -47,20 +47,6 @@ def prefect_servers_of(home: Path) -> list[int]:
     return found
 
 
-def wait_for_step(progress: Path, step: str, proc: subprocess.Popen[str], limit_s: float = 240) -> dict[str, Any]:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        try:
-            data = json.loads(progress.read_text())
-        except (OSError, ValueError):
-            data = None
-        if data and any(s["name"] == step and s.get("finished_at") is None for s in data["steps"]):
-            return data  # running (streamed stages run side by side: it need not be the last one listed)
-        time.sleep(0.2)
-    raise AssertionError(f"step {step} never started")
-
-
 @pytest.fixture(scope="module")
 def interrupted(slow_mock: MockServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("interrupt")
@@ -74,7 +60,7 @@ def interrupted(slow_mock: MockServer, tmp_path_factory: pytest.TempPathFactory)
                             start_new_session=True,  # its own process group, like a terminal's foreground job
                             preexec_fn=ctrl_c_reaches)
     try:
-        wait_for_step(Path(f"{db}.progress") / f"{RUN}.json", "validate", proc)
+        wait_for_step(Path(f"{db}.progress") / f"{RUN}.json", proc, "validate")
         during = {"one": envscaler("status", RUN, env=env), "list": envscaler("status", env=env)}
         assert proc.poll() is None, "the run ended before the interrupt: make the mock slower"
         started = time.monotonic()

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 
 from mock_llm.http_state import FaultConfig
 from mock_llm.server import MockServer
-from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, envscaler
+from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, envscaler, wait_for_step
 
 pytestmark = [pytest.mark.slow]
 RUN = "terminate-me"
@@ -27,20 +26,6 @@ RUN = "terminate-me"
 def slow_mock() -> Iterator[MockServer]:
     with MockServer(faults=FaultConfig(latency_ms=1500)) as server:
         yield server
-
-
-def _wait_until_working(progress: Path, proc: subprocess.Popen[str], limit_s: float = 240) -> None:
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        try:
-            data = json.loads(progress.read_text())
-        except (OSError, ValueError):
-            data = None
-        if data and any(s.get("finished_at") is None for s in data.get("steps", [])):
-            return
-        time.sleep(0.2)
-    raise AssertionError("the run never started a step")
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +40,7 @@ def terminated(slow_mock: MockServer, prefect_api: str, tmp_path_factory: pytest
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp,
                             start_new_session=True)
     try:
-        _wait_until_working(Path(f"{db}.progress") / f"{RUN}.json", proc)
+        wait_for_step(Path(f"{db}.progress") / f"{RUN}.json", proc)
         assert proc.poll() is None, "the run ended before SIGTERM: make the mock slower"
         os.kill(proc.pid, signal.SIGTERM)  # the process only, as `kill PID` does
         out, err = proc.communicate(timeout=120)
