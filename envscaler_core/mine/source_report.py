@@ -9,6 +9,7 @@ sniffs its first bytes to name what it looks like (CSV, XML, ...) so the message
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,12 +35,41 @@ def build_source_report(paths: Sequence[Path | str], result: ImportResult, max_t
                 path=key, dataset=counts.dataset, records=counts.raw + counts.malformed, kept=counts.kept,
                 duplicates=counts.duplicates, filtered=counts.filtered, filter_reasons=dict(counts.filter_reasons),
                 malformed=counts.malformed, problems=problems[:FIRST_PROBLEMS])
+        entry.sha256 = file_digest(path)
         if capped and entry.records == 0:
             entry = entry.model_copy(update={"not_read": True})
         elif entry.kept == 0:
             entry = entry.model_copy(update={"fatal": _why_no_task(Path(path), entry)})
         files.append(entry)
     return SourceReport(files=files, max_tasks=max_tasks)
+
+
+def file_digest(path: Path | str) -> str | None:
+    """sha256 of the file's bytes, None when it cannot be read (the reader reports why)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def changed_sources(before: SourceReport | None, now: SourceReport) -> list[str]:
+    """One line per file whose contents differ from what the run read before under the same path: a
+    resume on them would mix two datasets in one run (topics selected from the old records, new
+    candidates from the new ones), which an outside check saw happen without a word."""
+    if before is None:
+        return []
+    old = {f.path: f for f in before.files if f.sha256}
+    lines = []
+    for entry in now.files:
+        was = old.get(entry.path)
+        if was is not None and entry.sha256 and entry.sha256 != was.sha256:
+            lines.append(f"{entry.path} changed since this run first read it ({was.records} records, sha256 "
+                         f"{was.sha256[:12]}; now {entry.records} records, sha256 {entry.sha256[:12]})")
+    return lines
 
 
 def inspect_sources(paths: Sequence[Path | str], max_tasks: int | None = None) -> SourceReport:

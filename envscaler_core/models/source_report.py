@@ -22,6 +22,8 @@ class SourceFileReport(Model):
     problems: list[str] = Field(default_factory=list, description="The first few '<file>:<line>: <reason>'.")
     not_read: bool = Field(default=False, description="Skipped because `mine.max_tasks` was reached before it.")
     fatal: str | None = Field(default=None, description="Why this file cannot be used (no task in it), if so.")
+    sha256: str | None = Field(default=None, description="Digest of the file's bytes when the run read it: a resume "
+                               "refuses a file whose contents changed under the same path.")
 
 
 class SourceReport(Model):

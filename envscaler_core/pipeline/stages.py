@@ -103,10 +103,15 @@ class SourceError(ValueError):
 def ingest(ctx: RunContext, paths: Sequence[Path]) -> BatchReport:
     """Read, filter and dedup the source files into `source_tasks` (idempotent), and keep the per-file
     report on the run. Unusable sources raise `SourceError` before any task is written."""
-    from envscaler_core.mine.source_report import build_source_report, source_errors
+    from envscaler_core.mine.source_report import build_source_report, changed_sources, source_errors
 
     result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks)
     sources_report = build_source_report(paths, result, ctx.settings.mine.max_tasks)
+    before = ctx.store.get_run(ctx.run_id)
+    changed = changed_sources(before.sources_report if before is not None else None, sources_report)
+    if changed:
+        raise SourceError("; ".join(changed) + "; a run id names one run over one dataset: start the new contents "
+                          "under a new --run-id, or put the old file back to continue this run")
     ctx.update_run(sources_report=sources_report)
     errors = source_errors(sources_report, strict=ctx.settings.mine.strict_sources)
     if errors:

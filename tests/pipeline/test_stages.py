@@ -105,3 +105,31 @@ def test_a_group_left_with_only_duplicates_gets_its_keeper_back(ctx: RunContext)
     S.mark_duplicates(ctx)
     assert S.pending_validate(ctx) == [small.fingerprint]
     assert ctx.store.get(EnvCandidate, small.fingerprint, "r").failure_reason is None
+
+
+def _source(path: Path, n: int) -> Path:
+    import json
+
+    path.write_text("\n".join(json.dumps({"task": f"Book a visit for patient {i} at the clinic on day {i}."})
+                              for i in range(n)) + "\n")
+    return path
+
+
+def test_ingesting_the_same_source_again_adds_nothing(ctx: RunContext, tmp_path: Path) -> None:
+    source = _source(tmp_path / "tasks.jsonl", 4)
+    first = S.ingest(ctx, [source])
+    again = S.ingest(ctx, [source])
+    assert first.done == again.done == 4
+    assert ctx.store.get_run("r").sources_report.files[0].sha256
+
+
+def test_a_source_whose_contents_changed_under_the_same_path_stops_the_ingest(ctx: RunContext, tmp_path: Path) -> None:
+    from envscaler_core.models import SourceTask
+
+    source = _source(tmp_path / "tasks.jsonl", 4)
+    S.ingest(ctx, [source])
+    _source(source, 6)  # the same path, two more records: a resume must not mix both datasets into one run
+    with pytest.raises(S.SourceError, match=r"tasks.jsonl changed since this run first read it \(4 records.*now 6"):
+        S.ingest(ctx, [source])
+    assert len(ctx.store.query(SourceTask, run_id="r")) == 4, "nothing of the new contents was stored"
+    assert ctx.store.get_run("r").sources_report.files[0].records == 4, "the run's report still describes what it read"
