@@ -97,6 +97,14 @@ def store_facts(db: Path, run_id: str) -> dict[str, Any]:
         store.close()
 
 
+def flow_run_states(prefect_api: str, name: str) -> list[str]:
+    """The state types of every flow run with this name, as the dashboard shows them."""
+    import httpx
+
+    body = {"flow_runs": {"name": {"any_": [name]}}, "limit": 200}
+    return [run["state_type"] for run in httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=30).json()]
+
+
 @pytest.fixture
 def slow_mock(mock_stats_reset: Any) -> Any:
     mock_stats_reset.set_faults(latency_ms=15)
@@ -132,5 +140,8 @@ def test_kill_in_every_stage_then_resume_matches_an_uninterrupted_run(
     for key in ("topics_per_task", "candidates_per_topic", "trajectories_per_sample"):
         assert max(got[key].values(), default=1) == 1, f"duplicated {key}: {got[key].most_common(3)}"
     assert got["paid_twice"] == [], "an LLM call that had completed was paid for again"
+    states = flow_run_states(prefect_api, "victim")
+    assert states.count("COMPLETED") == 1 and states.count("CRASHED") == kills, states
+    assert "RUNNING" not in states, "a killed run's flow run is left Running on the dashboard"
     # only requests in flight at a kill may be repeated: at most max_concurrency (4) per kill
     assert interrupted_requests <= reference_requests + 4 * kills, (interrupted_requests, reference_requests)
