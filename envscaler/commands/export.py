@@ -29,7 +29,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
         from envscaler.runner import settings_from
-        from envscaler.status import open_for_reading
+        from envscaler.status import held_message, is_locked, open_for_reading
         from envscaler_core.export import ExportError, export_dir, export_run, resolve_formats
         from envscaler_core.store import StoreError, StoreMissing
 
@@ -46,16 +46,18 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 manifest = export_run(store, run_id, settings, base, formats=formats, verified_only=verified_only)
         except KeyboardInterrupt:
             _interrupted(run_id, target, started)
-        except RuntimeError as exc:  # DuckDB turns a Ctrl-C during a query into "Query interrupted"
-            if "interrupted" not in str(exc).lower():
-                raise
-            _interrupted(run_id, target, started)
         except ExportError as exc:
             fail(str(exc))
         except StoreMissing as exc:
             fail(f"no run {run_id!r}: {exc}")
-        except StoreError as exc:
+        except StoreError as exc:  # before RuntimeError, which it is: a locked store is no interrupt
+            if is_locked(exc):
+                fail(held_message(settings.store.url, exc, run_id))
             fail(f"export of run {run_id} failed, nothing half-written: {exc}")
+        except RuntimeError as exc:  # DuckDB turns a Ctrl-C during a query into "Query interrupted"
+            if "interrupted" not in str(exc).lower():
+                raise
+            _interrupted(run_id, target, started)
         except OSError as exc:
             where = exc.filename or out or settings.flow.out_dir or "the default output directory"
             fail(f"export of run {run_id}: cannot write {where}: {exc.strerror or exc}; pass --out <writable directory>")

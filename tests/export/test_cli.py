@@ -41,3 +41,23 @@ def test_unknown_run_exits_2_with_a_clear_message(store: Store, populated: Popul
 def test_unknown_format_exits_2(db_url: str, tmp_path: Path) -> None:
     done = _cli("export", "any", "--db", db_url, "--format", "csv")
     assert done.returncode == 2 and "unknown export format 'csv'" in done.stderr
+
+
+def test_a_store_another_process_holds_is_one_line_exit_2_and_nothing_written(
+        store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    """A run holding the DuckDB file: the lock is said as such (StoreError is a RuntimeError, and the
+    export's Ctrl-C handling used to re-raise it as an unexpected error, exit 1)."""
+    store.close()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time\n"
+                               f"c = duckdb.connect({db_url.removeprefix('duckdb:///')!r})\nprint('held', flush=True)\n"
+                               "time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path / "out"))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 2, done.stderr
+    assert "already open in another process" in done.stderr and "unexpected" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / populated.run_id / "manifest.json").exists()
