@@ -75,6 +75,28 @@ def is_locked(exc: Exception) -> bool:
 ACTIVE = ("starting", "running")
 
 
+def held_while_running(url: str) -> bool:
+    """A DuckDB file is held by the process running on it for the run's whole life: once we could open
+    it, no run is going on there (a server store is shared, so it cannot tell)."""
+    from envscaler_core.store.urls import parse_store_url
+
+    return parse_store_url(url).backend == "duckdb"
+
+
+def killed_reason(run_id: str, status: str, evaluation: bool, url: str) -> str | None:
+    """Why a run recorded as running in a DuckDB file no process holds is shown as interrupted: it was
+    killed before it could say so (None when the row can be believed). The stored row stays as it is:
+    only the resume changes it."""
+    if status not in ACTIVE or not held_while_running(url):
+        return None
+    from envscaler_core.config import Settings
+
+    db = "" if url == Settings().store.url else f" --db {url}"
+    how = (f"`{cli_call(f'eval bfcl-mt --run-id {run_id}{db}')}` with its options" if evaluation
+           else f"`{cli_call(f'resume {run_id}{db}')}`")
+    return f"its process is gone (killed?) while it was {status}; continue it with {how}"
+
+
 def is_active(progress: Any) -> bool:
     """A published progress whose run is still going (its process alive)."""
     return progress is not None and progress.status in ACTIVE and pid_alive(progress.pid)

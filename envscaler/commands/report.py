@@ -23,7 +23,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                            "docs/configuration.md."),
     ) -> None:
         from envscaler.runner import settings_from
-        from envscaler.status import open_store
+        from envscaler.status import killed_reason, open_store
         from envscaler_core.report import write_report
         from envscaler_core.store.urls import human_store
 
@@ -37,8 +37,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             target = out.expanduser().resolve() if out is not None else default_target(run, settings)
             if is_database(target):
                 fail(f"{target} is a database file (the store?): the report would replace it; pass --out <file>.html")
+            killed = killed_reason(run_id, run.status, "eval" in run.config, settings.store.url)
             try:
-                written = write_report(store, run_id, target)
+                written = write_report(store, run_id, target, killed=killed)
             except OSError as exc:
                 fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out <writable file>")
         typer.echo(str(written))

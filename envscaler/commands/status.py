@@ -43,7 +43,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _list(url: str, json_out: bool) -> None:
-    from envscaler.status import ACTIVE, open_for_reading, published_progress, run_table
+    from envscaler.status import ACTIVE, held_while_running, open_for_reading, published_progress, run_table
     from envscaler_core.store import StoreError, StoreMissing
     from envscaler_core.store.urls import human_store
 
@@ -65,7 +65,7 @@ def _list(url: str, json_out: bool) -> None:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
                        f"`{cli_call(f'status {p.run_id} --watch')}`)")
         return
-    if _held_while_running(url):  # nobody holds the file: a run still marked running was killed
+    if held_while_running(url):  # nobody holds the file: a run still marked running was killed
         runs = [r.model_copy(update={"status": "interrupted"}) if r.status in ACTIVE else r for r in runs]
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
@@ -78,7 +78,7 @@ def _list(url: str, json_out: bool) -> None:
 def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     """Print the run once; True when there is nothing more to watch (the run is not active)."""
     from envscaler.status import (
-        ACTIVE, held_message, is_active, open_for_reading, print_summary, progress_text, run_progress,
+        held_message, is_active, open_for_reading, print_summary, progress_text, run_progress,
     )
     from envscaler_core.pipeline.report import build_summary
     from envscaler_core.store import StoreError, StoreMissing
@@ -106,7 +106,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         return not active
     if active and live is not None:
         summary = summary.model_copy(update={"progress": live})
-    elif summary.status in ACTIVE and _held_while_running(url):
+    else:
         summary = _gone(summary, url)
     if clear:
         typer.echo("\033[2J\033[H", nl=False)
@@ -119,21 +119,8 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     return not active
 
 
-def _held_while_running(url: str) -> bool:
-    """A DuckDB file is held by the process running on it for the run's whole life: once we could open
-    it, no run is going on there (a server store is shared, so it cannot tell)."""
-    from envscaler_core.store.urls import parse_store_url
-
-    return parse_store_url(url).backend == "duckdb"
-
-
 def _gone(summary: Any, url: str) -> Any:
-    """A run recorded as running in a DuckDB file no process holds was killed before it could say so:
-    shown as interrupted, with the way on (the stored row stays as it is: only the resume changes it)."""
-    from envscaler_core.config import Settings
+    from envscaler.status import killed_reason
 
-    db = "" if url == Settings().store.url else f" --db {url}"
-    how = (f"`{cli_call(f'eval bfcl-mt --run-id {summary.run_id}{db}')}` with its options" if summary.evaluation
-           else f"`{cli_call(f'resume {summary.run_id}{db}')}`")
-    why = f"its process is gone (killed?) while it was {summary.status}; continue it with {how}"
-    return summary.model_copy(update={"status": "interrupted", "error": summary.error or why})
+    why = killed_reason(summary.run_id, summary.status, summary.evaluation, url)
+    return summary.model_copy(update={"status": "interrupted", "error": summary.error or why}) if why else summary

@@ -12,11 +12,13 @@ from envscaler_core.report.env_section import clip, esc, verdict_badge
 ROWS = 2000
 
 
-def render_evaluation(store: Any, run_id: str, generated_at: str) -> str:
+def render_evaluation(store: Any, run_id: str, generated_at: str, *, killed: str | None = None) -> str:
     from envscaler_core.models import BFCLTaskResult
     from envscaler_core.report.page import CSS
 
     summary = build_summary(store, run_id)
+    if killed:  # see render_report
+        summary = summary.model_copy(update={"status": "interrupted", "error": summary.error or killed})
     ev = summary.evaluation or {}
     subsets = ev.get("subsets") or {}
     rows = "".join(f"<tr><td>{esc(name)}</td><td class=num>{sc['tasks']}</td><td class=num>{sc['valid']}</td>"

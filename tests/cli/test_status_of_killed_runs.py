@@ -45,6 +45,18 @@ def test_a_plain_path_store_and_the_run_list_say_interrupted_too(tmp_path: Path)
     assert [(r["run_id"], r["status"]) for r in listed] == [("killed", "interrupted")]
 
 
+def test_the_report_of_such_a_run_says_interrupted_not_running(tmp_path: Path) -> None:
+    url = _left_running(tmp_path, "killed")
+    target = tmp_path / "killed.html"
+    out = envscaler("report", "killed", "--db", url, "-o", str(target), env=clean_env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    page = target.read_text(encoding="utf-8")
+    assert "EnvScaler run killed · interrupted" in page and "· running" not in page
+    assert "its process is gone" in page
+    with Store.from_url(url) as store:
+        assert store.get_run("killed").status == "running", "only a resume changes the stored row"
+
+
 def test_a_budget_stopped_evaluation_is_told_to_continue_through_eval(capsys) -> None:  # type: ignore[no-untyped-def]
     """`resume` refuses evaluations, so its hint must not point there (a verifier followed it)."""
     import pytest
