@@ -69,8 +69,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _base(store: object, run_id: str, out: Path | None) -> Path | None:
-    """--out, else where the run itself wrote its exports (so `status` and `export` name one place); an
-    evaluation run has nothing to export (one line, exit 2)."""
+    """--out, else where the run itself wrote its exports (so `status` and `export` name one place), else
+    the output directory the run was started with (`run --out`); an evaluation run has nothing to export
+    (one line, exit 2)."""
     run = store.get_run(run_id)  # type: ignore[attr-defined]
     if run is not None and "eval" in run.config:
         fail(f"run {run_id} is a BFCL multi-turn evaluation, not a factory run: it has no envs, scenarios or "
@@ -78,7 +79,10 @@ def _base(store: object, run_id: str, out: Path | None) -> Path | None:
     if out is not None:
         return out
     recorded = run.outputs.get("exports") if run is not None else None
-    return Path(recorded).parent if recorded else None
+    if recorded:
+        return Path(recorded).parent
+    own = ((run.config.get("flow") or {}).get("out_dir") if run is not None else None)
+    return Path(own).expanduser() if own else None  # a run stopped before its export stage: its own --out
 
 
 def _interrupted(run_id: str, target: Path | None, started: float) -> None:

@@ -61,3 +61,16 @@ def test_a_store_another_process_holds_is_one_line_exit_2_and_nothing_written(
     assert "already open in another process" in done.stderr and "unexpected" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out" / populated.run_id / "manifest.json").exists()
+
+
+def test_a_run_stopped_before_its_export_is_exported_where_it_was_told_to_write(
+        store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    """`run --out DIR` killed before its export stage: `export RUN` writes under DIR, as `report` does."""
+    own = tmp_path / "the-runs-own-out"
+    run = store.get_run(populated.run_id)
+    store.save_run(run.model_copy(update={"status": "interrupted", "outputs": {},
+                                          "config": {**run.config, "flow": {"out_dir": str(own)}}}))
+    store.close()
+    done = _cli("export", populated.run_id, "--db", db_url)
+    assert done.returncode == 0, done.stderr
+    assert (own / populated.run_id / "manifest.json").is_file(), done.stdout
