@@ -103,8 +103,8 @@ class _Export:
                 counts.trajectories += len(page)
                 fps = {id(t): fp for fp, t in page}
                 kept, dropped = filter_trajectories([t for _, t in page], self.settings.rollout)
-                for _, reasons in dropped:
-                    self.dropped.update(f"trajectory: {_generic(r)}" for r in reasons)
+                for _, reasons in dropped:  # once per trajectory, so the counts add up to what was dropped
+                    self.dropped[f"trajectory: {' + '.join(_generic(r) for r in reasons)}"] += 1
                 for traj in kept:
                     fp = fps[id(traj)]
                     if protocol_problems(traj.messages):

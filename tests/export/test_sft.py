@@ -88,3 +88,11 @@ def test_a_providers_extras_on_tool_calls_stay_out_of_the_export() -> None:
             "extra_content": {"google": {"thought_signature": "CqQB"}}}
     [message] = clean_messages([{"role": "assistant", "content": None, "tool_calls": [call]}])
     assert message["tool_calls"] == [{"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{}"}}]
+
+
+def test_a_trajectory_dropped_for_two_reasons_is_counted_once(store: Store, populated: Populated, tmp_path: Path) -> None:
+    strict = Settings.model_validate({"rollout": {"require_all_passed": True, "min_steps": 100}})
+    manifest = export_run(store, populated.run_id, strict, tmp_path)
+    assert sum(manifest.dropped.values()) == len(populated.trajectories) == manifest.counts.trajectories
+    assert manifest.counts.trajectories_kept == 0
+    assert any(" + " in reason for reason in manifest.dropped), manifest.dropped
