@@ -153,6 +153,9 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         progress = publish_starting(settings, run_id)
         for note in request.notes:
             say(note, quiet)
+        # recorded before the hint that names it: a run killed while Prefect starts (30-60 s on a small
+        # machine) is then one `resume` can continue, not "no run" (an outside check hit that twice)
+        record_run(store, settings, run_id, sources, stages, request.origin, mock)
         say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{resume_call(run_id, store.url)}` "
             "continues it", quiet)
         with sigterm_as_interrupt() as received:
@@ -161,7 +164,6 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                     from flows.factory import factory_flow
 
                     quiet_prefect_console()
-                    record_run(store, settings, run_id, sources, stages, request.origin, mock)
                     with LiveProgress(progress, quiet=quiet):
                         return _execute(factory_flow, settings, run_id, sources, stages)
             except KeyboardInterrupt:
