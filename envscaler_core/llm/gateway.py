@@ -27,14 +27,14 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
+    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
     read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
-from envscaler_core.llm.retry import Failure, answer_or_error, backoff_delay, classify, completion_or_error
+from envscaler_core.llm.retry import BadAnswer, Failure, answer_or_error, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -175,7 +175,8 @@ class LLMGateway:
         )
 
     async def _send(self, call: _Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
-        """One HTTP exchange, retried on 429/5xx/timeouts/connection errors with backoff."""
+        """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
+        completion (`retry.BadAnswer`) with backoff."""
         cfg = self.settings
         self.ledger.check_budget()
         client = self._client()
@@ -243,9 +244,8 @@ class LLMGateway:
                     return reply
                 try:
                     return parse_completion(raw)
-                except ValueError as exc:
-                    raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is "
-                                              f"not a chat completion ({exc})") from None
+                except ValueError as exc:  # an HTML page, an empty or cut body: asked again
+                    raise BadAnswer(f"a body that is not a chat completion ({exc})") from None
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
@@ -253,8 +253,6 @@ class LLMGateway:
                 if exchange is None or exc.status_code != 400:
                     raise
                 return exchange
-            if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
-                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)

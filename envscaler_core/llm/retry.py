@@ -82,9 +82,25 @@ class ErrorInBody(openai.OpenAIError):
                          f"{self.detail}")
 
 
+class BadAnswer(openai.OpenAIError):
+    """An HTTP 200 whose body is no usable chat completion: `choices: []`, an HTML page (a CDN's
+    challenge or error page), an empty or truncated body, an event stream cut off before its end.
+    The request was fine and the next attempt usually is too, so it is retried like a 5xx (bounded
+    by `llm.max_retries`); before, one such answer stopped the whole run on the first try."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = _one_line(detail)
+        super().__init__(f"HTTP 200 with {self.detail}")
+
+
 async def completion_or_error(pending: Awaitable[T]) -> T:
-    """The completion, or ErrorInBody when the endpoint answered 200 with an error object and no choices."""
-    return await answer_or_error(pending, "choices")
+    """The completion; ErrorInBody when the endpoint answered 200 with an error object and no choices,
+    BadAnswer when it answered with no choice at all (`choices: []`, missing, or not objects)."""
+    resp = await answer_or_error(pending, "choices")
+    choices = resp.get("choices") if isinstance(resp, dict) else getattr(resp, "choices", None)
+    if not isinstance(choices, list) or not any(isinstance(c, dict) or hasattr(c, "message") for c in choices):
+        raise BadAnswer("no choices" if not choices else "choices that are not objects")
+    return resp
 
 
 async def answer_or_error(pending: Awaitable[T], field: str) -> T:
@@ -118,6 +134,8 @@ def _retryable_status(status: int) -> bool:
 
 def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
+    if isinstance(exc, BadAnswer):
+        return Failure(True, None, _one_line(str(exc)))
     if isinstance(exc, ErrorInBody):
         status = exc.status_code
         return Failure(status is None or exc.mid_generation or _retryable_status(status), status, _one_line(str(exc)))
