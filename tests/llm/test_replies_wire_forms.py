@@ -193,3 +193,121 @@ def test_token_counts_sent_as_numeric_strings_are_read_not_estimated(endpoint, s
     assert (row["prompt_tokens"], row["completion_tokens"]) == (30, 5)
     assert reply_gw.usage_by_stage()["mine"]["estimated_tokens"] == 0
     assert reply_gw.usage_by_stage()["mine"]["cached_tokens"] == 8
+
+
+# ---- 4-8: tool calls in other shapes --------------------------------------------------------------
+
+def read_calls_of(endpoint, body: dict) -> list[tuple[str, str, dict]]:
+    endpoint.script(body)
+    msg = gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS).message
+    assert len(endpoint.requests) == 1
+    return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg.get("tool_calls") or []]
+
+
+CALL = {"id": "call_7", "type": "function", "function": {"name": "cancel_order", "arguments": '{"order_id": "4"}'}}
+CALLS_AS_CONTENT = {
+    "openai-list": json.dumps([CALL]),
+    "tool_calls-object": json.dumps({"tool_calls": [{"name": "cancel_order", "arguments": {"order_id": "4"}}]}),
+    "one-openai-call": json.dumps({"type": "function", "function": {"name": "cancel_order", "arguments": {"order_id": "4"}}}),
+}
+
+
+@pytest.mark.parametrize("content", CALLS_AS_CONTENT.values(), ids=CALLS_AS_CONTENT.keys())
+def test_tool_calls_written_as_json_in_content_are_the_turns_calls(endpoint, content) -> None:
+    calls = read_calls_of(endpoint, completion(content, finish="tool_calls"))
+    assert [(name, args) for _, name, args in calls] == [("cancel_order", {"order_id": "4"})]
+
+
+def test_an_openai_shaped_call_in_content_keeps_its_id() -> None:
+    from envscaler_core.llm.replies import normalise_assistant
+    msg = normalise_assistant({"role": "assistant", "content": json.dumps([CALL])}, TOOLS)
+    assert msg["tool_calls"][0]["id"] == "call_7" and msg["content"] is None
+
+
+def test_json_calls_in_content_naming_a_tool_not_offered_stay_text(endpoint) -> None:
+    content = json.dumps([{**CALL, "function": {"name": "drop_table", "arguments": "{}"}}])
+    endpoint.script(completion(content, finish="tool_calls"))
+    msg = gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS).message
+    assert "tool_calls" not in msg and msg["content"] == content
+
+
+def test_anthropic_tool_use_blocks_are_tool_calls_and_text_blocks_the_content(endpoint) -> None:
+    endpoint.script(completion([{"type": "text", "text": "Cancelling it."},
+                                {"type": "tool_use", "id": "toolu_01", "name": "cancel_order", "input": {"order_id": "4"}}],
+                               finish="tool_use"))
+    msg = gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS).message
+    assert msg["content"] == "Cancelling it."
+    assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in msg["tool_calls"]] == [
+        ("toolu_01", "cancel_order", '{"order_id": "4"}')]
+
+
+@pytest.mark.parametrize("name", ["functions.cancel_order", "cancel_order<|channel|>commentary",
+                                  "functions.cancel_order<|channel|>commentary", "cancel_order<|constrain|>json"])
+def test_harmony_decorated_tool_names_are_the_offered_tool(endpoint, name) -> None:
+    calls = read_calls_of(endpoint, completion(None, finish="tool_calls", tool_calls=[
+        {**CALL, "function": {**CALL["function"], "name": name}}]))
+    assert calls == [("call_7", "cancel_order", {"order_id": "4"})]
+
+
+def test_a_decorated_name_is_kept_when_the_tool_offered_has_that_name() -> None:
+    from envscaler_core.llm.replies import normalise_assistant
+    tools = [{"type": "function", "function": {"name": "functions.cancel_order", "parameters": {}}}, *TOOLS]
+    msg = normalise_assistant({"role": "assistant", "content": None, "tool_calls": [
+        {**CALL, "function": {**CALL["function"], "name": "functions.cancel_order"}}]}, tools)
+    assert msg["tool_calls"][0]["function"]["name"] == "functions.cancel_order"
+
+
+@pytest.mark.parametrize("arguments", [
+    '```json\n{"order_id": "4"}\n```', '```\n{"order_id": "4"}\n```',
+    'Here are the arguments: {"order_id": "4"}', '{"order_id": "4"}\nThat cancels it.',
+], ids=["json-fence", "bare-fence", "prose-before", "prose-after"])
+def test_arguments_wrapped_in_a_fence_or_prose_are_the_object_inside(endpoint, arguments) -> None:
+    calls = read_calls_of(endpoint, completion(None, finish="tool_calls", tool_calls=[
+        {**CALL, "function": {**CALL["function"], "arguments": arguments}}]))
+    assert calls == [("call_7", "cancel_order", {"order_id": "4"})]
+
+
+def test_arguments_with_two_objects_in_prose_stay_as_written() -> None:
+    from envscaler_core.llm.replies import ReplyProblem, parse_arguments
+    with pytest.raises(ReplyProblem, match="not valid JSON"):
+        parse_arguments('either {"order_id": "4"} or {"order_id": "5"}')
+
+
+def test_one_call_split_over_two_entries_with_the_same_index_is_one_call(endpoint) -> None:
+    args = '{"order_id": "4"}'
+    calls = read_calls_of(endpoint, completion(None, finish="tool_calls", tool_calls=[
+        {"index": 0, "id": "call_7", "type": "function", "function": {"name": "cancel_order", "arguments": args[:8]}},
+        {"index": 0, "function": {"arguments": args[8:]}},
+        {"index": 1, "id": "call_8", "type": "function", "function": {"name": "cancel_order", "arguments": args[:5]}},
+        {"index": 1, "function": {"arguments": args[5:].replace("4", "5")}},
+    ]))
+    assert calls == [("call_7", "cancel_order", {"order_id": "4"}), ("call_8", "cancel_order", {"order_id": "5"})]
+
+
+def test_complete_calls_that_share_an_index_stay_separate_calls() -> None:
+    from envscaler_core.llm.replies import normalise_assistant
+    msg = normalise_assistant({"role": "assistant", "content": None, "tool_calls": [
+        {"index": 0, "id": "a", "type": "function", "function": {"name": "cancel_order", "arguments": '{"order_id": "4"}'}},
+        {"index": 0, "id": "b", "type": "function", "function": {"name": "cancel_order", "arguments": '{"order_id": "5"}'}},
+    ]}, TOOLS)
+    assert [c["id"] for c in msg["tool_calls"]] == ["a", "b"]
+
+
+# ---- 11: zero-width characters --------------------------------------------------------------------
+
+def test_zero_width_characters_around_a_chat_turns_text_are_removed(endpoint) -> None:
+    endpoint.script(completion("\ufeff\u200bOrder 4 is can\u200dcelled.\u200b\u2060"))
+    msg = gateway(endpoint).chat_sync(USER, stage="agent", tools=TOOLS).message
+    assert msg["content"] == "Order 4 is can\u200dcelled."  # inside the text: left as written
+
+
+@pytest.mark.parametrize("blank", ["\u200b", "\u00a0\u00a0", "\u2060", "\ufeff"], ids=["zwsp", "nbsp", "wj", "bom"])
+def test_odd_spaces_used_as_json_whitespace_are_read_as_whitespace(endpoint, blank) -> None:
+    endpoint.script(completion(json.dumps(ANSWER, indent=2).replace("\n  ", "\n" + blank)))
+    assert gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK) == StatefulJudgement(**ANSWER)
+    assert len(endpoint.requests) == 1
+
+
+def test_odd_spaces_inside_json_strings_are_kept() -> None:
+    from envscaler_core.llm.replies.json_text import load_value
+    assert load_value('{\u00a0"a": "x\u00a0y\u200bz"}') == {"a": "x\u00a0y\u200bz"}
