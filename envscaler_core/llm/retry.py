@@ -15,6 +15,8 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
+from envscaler_core.llm.errors import LLMRequestRejected, LLMUnavailableError
+
 T = TypeVar("T")
 
 NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
@@ -171,3 +173,23 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
         return min(retry_after_s, max_s)
     ceiling = min(max_s, base_s * (2 ** attempt))
     return (rng or random).uniform(0.0, ceiling)
+
+
+def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Exception:
+    """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
+    likely fix) or unavailable (retries exhausted, or the endpoint cannot be reached at all)."""
+    if not failure.retryable:
+        hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
+                404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
+            failure.status or 0, "the request itself is wrong; it was not retried")
+        return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
+                                  failure.status)
+    if failure.status is None and failure.detail.startswith("connection failed"):
+        return LLMUnavailableError(
+            f"cannot reach LLM endpoint {endpoint} after {attempts} attempt(s) ({failure.detail}); "
+            "start the server or set OPENAI_BASE_URL / llm.base_url (e.g. `envscaler mock-llm --port 8000`)"
+        )
+    return LLMUnavailableError(
+        f"LLM endpoint {endpoint} kept failing for {what} after {attempts} attempt(s) "
+        f"(last: {failure.detail}); retry later or raise llm.max_retries / llm.timeout_s"
+    )
