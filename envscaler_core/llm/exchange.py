@@ -9,6 +9,9 @@ provider served from its prefix cache (billed at the cached-input rate), read fr
 providers use: OpenAI's `prompt_tokens_details.cached_tokens` (also xAI, Mistral, vLLM, SGLang,
 Azure), the Responses API's `input_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`,
 a top-level `cached_tokens` (Moonshot) and Anthropic's `cache_read_input_tokens` (through proxies).
+Anthropic's usage relayed as is has no `prompt_tokens`: its prompt is `input_tokens` (the uncached
+part) plus the cache reads and writes (`prompt_token_count`). Counts sent as numeric strings count.
+The answer is the first choice that says something, under `message`, `delta` or the legacy `text`.
 
 A cut-off reply is retried with more room: the output limit doubles from what the cut-off reply
 used (at least `MIN_ROOM`), up to `llm.max_output_tokens`, at most `MAX_LENGTH_RETRIES` times.

@@ -11,6 +11,9 @@ Accepted, because each has exactly one meaning:
 - the legacy `function_call` field, and tool calls written as text when the server ran no tool
   parser or the wrong one, in every family's dialect (`text_calls`; only for tools that were offered,
   prose beside them kept as the content);
+- Anthropic `tool_use` content blocks (the calls; `text` blocks are the content); one call split over
+  entries with the same `index` (merged); gpt-oss names `functions.X` / `X<|channel|>commentary` of an
+  offered `X`; arguments in a fence or with prose around one object;
 - TGI's `notify_error` pseudo-call (a tool that was not offered, `{"error": text}`): the turn's text;
 - a chat turn swallowed by a reasoning parser (the reasoning never closed, nothing else sent): read
   as the turn, as a person would: the calls that end it, else (only when a server's reasoning
