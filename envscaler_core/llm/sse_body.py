@@ -40,17 +40,19 @@ def _events(text: str) -> list[str]:
     return events
 
 
-def _merge_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
+def _merge_delta(message: dict[str, list[str]], calls: dict[int, dict[str, Any]], delta: dict[str, Any]) -> None:
+    """One chunk's delta into the choice's pieces: texts and argument strings are collected as lists
+    and joined once at the end (joining as they come copies the text so far for every chunk)."""
     for key in _JOINED:
         piece = delta.get(key)
         if isinstance(piece, str) and piece:
-            message[key] = (message.get(key) or "") + piece
+            message.setdefault(key, []).append(piece)
     for position, fragment in enumerate(delta.get("tool_calls") or []):
         if not isinstance(fragment, dict):
             continue
         index = fragment.get("index", position)
         slot = calls.setdefault(index if isinstance(index, int) else position,
-                                {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                                {"id": None, "type": "function", "function": {"name": "", "arguments": []}})
         if fragment.get("id"):
             slot["id"] = fragment["id"]
         fn = fragment.get("function") if isinstance(fragment.get("function"), dict) else {}
@@ -58,10 +60,15 @@ def _merge_delta(message: dict[str, Any], calls: dict[int, dict[str, Any]], delt
             slot["function"]["name"] = fn["name"]
         args = fn.get("arguments")
         if isinstance(args, str):
-            if isinstance(slot["function"]["arguments"], str):
-                slot["function"]["arguments"] += args
+            if isinstance(slot["function"]["arguments"], list):
+                slot["function"]["arguments"].append(args)
         elif isinstance(args, dict):
             slot["function"]["arguments"] = args
+
+
+def _joined_call(call: dict[str, Any]) -> dict[str, Any]:
+    args = call["function"]["arguments"]
+    return {**call, "function": {**call["function"], "arguments": "".join(args) if isinstance(args, list) else args}}
 
 
 def completion_from_sse(raw: bytes) -> dict[str, Any]:
@@ -86,7 +93,7 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
         chunks.append(chunk)
     if not chunks:
         raise ValueError("an event stream without a chunk")
-    messages: dict[int, dict[str, Any]] = {}
+    messages: dict[int, dict[str, list[str]]] = {}
     calls: dict[int, dict[int, dict[str, Any]]] = {}
     finish: dict[int, Any] = {}
     usage: Any = None
@@ -97,7 +104,7 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
             if not isinstance(choice, dict):
                 continue
             index = choice.get("index", 0) if isinstance(choice.get("index", 0), int) else 0
-            message = messages.setdefault(index, {"role": "assistant", "content": None})
+            message = messages.setdefault(index, {})
             delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else choice.get("message")
             if isinstance(delta, dict):
                 _merge_delta(message, calls.setdefault(index, {}), delta)
@@ -108,9 +115,10 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
                          "no finish_reason and no [DONE])")
     choices = []
     for index in sorted(messages):
-        message = messages[index]
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        message.update({key: "".join(parts) for key, parts in messages[index].items()})
         if calls.get(index):
-            message["tool_calls"] = [call for _, call in sorted(calls[index].items())]
+            message["tool_calls"] = [_joined_call(call) for _, call in sorted(calls[index].items())]
         choices.append({"index": index, "message": message, "finish_reason": finish.get(index)})
     first = chunks[0]
     body: dict[str, Any] = {"id": first.get("id"), "object": "chat.completion", "created": first.get("created"),
