@@ -37,6 +37,16 @@ class Ledger:
         self.base_tokens = 0  # spent earlier in the same run (resume), from the store
         self.base_cost = 0.0
 
+    def seed(self, usage: dict[str, dict[str, Any]]) -> None:
+        """A resumed run starts with what it already spent (the store's `llm_usage` rows), so the
+        budget spans the whole run."""
+        for row in usage.values():
+            tokens = row.get("tokens")
+            if tokens is None:
+                tokens = int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0)
+            self.base_tokens += int(tokens or 0)
+            self.base_cost += float(row.get("cost_usd", row.get("cost", 0.0)) or 0.0)
+
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         price = self.prices.get(model)
         if price is None:

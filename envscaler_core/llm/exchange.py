@@ -9,6 +9,9 @@ provider served from its prefix cache (billed at the cached-input rate), read fr
 providers use: OpenAI's `prompt_tokens_details.cached_tokens` (also xAI, Mistral, vLLM, SGLang,
 Azure), the Responses API's `input_tokens_details.cached_tokens`, DeepSeek's `prompt_cache_hit_tokens`,
 a top-level `cached_tokens` (Moonshot) and Anthropic's `cache_read_input_tokens` (through proxies).
+Anthropic's usage relayed as is has no `prompt_tokens`: its prompt is `input_tokens` (the uncached
+part) plus the cache reads and writes (`prompt_token_count`). Counts sent as numeric strings count.
+The answer is the first choice that says something, under `message`, `delta` or the legacy `text`.
 
 A cut-off reply is retried with more room: the output limit doubles from what the cut-off reply
 used (at least `MIN_ROOM`), up to `llm.max_output_tokens`, at most `MAX_LENGTH_RETRIES` times.
@@ -25,7 +28,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from envscaler_core.llm.errors import LLMConfigError
-from envscaler_core.llm.replies import REASONING_FIELDS, normalise_assistant
+from envscaler_core.llm.replies import REASONING_FIELDS, content_text, normalise_assistant
+from envscaler_core.llm.sse_body import completion_from_sse, looks_like_sse
 
 MAX_LENGTH_RETRIES = 2
 CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
@@ -113,7 +117,13 @@ def request_body(model: str, messages: list[dict[str, Any]], extra: dict[str, An
 
 def parse_completion(raw: bytes) -> dict[str, Any]:
     """The response body as JSON, parsed once by us: the SDK's typed `construct` of a ChatCompletion
-    costs ~5-8 ms of CPU per response for nothing we use. ValueError when it is not a JSON object."""
+    costs ~5-8 ms of CPU per response for nothing we use. An event stream in the body (`data:` chunks,
+    sent by proxies that stream whatever was asked) is put back together (`sse_body`). ValueError when
+    it is neither a JSON object nor a complete stream (an HTML page, an empty or truncated body)."""
+    if looks_like_sse(raw):
+        return completion_from_sse(raw)
+    if not raw.strip():
+        raise ValueError("an empty body")
     try:
         data = json.loads(raw)
     except RecursionError:
@@ -150,12 +160,38 @@ def choices_of(resp: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def choice_message(choice: Any) -> Any:
+    """A choice's assistant message wherever the endpoint put it: `message`; `delta` (a stream chunk's
+    shape, sent by proxies that relay a chunk as the completion); the legacy completions API's `text`."""
+    for key in ("message", "delta"):
+        value = _field(choice, key)
+        if value is not None:
+            return value
+    text = _field(choice, "text")
+    return {"role": "assistant", "content": text} if isinstance(text, str) else None
+
+
+def _says_something(message: Any) -> bool:
+    if not isinstance(message, dict):
+        message = assistant_message(message)
+    return bool(content_text(message.get("content")).strip() or message.get("tool_calls")
+                or message.get("function_call") or message.get("refusal")
+                or any(message.get(k) for k in REASONING_FIELDS))
+
+
+def answer_choice(resp: Any) -> Any:
+    """The choice that holds the answer: the first that says something (servers asked for one choice
+    sometimes send several, the first of them empty), else the first."""
+    choices = [c for c in choices_of(resp) if isinstance(c, dict) or hasattr(c, "model_fields")]
+    return next((c for c in choices if _says_something(choice_message(c) or {})), choices[0])
+
+
 def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exchange:
-    """One chat completion response (a parsed JSON body or an SDK object) as an Exchange (first choice)."""
-    choice = choices_of(resp)[0]
-    message = assistant_message(_field(choice, "message"))
+    """One chat completion response (a parsed JSON body or an SDK object) as an Exchange (its answer choice)."""
+    choice = answer_choice(resp)
+    message = assistant_message(choice_message(choice))
     usage = _field(resp, "usage")
-    prompt = _count(usage, "prompt_tokens", "input_tokens")
+    prompt = prompt_token_count(usage)
     completion = _count(usage, "completion_tokens", "output_tokens")
     estimated = 0
     if prompt is None:
@@ -168,13 +204,45 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
     return Exchange(message, int(prompt), int(completion), estimated, _field(choice, "finish_reason"), cached)
 
 
+def _number(value: Any) -> int | None:
+    """A token count as sent: a number, or a numeric string (some proxies send `"prompt_tokens": "123"`)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+        return int(number) if math.isfinite(number) else None
+    return None
+
+
 def _count(usage: Any, *names: str) -> int | None:
     """A token count under its OpenAI name or the name some proxies use; None when absent."""
     for name in names:
-        value = _field(usage, name)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return int(value)
+        value = _number(_field(usage, name))
+        if value is not None:
+            return value
     return None
+
+
+_ANTHROPIC_CACHE = ("cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def prompt_token_count(usage: Any) -> int | None:
+    """Prompt tokens: OpenAI's `prompt_tokens`; else `input_tokens`, to which Anthropic's usage (sent
+    as is by some compatibility layers) adds `cache_read_input_tokens` and `cache_creation_input_tokens`,
+    since its `input_tokens` counts only the uncached part (the Responses API, which spells it the
+    same, has no such fields and counts cached tokens inside `input_tokens`)."""
+    prompt = _count(usage, "prompt_tokens")
+    if prompt is not None:
+        return prompt
+    prompt = _count(usage, "input_tokens")
+    if prompt is None:
+        return None
+    return prompt + sum(_count(usage, name) or 0 for name in _ANTHROPIC_CACHE)
 
 
 _CACHED_DETAILS = ("prompt_tokens_details", "input_tokens_details")
@@ -196,13 +264,13 @@ def cached_prompt_tokens(usage: Any) -> int:
     """Prompt tokens the provider served from its prefix cache; 0 when the endpoint says nothing (a
     missing count is never estimated: only the provider knows what its cache held)."""
     for details in _CACHED_DETAILS:
-        value = _field(_field(usage, details), "cached_tokens")
-        if isinstance(value, int | float) and value > 0:
-            return int(value)
+        value = _number(_field(_field(usage, details), "cached_tokens"))
+        if value is not None and value > 0:
+            return value
     for name in _CACHED_FLAT:
-        value = _field(usage, name)
-        if isinstance(value, int | float) and value > 0:
-            return int(value)
+        value = _number(_field(usage, name))
+        if value is not None and value > 0:
+            return value
     return 0
 
 

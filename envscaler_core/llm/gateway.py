@@ -27,14 +27,14 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, choices_of, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
+    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
     read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
-from envscaler_core.llm.retry import Failure, answer_or_error, backoff_delay, classify, completion_or_error
+from envscaler_core.llm.retry import BadAnswer, answer_or_error, give_up, backoff_delay, classify, completion_or_error
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -102,18 +102,9 @@ class LLMGateway:
         self._clients_lock = threading.Lock()
         self._audit = open_audit(store)
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
-            self._seed_budget(store.llm_usage(run_id))
+            self.ledger.seed(store.llm_usage(run_id))
 
     # ---- configuration -------------------------------------------------------------------------
-
-    def _seed_budget(self, usage: dict[str, dict[str, Any]]) -> None:
-        """A resumed run starts with what it already spent, so the budget spans the whole run."""
-        for row in usage.values():
-            tokens = row.get("tokens")
-            if tokens is None:
-                tokens = int(row.get("prompt_tokens", 0) or 0) + int(row.get("completion_tokens", 0) or 0)
-            self.ledger.base_tokens += int(tokens or 0)
-            self.ledger.base_cost += float(row.get("cost_usd", row.get("cost", 0.0)) or 0.0)
 
     def api_key(self) -> str:
         if self.settings.api_key:
@@ -157,25 +148,9 @@ class LLMGateway:
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
-    def _give_up(self, failure: Failure, attempts: int, what: str) -> Exception:
-        if not failure.retryable:
-            hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
-                    404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
-                failure.status or 0, "the request itself is wrong; it was not retried")
-            return LLMRequestRejected(f"LLM endpoint {self.endpoint} rejected {what} ({failure.detail}); {hint}",
-                                      failure.status)
-        if failure.status is None and failure.detail.startswith("connection failed"):
-            return LLMUnavailableError(
-                f"cannot reach LLM endpoint {self.endpoint} after {attempts} attempt(s) ({failure.detail}); "
-                "start the server or set OPENAI_BASE_URL / llm.base_url (e.g. `envscaler mock-llm --port 8000`)"
-            )
-        return LLMUnavailableError(
-            f"LLM endpoint {self.endpoint} kept failing for {what} after {attempts} attempt(s) "
-            f"(last: {failure.detail}); retry later or raise llm.max_retries / llm.timeout_s"
-        )
-
     async def _send(self, call: _Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
-        """One HTTP exchange, retried on 429/5xx/timeouts/connection errors with backoff."""
+        """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
+        completion (`retry.BadAnswer`) with backoff."""
         cfg = self.settings
         self.ledger.check_budget()
         client = self._client()
@@ -200,7 +175,7 @@ class LLMGateway:
                 self._release(call)
                 raise
             if not failure.retryable or tries > cfg.max_retries:
-                raise self._give_up(failure, tries, what) from None
+                raise give_up(self.endpoint, failure, tries, what) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
@@ -243,9 +218,8 @@ class LLMGateway:
                     return reply
                 try:
                     return parse_completion(raw)
-                except ValueError as exc:
-                    raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered {what} with a body that is "
-                                              f"not a chat completion ({exc})") from None
+                except ValueError as exc:  # an HTML page, an empty or cut body: asked again
+                    raise BadAnswer(f"a body that is not a chat completion ({exc})") from None
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
@@ -253,8 +227,6 @@ class LLMGateway:
                 if exchange is None or exc.status_code != 400:
                     raise
                 return exchange
-            if not choices_of(resp) or not isinstance(choices_of(resp)[0], dict):
-                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} returned no choices for {what}")
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)

@@ -15,6 +15,8 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
+from envscaler_core.llm.errors import LLMRequestRejected, LLMUnavailableError
+
 T = TypeVar("T")
 
 NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
@@ -82,9 +84,25 @@ class ErrorInBody(openai.OpenAIError):
                          f"{self.detail}")
 
 
+class BadAnswer(openai.OpenAIError):
+    """An HTTP 200 whose body is no usable chat completion: `choices: []`, an HTML page (a CDN's
+    challenge or error page), an empty or truncated body, an event stream cut off before its end.
+    The request was fine and the next attempt usually is too, so it is retried like a 5xx (bounded
+    by `llm.max_retries`); before, one such answer stopped the whole run on the first try."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = _one_line(detail)
+        super().__init__(f"HTTP 200 with {self.detail}")
+
+
 async def completion_or_error(pending: Awaitable[T]) -> T:
-    """The completion, or ErrorInBody when the endpoint answered 200 with an error object and no choices."""
-    return await answer_or_error(pending, "choices")
+    """The completion; ErrorInBody when the endpoint answered 200 with an error object and no choices,
+    BadAnswer when it answered with no choice at all (`choices: []`, missing, or not objects)."""
+    resp = await answer_or_error(pending, "choices")
+    choices = resp.get("choices") if isinstance(resp, dict) else getattr(resp, "choices", None)
+    if not isinstance(choices, list) or not any(isinstance(c, dict) or hasattr(c, "message") for c in choices):
+        raise BadAnswer("no choices" if not choices else "choices that are not objects")
+    return resp
 
 
 async def answer_or_error(pending: Awaitable[T], field: str) -> T:
@@ -118,6 +136,8 @@ def _retryable_status(status: int) -> bool:
 
 def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
+    if isinstance(exc, BadAnswer):
+        return Failure(True, None, _one_line(str(exc)))
     if isinstance(exc, ErrorInBody):
         status = exc.status_code
         return Failure(status is None or exc.mid_generation or _retryable_status(status), status, _one_line(str(exc)))
@@ -153,3 +173,23 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
         return min(retry_after_s, max_s)
     ceiling = min(max_s, base_s * (2 ** attempt))
     return (rng or random).uniform(0.0, ceiling)
+
+
+def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Exception:
+    """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
+    likely fix) or unavailable (retries exhausted, or the endpoint cannot be reached at all)."""
+    if not failure.retryable:
+        hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
+                404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
+            failure.status or 0, "the request itself is wrong; it was not retried")
+        return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
+                                  failure.status)
+    if failure.status is None and failure.detail.startswith("connection failed"):
+        return LLMUnavailableError(
+            f"cannot reach LLM endpoint {endpoint} after {attempts} attempt(s) ({failure.detail}); "
+            "start the server or set OPENAI_BASE_URL / llm.base_url (e.g. `envscaler mock-llm --port 8000`)"
+        )
+    return LLMUnavailableError(
+        f"LLM endpoint {endpoint} kept failing for {what} after {attempts} attempt(s) "
+        f"(last: {failure.detail}); retry later or raise llm.max_retries / llm.timeout_s"
+    )

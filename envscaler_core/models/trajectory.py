@@ -52,3 +52,7 @@ class Trajectory(Record):
     reward: float = Field(ge=0.0, le=1.0)
     all_passed: bool
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = Field(
+        default=None,
+        description="Why an episode that ended in 'error' ended: the model failure's one-line message (an "
+        "unusable answer, the endpoint's content filter, a refused request), so a dropped episode says why.")

@@ -12,7 +12,7 @@ from envscaler_core.models.trajectory import Trajectory
 def drop_reasons(traj: Trajectory, cfg: RolloutSettings) -> list[str]:
     reasons = []
     if traj.termination == "error":
-        reasons.append("episode ended in an error")
+        reasons.append("episode ended in an error" + (f": {traj.error}" if traj.error else ""))
     if cfg.require_all_passed and not traj.all_passed:
         reasons.append(f"not all checks passed (reward {traj.reward})")
     if cfg.max_tool_errors is not None and traj.tool_errors > cfg.max_tool_errors:

@@ -83,6 +83,7 @@ class _Play:
     def __init__(self) -> None:
         self.usage, self.steps, self.tool_errors = TokenUsage(), 0, 0
         self.termination: TerminationReason = "max_steps"
+        self.error: str | None = None
 
     async def run(self, agent: Agent, user: _UserSim | None, ep: Episode, messages: list[dict[str, Any]],
                   tools: list[dict[str, Any]], max_steps: int) -> None:
@@ -132,8 +133,8 @@ async def run_rollout(
         except LLMError as exc:
             if not _ends_episode(exc):
                 raise
-            # What the agent did so far is still scored (visible; dropped by the filters).
-            play.termination = "error"
+            # What the agent did so far is still scored (visible; dropped by the filters, with the reason).
+            play.termination, play.error = "error", str(exc)
         final_state = await asyncio.to_thread(lambda: ep.state)
     finally:
         await asyncio.to_thread(ep.close)
@@ -147,5 +148,5 @@ async def run_rollout(
         scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
         messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination=termination,
         initial_state=scenario.initial_state, final_state=final_state, check_results=results,
-        reward=reward, all_passed=all_passed, usage=usage,
+        reward=reward, all_passed=all_passed, usage=usage, error=play.error,
     )

@@ -28,6 +28,8 @@ STATUS = "__http_status__"
 """A scripted response with this key is sent with that HTTP status (the key itself is not sent)."""
 RAW = "__raw_body__"
 """A scripted response with this key sends its value (a str) verbatim as the JSON body."""
+MEDIA = "__media_type__"
+"""With RAW: the Content-Type to send it with (`text/html`, `text/event-stream`); JSON by default."""
 
 
 def completion(content: Any = None, *, finish: str | None = "stop", usage: dict[str, int] | None | bool = True,
@@ -72,7 +74,7 @@ class ScriptedEndpoint:
             response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
         status = response.get(STATUS, 200)
         if RAW in response:
-            return Response(response[RAW], status_code=status, media_type="application/json")
+            return Response(response[RAW], status_code=status, media_type=response.get(MEDIA, "application/json"))
         return JSONResponse({k: v for k, v in response.items() if k != STATUS}, status_code=status)
 
     def start(self) -> "ScriptedEndpoint":

@@ -36,8 +36,21 @@ def offered_tools(tools: list[dict[str, Any]] | None) -> Offered:
     return out
 
 
+def tool_name(name: str, offered: Offered) -> str:
+    """The offered tool a name means: gpt-oss (harmony) servers send `functions.X`, some vLLM versions
+    `X<|channel|>commentary` (any `<|…|>` suffix). Renamed only when `X` is offered and the name as sent
+    is not; otherwise the name stays as sent (and the env reports an unknown tool)."""
+    if not offered or name in offered:
+        return name
+    bare = name.split("<|", 1)[0].strip()
+    for candidate in (bare, bare.removeprefix("functions."), re.sub(r":\d+\Z", "", bare.removeprefix("functions."))):
+        if candidate in offered:
+            return candidate
+    return name
+
+
 def make_call(name: str, arguments: Any, offered: Offered, call_id: str | None = None) -> dict[str, Any]:
-    name = name.strip()
+    name = tool_name(name.strip(), offered)
     if name not in offered:
         raise Unread(f"{name!r} is not an offered tool")
     if isinstance(arguments, str):
@@ -70,16 +83,37 @@ def prose_of(*parts: str) -> str:
 
 
 CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+_OPENAI_KEYS = {"id", "type", "function", "index"}
+
+
+def _flat_item(value: Any) -> Any:
+    """An OpenAI-shaped call object (`{"id", "type": "function", "function": {"name", "arguments"}}`, what
+    a model trained on the API's own format writes when a server leaves it in `content`) as the flat
+    `{"name", "arguments", "id"}` object; anything else unchanged."""
+    if not (isinstance(value, dict) and isinstance(value.get("function"), dict) and set(value) <= _OPENAI_KEYS
+            and value.get("type", "function") == "function"):
+        return value
+    fn = value["function"]
+    if not (set(fn) <= {"name", "arguments", "parameters"} and "name" in fn):
+        return value
+    flat = {k: v for k, v in fn.items()}
+    if isinstance(value.get("id"), str) and value["id"]:
+        flat["id"] = value["id"]
+    return flat
 
 
 def json_items(value: Any, offered: Offered, *, need_arguments: bool = False) -> list[dict[str, Any]]:
-    """`{"name", "arguments"|"parameters"}` objects (alone or listed) as calls, or Unread."""
-    items = value if isinstance(value, list) else [value]
+    """`{"name", "arguments"|"parameters"}` objects or OpenAI-shaped call objects, alone, listed, or
+    listed under `{"tool_calls": [...]}` (the message field written into the text), as calls, or Unread."""
+    if isinstance(value, dict) and set(value) - {"role", "content"} == {"tool_calls"} and not value.get("content"):
+        value = value["tool_calls"]
+    items = [_flat_item(v) for v in (value if isinstance(value, list) else [value])]
     if not items or not all(isinstance(v, dict) and set(v) <= CALL_KEYS and "name" in v for v in items):
         raise Unread("not call objects")
     if need_arguments and not all("arguments" in v or "parameters" in v for v in items):
         raise Unread("not call objects")
-    return [make_call(str(v["name"]), v.get("arguments", v.get("parameters")), offered) for v in items]
+    return [make_call(str(v["name"]), v.get("arguments", v.get("parameters")), offered,
+                      v["id"] if isinstance(v.get("id"), str) else None) for v in items]
 
 
 def json_run(text: str, start: int) -> tuple[list[Any], int]:

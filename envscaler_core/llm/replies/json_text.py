@@ -217,6 +217,7 @@ def unclosed_object_line(text: str) -> int | None:
 
 
 _CONSTANTS = {"True": "true", "False": "false", "None": "null"}
+_ODD_BLANKS = frozenset("\u00a0\u200b\u2060\ufeff")
 
 
 def _json_string(body: str) -> str:
@@ -249,7 +250,8 @@ def _without_comments(text: str) -> str:
 def _relaxed(text: str) -> str:
     """`text` in strict JSON spelling, for the JSON5-like liberties models take, each rewritten only
     outside strings: comments removed, trailing commas removed, single-quoted strings double-quoted,
-    bare identifier keys quoted, Python's True/False/None as true/false/null."""
+    bare identifier keys quoted, Python's True/False/None as true/false/null, and non-breaking or
+    zero-width spaces (U+00A0, U+200B, U+2060, U+FEFF) used as whitespace made spaces."""
     text = _without_comments(text)
     out: list[str] = []
     i, n = 0, len(text)
@@ -259,6 +261,10 @@ def _relaxed(text: str) -> str:
             end = _string_end(text, i)
             out.append(text[i:end] if ch == '"' else _json_string(text[i + 1:end - 1]))
             i = end
+            continue
+        if ch in _ODD_BLANKS:  # a non-breaking or zero-width space used as JSON whitespace
+            out.append(" ")
+            i += 1
             continue
         if ch == ",":
             j = i + 1

@@ -63,11 +63,18 @@ def without_end_tokens(text: str) -> str:
     return tail if peeled else text
 
 
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+# Blank space at the ends of a text: whitespace and the zero-width characters some servers and
+# proxies leave around an answer (they would otherwise end up in SFT rows, invisible).
+_EDGE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace()) + ZERO_WIDTH
+
+
 def clean_text(text: str) -> str:
     """Line endings to `\\n`, byte-order marks, trailing end-of-turn special tokens (`<|im_end|>`,
-    `<|eot_id|>`, `</s>`, ...) and surrounding blank space removed."""
+    `<|eot_id|>`, `</s>`, ...) and surrounding blank space, zero-width characters included, removed
+    (zero-width characters inside the text are left: they may belong to it, e.g. joiners in a script)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return without_end_tokens(text.replace("\ufeff", "")).strip()
+    return without_end_tokens(text.replace("\ufeff", "").strip(_EDGE)).strip(_EDGE)
 
 
 def content_text(content: Any) -> str:

@@ -11,6 +11,9 @@ Accepted, because each has exactly one meaning:
 - the legacy `function_call` field, and tool calls written as text when the server ran no tool
   parser or the wrong one, in every family's dialect (`text_calls`; only for tools that were offered,
   prose beside them kept as the content);
+- Anthropic `tool_use` content blocks (the calls; `text` blocks are the content); one call split over
+  entries with the same `index` (merged); gpt-oss names `functions.X` / `X<|channel|>commentary` of an
+  offered `X`; arguments in a fence or with prose around one object;
 - TGI's `notify_error` pseudo-call (a tool that was not offered, `{"error": text}`): the turn's text;
 - a chat turn swallowed by a reasoning parser (the reasoning never closed, nothing else sent): read
   as the turn, as a person would: the calls that end it, else (only when a server's reasoning
@@ -25,7 +28,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from envscaler_core.llm.replies.json_text import NotJSON, load_value
+from envscaler_core.llm.replies.call_text import Offered, tool_name
+from envscaler_core.llm.replies.json_text import NotJSON, balanced_objects, fences, load_value
 from envscaler_core.llm.replies.reasoning import content_text, reasoning_field, split_reasoning, without_end_tokens
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
 from envscaler_core.llm.replies.text_calls import harmony_calls, notify_error_text, offered_tools, read_calls
@@ -45,10 +49,27 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     try:
         value = load_value(text)
     except NotJSON as exc:
-        raise ReplyProblem(f"arguments are not valid JSON: {exc}") from None
+        if (wrapped := _wrapped_object(text)) is None:
+            raise ReplyProblem(f"arguments are not valid JSON: {exc}") from None
+        value = wrapped
     if not isinstance(value, dict):
         raise ReplyProblem(f"arguments must be a JSON object, found {shown(value)}")
     return checked_arguments(value)
+
+
+def _wrapped_object(text: str) -> dict[str, Any] | None:
+    """Arguments a model wrapped like a chat answer: in a ```json fence, or with a sentence before or
+    after one JSON object. Only one fence (or, without a fence, one top-level object) that reads as an
+    object counts; anything else stays unreadable, and the env reports it to the model."""
+    blocks = fences(text)
+    bodies = [b.body for b in blocks] if blocks else [text[a:b] for a, b in balanced_objects(text)]
+    if len(bodies) != 1:
+        return None
+    try:
+        value = load_value(bodies[0].strip())
+    except NotJSON:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def checked_arguments(value: dict[str, Any]) -> dict[str, Any]:
@@ -77,16 +98,75 @@ def _raw_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
     calls = message.get("tool_calls")
     if isinstance(calls, dict):
         calls = [calls]
-    out = [c for c in calls or [] if isinstance(c, dict)]
+    out = merged_fragments([c for c in calls or [] if isinstance(c, dict)])
     legacy = message.get("function_call")
     if not out and isinstance(legacy, dict) and legacy.get("name"):
         out = [{"type": "function", "function": legacy}]
+    if not out:
+        out = tool_use_blocks(message.get("content"))
     return out
 
 
-def _call(raw: dict[str, Any], fallback_id: str) -> dict[str, Any]:
+def tool_use_blocks(content: Any) -> list[dict[str, Any]]:
+    """Anthropic's content blocks relayed as the `content` list (`{"type": "tool_use", "id", "name",
+    "input"}` beside `{"type": "text"}` blocks): each tool_use block is a call, its `input` the
+    arguments. Before, the text blocks were read and the calls dropped without a word."""
+    if not isinstance(content, list):
+        return []
+    return [{"id": b.get("id"), "type": "function", "function": {"name": b.get("name"), "arguments": b.get("input")}}
+            for b in content if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name")]
+
+
+def _fn(raw: dict[str, Any]) -> dict[str, Any]:
+    return raw["function"] if isinstance(raw.get("function"), dict) else {}
+
+
+def merged_fragments(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One call split over several entries with the same `index` (a stream aggregated naively: the
+    first entry has the id and name, later ones only more of the arguments) as one call: argument
+    strings joined, the non-empty id, type and name kept. An entry that names a tool of its own while
+    the earlier one's arguments already read is a call of its own (servers that number every call 0)."""
+    out: list[dict[str, Any]] = []
+    by_index: dict[Any, dict[str, Any]] = {}
+    for raw in calls:
+        index = raw.get("index")
+        first = by_index.get(index) if isinstance(index, int) else None
+        if first is not None and _continues(first, raw):
+            fn, more = _fn(first), _fn(raw)
+            if isinstance(more.get("arguments"), str):
+                fn["arguments"] = str(fn.get("arguments") or "") + more["arguments"]
+            for key in ("name",):
+                if not fn.get(key) and more.get(key):
+                    fn[key] = more[key]
+            for key in ("id", "type"):
+                if not first.get(key) and raw.get(key):
+                    first[key] = raw[key]
+            continue
+        copy = {**raw, "function": dict(_fn(raw))} if "function" in raw else dict(raw)
+        out.append(copy)
+        if isinstance(index, int):
+            by_index[index] = copy
+    return out
+
+
+def _continues(first: dict[str, Any], raw: dict[str, Any]) -> bool:
+    name = _fn(raw).get("name")
+    if name and name != _fn(first).get("name"):
+        return False
+    if raw.get("id") and first.get("id") and raw["id"] != first["id"]:
+        return False
+    if not name:
+        return True
+    try:
+        parse_arguments(_fn(first).get("arguments"))
+    except ReplyProblem:
+        return True  # the first fragment's arguments do not read yet: the rest is still to come
+    return False
+
+
+def _call(raw: dict[str, Any], fallback_id: str, offered: Offered | None = None) -> dict[str, Any]:
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
-    name = str(fn.get("name") or raw.get("name") or "").strip()
+    name = tool_name(str(fn.get("name") or raw.get("name") or "").strip(), offered or {})
     arguments = fn["arguments"] if "arguments" in fn else raw.get("arguments", fn.get("parameters"))
     call_id = raw.get("id")
     call_id = str(call_id).strip() if call_id not in (None, "") else fallback_id
@@ -128,7 +208,7 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
     if raw_calls:
         calls, used = [], set()
         for i, raw in enumerate(raw_calls):
-            call = _call(raw, f"call_{turn}_{i}")
+            call = _call(raw, f"call_{turn}_{i}", offered)
             if call["id"] in used:
                 call["id"] = f"{call['id']}_{i}"
             used.add(call["id"])
