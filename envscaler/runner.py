@@ -158,6 +158,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         record_run(store, settings, run_id, sources, stages, request.origin, mock)
         say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{resume_call(run_id, store.url)}` "
             "continues it", quiet)
+        flow_started = False
         with sigterm_as_interrupt() as received:
             try:
                 with prefect_api(quiet):
@@ -165,10 +166,27 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
 
                     quiet_prefect_console()
                     with LiveProgress(progress, quiet=quiet):
+                        flow_started = True
                         return _execute(factory_flow, settings, run_id, sources, stages)
             except KeyboardInterrupt:
                 _interrupted(store, run_id, received[0] if received else "SIGINT")
+            except typer.Exit:  # Prefect could not be reached or started: the error line said why
+                if not flow_started:
+                    _not_started(store, run_id)
+                raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _not_started(store: Any, run_id: str) -> None:
+    """A run recorded for its resume hint whose flow never began is marked so: `status` would otherwise
+    take the row that still says running for a killed process."""
+    with contextlib.suppress(Exception):
+        run = store.get_run(run_id)
+        if run is not None and run.status == "running":
+            store.save_run(run.model_copy(update={
+                "status": "interrupted", "updated_at": datetime.now(UTC),
+                "error": f"stopped before its flow started (no Prefect API); `{resume_call(run_id, store.url)}` "
+                         "continues it once one answers"}))
 
 
 def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> None:

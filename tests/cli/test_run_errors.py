@@ -91,3 +91,19 @@ def test_a_run_id_that_would_leave_the_output_directory_is_a_usage_error(args: l
     out = envscaler(*args, "--run-id", "..", tmp_path=tmp_path)
     assert_one_line_error(out, "run id '..' is not usable")
     assert not (tmp_path / "cli.duckdb").exists()
+
+
+def test_a_run_that_could_not_reach_prefect_can_be_resumed_as_its_banner_says(tmp_path: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
+    """The banner names the resume command before Prefect is reached: the run row exists by then (a run
+    killed while a temporary server started used to answer `resume` with "no run"), and a start that
+    fails leaves it interrupted with the way on, not 'running' as if its process had been killed."""
+    import json
+
+    out = envscaler("run", "-s", str(SLICE), "--run-id", "noprefect", tmp_path=tmp_path,
+                    PREFECT_API_URL="http://127.0.0.1:9/api", OPENAI_BASE_URL=mock_server.base_url, OPENAI_API_KEY="mock")
+    assert out.returncode == 2 and "does not answer" in out.stderr, out.stderr
+    assert "resume noprefect" in out.stderr
+    shown = envscaler("status", "noprefect", "--json", tmp_path=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    run = json.loads(shown.stdout)
+    assert run["status"] == "interrupted" and "before its flow started" in run["error"] and "resume noprefect" in run["error"]
