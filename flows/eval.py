@@ -23,6 +23,7 @@ from envscaler_core.bfcl.evaluate import (
 from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
 from flows.progress import artifact_key
+from flows.stale_runs import crash_stale_runs
 
 CONCURRENCY_CAP = 16
 
@@ -111,6 +112,7 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
     settings = load_settings(overrides=config)
     store, pool, gateway = await asyncio.to_thread(_open, settings, run_id, req)
     try:
+        await crash_stale_runs(settings.store.url)  # the open store's lock proves its earlier flow runs dead
         await asyncio.to_thread(_begin, store, run_id, req, settings)
         # one gate for all batches: at most this many tasks (episodes, LLM conversations) in flight
         ctx = {"store": store, "pool": pool, "gateway": gateway, "run_id": run_id, "request": req,

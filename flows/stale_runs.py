@@ -19,8 +19,16 @@ STALE_STATES = ("RUNNING", "PENDING")
 log = logging.getLogger(__name__)
 
 
-def holds_exclusive_store(url: str) -> bool:
-    return url.startswith("duckdb:")
+def duckdb_file(url: Any) -> str | None:
+    """The DuckDB file a store URL or plain path names (resolved, so `/p/s.duckdb` and
+    `duckdb:////p/s.duckdb` are one store), None for a server store or anything unreadable."""
+    from envscaler_core.store.urls import parse_store_url
+
+    try:
+        parsed = parse_store_url(str(url))
+    except Exception:  # noqa: BLE001 - another flow run's parameters may hold anything
+        return None
+    return str(parsed.path.resolve()) if parsed.backend == "duckdb" and parsed.path is not None else None
 
 
 def is_stale(other: Any, me: Any, parameters: dict[str, Any]) -> bool:
@@ -29,18 +37,21 @@ def is_stale(other: Any, me: Any, parameters: dict[str, Any]) -> bool:
     return (other.id != me.id and other.flow_id == me.flow_id and theirs.get("run_id") == parameters.get("run_id")
             and theirs.get("shard_index", 0) == parameters.get("shard_index", 0)
             and theirs.get("shard_count", 1) == parameters.get("shard_count", 1)
-            and _store(theirs) == _store(parameters))
+            and _store(parameters) is not None and _store(theirs) == _store(parameters))
 
 
-def _store(parameters: dict[str, Any]) -> Any:
+def _store(parameters: dict[str, Any]) -> str | None:
     config = parameters.get("config")
-    return config.get("store", {}).get("url") if isinstance(config, dict) else None
+    url = (config.get("store") or {}).get("url") if isinstance(config, dict) else None
+    return duckdb_file(url) if url else None
 
 
 async def crash_stale_runs(store_url: str) -> int:
     """Mark this run's dead flow runs Crashed; returns how many. Best effort: the dashboard's bookkeeping
-    never stops a run, so any failure here is logged and ignored."""
-    if not holds_exclusive_store(store_url):
+    never stops a run, so any failure here is logged and ignored. Works for the factory and the eval
+    flows alike (both take `run_id` and `config`); the store in the parameters is compared as the file
+    it names, whichever way it was written."""
+    if duckdb_file(store_url) is None:
         return 0
     try:
         from prefect.client.orchestration import get_client

@@ -105,13 +105,22 @@ def ingest(ctx: RunContext, paths: Sequence[Path]) -> BatchReport:
     report on the run. Unusable sources raise `SourceError` before any task is written."""
     from envscaler_core.mine.source_report import build_source_report, changed_sources, source_errors
 
+    gone = [str(p) for p in paths if not Path(p).is_file()]
+    if gone:  # moved or deleted since the run began: its resume must say so, not fail on a FileNotFoundError
+        raise SourceError(f"source file(s) not found: {', '.join(gone)} (the run read its tasks from there; put "
+                          "the file back at that path to continue the run)")
     result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks)
     sources_report = build_source_report(paths, result, ctx.settings.mine.max_tasks)
     before = ctx.store.get_run(ctx.run_id)
-    changed = changed_sources(before.sources_report if before is not None else None, sources_report)
+    earlier = before.sources_report if before is not None else None
+    changed = changed_sources(earlier, sources_report)
     if changed:
         raise SourceError("; ".join(changed) + "; a run id names one run over one dataset: start the new contents "
                           "under a new --run-id, or put the old file back to continue this run")
+    if earlier is not None:  # files added later (--add-sources) join the report; the earlier ones keep their digests
+        now = {f.path for f in sources_report.files}
+        sources_report = sources_report.model_copy(update={
+            "files": [f for f in earlier.files if f.path not in now] + sources_report.files})
     ctx.update_run(sources_report=sources_report)
     errors = source_errors(sources_report, strict=ctx.settings.mine.strict_sources)
     if errors:

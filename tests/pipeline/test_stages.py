@@ -133,3 +133,23 @@ def test_a_source_whose_contents_changed_under_the_same_path_stops_the_ingest(ct
         S.ingest(ctx, [source])
     assert len(ctx.store.query(SourceTask, run_id="r")) == 4, "nothing of the new contents was stored"
     assert ctx.store.get_run("r").sources_report.files[0].records == 4, "the run's report still describes what it read"
+
+
+def test_a_file_added_later_does_not_erase_the_first_files_digest(ctx: RunContext, tmp_path: Path) -> None:
+    """`run --add-sources` ingests only the new file: the report keeps the first one's digest, so a later
+    change to that file is still caught (an outside check mixed two datasets this way)."""
+    first = _source(tmp_path / "first.jsonl", 4)
+    S.ingest(ctx, [first])
+    S.ingest(ctx, [_source(tmp_path / "added.jsonl", 2)])
+    assert [Path(f.path).name for f in ctx.store.get_run("r").sources_report.files] == ["first.jsonl", "added.jsonl"]
+    _source(first, 6)
+    with pytest.raises(S.SourceError, match="first.jsonl changed since this run first read it"):
+        S.ingest(ctx, [first, tmp_path / "added.jsonl"])
+
+
+def test_a_source_moved_away_stops_the_ingest_naming_it(ctx: RunContext, tmp_path: Path) -> None:
+    source = _source(tmp_path / "tasks.jsonl", 4)
+    S.ingest(ctx, [source])
+    source.rename(tmp_path / "renamed.jsonl")
+    with pytest.raises(S.SourceError, match=r"source file\(s\) not found: .*tasks.jsonl .*put the file back"):
+        S.ingest(ctx, [source])
