@@ -42,5 +42,11 @@ class LLMOutputInvalid(LLMError):
         self.last_output = last_output
 
 
+class LLMNoAnswer(LLMOutputInvalid):
+    """The endpoint answered every attempt with a 200 holding no usable completion (`retry.BadAnswer`).
+    It is up, so this is the request's failure (a filter or proxy blocking one payload), not an outage:
+    the item fails and is given up after its attempts, and the run goes on; the call keeps an `error` row."""
+
+
 class BudgetExceeded(LLMError):
     """The run's token or cost budget is spent; raised before the next call is made."""

@@ -204,19 +204,25 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
     return Exchange(message, int(prompt), int(completion), estimated, _field(choice, "finish_reason"), cached)
 
 
+MAX_TOKEN_COUNT = 100_000_000
+"""Above any model's context: a larger (or negative) count is a broken proxy's, not a measurement. It is
+read as missing, so the tokens are estimated and marked so, instead of a negative total or a value the
+store's columns cannot hold (an outside check's 3e9 left a run's audit rows uncommittable)."""
+
+
 def _number(value: Any) -> int | None:
-    """A token count as sent: a number, or a numeric string (some proxies send `"prompt_tokens": "123"`)."""
+    """A token count as sent: a number, or a numeric string (some proxies send `"prompt_tokens": "123"`);
+    None when absent, not a count, or outside 0..MAX_TOKEN_COUNT."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return int(value) if math.isfinite(value) else None
     if isinstance(value, str):
         try:
-            number = float(value.strip())
+            value = float(value.strip())
         except ValueError:
             return None
-        return int(number) if math.isfinite(number) else None
-    return None
+    if not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= MAX_TOKEN_COUNT:
+        return None
+    return int(value)
 
 
 def _count(usage: Any, *names: str) -> int | None:

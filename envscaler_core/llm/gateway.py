@@ -24,7 +24,7 @@ from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
 from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
-    LLMConfigError, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
+    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
     MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
@@ -294,6 +294,9 @@ class LLMGateway:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
         try:
             return await body()
+        except LLMNoAnswer as exc:  # no answer to repair: the call itself failed
+            await self._record(call, "error", error=str(exc))
+            raise
         except LLMOutputInvalid:
             raise
         except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:

@@ -142,13 +142,38 @@ def replay_orphans(directory: Path, store: ReplayStore) -> int:
             fresh = store.known_call_ids([cid for cid, _ in rows])
             missing = [(cid, call) for cid, call in rows if cid not in fresh]
             if missing:
-                store.record_llm_calls([call for _, call in missing], call_ids=[cid for cid, _ in missing])
-                log.info("llm journal: %d answered call(s) of a killed run recorded from %s", len(missing), path)
+                kept = _record(store, path, missing)
+                log.info("llm journal: %d answered call(s) of a killed run recorded from %s", kept, path)
             added += len(missing)
             path.unlink(missing_ok=True)
         finally:
             os.close(fd)
     return added
+
+
+def _record(store: ReplayStore, path: Path, rows: list[tuple[str, LLMCall]]) -> int:
+    """Record the rows, all at once; when the store refuses the batch, one at a time, and the rows it
+    refuses even alone go to `<journal>.rejected` beside it (kept, named in a warning) instead of
+    stopping every later run on this store at the same rows. Returns how many were recorded."""
+    try:
+        store.record_llm_calls([call for _, call in rows], call_ids=[cid for cid, _ in rows])
+        return len(rows)
+    except Exception:  # noqa: BLE001 - find the row(s) the store will not take
+        pass
+    refused = []
+    for cid, call in rows:
+        try:
+            store.record_llm_calls([call], call_ids=[cid])
+        except Exception as exc:  # noqa: BLE001
+            refused.append((cid, call, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"))
+    if refused:
+        aside = path.with_name(path.name + ".rejected")
+        with aside.open("a", encoding="utf-8") as fh:
+            for cid, call, why in refused:
+                fh.write(json.dumps({"call_id": cid, "call": call.model_dump(mode="json"), "refused": why}) + "\n")
+        log.warning("llm journal %s: the store refused %d row(s) (first: %s); kept in %s, the other %d recorded",
+                    path, len(refused), refused[0][2], aside, len(rows) - len(refused))
+    return len(rows) - len(refused)
 
 
 def _read(path: Path) -> list[tuple[str, LLMCall]]:

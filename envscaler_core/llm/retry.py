@@ -15,7 +15,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
-from envscaler_core.llm.errors import LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.errors import LLMNoAnswer, LLMRequestRejected, LLMUnavailableError
 
 T = TypeVar("T")
 
@@ -34,6 +34,7 @@ class Failure:
     status: int | None  # None for transport failures (timeout, refused connection)
     detail: str  # short, one line
     retry_after_s: float | None = None
+    no_answer: bool = False  # a 200 with no usable completion (BadAnswer): the endpoint is up
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -137,7 +138,7 @@ def _retryable_status(status: int) -> bool:
 def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
     if isinstance(exc, BadAnswer):
-        return Failure(True, None, _one_line(str(exc)))
+        return Failure(True, None, _one_line(str(exc)), no_answer=True)
     if isinstance(exc, ErrorInBody):
         status = exc.status_code
         return Failure(status is None or exc.mid_generation or _retryable_status(status), status, _one_line(str(exc)))
@@ -184,6 +185,11 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Except
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
                                   failure.status)
+    if failure.no_answer:  # answered, every time, with nothing usable: this request's failure, not an outage
+        return LLMNoAnswer(
+            f"LLM endpoint {endpoint} answered {what} {attempts} time(s) without a usable completion (last: "
+            f"{failure.detail}); this item fails (a filter or proxy that blocks one payload does this), the run "
+            "goes on", reason=f"no usable completion: {failure.detail}")
     if failure.status is None and failure.detail.startswith("connection failed"):
         return LLMUnavailableError(
             f"cannot reach LLM endpoint {endpoint} after {attempts} attempt(s) ({failure.detail}); "

@@ -106,6 +106,22 @@ def test_replay_skips_rows_the_store_already_has(tmp_path: Path) -> None:
         assert not list(directory.glob("*.jsonl"))
 
 
+def test_a_row_the_store_refuses_is_set_aside_and_the_others_are_recorded(tmp_path: Path) -> None:
+    """A row the store cannot take (a count over its 32-bit column, written before counts were bounded)
+    used to stop every later run on that store at the same replay; it is kept beside the journal."""
+    with Store.from_url(f"duckdb:///{tmp_path / 's.duckdb'}") as store:
+        directory = journal_dir(store)
+        poison = _row("p").model_copy(update={"prompt_tokens": 3_000_000_000})
+        path = _orphan(directory, [("id-a", _row("a")), ("id-p", poison), ("id-b", _row("b"))])
+        replay_orphans(directory, store)
+        assert sorted(store.cached_response(fp)["content"] for fp in ("a", "b")) == ["a", "b"]  # type: ignore[index]
+        assert len(call_rows(store, "r")) == 2 and store.cached_response("p") is None
+        assert not path.exists()
+        [kept] = [json.loads(line) for line in path.with_name(path.name + ".rejected").read_text().splitlines()]
+        assert kept["call_id"] == "id-p" and kept["call"]["prompt_tokens"] == 3_000_000_000 and kept["refused"]
+        assert replay_orphans(directory, store) == 0, "nothing left to stop the next run"
+
+
 def test_a_torn_last_line_is_the_kill_cutting_a_write_and_is_ignored(tmp_path: Path) -> None:
     with Store.from_url(f"duckdb:///{tmp_path / 't.duckdb'}") as store:
         directory = journal_dir(store)

@@ -2,8 +2,8 @@
 fed verbatim through the real gateway and the real `openai` client from a scripted local endpoint.
 
 Bodies that are no usable completion (`choices: []`, an HTML page, an empty or cut body, a stream that
-stops early) are transient bad answers: retried like a 5xx, and only after `max_retries` the call's
-usual one-line `LLMUnavailableError`. Other shapes of a good answer are read as that answer: stream
+stops early) are transient bad answers: retried like a 5xx; after `max_retries` the item fails
+(`LLMNoAnswer`, an unusable answer), since the endpoint is up and it is this payload it will not answer. Other shapes of a good answer are read as that answer: stream
 chunks in a non-streaming body, the first non-empty choice, `delta`/`text` instead of `message`,
 Anthropic usage names and counts sent as strings."""
 
@@ -13,7 +13,8 @@ import json
 
 import pytest
 
-from envscaler_core.llm import LLMGateway, LLMUnavailableError
+from envscaler_core.llm import LLMGateway
+from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, StatefulJudgement, TaskInput
 from envscaler_core.store import Store
 from tests.fixtures.llm import mock_llm_settings
@@ -70,9 +71,12 @@ def test_a_chat_turn_answered_with_no_completion_first_is_asked_again(endpoint, 
 
 
 @pytest.mark.parametrize("bad", [NO_CHOICES, CLOUDFLARE], ids=["choices-empty", "cloudflare-html"])
-def test_bad_answers_until_the_retries_run_out_fail_that_call_like_exhausted_5xx_retries(endpoint, store, bad) -> None:
+def test_bad_answers_until_the_retries_run_out_fail_that_item_not_the_run(endpoint, store, bad) -> None:
+    """The endpoint is up and answers this payload with nothing usable every time (a WAF rule, a provider
+    blocking one prompt): an unusable answer for this item, which the stage records and gives up after
+    its attempts, not an outage that stops the run on every resume (an outside check's run never finished)."""
     endpoint.script(bad)
-    with pytest.raises(LLMUnavailableError, match=r"kept failing .* after 3 attempt\(s\) \(last: HTTP 200 with"):
+    with pytest.raises(LLMOutputInvalid, match=r"answered .* 3 time\(s\) without a usable completion \(last: HTTP 200"):
         gateway(endpoint, store, max_retries=2).structured_sync(JUDGE_STATEFUL, TASK)
     assert len(endpoint.requests) == 3
     [row] = call_rows(store, "r1")
@@ -193,6 +197,23 @@ def test_token_counts_sent_as_numeric_strings_are_read_not_estimated(endpoint, s
     assert (row["prompt_tokens"], row["completion_tokens"]) == (30, 5)
     assert reply_gw.usage_by_stage()["mine"]["estimated_tokens"] == 0
     assert reply_gw.usage_by_stage()["mine"]["cached_tokens"] == 8
+
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": 3_000_000_000, "completion_tokens": 5},  # over the store's 32-bit columns
+    {"prompt_tokens": 10 ** 20, "completion_tokens": 5},
+    {"prompt_tokens": -100, "completion_tokens": 5},
+    {"prompt_tokens": 30, "completion_tokens": -3},
+], ids=["3e9", "1e20", "negative-prompt", "negative-completion"])
+def test_an_impossible_token_count_is_estimated_and_the_call_is_recorded(endpoint, store, usage) -> None:
+    """A broken proxy's count must neither go negative in the totals nor make the audit row uncommittable
+    (an outside check's 3e9 left every later run on that store stopping on the same journal rows)."""
+    endpoint.script(completion(GOOD, usage=usage))
+    reply_gw = gateway(endpoint, store)
+    reply_gw.structured_sync(JUDGE_STATEFUL, TASK)
+    [row] = call_rows(store, "r1")
+    assert row["status"] == "ok" and 0 <= row["prompt_tokens"] < 10 ** 6 and 0 <= row["completion_tokens"] < 10 ** 6
+    assert reply_gw.usage_by_stage()["mine"]["estimated_tokens"] > 0
 
 
 # ---- 4-8: tool calls in other shapes --------------------------------------------------------------
