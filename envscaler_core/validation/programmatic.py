@@ -27,7 +27,7 @@ MAX_SETUPS = 6  # setups (other tools' state changes) tried before a state-chang
 SETUP_VARIANTS = 2  # ... per tool: its accepted call and its next positive
 MAX_SETUP_POSITIVES = 2  # ... with its best positive candidates
 MAX_SETUP_DEPTH = 3  # rounds of that, each able to start from a tool the round before reached
-SEQUENCE_CALLS = (6, 24)  # the one-episode run of every accepted call: at least / at most this many calls
+SEQUENCE_CALLS = 32  # the one-episode run of every accepted call, cycled to this many calls (past max_steps)
 _Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
 
 
@@ -97,8 +97,8 @@ class ProgrammaticPass:
         return self.rounds
 
     def _after_setup(self, plans: list[ToolPlan], pool: ThreadPoolExecutor) -> None:
-        """A state-changing tool that no probe reached gets its positives again, each after other tools'
-        accepted state changes in the same episode (`login`, then `set_my_email`; `login`, then
+        """A tool that no probe reached (a state change, or a query that answers only in a session) gets
+        its positives again, each after other tools' accepted state changes in the same episode (`login`, then `set_my_email`; `login`, then
         `select_account`, then `deposit`): one call per fresh episode can never reach a tool that needs
         earlier ones, and coverage would block an env an agent can use. A tool reached this way extends
         the setups the others try next (at most MAX_SETUP_DEPTH rounds). Refusals stay uncounted search
@@ -112,7 +112,10 @@ class ProgrammaticPass:
                 others = [p.args for p in by_tool[r.tool].positives() if p.args != r.args][:SETUP_VARIANTS - 1]
                 setups += [[(r.tool, args)] for args in [r.args, *others]]
         reached = {r.tool for r in self.rounds if reached_round(r)}
-        stuck = [p for p in plans if p.tool not in reached and self.kinds.get(p.tool) == "state_change"]
+        # queries too: `my_orders` answers only after `login` (an outside check's session env was rejected);
+        # not a tool that already broke the contract (a hang would only cost its timeout again)
+        broken = {r.tool for r in self.rounds if r.verdict == "fail"}
+        stuck = [p for p in plans if p.tool not in reached and p.tool not in broken]
         for _ in range(MAX_SETUP_DEPTH):
             latest = setups[-MAX_SETUPS:]  # the deepest chains first: each round starts from the last one's
             progressed = [plan for plan in stuck if self._reach_after(plan, latest, setups, pool)]
@@ -121,17 +124,17 @@ class ProgrammaticPass:
                 return
 
     def _sequence(self) -> None:
-        """Every accepted call again, one after another in a single episode (cycled to at least
-        SEQUENCE_CALLS[0] calls): each probe above is one call in a fresh episode, so a class that only
-        breaks once an episode has seen a few calls (a counter, a list it outgrows, a trap) would pass
-        them all and fail every scenario. A refusal here is fine (earlier calls changed the state); an
-        exception, a crash, a non-dict answer or a failure that changed state is a breach. Only breaking
-        calls are recorded, so a sound class's rounds and score are what the probes made them."""
-        accepted = [(r.tool, r.args) for r in self.rounds if r.check == "contract" and reached_round(r)]
+        """Every accepted call again (every probe a tool said yes to: positives, edges, setups), one after
+        another in a single episode, cycled to SEQUENCE_CALLS calls, more than a rollout's default 30
+        steps: each probe above is one call in a fresh episode, so a class that only breaks once an
+        episode has seen a few calls (a counter, a list it outgrows, a trap) would pass them all and
+        fail every scenario. A refusal here is fine (earlier calls changed the state); an exception, a
+        crash, a non-dict answer or a failure that changed state is a breach. Only breaking calls are
+        recorded, so a sound class's rounds and score are what the probes made them."""
+        accepted = [(r.tool, r.args) for r in self.rounds if r.check != SEARCH and reached_round(r)]
         if not accepted:
             return
-        least, most = SEQUENCE_CALLS
-        calls = [accepted[i % len(accepted)] for i in range(min(max(least, len(accepted)), most))]
+        calls = [accepted[i % len(accepted)] for i in range(max(SEQUENCE_CALLS, len(accepted)))]
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
             for k, (tool, args) in enumerate(calls):

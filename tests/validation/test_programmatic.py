@@ -183,3 +183,48 @@ def test_a_sound_class_gets_no_sequence_round(runtime) -> None:
     out = validate(LIBRARY_CODE, runtime)
     assert out.report.accepted
     assert not [r for r in out.rounds if r.check == "sequence"]
+
+
+def test_a_class_that_breaks_only_past_a_dozen_calls_in_one_episode_rejects(runtime) -> None:
+    """An outside check's class raising from its 7th call passed when the sequence was one
+    call per tool cycled to six: a rollout of a few dozen steps meets it."""
+    late = WEARS_OUT.replace("if self._calls > 2:", "if self._calls > 12:")
+    out = validate(late, runtime)
+    assert not out.report.accepted
+    assert any("worn out" in c and "one episode" in c for c in out.report.critical), out.report.critical
+
+
+SESSION = LIBRARY_CODE.replace('''        self.loans = cfg.get("loans", [])
+''', '''        self.loans = cfg.get("loans", [])
+        self.member = None
+
+    def login(self, member: str) -> dict:
+        """Start a session.
+
+        Args:
+            member: member name
+        """
+        if not member:
+            return {"success": False, "error": "no member"}
+        self.member = member
+        return {"success": True, "message": "logged in"}
+
+    def my_loans(self) -> dict:
+        """The loans of the member logged in.
+
+        Args:
+        """
+        if self.member is None:
+            return {"success": False, "error": "log in first"}
+        return {"success": True, "data": [l for l in self.loans if l["member"] == self.member]}
+''')
+
+
+def test_a_query_that_answers_only_after_a_login_is_reached_after_it(runtime) -> None:
+    kinds = {**KINDS, "login": "state_change", "my_loans": "query"}
+    candidate = EnvCandidate(topic_fp="t", class_name="Library", class_code=SESSION,
+                             tools=extract_tools(SESSION, "Library"), tool_kinds=kinds)
+    out = asyncio.run(validate_candidate(candidate, runtime, None, SETTINGS, test_state=STATE))
+    assert out.report.accepted, (out.report.score, out.report.reasons)
+    reached = [r for r in out.rounds if r.tool == "my_loans" and r.observation.get("success") is True]
+    assert reached and "after login" in reached[0].reason
