@@ -46,14 +46,23 @@ def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
         return types.PARSE_ERROR, f"Parse error: the line holds a lone surrogate ({bad}), which is not Unicode text", None
     except (ValueError, RecursionError):
         return types.PARSE_ERROR, "Parse error: JSON that cannot be read back (nested too deeply)", None
+    if isinstance(value, dict) and "method" in value and "id" in value and not _usable_id(value["id"]):
+        # read as a notification, it would get no answer at all: a request whose id we cannot echo is
+        # an Invalid Request, answered with id null (JSON-RPC 2.0, section 5)
+        return (types.INVALID_REQUEST, f"Invalid Request: the id must be a string or an integer, not "
+                f"{json.dumps(value['id'])[:40]}", None)
     try:
         types.jsonrpc_message_adapter.validate_json(text, by_name=False)
     except Exception as exc:  # noqa: BLE001 - pydantic's ValidationError and anything it raises
         rid = value.get("id") if isinstance(value, dict) else None
-        usable = rid if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)) else None
+        usable = rid if _usable_id(rid) else None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return types.INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message ({first})", usable
     return None
+
+
+def _usable_id(rid: Any) -> bool:
+    return isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool))
 
 
 def error_message(code: int, message: str, rid: Any) -> SessionMessage:

@@ -82,3 +82,12 @@ def test_json_that_is_no_jsonrpc_message_gets_invalid_request(server_args: list[
     init, error, listed = _exchange(server_args, b'{"id": 9, "hello": "world"}')
     assert error["error"]["code"] == -32600 and error["id"] == 9, error
     assert listed["id"] == 2 and listed["result"]["tools"]
+
+
+@pytest.mark.parametrize("rid", [None, {"a": 1}, [3], True], ids=["null", "object", "list", "bool"])
+def test_a_request_whose_id_cannot_be_echoed_gets_invalid_request(server_args: list[str], rid: Any) -> None:
+    """Read as a notification it got no answer at all (an outside check waited 20 s for one)."""
+    bad = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"}).encode()
+    init, error, listed = _exchange(server_args, bad)
+    assert error["error"]["code"] == -32600 and error["id"] is None and "id must be" in error["error"]["message"], error
+    assert listed["id"] == 2 and listed["result"]["tools"]
