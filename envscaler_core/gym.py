@@ -75,6 +75,7 @@ class ScenarioEnv:
         self._rng = random.Random(0)
         self._episode: Episode | None = None
         self._scenario: Scenario | None = None
+        self._loaded_state: dict[str, Any] | None = None
         self._steps = 0
         self._over = True
 
@@ -87,10 +88,17 @@ class ScenarioEnv:
         """Start an episode; observation = the task. `options={"scenario_index": i}` picks explicitly."""
         if seed is not None:
             self._rng = random.Random(seed)
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict such as {{'scenario_index': 0}}, not {type(options).__name__}")
+        unknown = sorted(set(options or {}) - {"scenario_index"})
+        if unknown:  # a typo (`scenario_fp`) silently picked a random scenario instead
+            raise ValueError(f"unknown reset option(s) {', '.join(map(repr, unknown))}; the one option is 'scenario_index'")
         index = (options or {}).get("scenario_index")
         if index is None:
             index = self._rng.randrange(len(self.scenarios))
-        elif not isinstance(index, int) or not 0 <= index < len(self.scenarios):
+        elif not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"scenario_index must be an int in 0..{len(self.scenarios) - 1}, not {index!r}")
+        elif not 0 <= index < len(self.scenarios):
             raise ValueError(f"scenario_index {index!r} out of range 0..{len(self.scenarios) - 1}")
         self._close_episode()
         scenario = self.scenarios[index]
@@ -98,6 +106,7 @@ class ScenarioEnv:
             self.env.class_code, self.env.class_name, scenario.initial_state, tools=self.tools
         )
         self._scenario, self._steps, self._over = scenario, 0, False
+        self._loaded_state = self._episode.state  # the checks' initial_state, as in EnvScaler
         info = {
             "env_id": self.env.env_id,
             "scenario_fp": scenario.fingerprint,
@@ -112,8 +121,16 @@ class ScenarioEnv:
         """One action: `{"tool": name, "args": {...}}`, an OpenAI tool_call dict, or `{"done": true}`."""
         if self._over or self._episode is None:
             raise RuntimeError("the episode is over (or was never started): call reset() first")
-        if isinstance(action, dict) and action.get("done") is True:
+        if isinstance(action, dict) and action.get("done") is True and set(action) == {"done"}:
             return self._finish('{"done": true}', terminated=True, truncated=False, info={"action": "done"})
+        if isinstance(action, dict) and "done" in action:  # a call and `done` at once: which was meant is unknown
+            self._steps += 1
+            obs = json.dumps({"error": "an action is either a tool call or {'done': true}, not both (nothing was run)",
+                              "error_kind": "action"})
+            refused = {"tool": None, "is_error": True, "steps": self._steps}
+            if self._steps >= self.max_steps:
+                return self._finish(obs, terminated=False, truncated=True, info=refused)
+            return obs, 0.0, False, False, refused
         self._steps += 1
         call = action_to_call(action, self._steps)
         if call is None:
@@ -136,7 +153,7 @@ class ScenarioEnv:
         self._over = True
         self._close_episode()
         reward, all_passed, results = score_checks(
-            self.env, self._scenario, final_state, self.runtime, self.check_timeout_s
+            self.env, self._scenario, final_state, self.runtime, self.check_timeout_s, self._loaded_state
         )
         info.update({
             "steps": self._steps,

@@ -125,3 +125,22 @@ def test_an_envscaler_style_class_gets_the_scenario_state_in_the_gym(runtime) ->
         assert steps[-1][1] == 1.0 and final["init_config"] == {k: final[k] for k in STATE}
     finally:
         gym.close()
+
+
+def test_a_call_and_done_in_one_action_runs_nothing_and_the_episode_goes_on(gym: ScenarioEnv) -> None:
+    gym.reset(options={"scenario_index": 0})
+    obs, reward, terminated, truncated, info = gym.step({"tool": "lend_book", "args": {"book_id": "b1", "member": "Ana"},
+                                                        "done": True})
+    assert json.loads(obs)["error_kind"] == "action" and info["is_error"] and not (terminated or truncated)
+    assert reward == 0.0
+    _, _, terminated, _, _ = gym.step({"done": True})
+    assert terminated
+
+
+@pytest.mark.parametrize("options, error", [
+    ([1], TypeError), ({"scenario_fp": "abc"}, ValueError), ({"scenario_index": "0"}, TypeError),
+    ({"scenario_index": True}, TypeError), ({"scenario_index": 99}, ValueError),
+])
+def test_bad_reset_options_are_refused_by_name(gym: ScenarioEnv, options: object, error: type) -> None:
+    with pytest.raises(error, match="scenario_index|option"):
+        gym.reset(options=options)  # type: ignore[arg-type]
