@@ -58,15 +58,19 @@ def _summary(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def config_not_loaded(config: dict[str, Any] | None, state: dict[str, Any]) -> str | None:
+def config_not_loaded(config: dict[str, Any] | None, state: dict[str, Any],
+                      set_as_given: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
     """Why a freshly loaded state does not hold the config it was loaded from, or None.
 
     Loading sets every top-level key of the config as an attribute, so each public key must come back
     unchanged; when it does not (a property, a `__setattr__` or `__slots__` swallowing it), the env
     would silently run on other data than the scenario describes. Keys starting with `_` are private
-    attributes, which are not part of the state, so they cannot be checked here."""
+    attributes, which are not part of the state, so they cannot be checked here. `set_as_given`: keys
+    whose attribute the loader saw to be the very object it set; the constructor shares that copy (as
+    in EnvScaler's runtime) and may have changed it in place, sorting a list or filling defaults, which
+    is the class's own normalisation, not a key it swallowed."""
     for key, value in (config or {}).items():
-        if key.startswith("_"):
+        if key.startswith("_") or (key in set_as_given and key in state):
             continue
         if key not in state:
             return f"attribute {key!r} is missing after loading (the config gives {_summary(value)})"

@@ -118,12 +118,15 @@ class SandboxEpisode:
         if reply.get("ok") is not True:
             child.kill()
             raise EnvLoadError(str(reply.get("error") or "the worker sent an invalid load reply")[:MAX_ERROR_CHARS])
+        loaded = reply.pop("loaded", [])
         try:
+            if not isinstance(loaded, list) or not all(isinstance(k, str) for k in loaded):
+                raise Garbage("'loaded' is not a list of keys")
             state = self._checked(reply, state_required=True, reply_bytes=child.last_reply_bytes)
         except Garbage as exc:
             child.kill()
             raise EnvLoadError(f"loading {self._class_name} failed: crash: garbage on the wire ({exc})") from None
-        problem = None if restore is not None else config_not_loaded(self._initial, state)
+        problem = None if restore is not None else config_not_loaded(self._initial, state, set_as_given=set(loaded))
         if problem:
             child.kill()
             raise EnvLoadError(f"initial state did not load: {problem}")

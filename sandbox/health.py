@@ -41,7 +41,7 @@ def health_problem(zygote: Zygote, limits: SandboxLimits, cgroups: Cgroups | Non
         return f"no unit: {exc}"
     try:
         loaded = child.exchange(PROBE_LOAD, timeout_s)
-        if loaded != {"ok": True, "state": {"n": 40}, "output": ""}:
+        if loaded != {"ok": True, "state": {"n": 40}, "loaded": ["n"], "output": ""}:
             return f"the probe class loaded as {str(loaded)[:200]}"
         called = child.exchange(PROBE_CALL, timeout_s)
         if called != {"ok": True, "result": 42, "output": "", "state": {"n": 42}}:

@@ -248,7 +248,7 @@ class EpisodeChild:
             self.hooks = state_hooks(cls)
             hook = getattr(cls, "__sandbox_result__", None)
             self.result_hook = hook if callable(hook) else None
-            self.inst = self.construct(cls, init)
+            self.inst, as_given = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
             if msg.get("restore") is not None:
@@ -259,7 +259,8 @@ class EpisodeChild:
         if text is None:
             return error_reply("load", f"after construction: {err}", self.out.take())
         self.committed = text
-        return '{"ok":true,"state":' + text + ',"output":' + dumps(clean(self.out.take())) + "}"
+        return ('{"ok":true,"state":' + text + ',"loaded":' + dumps(as_given) + ',"output":'
+                + dumps(clean(self.out.take())) + "}")
 
     @staticmethod
     def construct(cls: type, init: dict | None):
@@ -271,7 +272,7 @@ class EpisodeChild:
         reference (a second copy for the setattr broke that: writes through the index never reached the
         state). A stored `init_config` aliases the live containers too, as in the reference. A class's
         `__sandbox_config__(config) -> config` (the EnvScaler importer's type-marker restorer) turns the
-        copy into the values both steps get."""
+        copy into the values both steps get. Returns the instance and the keys it holds as given."""
         config = copy.deepcopy(init or {})
         prepare = getattr(cls, "__sandbox_config__", None)
         if callable(prepare):
@@ -285,7 +286,9 @@ class EpisodeChild:
                 raise first from None
         for key, value in config.items():
             setattr(inst, key, value)
-        return inst
+        # the keys whose attribute IS the object set: loaded, even if the constructor then changed it in
+        # place through the shared copy (sorted a list, filled defaults), as in the reference
+        return inst, [k for k, v in config.items() if isinstance(k, str) and getattr(inst, k, MISSING) is v]
 
     def call(self, msg: dict) -> str:
         tool, args = msg["tool"], msg["args"]

@@ -127,6 +127,7 @@ async def run_rollout(
     ]
     ep = await asyncio.to_thread(runtime.open_episode, env.class_code, env.class_name, scenario.initial_state, tools)
     try:
+        loaded_state = await asyncio.to_thread(lambda: ep.state)  # the checks' initial_state, as in EnvScaler
         play = _Play()
         try:
             await play.run(agent, user, ep, messages, tools, cfg.max_steps)
@@ -142,7 +143,7 @@ async def run_rollout(
     if user:
         usage = _add(usage, user.usage)
     reward, all_passed, results = await asyncio.to_thread(
-        score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s
+        score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s, loaded_state
     )
     return Trajectory(
         scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,

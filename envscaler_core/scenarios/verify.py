@@ -54,9 +54,14 @@ class VerificationReport(BaseModel):
         return [d.index for d in self.checks if d.problem is not None]
 
 
-def _run_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, Any], timeout_s: float | None) -> list[CheckOutcome]:
-    """One outcome per check, or a loud error: a short answer would silently drop checks from the reward."""
-    outcomes = runtime.run_checks([c.code for c in scenario.checks], scenario.initial_state, final_state, timeout_s=timeout_s)
+def _run_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, Any], timeout_s: float | None,
+                initial_state: dict[str, Any] | None = None) -> list[CheckOutcome]:
+    """One outcome per check, or a loud error: a short answer would silently drop checks from the reward.
+    `initial_state`: the checks' `initial_state` global, the episode's state right after loading (as
+    EnvScaler's `get_state_info` gives it: attributes the constructor derives included); the scenario's
+    config when the caller has no episode."""
+    initial = scenario.initial_state if initial_state is None else initial_state
+    outcomes = runtime.run_checks([c.code for c in scenario.checks], initial, final_state, timeout_s=timeout_s)
     if len(outcomes) != len(scenario.checks):
         raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(scenario.checks)} checks")
     return outcomes
@@ -78,6 +83,7 @@ def score_checks(
     final_state: dict[str, Any],
     runtime: EnvRuntime,
     timeout_s: float | None = None,
+    initial_state: dict[str, Any] | None = None,
 ) -> tuple[float, bool, list[CheckResult]]:
     """Reward = passed / total checks; crashed checks are `passed=None` (unscored, not a pass).
 
@@ -87,7 +93,7 @@ def score_checks(
     del env  # part of the contract: checks see states only, but callers score per env
     if not scenario.checks:
         raise ValueError(f"scenario {scenario.fingerprint[:12]} has no checks; nothing to score")
-    outcomes = _run_checks(runtime, scenario, final_state, timeout_s)
+    outcomes = _run_checks(runtime, scenario, final_state, timeout_s, initial_state)
     results = [_result_of(c.item, o) for c, o in zip(scenario.checks, outcomes)]
     passed = sum(1 for r in results if r.passed is True)
     return round(passed / len(results), 4), passed == len(results), results
@@ -140,13 +146,13 @@ def verify_scenario(
         steps, loaded_state, final_state = _play_plan(env, scenario, runtime)
     except EnvLoadError as exc:
         return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}")
-    init_outcomes = _run_checks(runtime, scenario, loaded_state, check_timeout_s)
+    init_outcomes = _run_checks(runtime, scenario, loaded_state, check_timeout_s, loaded_state)
     diags: list[CheckDiagnostic] = []
     for i, (c, o) in enumerate(zip(scenario.checks, init_outcomes)):
         r = _result_of(c.item, o)
         problem = "error" if r.passed is None else ("vacuous" if r.passed else None)
         diags.append(CheckDiagnostic(index=i, item=c.item, on_initial=r.passed, on_initial_error=r.error, problem=problem))
-    solved = _run_checks(runtime, scenario, final_state, check_timeout_s)
+    solved = _run_checks(runtime, scenario, final_state, check_timeout_s, loaded_state)
     for d, c, o in zip(diags, scenario.checks, solved):
         r = _result_of(c.item, o)
         d.on_solved, d.on_solved_error = r.passed, r.error

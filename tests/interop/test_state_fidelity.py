@@ -73,6 +73,8 @@ CONFIG = {"accounts": {"zeta": {"id": "Z9", "frozen": False, "meta": {"opened": 
 CHECKS = [
     ("Is Z9 frozen, through the ledger's index?", "def check_func(final_state):\n"
      "    return final_state['by_id']['Z9']['frozen'] is True"),
+    ("Was Z9 open before, by the index the constructor built?", "def check_func(final_state):\n"
+     "    return initial_state['by_id']['Z9']['frozen'] is False and final_state['by_id']['Z9']['frozen'] is True"),
     ("Is the ledger still in its own order?", "def check_func(final_state):\n"
      "    return list(final_state['accounts']) == ['zeta', 'alpha'] and "
      "list(final_state['accounts']['zeta']['meta']) == ['opened', 'branch'] and final_state['accounts']['zeta']['frozen']"),
@@ -136,6 +138,18 @@ def test_a_listing_tool_answers_in_the_configs_order_in_a_factory_episode(import
     finally:
         ep.close()
     assert out.ok and out.result["data"] == ["zeta", "alpha"]
+
+
+def test_the_gym_rewards_the_solution_fully_with_the_loaded_initial_state(imported: dict[str, Any],
+                                                                         sandbox_pool: Any) -> None:
+    """EnvScaler hands checks `initial_state = get_state_info(env)`: the constructor's index included."""
+    from envscaler_core.gym import ScenarioEnv
+
+    gym = ScenarioEnv(imported["envs"][0], imported["promoted"], sandbox_pool)
+    gym.reset(options={"scenario_index": 0})
+    gym.step({"tool": "freeze", "args": {"account_id": "Z9"}})
+    _, reward, terminated, _, info = gym.step({"done": True})
+    assert terminated and reward == 1.0, info["check_results"]
 
 
 def test_a_check_that_breaks_on_the_initial_state_is_named_as_such(tmp_path: Path, imported: dict[str, Any],

@@ -263,6 +263,16 @@ def test_a_constructor_that_rejects_the_config_falls_back_to_no_arguments(sandbo
         assert ep.call("count", {}).result == {"success": True, "data": 2}
 
 
+def test_a_constructor_that_normalises_its_config_in_place_loads_as_the_reference_does(sandbox_pool: SandboxPool) -> None:
+    """EnvScaler's runtime gives the constructor and the setattr one copy: a class that sorts its list or
+    fills defaults through it holds the normalised objects, and that is a load, not a swallowed key."""
+    code = ("class A:\n    def __init__(self, config):\n        self.users = config.get('users', [])\n"
+            "        self.users.sort(key=lambda u: u['name'])\n"
+            "        for u in self.users:\n            u.setdefault('status', 'active')\n")
+    with sandbox_pool.open_episode(code, "A", {"users": [{"name": "z"}, {"name": "a", "status": "gone"}]}) as ep:
+        assert ep.state == {"users": [{"name": "a", "status": "gone"}, {"name": "z", "status": "active"}]}
+
+
 @pytest.mark.parametrize("code, needle", [
     ("class A:\n    __slots__ = ('__dict__',)\n    def __setattr__(self, k, v):\n        pass\n",
      "initial state did not load: attribute 'items' is missing after loading"),
