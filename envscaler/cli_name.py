@@ -36,14 +36,17 @@ def cli_call(args: str) -> str:
     return f"{cli_command()[0]} {args}"
 
 
-def resume_call(run_id: str, store_url: str | None = None, extra: str = "") -> str:
-    """`envscaler resume RUN [--db URL]`: the store named whenever it is not the default one, so the
-    hint pasted as printed continues this run (without it, a run made with --db was looked for in the
-    default store)."""
+def db_option(store_url: str | None) -> str:
+    """` --db URL` when the store is not the default one, else "": a hint pasted as printed must reach
+    the run's own store (without it, a run made with --db was looked for in the default store)."""
     import shlex
 
     from envscaler_core.config import default_store_url
 
-    db = f" --db {shlex.quote(store_url)}" if store_url and store_url != default_store_url() else ""
-    return cli_call(f"resume {run_id}{db}{extra}")
+    return f" --db {shlex.quote(store_url)}" if store_url and store_url != default_store_url() else ""
+
+
+def resume_call(run_id: str, store_url: str | None = None, extra: str = "") -> str:
+    """`envscaler resume RUN [--db URL]`."""
+    return cli_call(f"resume {run_id}{db_option(store_url)}{extra}")
 

@@ -22,6 +22,7 @@ from envscaler_core.bfcl.evaluate import (
 )
 from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
+from envscaler_core.pipeline import termination
 from flows.progress import artifact_key
 from flows.stale_runs import crash_stale_runs
 
@@ -108,6 +109,7 @@ async def evaluate_batch(ctx: dict[str, Any], task_ids: list[str]) -> int:
 @flow(name="envscaler-eval-bfcl-mt", flow_run_name="{run_id}", log_prints=True, validate_parameters=False)
 async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """Evaluate (or resume evaluating) `request` under run `run_id`; returns the summary JSON."""
+    termination.reassert()  # a CLI's SIGTERM handler over Prefect's (envscaler_core/pipeline/termination.py)
     req = EvalRequest.model_validate(request)
     settings = load_settings(overrides=config)
     store, pool, gateway = await asyncio.to_thread(_open, settings, run_id, req)

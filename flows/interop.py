@@ -15,6 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 
 from envscaler_core.config import load_settings
 from envscaler_core.interop.summary import audit_markdown
+from envscaler_core.pipeline import termination
 
 
 def _import(run_id: str, envs: str, scenarios: list[str], config: dict[str, Any], solve: bool, attempts: int,
@@ -39,6 +40,7 @@ def _import(run_id: str, envs: str, scenarios: list[str], config: dict[str, Any]
 async def import_flow(run_id: str, envs: str, scenarios: list[str], config: dict[str, Any], solve: bool = False,
                       attempts: int = 2, solutions: str | None = None) -> dict[str, Any]:
     """Import EnvScaler's env metadata and scenario files as run `run_id` and publish the audit."""
+    termination.reassert()  # a CLI's SIGTERM handler over Prefect's (envscaler_core/pipeline/termination.py)
     log = get_run_logger()
     report = await asyncio.to_thread(_import, run_id, envs, scenarios, config, solve, attempts, solutions)
     for problem in report["problems"][:20]:

@@ -28,7 +28,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                            "docs/configuration.md."),
         json_out: bool = typer.Option(False, "--json", help="Print the manifest as JSON."),
     ) -> None:
-        from envscaler.runner import settings_from
+        from envscaler.runner import settings_from, sigterm_as_interrupt
         from envscaler.status import held_message, is_locked, open_for_reading
         from envscaler_core.export import ExportError, export_dir, export_run, resolve_formats
         from envscaler_core.store import StoreError, StoreMissing
@@ -40,7 +40,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         settings = settings_from(config, db)
         started, target = time.time(), None
         try:
-            with open_for_reading(settings.store.url) as store:
+            with sigterm_as_interrupt(), open_for_reading(settings.store.url) as store:
                 base = _base(store, run_id, out)
                 target = export_dir(settings, run_id, base)
                 manifest = export_run(store, run_id, settings, base, formats=formats, verified_only=verified_only)

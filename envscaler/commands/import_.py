@@ -67,7 +67,7 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
          attempts: int, as_flow: bool) -> dict[str, Any]:
     import asyncio
 
-    from envscaler.runner import EXIT_INTERRUPTED, claimed_store, flow_session
+    from envscaler.runner import EXIT_INTERRUPTED, claimed_store, flow_session, sigterm_as_interrupt
     from envscaler_core.config import public_config
     from envscaler_core.interop.importer import ImportRefused, NothingImportable
     from envscaler_core.interop.read import ReadError
@@ -79,11 +79,11 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
         if as_flow:
             from flows.interop import import_flow
 
-            with flow_session(settings):
+            with flow_session(settings), sigterm_as_interrupt():
                 return asyncio.run(import_flow(run_id=run_id, envs=str(envs), scenarios=[str(f) for f in files],
                                                config=public_config(settings), solve=solve, attempts=attempts,
                                                solutions=str(solutions) if solutions else None))
-        with claimed_store(settings) as store:
+        with sigterm_as_interrupt(), claimed_store(settings) as store:
             return _in_process(store, envs, files, solutions, settings, run_id, solve, attempts)
     except KeyboardInterrupt:
         _interrupted(settings, run_id)

@@ -22,7 +22,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
     ) -> None:
-        from envscaler.runner import settings_from
+        from envscaler.runner import settings_from, sigterm_as_interrupt
         from envscaler.status import killed_reason, open_store
         from envscaler_core.report import write_report
         from envscaler_core.store.urls import human_store
@@ -39,7 +39,11 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"{target} is a database file (the store?): the report would replace it; pass --out <file>.html")
             killed = killed_reason(run_id, run.status, "eval" in run.config, settings.store.url)
             try:
-                written = write_report(store, run_id, target, killed=killed)
+                with sigterm_as_interrupt():
+                    written = write_report(store, run_id, target, killed=killed)
+            except KeyboardInterrupt:  # the page is written whole or not at all (atomic): say which
+                typer.echo(f"interrupted: the report of run {run_id} was not written ({target} is unchanged)", err=True)
+                raise typer.Exit(130) from None
             except OSError as exc:
                 fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out <writable file>")
         typer.echo(str(written))
