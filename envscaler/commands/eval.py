@@ -55,6 +55,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"--agent must be gold or llm, got {agent!r}")
         if agent == "gold" and model is not None:
             fail("--model only applies to --agent llm (the gold agent replays the ground truth)")
+        if model is not None and not model.strip():  # "$MODEL" unset in a script: not the default model silently
+            fail("--model is empty; give a model name, or leave the option out for llm.models.agent")
         try:
             subsets = parse_subsets(subset)
             package_dir()

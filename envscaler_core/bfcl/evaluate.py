@@ -48,7 +48,10 @@ class EvalRequest(Model):
 
 def parse_subsets(value: str) -> list[Subset]:
     """`base`, `miss_func,long_context` or `all` -> subsets in BFCL's order; ValueError names a bad one."""
-    names = [part.strip() for part in value.split(",") if part.strip()]
+    names = [part.strip() for part in value.split(",")]
+    if len(names) > 1 and not all(names):  # `base,,miss_func`: a name lost in a script's variable
+        raise ValueError(f"{value!r} has an empty subset name; list subsets as base,miss_func")
+    names = [n for n in names if n]
     if "all" in names:
         if names != ["all"]:
             raise ValueError(f"--subset {value!r}: `all` already means every subset ({', '.join(SUBSETS)}); "

@@ -131,7 +131,9 @@ def test_resuming_an_evaluation_with_other_tasks_is_refused_and_keeps_its_result
 def test_bad_options_fail_in_one_line(prefect_api: str) -> None:
     for args, needle in ((["eval", "bfcl-v9"], "unknown benchmark"),
                          (["eval", "bfcl-mt", "--subset", "base,simple"], "unknown subset"),
-                         (["eval", "bfcl-mt", "--model", "x"], "--model only applies")):
+                         (["eval", "bfcl-mt", "--model", "x"], "--model only applies"),
+                         (["eval", "bfcl-mt", "--subset", "base,,miss_func"], "empty subset name"),
+                         (["eval", "bfcl-mt", "--agent", "llm", "--model", ""], "--model is empty")):
         proc = cli(*args, prefect_api=prefect_api)
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 2 and needle in err.decode() and len(err.decode().strip().splitlines()) == 1

@@ -163,3 +163,11 @@ def test_all_beside_named_subsets_is_refused_saying_what_all_means() -> None:
     with pytest.raises(ValueError, match="`all` already means every subset"):
         parse_subsets("all,base")
     assert parse_subsets("all") == list(SUBSETS)
+
+
+def test_an_empty_name_in_a_subset_list_is_refused() -> None:
+    from envscaler_core.bfcl.evaluate import parse_subsets
+
+    with pytest.raises(ValueError, match="empty subset name"):
+        parse_subsets("base,,miss_func")
+    assert parse_subsets("miss_func, base") == ["base", "miss_func"]
