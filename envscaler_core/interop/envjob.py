@@ -93,13 +93,15 @@ MAX_TEST_STATES = 3
 """Scenario initial states an env is validated on before it is rejected (the first that passes decides)."""
 FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
                  "validated for its env (EnvScaler's generator asserts they match)")
-EMPTY_STATE_REASON = "validated on an empty state, since no scenario's initial state loaded: "
-EMPTY_STATE_NOTE = ("validated on an empty state only (no scenario's initial state loaded), so these tools never "
-                    "got past their guards: {tools}")
+NOT_LOADED = "no scenario's initial state loaded"
+NO_SCENARIO = "the files give it no scenario"
+EMPTY_STATE_REASON = "validated on an empty state, since {why}: "
+EMPTY_STATE_NOTE = "validated on an empty state only ({why}), so these tools never got past their guards: {tools}"
 
 
 def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: EnvRuntime,
-              settings: Settings, static: list[str], *, on_empty: bool = False) -> EnvOutcome:
+              settings: Settings, static: list[str], *, on_empty: bool = False, empty_why: str = NOT_LOADED
+              ) -> EnvOutcome:
     """Validate the class programmatically on one test state. `on_empty`: no scenario's initial state
     was usable, so the state is empty; tools that can only fail on an empty state (nothing to find)
     then show that the files gave no data, not that the class is wrong, so coverage gaps do not
@@ -124,7 +126,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
             # on an empty state every tool may only refuse (nothing to find): no counted round is no failure
             if lenient is not None and (lenient.accepted or lenient.rounds == 0):
                 kinds = candidate.tool_kinds
-                notes.append(EMPTY_STATE_NOTE.format(tools=", ".join(
+                notes.append(EMPTY_STATE_NOTE.format(why=empty_why, tools=", ".join(
                     f"{t} ({kinds[t].replace('_', ' ')})" if t in kinds else t for t in report.unreached) or "none"))
             elif report.critical or report.blocking:
                 reasons += report.critical or report.blocking
@@ -132,7 +134,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
                 reasons.append(f"validation score {report.score:g} below the threshold {report.threshold:g}"
                                + (f" ({report.reasons[0]})" if report.reasons else ""))
                 if on_empty:
-                    reasons = [EMPTY_STATE_REASON + r for r in reasons]
+                    reasons = [EMPTY_STATE_REASON.format(why=empty_why) + r for r in reasons]
     accepted = not reasons
     candidate = candidate.model_copy(update={"status": "accepted" if accepted else "rejected",
                                              "failure_reason": None if accepted else "; ".join(reasons)[:2000]})
@@ -154,7 +156,7 @@ def test_states(configs: list[Any]) -> list[Any]:
 
 
 def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: EnvRuntime, settings: Settings,
-                     static: list[str]) -> EnvOutcome:
+                     static: list[str], had_scenarios: bool = True) -> EnvOutcome:
     """The env's verdict from its own class: accepted on the first of a few scenario initial states
     (chosen by content) where it passes validation, so one scenario's bad data cannot reject it;
     with no loadable scenario state, on an empty state (`judge_env(on_empty=True)`)."""
@@ -162,7 +164,8 @@ def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: En
         return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
     states = test_states(configs)
     if not states:
-        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True)
+        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True,
+                         empty_why=NOT_LOADED if had_scenarios else NO_SCENARIO)
     first: EnvOutcome | None = None
     for config in states:
         outcome = judge_env(env, config, None, runtime, settings, static)
@@ -198,7 +201,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
                      ours, threads)
     loaded: dict[int, Loaded] = dict(zip(ours, loads))
     outcome = judge_on_its_own(env, [scenarios[i].config for i, r in loaded.items() if r.state is not None],
-                               own, runtime, settings, static)
+                               own, runtime, settings, static, had_scenarios=bool(ours))
     verdicts: list[ScenarioVerdict] = []
     pending: list[int] = []
     for i, s in enumerate(scenarios):

@@ -66,6 +66,15 @@ def test_a_class_whose_tools_only_refuse_on_an_empty_state_is_accepted_with_a_no
     assert "get_user (query)" in outcome.notes[0], "a query tool is named as one, not as a state change"
 
 
+def test_an_env_the_files_give_no_scenario_is_said_to_have_none(tmp_path: Path, sandbox_pool: Any) -> None:
+    """Not "no scenario's initial state loaded": nothing failed to load (an outside check's envs had none)."""
+    from envscaler_core.interop.envjob import audit_env
+
+    outcome = audit_env(_env(tmp_path), [], {}, sandbox_pool, settings_for(tmp_path), [])
+    assert outcome.accepted, outcome.reasons
+    assert "the files give it no scenario" in outcome.notes[0] and "initial state loaded" not in outcome.notes[0]
+
+
 def test_a_state_change_that_needs_another_call_first_is_reached_after_it(tmp_path: Path, sandbox_pool: Any) -> None:
     """`set_my_email` refuses until `login` ran in the same episode: one call per fresh episode never
     reaches it (the env was rejected for coverage, outside interop check finding 8); probed again after

@@ -28,7 +28,7 @@ from envscaler_core.models.scenario import Scenario, ToolCall
 from envscaler_core.store import Store
 from tests.interop.conftest import FILES, run_import, settings_for
 
-EMPTY_STATE_REASON = "validated on an empty state, since no scenario's initial state loaded: "
+EMPTY_STATE_REASON = "validated on an empty state, since no scenario's initial state loaded: "  # envjob.py
 
 COUNTER = '''
 class Counter:
