@@ -8,22 +8,14 @@ from __future__ import annotations
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from mock_llm.http_state import FaultConfig
 from mock_llm.server import MockServer
 from tests.cli.helpers import ENVSCALER, assert_no_noise, clean_env
 
 pytestmark = [pytest.mark.prefect, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def slow_mock() -> Iterator[MockServer]:
-    with MockServer(faults=FaultConfig(latency_ms=1500)) as server:
-        yield server
 
 
 def test_sigterm_keeps_finished_tasks_and_prints_the_resume_with_its_store(slow_mock: MockServer, prefect_api: str,

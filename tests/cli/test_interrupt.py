@@ -10,25 +10,16 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mock_llm.http_state import FaultConfig
 from mock_llm.server import MockServer
 from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, ctrl_c_reaches, envscaler, wait_for_step
 
 pytestmark = [pytest.mark.slow]
 RUN = "interrupt-me"
-
-
-@pytest.fixture(scope="module")
-def slow_mock() -> Iterator[MockServer]:
-    """Its own mock, with latency, so the run is still working when the interrupt comes."""
-    with MockServer(faults=FaultConfig(latency_ms=1500)) as server:
-        yield server
 
 
 def prefect_servers_of(home: Path) -> list[int]:

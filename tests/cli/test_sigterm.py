@@ -8,24 +8,16 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mock_llm.http_state import FaultConfig
 from mock_llm.server import MockServer
 from tests.cli.helpers import ENVSCALER, SLICE, SMALL_TOML, assert_no_noise, clean_env, envscaler, wait_for_step
 
 pytestmark = [pytest.mark.slow]
 RUN = "terminate-me"
-
-
-@pytest.fixture(scope="module")
-def slow_mock() -> Iterator[MockServer]:
-    with MockServer(faults=FaultConfig(latency_ms=1500)) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

@@ -97,12 +97,15 @@ def store_facts(db: Path, run_id: str) -> dict[str, Any]:
         store.close()
 
 
-def flow_run_states(prefect_api: str, name: str) -> list[str]:
-    """The state types of every flow run with this name, as the dashboard shows them."""
+def flow_run_states(prefect_api: str, name: str, db: Path) -> list[str]:
+    """The state types of the flow runs with this name on this store, as the dashboard shows them (the
+    session's server also holds other specs' runs, some of the same name)."""
     import httpx
 
     body = {"flow_runs": {"name": {"any_": [name]}}, "limit": 200}
-    return [run["state_type"] for run in httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=30).json()]
+    runs = httpx.post(f"{prefect_api}/flow_runs/filter", json=body, timeout=30).json()
+    return [run["state_type"] for run in runs
+            if str(db) in str(((run.get("parameters") or {}).get("config") or {}).get("store", {}).get("url", ""))]
 
 
 @pytest.fixture
@@ -140,7 +143,7 @@ def test_kill_in_every_stage_then_resume_matches_an_uninterrupted_run(
     for key in ("topics_per_task", "candidates_per_topic", "trajectories_per_sample"):
         assert max(got[key].values(), default=1) == 1, f"duplicated {key}: {got[key].most_common(3)}"
     assert got["paid_twice"] == [], "an LLM call that had completed was paid for again"
-    states = flow_run_states(prefect_api, "victim")
+    states = flow_run_states(prefect_api, "victim", db)
     assert states.count("COMPLETED") == 1 and states.count("CRASHED") == kills, states
     assert "RUNNING" not in states, "a killed run's flow run is left Running on the dashboard"
     # only requests in flight at a kill may be repeated: at most max_concurrency (4) per kill
