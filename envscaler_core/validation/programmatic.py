@@ -86,7 +86,6 @@ class ProgrammaticPass:
             self._after_setup(plans, pool)  # before the optional boundaries: coverage decides acceptance
             if only is None and not search_only:
                 self._sequence()
-                self._no_effect()
             done = 0
             while done < len(optional) and (self.limit is None or self.counted() < self.limit):
                 room = len(optional) - done if self.limit is None else self.limit - self.counted()
@@ -157,33 +156,6 @@ class ProgrammaticPass:
                     return
         finally:
             ep.close()
-
-    def _no_effect(self) -> None:
-        """A state-changing tool that said yes to every probe without changing anything, and whose code
-        (helpers and tools it calls folded in) writes no attribute, is a stub that reports success: an
-        agent calling it is told its booking was made and nothing happens, which no contract fact above
-        catches (an outside check's `return_book` was accepted with score 1.0). Both must hold: the code
-        reading alone misses writes through `setattr`, a success alone may be an idempotent no-op.
-        Only for a tool its spec declares state-changing (the factory's own spec, EnvScaler's
-        `operation_list`): a label inferred from a name (`convert`) yields to the facts, which say query.
-        It is a breach under its label only (another labeller may call the tool a query), like a query
-        that changes state, so it does not gate the LLM pass."""
-        if self.effects is None:
-            return
-        for tool, kind in sorted(self.kinds.items()):
-            if kind != "state_change" or self.candidate.tool_kinds.get(tool) != "state_change":
-                continue
-            said_yes = [r for r in self.rounds if r.tool == tool and r.check != SEARCH and reached_round(r)]
-            if not said_yes or any(changed_paths(r.state_before or {}, r.state_after or {}) for r in said_yes):
-                continue
-            effects = self.effects.effects(tool)
-            if effects.writes or effects.param_writes:
-                continue
-            last = said_yes[-1]
-            self.rounds.append(last.model_copy(update={
-                "index": self.start + len(self.rounds), "check": "no_effect", "verdict": "fail",
-                "reason": f"{tool} is labelled state-changing but changed nothing in {len(said_yes)} accepted "
-                          "call(s), and its code writes no attribute: it reports success without doing anything"}))
 
     def _reach_after(self, plan: ToolPlan, tried: list[list[tuple[str, dict[str, Any]]]],
                      setups: list[list[tuple[str, dict[str, Any]]]], pool: ThreadPoolExecutor) -> bool:

@@ -228,21 +228,3 @@ def test_a_query_that_answers_only_after_a_login_is_reached_after_it(runtime) ->
     assert out.report.accepted, (out.report.score, out.report.reasons)
     reached = [r for r in out.rounds if r.tool == "my_loans" and r.observation.get("success") is True]
     assert reached and "after login" in reached[0].reason
-
-
-STUB = LIBRARY_CODE.replace('''        book["status"] = "lent"
-        self.loans.append({"book_id": book_id, "member": member})
-        return {"success": True, "message": "lent"}''', '''        return {"success": True, "message": "lent"}''')
-
-
-def test_a_state_change_that_only_reports_success_rejects(runtime) -> None:
-    """Told its loan was made while nothing happened: an outside check's stub was accepted with 1.0."""
-    assert STUB != LIBRARY_CODE
-    out = validate(STUB, runtime)
-    assert not out.report.accepted
-    assert any("lend_book is labelled state-changing but changed nothing" in c for c in out.report.critical)
-
-
-def test_a_sound_state_change_gets_no_no_effect_round(runtime) -> None:
-    out = validate(LIBRARY_CODE, runtime)
-    assert out.report.accepted and not [r for r in out.rounds if r.check == "no_effect"]
