@@ -25,6 +25,8 @@ class CallFacts(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     changed: bool = False
     success: bool | None = Field(default=None, description="The tool's own `success` flag, if it gave one.")
+    args: dict[str, Any] | None = Field(default=None, description="The arguments really sent, when some were "
+                                        "fed from the setup's results (else the probe's own).")
 
     @property
     def verdict(self) -> str:

@@ -51,6 +51,9 @@ class Probe(BaseModel):
     setup: list[tuple[str, dict[str, Any]]] = []
     """Calls made first in the same fresh episode (another tool's accepted state change: a `login`
     before `set_my_email`); the probe's facts are about the state they leave."""
+    fed: dict[str, str] = {}
+    """Parameters taken from what the setup calls returned, in that very episode: parameter -> key of a
+    setup result (`session_token` from `open_session`'s `{"data": {"session_token": "sess-1"}}`)."""
 
 
 @dataclass

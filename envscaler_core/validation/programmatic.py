@@ -159,19 +159,33 @@ class ProgrammaticPass:
 
     def _reach_after(self, plan: ToolPlan, tried: list[list[tuple[str, dict[str, Any]]]],
                      setups: list[list[tuple[str, dict[str, Any]]]], pool: ThreadPoolExecutor) -> bool:
-        tries = [probe.model_copy(update={"setup": setup, "note": "after " + ", ".join(t for t, _ in setup)})
-                 for setup in tried if plan.tool not in {t for t, _ in setup}
-                 for probe in plan.positives()[:MAX_SETUP_POSITIVES]]
+        tries = [variant for setup in tried if plan.tool not in {t for t, _ in setup}
+                 for probe in plan.positives()[:MAX_SETUP_POSITIVES]
+                 for variant in self._with_setup(probe, setup)]
         for probe, (out, before, facts) in zip(tries, pool.map(self._execute, tries)):
             if out is None:
                 continue
             if self._decisive(probe, out, before, facts):
                 self._record(probe, out, before, facts, "contract")
                 if facts.success is True and not facts.critical:
-                    setups.append([*probe.setup, (probe.tool, probe.args)])
+                    setups.append([*probe.setup, (probe.tool, facts.args or probe.args)])
                 return True
             self._record(probe, out, before, facts, SEARCH)
         return False
+
+    def _with_setup(self, probe: Probe, setup: list[tuple[str, dict[str, Any]]]) -> list[Probe]:
+        """The probe after `setup`: first with the parameters a setup call returns a value for fed from
+        that value in the same episode (a `login` that hands back a token the next tools take), then
+        as planned. Which keys a setup call returns is read from the round that accepted it."""
+        note = "after " + ", ".join(t for t, _ in setup)
+        plain = probe.model_copy(update={"setup": setup, "note": note})
+        returned = {key for tool, args in setup for r in self.rounds
+                    if r.tool == tool and r.args == args and reached_round(r) for key in _result_keys(r.observation)}
+        fed = {param: key for param in probe.args for key in sorted(returned) if _same_name(param, key)}
+        if not fed:
+            return [plain]
+        return [probe.model_copy(update={"setup": setup, "fed": fed, "note": f"{note}, {', '.join(fed)} from its "
+                                         "result"}), plain]
 
     def _tool(self, plan: ToolPlan, search_only: bool) -> tuple[list[_Record], list[Probe]]:
         """One tool's rounds (search, edges, missing records) in order, and its optional boundary probes."""
@@ -217,22 +231,27 @@ class ProgrammaticPass:
     def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
-            if not _set_up(ep, probe):
+            results = _set_up(ep, probe)
+            if results is None:
                 return None, ep.state, CallFacts()  # the setup did not do again what it did before
+            args = _fed_args(probe, results)
             before = ep.state
-            out = ep.call(probe.tool, probe.args)
+            out = ep.call(probe.tool, args)
         finally:
             ep.close()
         if not out.ok and out.error_kind == "schema":
             return None, before, CallFacts()  # our own probe did not fit the schema: nothing learned
-        return out, before, call_facts(out, before, self.kinds.get(probe.tool), probe.case_type)
+        facts = call_facts(out, before, self.kinds.get(probe.tool), probe.case_type)
+        facts.args = args if probe.fed else None
+        return out, before, facts
 
     def _record(self, probe: Probe, out: CallOutcome, before: dict[str, Any], facts: CallFacts, check: str) -> None:
         self.breaches += [c for c in facts.critical if c != query_changed(probe.tool) and c not in self.breaches]
         reason = facts.reason if facts.reason != "ok" or not probe.note else f"ok ({probe.purpose}: {probe.note})"
         self.rounds.append(ValidationRound(
             candidate_fp=self.candidate.fingerprint, mode="programmatic", index=self.start + len(self.rounds),
-            tool=probe.tool, args=probe.args, case_type=probe.case_type, check=check, observation=observation(out),
+            tool=probe.tool, args=facts.args or probe.args, case_type=probe.case_type, check=check,
+            observation=observation(out),
             error=None if out.ok else out.error, state_before=before, state_after=out.state,
             state_diff=out.state_diff, verdict="fail" if facts.critical else "warning" if facts.warnings else "pass",
             reason=reason, elapsed_ms=out.elapsed_ms,
@@ -242,9 +261,10 @@ class ProgrammaticPass:
         """(critical, warnings) from re-running a successful state change on a fresh copy of the state."""
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
-            if not _set_up(ep, probe):
+            results = _set_up(ep, probe)
+            if results is None:
                 return [f"replay of {probe.tool}'s setup from the same state failed"], []
-            again = ep.call(probe.tool, probe.args)
+            again = ep.call(probe.tool, _fed_args(probe, results))
         finally:
             ep.close()
         tool = probe.tool
@@ -259,13 +279,57 @@ class ProgrammaticPass:
         return [], []
 
 
-def _set_up(ep: Episode, probe: Probe) -> bool:
-    """Make the probe's setup calls; False unless each succeeds again as it did when it was probed."""
+def _set_up(ep: Episode, probe: Probe) -> list[dict[str, Any]] | None:
+    """Make the probe's setup calls; their results, or None unless each succeeds again as it did when
+    it was probed."""
+    results = []
     for tool, args in probe.setup:
         out = ep.call(tool, args)
         if not (out.ok and isinstance(out.result, dict) and out.result.get("success") is True):
-            return False
-    return True
+            return None
+        results.append(out.result)
+    return results
+
+
+def _result_keys(result: Any, depth: int = 3) -> set[str]:
+    """Keys of a result that hold a string or an integer (what could be an id or a token), nested."""
+    if depth == 0 or not isinstance(result, dict):
+        return set()
+    keys = set()
+    for key, value in result.items():
+        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+            keys.add(key)
+        keys |= _result_keys(value, depth - 1)
+    return keys - {"success", "message", "error"}
+
+
+def _find(result: Any, key: str, depth: int = 3) -> Any:
+    if depth == 0 or not isinstance(result, dict):
+        return None
+    if key in result and not isinstance(result[key], dict | list):
+        return result[key]
+    return next((v for v in (_find(x, key, depth - 1) for x in result.values()) if v is not None), None)
+
+
+def _same_name(param: str, key: str) -> bool:
+    """`session_token` ~ `session_token`, `token` ~ `session_token`, `order_id` ~ `id`: one name ends
+    the other, and the shorter is a real word of it (4+ characters, or a whole `_`-part)."""
+    if param == key:
+        return True
+    short, long = sorted((param, key), key=len)
+    return long.endswith("_" + short) and (len(short) >= 4 or short == "id")
+
+
+def _fed_args(probe: Probe, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The probe's arguments with each fed parameter set from the latest setup result holding its key."""
+    if not probe.fed:
+        return probe.args
+    args = dict(probe.args)
+    for param, key in probe.fed.items():
+        value = next((v for v in (_find(r, key) for r in reversed(results)) if v is not None), None)
+        if value is not None:
+            args[param] = value
+    return args
 
 
 def reached_round(r: ValidationRound) -> bool:

@@ -228,3 +228,67 @@ def test_a_query_that_answers_only_after_a_login_is_reached_after_it(runtime) ->
     assert out.report.accepted, (out.report.score, out.report.reasons)
     reached = [r for r in out.rounds if r.tool == "my_loans" and r.observation.get("success") is True]
     assert reached and "after login" in reached[0].reason
+
+
+TOKENS = '''
+class Bank:
+    def __init__(self, init_config: dict = None):
+        cfg = init_config or {}
+        self.customers = cfg.get("customers", {})
+        self.sessions = cfg.get("sessions", {})
+        self.opened = cfg.get("opened", 0)
+
+    def open_session(self, customer_id: str, pin: str) -> dict:
+        """Open a session and hand back its token.
+
+        Args:
+            customer_id: the customer
+            pin: their PIN
+        """
+        customer = self.customers.get(customer_id)
+        if customer is None or customer["pin"] != pin:
+            return {"success": False, "error": "authentication failed"}
+        self.opened += 1
+        token = f"tok-{self.opened}"
+        self.sessions[token] = customer_id
+        return {"success": True, "data": {"session_token": token}}
+
+    def balance(self, session_token: str) -> dict:
+        """The balance of the session's customer.
+
+        Args:
+            session_token: a token from open_session
+        """
+        owner = self.sessions.get(session_token)
+        if owner is None:
+            return {"success": False, "error": "invalid session"}
+        return {"success": True, "data": self.customers[owner]["balance"]}
+
+    def withdraw(self, session_token: str, amount: float) -> dict:
+        """Withdraw money in a session.
+
+        Args:
+            session_token: a token from open_session
+            amount: how much
+        """
+        owner = self.sessions.get(session_token)
+        if owner is None:
+            return {"success": False, "error": "invalid session"}
+        if amount <= 0 or amount > self.customers[owner]["balance"]:
+            return {"success": False, "error": "bad amount"}
+        self.customers[owner]["balance"] -= amount
+        return {"success": True, "message": "done"}
+'''
+
+
+def test_a_token_a_setup_call_returns_is_fed_to_the_tools_that_need_it(runtime) -> None:
+    """`open_session` hands back a token that no state holds yet: a sound env was rejected because the
+    later tools were only ever tried with made-up tokens."""
+    kinds = {"open_session": "state_change", "balance": "query", "withdraw": "state_change"}
+    candidate = EnvCandidate(topic_fp="t", class_name="Bank", class_code=TOKENS, tools=extract_tools(TOKENS, "Bank"),
+                             tool_kinds=kinds)
+    state = {"customers": {"c1": {"pin": "1234", "balance": 50.0}}, "sessions": {}, "opened": 0}
+    out = asyncio.run(validate_candidate(candidate, runtime, None, SETTINGS, test_state=state))
+    assert out.report.accepted, (out.report.score, out.report.reasons)
+    fed = [r for r in out.rounds if r.tool == "withdraw" and r.observation.get("success") is True]
+    assert fed and fed[0].args["session_token"] == "tok-1" and "session_token from its result" in fed[0].reason
