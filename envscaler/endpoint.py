@@ -56,7 +56,17 @@ def probe_endpoint(settings: Settings) -> Endpoint:
     if answer.status_code in (401, 403):
         return Endpoint(base, problem=f"the LLM endpoint {base} rejected the API key (HTTP {answer.status_code}); "
                                       "check OPENAI_API_KEY (or llm.api_key)")
+    if answer.status_code == 200 and _is_web_page(answer):
+        # every chat request would get the same page: each item would fail as "no usable completion"
+        return Endpoint(base, problem=f"the LLM endpoint {base} answers {base.rstrip('/')}/models with a web page, not "
+                                      "an OpenAI-compatible API; check OPENAI_BASE_URL (or llm.base_url): most servers "
+                                      "serve it under /v1")
     return Endpoint(base, mock=_is_mock(answer))
+
+
+def _is_web_page(answer: httpx.Response) -> bool:
+    kind = answer.headers.get("content-type", "").lower()
+    return "text/html" in kind or answer.text.lstrip()[:15].lower().startswith(("<!doctype", "<html"))
 
 
 def _is_mock(answer: httpx.Response) -> bool:

@@ -45,6 +45,35 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
     assert_one_line_error(out, "unreachable", "127.0.0.1:9")
 
 
+def test_an_endpoint_that_serves_a_web_page_is_named_before_any_work(tmp_path: Path) -> None:
+    """A base URL without /v1 on a server with a web front end answers 200 with HTML: every chat request
+    would fail as an unusable answer, item by item, after its retries."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            body = b"<!DOCTYPE html><html><body>Welcome</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        out = envscaler("run", "-s", str(SLICE), tmp_path=tmp_path, OPENAI_API_KEY="k",
+                        OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+    assert_one_line_error(out, "with a web page, not an OpenAI-compatible API", "/v1")
+    assert not (tmp_path / "cli.duckdb").exists(), "refused before the store was made"
+
+
 def test_missing_source_file(tmp_path: Path) -> None:
     out = envscaler("run", "-s", str(tmp_path / "nope.json"), tmp_path=tmp_path)
     assert_one_line_error(out, "not found", "nope.json")
