@@ -68,10 +68,15 @@ class ExportManifest(Model):
     def summary_lines(self) -> list[str]:
         """What `envscaler export` prints."""
         c = self.counts
+        parts = [f"envs {c.envs}"]
+        if {"sft", "llamafactory"} & set(self.formats):
+            parts.append(f"trajectories {c.trajectories} (kept {c.trajectories_kept}): sft rows {c.sft_rows}, "
+                         f"llamafactory rows {c.llamafactory_rows}")
+        if "rl" in self.formats:  # only counted when written: "verified scenarios 0" read as a fact otherwise
+            parts.append(f"verified scenarios {c.scenarios_verified}: rl rows {c.rl_rows}")
         lines = [
             f"export of run {self.run_id} -> {self.out_dir} (schema v{self.schema_version}, formats: {', '.join(self.formats)})",
-            f"  envs {c.envs}; trajectories {c.trajectories} (kept {c.trajectories_kept}): sft rows {c.sft_rows}, "
-            f"llamafactory rows {c.llamafactory_rows}; verified scenarios {c.scenarios_verified}: rl rows {c.rl_rows}",
+            "  " + "; ".join(parts),
         ]
         if "envscaler" in self.formats:
             lines.append(f"  envscaler format: {c.envscaler_envs} envs, {c.envscaler_rl} RL and {c.envscaler_sft} SFT scenarios, "

@@ -110,3 +110,15 @@ def test_the_file_is_one_json_list_even_when_no_trajectory_qualifies(store: Stor
     store.save_run(Run(run_id="run-empty"))
     rows, manifest = _export(store, "run-empty", tmp_path)
     assert rows == [] and manifest.files[FILE].rows == 0
+
+
+def test_the_summary_names_only_the_counts_of_the_formats_written(store: Store, populated: Populated,
+                                                                  tmp_path: Path) -> None:
+    """An outside check read "verified scenarios 0: rl rows 0" for a run with 10 verified scenarios,
+    exported in EnvScaler's format only (nothing had counted them)."""
+    _, manifest = _export(store, populated.run_id, tmp_path)
+    text = "\n".join(manifest.summary_lines())
+    assert "verified scenarios" not in text and "sft rows" not in text
+    assert "envscaler format:" in text and f"{manifest.counts.envscaler_traj} SFT trajectories" in text
+    both = export_run(store, populated.run_id, Settings(), tmp_path / "all", formats=["all"])
+    assert "verified scenarios 2: rl rows 2" in "\n".join(both.summary_lines())
