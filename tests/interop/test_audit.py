@@ -140,3 +140,12 @@ def test_an_env_list_instead_of_a_dict_is_read_by_each_records_env_id(envscaler_
     report = run_import(envscaler_dir, settings_for(tmp_path), sandbox_pool, run_id="as-list")
     assert report.summary["envs"] == {"accepted": 2, "rejected": 2}
     assert report.summary["scenarios"]["verified"] == 3
+
+
+def test_the_import_runs_summary_has_no_empty_funnel_note(fixture_import: dict[str, Any]) -> None:
+    """It reads no source tasks: "no source task was read; the run had nothing to work on" was false."""
+    from envscaler_core.pipeline.report import build_summary
+
+    with Store.from_url(fixture_import["settings"].store.url) as store:
+        summary = build_summary(store, "imp")
+    assert summary.audit is not None and summary.notes == []
