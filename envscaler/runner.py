@@ -180,13 +180,20 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
 def _not_started(store: Any, run_id: str) -> None:
     """A run recorded for its resume hint whose flow never began is marked so: `status` would otherwise
     take the row that still says running for a killed process."""
+    _mark_interrupted(store, run_id, f"stopped before its flow started (no Prefect API); "
+                                     f"`{resume_call(run_id, store.url)}` continues it once one answers")
+
+
+def _mark_interrupted(store: Any, run_id: str, error: str) -> Any:
+    """The run's row, marked interrupted with `error` if it still said running (a finished run is left
+    as it is); None when it cannot be read. Never raises: the store may be what was interrupted."""
+    run = None
     with contextlib.suppress(Exception):
         run = store.get_run(run_id)
         if run is not None and run.status == "running":
-            store.save_run(run.model_copy(update={
-                "status": "interrupted", "updated_at": datetime.now(UTC),
-                "error": f"stopped before its flow started (no Prefect API); `{resume_call(run_id, store.url)}` "
-                         "continues it once one answers"}))
+            store.save_run(run.model_copy(update={"status": "interrupted", "error": error,
+                                                  "updated_at": datetime.now(UTC)}))
+    return run
 
 
 def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> None:
@@ -251,13 +258,7 @@ def _interrupted(store: Any, run_id: str, signal_name: str = "SIGINT") -> None:
     """Exit 130 (143 for SIGTERM) saying what the store holds now: a run the interrupt caught mid-write is
     marked interrupted, with the resume command; a run that had already finished is said to have (a very
     late Ctrl-C used to report a completed run as "stopped")."""
-    run = None
-    with contextlib.suppress(Exception):
-        run = store.get_run(run_id)
-        if run is not None and run.status == "running":
-            how = "Ctrl-C" if signal_name == "SIGINT" else signal_name
-            store.save_run(run.model_copy(update={"status": "interrupted", "error": f"interrupted ({how})",
-                                                  "updated_at": datetime.now(UTC)}))
+    run = _mark_interrupted(store, run_id, f"interrupted ({'Ctrl-C' if signal_name == 'SIGINT' else signal_name})")
     said = "interrupted" if signal_name == "SIGINT" else f"terminated ({signal_name})"
     if run is None:
         typer.echo(f"{said} before run {run_id} started; nothing was recorded", err=True)

@@ -7,13 +7,14 @@ file is removed and a previous version of the file, if any, stays untouched.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+from envscaler_core.models.base import file_sha256
 
 
 def temp_name(path: Path) -> Path:
@@ -54,9 +55,4 @@ def atomic_path(path: Path) -> Iterator[Path]:
         raise
 
 
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+sha256_file = file_sha256  # the manifest's name for it

@@ -9,12 +9,12 @@ sniffs its first bytes to name what it looks like (CSV, XML, ...) so the message
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from envscaler_core.mine.importers import ImportResult, read_sources
+from envscaler_core.models.base import file_sha256
 from envscaler_core.models.source_report import SourceFileReport, SourceReport
 
 FIRST_PROBLEMS = 5
@@ -46,14 +46,10 @@ def build_source_report(paths: Sequence[Path | str], result: ImportResult, max_t
 
 def file_digest(path: Path | str) -> str | None:
     """sha256 of the file's bytes, None when it cannot be read (the reader reports why)."""
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
+        return file_sha256(path)
     except OSError:
         return None
-    return digest.hexdigest()
 
 
 def changed_sources(before: SourceReport | None, now: SourceReport) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +31,15 @@ def compact_json(value: Any) -> str:
 def fingerprint_of(value: Any) -> str:
     """sha256 hex digest of the canonical JSON of `value`."""
     return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: Path | str, chunk: int = 1 << 20) -> str:
+    """sha256 hex digest of a file's bytes, read in chunks (exports' manifest, a run's source files)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def utcnow() -> datetime:

@@ -20,6 +20,7 @@ from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
 from envscaler_core.validation.code_effects import ClassEffects
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
+from envscaler_core.validation.state_values import values_under
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
 PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
@@ -303,14 +304,6 @@ def _result_keys(result: Any, depth: int = 3) -> set[str]:
     return keys - {"success", "message", "error"}
 
 
-def _find(result: Any, key: str, depth: int = 3) -> Any:
-    if depth == 0 or not isinstance(result, dict):
-        return None
-    if key in result and not isinstance(result[key], dict | list):
-        return result[key]
-    return next((v for v in (_find(x, key, depth - 1) for x in result.values()) if v is not None), None)
-
-
 def _same_name(param: str, key: str) -> bool:
     """`session_token` ~ `session_token`, `token` ~ `session_token`, `order_id` ~ `id`: one name ends
     the other, and the shorter is a real word of it (4+ characters, or a whole `_`-part)."""
@@ -326,7 +319,8 @@ def _fed_args(probe: Probe, results: list[dict[str, Any]]) -> dict[str, Any]:
         return probe.args
     args = dict(probe.args)
     for param, key in probe.fed.items():
-        value = next((v for v in (_find(r, key) for r in reversed(results)) if v is not None), None)
+        value = next((found[0] for found in (values_under(r, key, frozenset()) for r in reversed(results)) if found),
+                     None)
         if value is not None:
             args[param] = value
     return args
