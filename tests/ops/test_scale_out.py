@@ -42,6 +42,7 @@ CONFIG: dict[str, Any] = {
     "llm": {"backoff_base_s": 0.05, "backoff_max_s": 2.0, "timeout_s": 10.0, "max_retries": 3},
 }
 RUN_DEADLINE_S = 240.0
+LOGS_DEADLINE_S = 60.0
 
 
 def _pool_name() -> str:
@@ -93,9 +94,17 @@ async def _run_all(pool: str, workers: list[Managed]) -> dict[str, Any]:
                 pytest.fail(f"flow runs {states} not final (workers died: {dead}) after {RUN_DEADLINE_S}s:\n{logs}")
             await asyncio.sleep(1.0)
 
-    async def logs_of(client: Any, run_id: Any) -> str:
-        lines = await client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])), limit=200)
-        return "\n".join(line.message for line in lines)
+    async def logs_of(client: Any, run_id: Any, expect: str = "") -> str:
+        """The run's logs. A run's state turns final before its process has sent its last batch of
+        logs (they go out every couple of seconds and at exit), so wait, for a while, for `expect`."""
+        deadline = time.monotonic() + LOGS_DEADLINE_S
+        while True:
+            lines = await client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])),
+                                           limit=200)
+            text = "\n".join(line.message for line in lines)
+            if expect in text or time.monotonic() > deadline:
+                return text
+            await asyncio.sleep(1.0)
 
     async with get_client() as client:
         mine = await start("envscaler-factory/factory", "shard-0",
@@ -106,7 +115,7 @@ async def _run_all(pool: str, workers: list[Managed]) -> dict[str, Any]:
                                   {"run_id": RUN_ID, "config": CONFIG, "shard_index": i, "shard_count": SHARDS})
                       for i in range(SHARDS)]
         shards = await finish(client, [r.id for r in shard_runs])
-        shard_logs = [await logs_of(client, r.id) for r in shards]
+        shard_logs = [await logs_of(client, r.id, expect="synth: ") for r in shards]
         for run, text in zip(shards, shard_logs):
             assert run.state.is_completed(), f"shard run {run.name} {run.state_name}:\n{text}"
         from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
