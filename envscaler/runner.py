@@ -145,6 +145,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     with claimed_store(settings, run_id) as store:
         if not request.resume:
             check_run_id(store, run_id, sources, request.add_sources)
+            settings = _keep_out_dir(store, run_id, settings)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
         from envscaler.live_progress import LiveProgress
@@ -214,6 +215,17 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
                                              f"not given now: {', '.join(missing)}" if missing else "") if part)
         fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
              f"--run-id, `{resume_call(run_id, store.url)}` to continue it, or --add-sources to add these files to it")
+
+
+def _keep_out_dir(store: Any, run_id: str, settings: Settings) -> Settings:
+    """`run` on an existing run id continues it: where its exports and report go stays where the run put
+    them unless this command names another place (as `resume` does), else a later export would land
+    beside the store while the earlier ones stay in the run's own directory."""
+    run = store.get_run(run_id)
+    own = (run.config.get("flow") or {}).get("out_dir") if run is not None else None
+    if settings.flow.out_dir or not own:
+        return settings
+    return settings.model_copy(update={"flow": settings.flow.model_copy(update={"out_dir": own})})
 
 
 def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,

@@ -126,3 +126,16 @@ def test_add_sources_adds_them_to_the_run(empty_run: dict[str, Any], tmp_path: P
     assert out.returncode == 4, out.stderr[-2000:]
     data = json.loads(envscaler("status", RUN, "--json", env=empty_run["env"]).stdout)
     assert data["funnel"]["source_tasks"] == 5 and data["judged"]["not_stateful"] == 5
+
+
+def test_adding_sources_without_out_keeps_the_runs_output_directory(empty_run: dict[str, Any], tmp_path: Path) -> None:
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text('{"task": "What is 2 plus 2?"}\n')
+    second.write_text('{"task": "Name a prime number."}\n')
+    started = envscaler("run", "-s", str(first), "--run-id", "kept-out", "--out", str(tmp_path / "chosen"), "--quiet",
+                        env=empty_run["env"])
+    assert started.returncode == 4, started.stderr[-2000:]
+    added = envscaler("run", "-s", str(second), "--run-id", "kept-out", "--add-sources", "--quiet", env=empty_run["env"])
+    assert added.returncode == 4, added.stderr[-2000:]
+    assert f"report: {tmp_path / 'chosen' / 'kept-out' / 'report.html'}" in added.stdout
+    assert not (empty_run["data"] / "out" / "kept-out").exists()
