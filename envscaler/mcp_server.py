@@ -91,8 +91,10 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 def serve_http(server: Server[Any], host: str, port: int) -> None:
-    """Streamable HTTP at http://host:port/mcp (blocks)."""
+    """Streamable HTTP at http://host:port/mcp (blocks), each POST body checked as stdio's lines are."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
+    from envscaler.mcp_stdio import CheckedPosts
+
+    app = CheckedPosts(server.streamable_http_app(host=host))
     uvicorn.run(app, host=host, port=port, log_level="warning")

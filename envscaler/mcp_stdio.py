@@ -1,4 +1,4 @@
-"""MCP's stdio transport with JSON-RPC 2.0's answer to lines it cannot read.
+"""MCP's stdio and HTTP transports with JSON-RPC 2.0's answer to messages they cannot read.
 
 The SDK's `stdio_server` decodes stdin with `errors="replace"` (invalid UTF-8 becomes U+FFFD and the
 request runs on altered text) and hands every line that fails to parse to the server as an exception,
@@ -7,7 +7,9 @@ escape, invalid UTF-8 bytes, a non-JSON line). JSON-RPC 2.0 says: an unreadable 
 error (-32700) with id null; JSON that is no valid request gets Invalid Request (-32600, its id when it
 has a usable one). So stdin is read here, as bytes, one line at a time: each line is checked before the
 SDK sees it, a bad one is answered on the SDK's own write stream (so replies never interleave) and
-skipped, and the server goes on. The SDK's transport still owns stdout."""
+skipped, and the server goes on. The SDK's transport still owns stdout. Over HTTP the SDK answers a
+request whose id is null or an object as a notification (an empty 202), so POST bodies get the same
+check (`CheckedPosts`)."""
 
 from __future__ import annotations
 
@@ -107,3 +109,42 @@ def claim_stdin() -> tuple[int, Callable[[], None]]:
             os.close(private)
 
     return private, release
+
+
+class CheckedPosts:
+    """ASGI middleware for the streamable HTTP app: a POST body that `line_problem` refuses is answered
+    with HTTP 400 and the JSON-RPC error; any other request reaches the app with its body replayed."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        problem = line_problem(body.strip()) if body.strip() else None
+        if problem is not None:
+            code, text, rid = problem
+            payload = json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": text}}).encode()
+            await send({"type": "http.response.start", "status": 400,
+                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)

@@ -129,7 +129,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_http_transport_serves_the_same_tools(db_url: str) -> None:
+@pytest.fixture
+def http_server(db_url: str) -> Iterator[str]:
+    """`serve-mcp --transport http` as a real subprocess; yields its /mcp URL."""
     import time
 
     import httpx
@@ -140,23 +142,18 @@ def test_http_transport_serves_the_same_tools(db_url: str) -> None:
          "--transport", "http", "--port", str(port)],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    url = f"http://127.0.0.1:{port}/mcp"
     try:
         deadline = time.monotonic() + 60  # start-up wait, not an assertion on speed
         while True:
             try:
-                httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=2)
+                httpx.get(url, timeout=2)
                 break
             except httpx.TransportError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"server did not come up: {proc.communicate()[1][-500:]}")
                 time.sleep(0.2)
-
-        async def main() -> Any:
-            async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
-                await client.call_tool("lend_book", {"book_id": "b2", "member": "Ana"})
-                return await client.call_tool("get_book", {"book_id": "b2"})
-
-        assert _json(anyio.run(main))["data"]["status"] == "lent"
+        yield url
     finally:
         proc.terminate()
         try:
@@ -164,6 +161,30 @@ def test_http_transport_serves_the_same_tools(db_url: str) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_http_transport_serves_the_same_tools(http_server: str) -> None:
+    async def main() -> Any:
+        async with Client(http_server, read_timeout_seconds=60) as client:
+            await client.call_tool("lend_book", {"book_id": "b2", "member": "Ana"})
+            return await client.call_tool("get_book", {"book_id": "b2"})
+
+    assert _json(anyio.run(main))["data"]["status"] == "lent"
+
+
+@pytest.mark.parametrize("rid", [None, {"n": 1}, [1], True])
+def test_http_request_whose_id_cannot_be_echoed_is_an_invalid_request(http_server: str, rid: Any) -> None:
+    """JSON-RPC 2.0: answered with -32600 and id null, as over stdio (the SDK read it as a notification
+    and answered an empty 202, so the client waited for an answer that never came)."""
+    import httpx
+
+    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {}}
+    reply = httpx.post(http_server, json=body, timeout=30,
+                       headers={"accept": "application/json, text/event-stream"})
+    assert reply.status_code == 400, (reply.status_code, reply.text)
+    error = reply.json()
+    assert error["id"] is None and error["error"]["code"] == -32600
+    assert "the id must be a string or an integer" in error["error"]["message"]
 
 
 def test_an_envscaler_style_class_serves_the_scenario_state(tmp_path: Path) -> None:
