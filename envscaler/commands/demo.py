@@ -13,8 +13,9 @@ from envscaler.commands._common import DB_HELP, fail
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def demo(
-        workdir: Path = typer.Option(Path("var/demo"), "--workdir", help="Where the demo's Prefect server keeps its "
-                                     "database and log (PREFECT_HOME)."),
+        workdir: Path | None = typer.Option(None, "--workdir", help="Where the demo's Prefect server keeps its "
+                                            "database and log, in WORKDIR/prefect (default: $PREFECT_HOME if set, "
+                                            "else var/demo)."),
         db: str | None = typer.Option(None, "--db", help=DB_HELP),
         out: Path | None = typer.Option(None, "--out", help="Where the exports and the report go: OUT/RUN_ID/ "
                                         "(default: out/ beside the store)."),
@@ -25,9 +26,11 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         port: int = typer.Option(4200, "--prefect-port", help="Port for a Prefect server the demo starts."),
         max_tasks: int = typer.Option(80, "--max-tasks", help="Source tasks read from the bundled API-Bank slice."),
     ) -> None:
-        workdir = workdir.resolve()
-        home = workdir / "prefect"
-        os.environ.setdefault("PREFECT_HOME", str(home))  # before prefect is imported anywhere
+        # before prefect is imported anywhere; a --workdir given wins over an inherited PREFECT_HOME
+        if workdir is not None or not os.environ.get("PREFECT_HOME"):
+            os.environ["PREFECT_HOME"] = str((workdir or Path("var/demo")).expanduser().resolve() / "prefect")
+        home = Path(os.environ["PREFECT_HOME"]).expanduser()
+        _make_prefect_home(home)
         from envscaler.demo import DEMO_OVERRIDES, SLICE, where_to_look
         from envscaler.prefect_server import ensure_prefect_server, record_server
         from envscaler.runner import RunRequest, new_run_id, run_factory, settings_from
@@ -63,3 +66,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         typer.echo("")
         for line in where_to_look(summary, settings, server, requests):
             typer.echo(line)
+
+
+def _make_prefect_home(home: Path) -> None:
+    """Prefect only warns when it cannot create its home, and a temporary server then dies at start-up
+    with "Application startup failed": the directory is made here, or the reason is the one line."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"--workdir: cannot create the Prefect home {home}: {exc.strerror or exc}")

@@ -136,3 +136,11 @@ def test_a_run_that_could_not_reach_prefect_can_be_resumed_as_its_banner_says(tm
     assert shown.returncode == 0, shown.stderr
     run = json.loads(shown.stdout)
     assert run["status"] == "interrupted" and "before its flow started" in run["error"] and "resume noprefect" in run["error"]
+
+
+def test_a_demo_workdir_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    """Prefect only warns when it cannot create its home; its temporary server then died at start-up."""
+    (tmp_path / "a-file").write_text("")
+    out = envscaler("demo", "--prefect", "ephemeral", "--workdir", str(tmp_path / "a-file" / "demo"),
+                    tmp_path=tmp_path)
+    assert_one_line_error(out, "--workdir", str(tmp_path / "a-file" / "demo" / "prefect"), "Not a directory")
