@@ -2,8 +2,8 @@
 
 Every library domain of the mock (healthy and planted-defect variants) is validated in `both` mode
 with 30 LLM rounds, all candidates at once, against the mock LLM at 300 ms latency in its own process,
-through the real sandbox. Per k: wall seconds, the LLM-bound ideal (the chain depth 1 + 2 x 30 / k at
-300 ms, test state given so 2 x 30 / k), LLM requests and prompt tokens (prefix-cached share) per
+through the real sandbox. Per k: wall seconds, the LLM-bound ideal (the chain depth 1 + 30 / k + 1 at
+300 ms, test state given so 30 / k + 1), LLM requests and prompt tokens (prefix-cached share) per
 candidate, and the verdicts, which must be the same for every k (healthy accepted, defects rejected).
 The default `validate.chains` is the k after which the wall stops improving by much while the cache
 share holds (each chain's first calls arrive together and miss the prefix cache).

@@ -11,8 +11,9 @@ on each other, whichever is longer). Depths come from the pipeline's structure: 
 select 1 (one embedding batch), synth 3 + ceil(methods / C) (state space, skeleton, operations, then
 every topic's methods at once: no topic can reach its methods before 3 x L, and all topics' method
 calls then need ceil(methods / C) waves of the C slots; counted as 4 before, a bound the 140 method
-calls of the SkelBuilder run cannot meet at C = 64), validate 1 (+1) + 2 x rounds / chains (test state, the tool-labelling call when the spec leaves
-tools unlabelled, then proposer+judge per round of the longest of
+calls of the SkelBuilder run cannot meet at C = 64), validate 1 (+1) + rounds / chains + 1 (test state, the tool-labelling call when the spec leaves
+tools unlabelled, then a proposer per round of the longest of the chains and its last judge, each judge
+running beside the next proposer, of
 the `validate.chains` parallel chains; within a chain the state carries over), scenarios 4 (state,
 task, checklist, then all checks and the plan at once; more if a repair happened), rollouts = the longest trajectory's assistant turns. The printed ratio is
 sum(ideal) / measured wall time (target >= 0.8). Also printed: programmatic validation throughput

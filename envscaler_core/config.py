@@ -177,7 +177,7 @@ class ValidateSettings(_Section):
     rounds: int = Field(default=30, ge=1, description="Probe calls per candidate and mode.")
     chains: int = Field(default=3, ge=1, description=(
         "Independent proposer/judge chains the LLM rounds are split over (each its own episode from the "
-        "test state, run at once): the pass is 2 x rounds / chains calls deep."))
+        "test state, run at once): the pass is rounds / chains + 1 calls deep."))
     threshold: float = Field(default=0.85, ge=0, le=1, description="Share of passing rounds needed to accept an env.")
 
 

@@ -30,7 +30,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         mode: str = typer.Option("both", "--mode", help="programmatic | llm | both."),
         rounds: int = typer.Option(30, "--rounds", min=1, help="LLM proposer/judge rounds."),
         chains: int = typer.Option(3, "--chains", min=1, help="Independent proposer/judge chains the rounds are "
-                                   "split over (run at once; the LLM pass is 2 x rounds / chains calls deep)."),
+                                   "split over (run at once; the LLM pass is rounds / chains + 1 calls deep)."),
         state: Path | None = typer.Option(None, "--state", help="Test state JSON, used as the class's init config in "
                                           "every mode (skips asking the LLM for one). Give one where every tool can "
                                           "succeed: a state-changing tool whose code no probe reaches blocks acceptance."),

@@ -56,7 +56,9 @@ class ProposeInput(BaseModel):
     chain: int = Field(default=0, description="Which of the parallel testers this is (0-based).")
     chains: int = Field(default=1, description="How many testers explore this environment at once.")
     focus: list[str] = Field(default_factory=list, description="Tools this chain tests first (chains split the tools).")
-    stats: dict[str, ToolStats] = Field(description="Tools tested so far in this chain (absent: never called).")
+    stats: dict[str, ToolStats] = Field(description=(
+        "Tools tested so far in this chain (absent: never called): every call made, and the verdicts of every "
+        "round but the last, whose judge runs beside this proposal (llm_pass)."))
     changes: list[dict[str, Any]] = Field(
         default_factory=list, description="JSON-Pointer operations from the test state to the current state.")
     round: int
@@ -127,7 +129,7 @@ TEST_STATE = PromptSpec(
 
 PROPOSE_CALL = PromptSpec(
     id="validate.propose_call",
-    version=4,
+    version=5,
     system=(
         "You are a test engineer exploring every tool of a simulated environment to find bugs: exceptions, "
         "wrong results, inconsistent state. Each round, propose ONE tool call. Positive cases use valid "

@@ -3,7 +3,11 @@ picks one call per round against one live episode (state carries over), a judge 
 contract facts observed in the sandbox override the judge.
 
 Chains: the rounds are split over `chains` episodes that all load the same test config and run at the
-same time, so the pass is 2 x rounds / chains calls deep instead of 2 x rounds. Each chain gets its
+same time. Within a chain the judge of a round runs beside the proposal of the next one: the proposer
+needs the state the call left and the calls made so far, not the verdict just asked for, so its
+statistics count every call made and the verdicts of all rounds but the last (a fixed rule, so its
+prompts stay the same on every run). A chain of r rounds is then r + 1 calls deep instead of 2 x r,
+and the pass rounds / chains + 1 instead of 2 x rounds (the reference's 60). Each chain gets its
 share of the tools as its focus (it tests them first, then whatever is least tested in its own
 episode), so the chains spread over the tools instead of repeating each other. A chain sees only its
 own episode and statistics: its prompts never depend on another chain's timing, so they are the same
@@ -42,8 +46,9 @@ def split_rounds(rounds: int, chains: int) -> list[int]:
 
 
 def chain_depth(rounds: int, chains: int) -> int:
-    """LLM calls on the pass's critical path: proposer + judge per round of the longest chain."""
-    return 2 * max(split_rounds(rounds, chains))
+    """LLM calls on the pass's critical path: a proposer per round of the longest chain, then its last
+    judge (every other judge runs beside the next round's proposer)."""
+    return max(split_rounds(rounds, chains)) + 1
 
 
 class LLMPass:
@@ -89,9 +94,12 @@ class _Chain:
 
         o = self.owner
         ep = await asyncio.to_thread(open_episode, o.runtime, o.candidate, self.config)
+        judging: list[asyncio.Task[ValidationRound]] = []  # in round order, not yet counted
         try:
             initial = ep.state
             for i in range(self.n_rounds):
+                while len(judging) > 1:  # every verdict but the last round's is counted before proposing
+                    self._count_verdict(await judging.pop(0))
                 before = ep.state
                 changes = state_changes(initial, before)
                 try:
@@ -110,13 +118,32 @@ class _Chain:
                 if not out.ok and out.error_kind == "schema":
                     self.skipped += 1
                     continue
-                await self._judge(proposal, out, initial, before, changes)
+                self._count_call(proposal)
+                judging.append(asyncio.ensure_future(self._judge(proposal, out, initial, before, changes)))
+            while judging:
+                self._count_verdict(await judging.pop(0))
         finally:
+            for task in judging:  # only when the chain stops early (an error, a cancelled run)
+                task.cancel()
+            await asyncio.gather(*judging, return_exceptions=True)
             await asyncio.to_thread(ep.close)
         return self
 
+    def _count_call(self, proposal: Any) -> None:
+        s = self.stats[proposal.tool]
+        s.total += 1
+        s.positive += proposal.case_type == "positive"
+        s.negative += proposal.case_type == "negative"
+
+    def _count_verdict(self, judged: ValidationRound) -> None:
+        self.rounds.append(judged.model_copy(update={"index": len(self.rounds)}))
+        s = self.stats[judged.tool]
+        s.passes += judged.verdict == "pass"
+        s.warnings += judged.verdict == "warning"
+        s.fails += judged.verdict == "fail"
+
     async def _judge(self, proposal: Any, out: CallOutcome, initial: dict[str, Any], before: dict[str, Any],
-                     changes: list[dict[str, Any]]) -> None:
+                     changes: list[dict[str, Any]]) -> ValidationRound:
         from envscaler_core.llm.errors import LLMOutputInvalid
 
         o = self.owner
@@ -134,16 +161,9 @@ class _Chain:
             verdict, reason = facts.verdict, f"judge gave no valid verdict ({exc.reason}); facts: {facts.reason}"
         if facts.critical:
             verdict, reason = "fail", f"contract: {facts.reason}" + ("" if reason == "ok" else f" | judge: {reason}")
-        self.rounds.append(ValidationRound(
-            candidate_fp=o.candidate.fingerprint, mode="llm", index=len(self.rounds),
+        return ValidationRound(
+            candidate_fp=o.candidate.fingerprint, mode="llm", index=0,
             tool=proposal.tool, args=proposal.args, case_type=proposal.case_type, observation=observation(out),
             error=None if out.ok else out.error, state_before=before, state_after=out.state,
             state_diff=out.state_diff, verdict=verdict, reason=reason, elapsed_ms=out.elapsed_ms,
-        ))
-        s = self.stats[proposal.tool]
-        s.total += 1
-        s.positive += proposal.case_type == "positive"
-        s.negative += proposal.case_type == "negative"
-        s.passes += verdict == "pass"
-        s.warnings += verdict == "warning"
-        s.fails += verdict == "fail"
+        )
