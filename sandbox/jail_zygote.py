@@ -27,12 +27,14 @@ import resource
 import signal
 import socket
 import sys
+import time
 
 from jail_unit import CPU_WINDOW_EXCEEDED, INTERNAL_ERROR, clone_unit, enter_unit, probe_units
 from seccomp_filter import (PID_SENTINEL, child_rules, prepared_child_rules, prepared_filter, probe_seccomp,
                             refuse_sysinfo_sysconf)
 
 
+REAP_WAIT_S = 2.0  # well under the host's control_timeout_s, which would take the whole jail down
 KINDS = ("episode", "batch", "pair")  # pair: an episode whose unit also holds a clean spare (worker.py)
 
 
@@ -187,11 +189,28 @@ class ZygoteLoop:
                     pass
             if not wait:
                 return None
+            status = self._wait_killed(pid)
+            if status is None:
+                return {"signal": signal.SIGKILL, "signal_name": "SIGKILL", "still_exiting": True}
+        return describe_status(status, self.isolated)
+
+    def _wait_killed(self, pid: int) -> int | None:
+        """A killed unit's status, waited for at most REAP_WAIT_S: a thread in an uninterruptible wait
+        (disk I/O) holds its exit back, and this single-threaded loop serves every unit of the jail, so a
+        unit that is not gone by then is left for `collect_exited` and its neighbours are not held up."""
+        deadline = time.monotonic() + REAP_WAIT_S
+        pause = 0.0005
+        while True:
             try:
-                status = os.waitpid(pid, 0)[1]
+                done, status = os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 return None
-        return describe_status(status, self.isolated)
+            if done:
+                return status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
 
 
 def _channels() -> tuple[tuple, tuple]:

@@ -15,7 +15,8 @@ and so shares across namespaces (a second red team): Linux AIO (the host-wide `f
 poll also kept files alive past RLIMIT_NOFILE), record locks (F_GETLK/F_SETLK/F_SETLKW and OFD forms),
 futex operations that are not process-private (keyed by inode on file-backed pages: a channel between
 units), page-cache eviction and probes (fadvise, readahead, MADV_COLD/PAGEOUT, RWF_NOWAIT, mincore,
-cachestat) and writeback (sync, syncfs, fsync, ...), KSM merging, membarrier, `sysinfo` (host-wide thread
+cachestat) and writeback (sync, syncfs, fsync, ...), O_DIRECT (`open`/`openat` with it, `fcntl` F_SETFL
+adding it; `openat2`, whose flags seccomp cannot read, answers ENOSYS), KSM merging, membarrier, `sysinfo` (host-wide thread
 count, load and free RAM: counters a unit can move and another read); in units also
 `pipe`/`pipe2` and threads without CLONE_FILES (pipe buffers are charged per uid; a thread with its own
 descriptor table gets RLIMIT_NOFILE again). `clone` is allowed only for threads, `clone3` answers
@@ -91,6 +92,12 @@ DENY = {
 NR_CLONE, NR_CLONE3, NR_KILL, NR_TGKILL = 56, 435, 62, 234
 NR_FCNTL, NR_IOCTL, NR_PRCTL, NR_SETPRIORITY, NR_IOPRIO_SET = 72, 16, 157, 141, 251
 NR_FUTEX, NR_MADVISE, NR_PREADV2, NR_PWRITEV2 = 202, 28, 327, 328
+NR_OPEN, NR_OPENAT, NR_OPENAT2, F_SETFL = 2, 257, 437, 4
+# Direct I/O bypasses the page cache, so every read reaches the unit's throttled disk queue; a direct-I/O
+# wait is uninterruptible, so 50 threads each queueing 16 MiB outlived their unit's SIGKILL by minutes,
+# stalled the zygote reaping it and took the jail (and its innocent episodes) down with them (red team
+# 2026-11-26). Buffered reads wait killably, and the page cache serves what another process read.
+O_DIRECT = 0o40000
 CLONE_FILES = 0x00000400
 # Refused in units (not in the batch supervisor, which makes its children's reply pipes): a unit gets its
 # pipes from the zygote, and every pipe buffer is charged to the uid, i.e. to every unit of every jail.
@@ -216,7 +223,7 @@ def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
     p.load(NR)
     _futex_rule(p)  # first: futex is the busiest syscall that the kernel's action cache cannot answer
     # Plain denials return right after their test: BPF conditional jumps reach 255 instructions at most.
-    for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET)] + [
+    for op, nr, value in [(JGE, X32_BIT, EPERM_RET), (JEQ, NR_CLONE3, ENOSYS_RET), (JEQ, NR_OPENAT2, ENOSYS_RET)] + [
             (JEQ, nr, EPERM_RET) for nr in sorted(DENY.values())]:
         p.jump(op, nr, 0, next_ := p.fresh())
         p.ret(value)
@@ -229,10 +236,21 @@ def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
         p.label(after)
     else:
         _process_rules(p, own_pid)
-    for nr, arg, bad in ((NR_FCNTL, 1, BAD_FCNTL), (NR_IOCTL, 1, BAD_IOCTL), (NR_PRCTL, 0, BAD_PRCTL),
-                         (NR_MADVISE, 2, BAD_MADVISE)):
+    p.jump(JEQ, NR_FCNTL, 0, after := p.fresh())
+    _one_of(p, arg_low(1), BAD_FCNTL, "eperm", setfl := p.fresh())
+    p.label(setfl)
+    p.jump(JEQ, F_SETFL, 0, "allow")
+    p.load(arg_low(2))
+    p.jump(JSET, O_DIRECT, "eperm", "allow")
+    p.label(after)
+    for nr, arg, bad in ((NR_IOCTL, 1, BAD_IOCTL), (NR_PRCTL, 0, BAD_PRCTL), (NR_MADVISE, 2, BAD_MADVISE)):
         p.jump(JEQ, nr, 0, after := p.fresh())
         _one_of(p, arg_low(arg), bad, "eperm", "allow")
+        p.label(after)
+    for nr, flags in ((NR_OPEN, 1), (NR_OPENAT, 2)):
+        p.jump(JEQ, nr, 0, after := p.fresh())
+        p.load(arg_low(flags))
+        p.jump(JSET, O_DIRECT, "eperm", "allow")
         p.label(after)
     for nr in (NR_PREADV2, NR_PWRITEV2):
         p.jump(JEQ, nr, 0, after := p.fresh())

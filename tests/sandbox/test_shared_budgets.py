@@ -306,6 +306,43 @@ def test_host_page_cache_can_be_neither_evicted_nor_probed(jail: SandboxPool, gu
         ep.close()
 
 
+def test_direct_io_is_refused_so_no_read_outlives_its_unit(jail: SandboxPool, guard) -> None:
+    """A direct-I/O read waits uninterruptibly in the unit's throttled disk queue: 50 threads queueing
+    16 MiB each outlived their unit's SIGKILL by minutes, stalled the zygote that reaped it and took the
+    jail down. O_DIRECT may be neither opened with nor added later; `openat2` (whose flags seccomp cannot
+    read) answers ENOSYS; buffered reads, whose waits SIGKILL ends, still work."""
+    ep, out = attacker(jail, f"""
+        import errno, fcntl
+        res = {{}}
+        for name, call in (('open', lambda: libc.syscall(2, {ZONE!r}.encode(), os.O_RDONLY | os.O_DIRECT)),
+                           ('openat', lambda: libc.syscall(257, -100, {ZONE!r}.encode(), os.O_RDONLY | os.O_DIRECT))):
+            res[name] = errno_of(call())
+        try:
+            os.open({ZONE!r}, os.O_RDONLY | os.O_DIRECT)
+            res['os.open'] = 'allowed'
+        except OSError as exc:
+            res['os.open'] = errno.errorcode[exc.errno]
+        fd = os.open({ZONE!r}, os.O_RDONLY)
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETFL, os.O_DIRECT)
+            res['F_SETFL O_DIRECT'] = 'allowed'
+        except OSError as exc:
+            res['F_SETFL O_DIRECT'] = errno.errorcode[exc.errno]
+        fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK)  # other status flags still change
+        res['openat2'] = errno_of(libc.syscall(437, -100, {ZONE!r}.encode(), 0, 0))
+        plain = len(os.read(fd, 4))
+        return {{'refused': {{k: v for k, v in res.items() if k != 'openat2'}}, 'openat2': res['openat2'],
+                'plain read': plain, 'flags': fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT}}
+    """)
+    try:
+        assert out.ok, out
+        assert set(out.result["refused"].values()) == {"EPERM"}, out.result
+        assert out.result["openat2"] == "ENOSYS" and out.result["plain read"] == 4 and out.result["flags"] == 0
+        assert ep.call("ping", {}).ok
+    finally:
+        ep.close()
+
+
 def test_page_merging_and_host_wide_barriers_are_refused(jail: SandboxPool, guard) -> None:
     """Kernel same-page merging (where the host enables KSM) merges equal pages of different units; the
     time a write takes to unmerge one then tells a unit what another one holds. MEMBARRIER_CMD_GLOBAL
