@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, canonical, env_code, has_markers, load_state, parallel, raw_result, replay, run_checks,
+    Breaker, Loaded, has_markers, load_state, parallel, raw_result, replay, run_checks, with_markers_restored,
 )
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
@@ -115,8 +115,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
     if not reasons:
         probed, state = candidate, env_execution_config(test_config) if test_config is not None else {}
         if has_markers(test_config):  # the class may use them as sets/datetimes: probe it with them restored
-            probed = candidate.model_copy(update={"class_code": env_code(env.code, env.class_name, public_only=True)})
-            state = canonical(test_config)
+            probed, state = with_markers_restored(candidate, test_config)
         outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state))
         score, rounds, report = outcome.report.score, outcome.rounds, outcome.report
         if outcome.failure:

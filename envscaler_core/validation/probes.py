@@ -26,7 +26,7 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
 from envscaler_core.validation.code_effects import Binding, ClassEffects
 from envscaler_core.validation.state_values import (
-    MISSING_ID, RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
+    MISSING_ID, RecordSet, binding_values, parts, plan_view, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
     sets_for_param, values_under,
 )
 from envscaler_core.validation.tool_kinds import words
@@ -226,6 +226,9 @@ class ToolPlan:
         taken = [v for v in chosen.values() if is_scalar(v)]
         fields, parents = self._linked(chosen)
         preferred: list[Any] = []
+        together = self._key_parts(name, chosen)
+        if together:  # the other components of a tuple key are chosen: this one from the same keys
+            return dedup(together + opt.values)
         if fields or parents:
             narrowing = fields | parents | set(taken)  # the chosen member narrows members/*/borrowed
             preferred = _typed([v for b in opt.bindings for v in linked_values(self.state, b, narrowing)], opt.kind)
@@ -234,6 +237,22 @@ class ToolPlan:
             return opt.values
         ordered = dedup(preferred + opt.values)
         return [v for v in ordered if not (is_scalar(v) and v in taken)] + [v for v in ordered if is_scalar(v) and v in taken]
+
+    def _key_parts(self, name: str, chosen: dict[str, Any]) -> list[Any]:
+        """This parameter's component of the tuple keys whose other components are the chosen values
+        (`row` 1 chosen: the `col`s of the keys `(1, c)`), which may repeat a value another part holds."""
+        out: list[Any] = []
+        for mine in (b for b in self.options[name].bindings if b.part is not None):
+            fixed = {b.part: chosen[other] for other, opt in self.options.items() if other in chosen
+                     for b in opt.bindings if b.part is not None and b.path == mine.path and is_scalar(chosen[other])}
+            if not fixed:
+                continue
+            for node in nodes_at(self.state, mine.path):
+                keys = [k for k in (list(node) if isinstance(node, dict | list) else [])
+                        if isinstance(k, tuple | list) and len(k) > max([mine.part, *fixed])]
+                out += [k[mine.part] for k in keys if all(k[p] == v for p, v in fixed.items())
+                        and is_scalar(k[mine.part])]
+        return _typed(out, self.options[name].kind)
 
     def _linked(self, chosen: dict[str, Any]) -> tuple[set[Any], set[Any]]:
         """(scalar fields of the records the chosen values name, keys of the records they sit in)."""
@@ -343,5 +362,8 @@ def _representatives(recs: list[tuple[Any, dict[str, Any]]], f: str) -> list[tup
 
 
 def plan_tools(tools: list[ToolSchema], state: dict[str, Any], effects: ClassEffects | None) -> list[ToolPlan]:
+    """`state` is the loaded state as the sandbox reports it; the plans read it as the class holds it
+    (`plan_view`: type markers restored), so a set's members, not the marker's keys, are the users."""
+    state = plan_view(state)
     sets = record_sets(state)
     return [ToolPlan(t, state, sets, effects) for t in tools]
