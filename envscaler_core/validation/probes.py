@@ -71,13 +71,31 @@ class ParamOptions:
 
 
 def _kind(schema: dict[str, Any]) -> str:
-    types = schema.get("type", "string")
-    if isinstance(types, list):
-        return next((t for t in types if t != "null"), "string")
-    return str(types) if "type" in schema else ("string" if "enum" not in schema else "enum")
+    """The parameter's JSON type; a union (a list of types, `anyOf`/`oneOf`) is its member types joined
+    by `|` (`integer|string`), null left out: each member type is probed, not just the first."""
+    members = _member_kinds(schema)
+    if len(members) > 1:
+        return "|".join(members)
+    if members:
+        return members[0]
+    return "string" if "enum" not in schema else "enum"
+
+
+def _member_kinds(schema: Any) -> list[str]:
+    if not isinstance(schema, dict):
+        return []
+    types = schema.get("type")
+    out = [t for t in (types if isinstance(types, list) else [types]) if isinstance(t, str) and t != "null"]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            out += [k for branch in schema[key] for k in (_member_kinds(branch) or
+                    ([] if isinstance(branch, dict) and branch.get("type") == "null" else ["string"]))]
+    return dedup(out)
 
 
 def _fits(value: Any, kind: str) -> bool:
+    if "|" in kind:
+        return any(_fits(value, k) for k in kind.split("|"))
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":
@@ -92,6 +110,8 @@ def _fits(value: Any, kind: str) -> bool:
 def _typed(values: list[Any], kind: str) -> list[Any]:
     """Values of the parameter's type; numeric dict keys ("7") count for integer parameters."""
     out = []
+    if "|" in kind:  # a union: the values as they are, each kept if some member type takes it
+        return dedup([v for v in values if _fits(v, kind)])
     for v in values:
         if kind == "integer" and isinstance(v, str) and v.lstrip("-").isdigit():
             v = int(v)
@@ -103,6 +123,8 @@ def _typed(values: list[Any], kind: str) -> list[Any]:
 
 
 def _defaults(name: str, kind: str, state: dict[str, Any]) -> list[Any]:
+    if "|" in kind:
+        return dedup([v for k in kind.split("|") for v in _defaults(name, k, state)])
     lowered = name.lower()
     if kind == "string":
         if _DATE_NAME.search(lowered):
@@ -132,6 +154,8 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     kind = _kind(schema)
     if schema.get("enum"):
         return ParamOptions(name, kind, list(schema["enum"]), enumerated=True)
+    if "|" in kind:
+        return _union_options(name, kind, state, sets, bindings, creates, literals)
     if kind == "object":
         return ParamOptions(name, kind, _objects(name, sets) + [{}])
     keyed = [b for b in bindings if not b.values]
@@ -172,6 +196,22 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     if _fits(fresh, kind):
         values.insert(1 if creates and values else len(values), fresh)
     return ParamOptions(name, kind, values or _defaults(name, kind, state), True, records, existing, bindings)
+
+
+def _union_options(name: str, kind: str, state: dict[str, Any], sets: list[RecordSet], bindings: list[Binding],
+                   creates: bool, literals: list[Any] | None) -> ParamOptions:
+    """A union-typed parameter (`priority: Union[int, str]`): first the values the state holds for it in
+    their own types (3 and 2 stay integers; turning them into "3" and "2" made a sound class's tool refuse
+    every probe), then each member type's own candidates in turn."""
+    per = [param_options(name, {"type": k}, state, sets, bindings, creates, literals) for k in kind.split("|")]
+    held = [v for b in bindings for v in binding_values(state, b)] + values_under(state, name) + list(literals or [])
+    values = _typed(held, kind)[:MAX_CANDIDATES]
+    for rank in range(max(len(p.values) for p in per)):
+        values += [p.values[rank] for p in per if rank < len(p.values)]
+    return ParamOptions(name, kind, dedup(values), reference=any(p.reference for p in per),
+                        records=[r for p in per for r in p.records],
+                        existing=dedup([v for p in per for v in p.existing]), bindings=bindings,
+                        enumerated=bool(literals))
 
 
 class ToolPlan:
