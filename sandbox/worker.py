@@ -386,9 +386,10 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     """`check_func(final_state)` with `initial_state` as a global; the unit serves this one check only."""
     set_cpu_window(float(msg.get("cpu_s", 5.0)))
     states = msg["states"]
-    # `__builtins__` is the dict, as EnvScaler's `run_check_function` (an imported module) passes it:
-    # checks written against its runtime may index it (`__builtins__["len"]`)
-    ns = {"__name__": "check", "__builtins__": builtins.__dict__, "initial_state": states["initial_state"]}
+    # The globals EnvScaler's `run_check_function` gives a check, no more: `__builtins__` is the dict, as
+    # that imported module passes it (checks may index it: `__builtins__["len"]`), and there is no
+    # `__name__`, so a check reading it (or defining a class) finds the builtins' own: "builtins"
+    ns = {"__builtins__": builtins.__dict__, "initial_state": states["initial_state"]}
     try:
         exec(compile(msg["source"], "<check>", "exec", dont_inherit=True), ns)
         func = ns.get("check_func")

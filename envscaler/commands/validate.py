@@ -69,6 +69,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"--state {state}: must hold a JSON object")
         settings = settings_from(config, None, {"validate": {"mode": mode, "rounds": rounds, "chains": chains}})
         candidate = EnvCandidate(topic_fp="cli", class_name=class_name, class_code=source, tools=tools)
+        if test_state is not None:  # EnvScaler's type markers reach the class restored, as its read_file does
+            from envscaler_core.interop.sandboxed import with_markers_restored
+
+            try:
+                candidate, test_state = with_markers_restored(candidate, test_state)
+            except ValueError as exc:
+                fail(f"--state {state}: {exc}")
         outcome = _run(candidate, settings, test_state)
         report = outcome.report
         if full:

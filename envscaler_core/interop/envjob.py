@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, canonical, env_code, has_markers, load_state, parallel, raw_result, replay, run_checks,
+    Breaker, Loaded, has_markers, load_state, parallel, raw_result, replay, run_checks, with_markers_restored,
 )
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
@@ -115,8 +115,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
     if not reasons:
         probed, state = candidate, env_execution_config(test_config) if test_config is not None else {}
         if has_markers(test_config):  # the class may use them as sets/datetimes: probe it with them restored
-            probed = candidate.model_copy(update={"class_code": env_code(env.code, env.class_name, public_only=True)})
-            state = canonical(test_config)
+            probed, state = with_markers_restored(candidate, test_config)
         outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state))
         score, rounds, report = outcome.report.score, outcome.rounds, outcome.report
         if outcome.failure:
@@ -248,8 +247,9 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
 def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCall], problem: str | None,
            origin: str) -> ScenarioVerdict:
     """Fold one verification attempt into the verdict. Only success changes the class: a failed
-    attempt is not a reference solution, so the scenario stays as it was and the attempt is noted
-    (apart from the audit's reasons, which describe the scenario, so they survive export/import)."""
+    attempt is not a reference solution, so the scenario stays as it was, the attempt is noted, and
+    the reason names the attempt's real failure (it said "no reference solution yet" although one had
+    been given and had failed, outside check F7a)."""
     cls, _ = scenario_class(audits)
     if problem is None and cls == "verified":
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
@@ -258,7 +258,8 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
-    return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")]})
+    return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")],
+                                      "reasons": [safe(problem)]})
 
 
 def verify(runtime: EnvRuntime, env: EnvInput,
@@ -280,6 +281,8 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         breaker = Breaker(check_timeout_s)
         result = replay(runtime, env.code, env.class_name, s.config, calls, breaker)
         plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
+        dropped = next((f"{c.tool}: {short(e) if e else 'no such tool'}" for c, st, e
+                        in zip(calls, result.statuses, result.errors) if st != "ok"), None)
         if result.state is not None and len(plan) != len(calls):
             result = replay(runtime, env.code, env.class_name, s.config, plan, breaker)
         bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
@@ -288,7 +291,8 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         if bad is not None:
             return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}"
         if not plan:
-            return audits, plan, "the reference solution has no call EnvScaler's runtime accepts"
+            return audits, plan, ("the reference solution has no call EnvScaler's runtime accepts"
+                                  + (f" (first: {dropped})" if dropped else ""))
         outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
         return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None
 

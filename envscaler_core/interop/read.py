@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from envscaler_core.interop.strict_json import Duplicated, json_problem, load_json, safe
+from envscaler_core.interop.tool_fit import fit_tools
 from envscaler_core.interop.strict_json import FileError as ReadError  # a whole file is unusable
 from envscaler_core.models.env import ToolSchema, is_python_identifier
 
@@ -180,8 +181,7 @@ def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     rules = record.get("constraints_rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise _Bad("'constraints_rules' is not a list of strings (EnvScaler's runtime joins them as text)")
-    tools = _tools(record)
-    notes: list[str] = []
+    tools, notes = fit_tools(_tools(record), code, class_name)
     kinds = _tool_kinds(record, tools, notes)
     if isinstance(record.get("env_id"), str) and record["env_id"] != env_id:
         notes.append(f"record's env_id {record['env_id']!r} differs from its key {env_id!r}; the key is the id")

@@ -49,10 +49,12 @@ class Write:
 @dataclass(frozen=True)
 class Binding:
     """Parameter values are found at `path`: its members (dict keys / list items) or, with `values`,
-    the values stored there (a record field)."""
+    the values stored there (a record field). With `part`, the parameter is one component of a tuple
+    key (`self.seats[(row, col)]`: `row` is part 0 of the keys of `seats`)."""
 
     path: Path
     values: bool = False
+    part: int | None = None
 
 
 @dataclass
@@ -81,6 +83,7 @@ class _MethodReader:
         args = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
         self.params = [a.arg for a in args if a.arg not in ("self", "cls")]
         self.aliases: dict[str, Ref] = {p: Ref((f"@{p}",)) for p in self.params}
+        self.tuples: dict[str, ast.Tuple] = {}  # `key = (row, col)`: a local naming a tuple of parameters
         self.out = MethodEffects()
 
     # ---- references ------------------------------------------------------------------------------
@@ -188,6 +191,16 @@ class _MethodReader:
         param = self.param_of(key)
         if param is not None:
             self.bind(param, Binding(path))
+        for part, name in self.tuple_params(key):
+            self.bind(name, Binding(path, part=part))
+
+    def tuple_params(self, node: ast.expr) -> list[tuple[int, str]]:
+        """(position, parameter) of a tuple key built from parameters: `(row, col)` or a local holding it."""
+        if isinstance(node, ast.Name) and node.id in self.tuples:
+            node = self.tuples[node.id]
+        if not isinstance(node, ast.Tuple):
+            return []
+        return [(i, p) for i, elt in enumerate(node.elts) if (p := self.param_of(elt)) is not None]
 
     def read_test(self, node: ast.expr) -> None:
         """A condition: remember which record fields it reads and which parameters it compares."""
@@ -206,6 +219,9 @@ class _MethodReader:
         if isinstance(op, ast.In | ast.NotIn):
             param = self.param_of(left)
             container = self.ref(right)
+            if container is not None and not container.holds:
+                for part, name in self.tuple_params(left):
+                    self.bind(name, Binding(container.path, part=part))
             if param and container is not None:
                 self.bind(param, Binding(container.path, values=container.holds))
             elif param and isinstance(right, ast.Tuple | ast.List | ast.Set):
@@ -280,6 +296,10 @@ class _MethodReader:
         if isinstance(stmt, ast.Assign):
             value = self.ref(stmt.value)
             for target in stmt.targets:
+                if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Tuple):
+                    self.tuples[target.id] = stmt.value
+                elif isinstance(target, ast.Name):
+                    self.tuples.pop(target.id, None)
                 if isinstance(target, ast.Name):
                     if value is not None:
                         self.aliases[target.id] = value

@@ -26,7 +26,7 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
 from envscaler_core.validation.code_effects import Binding, ClassEffects
 from envscaler_core.validation.state_values import (
-    MISSING_ID, RecordSet, binding_values, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
+    MISSING_ID, RecordSet, binding_values, parts, plan_view, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
     sets_for_param, values_under,
 )
 from envscaler_core.validation.tool_kinds import words
@@ -71,13 +71,31 @@ class ParamOptions:
 
 
 def _kind(schema: dict[str, Any]) -> str:
-    types = schema.get("type", "string")
-    if isinstance(types, list):
-        return next((t for t in types if t != "null"), "string")
-    return str(types) if "type" in schema else ("string" if "enum" not in schema else "enum")
+    """The parameter's JSON type; a union (a list of types, `anyOf`/`oneOf`) is its member types joined
+    by `|` (`integer|string`), null left out: each member type is probed, not just the first."""
+    members = _member_kinds(schema)
+    if len(members) > 1:
+        return "|".join(members)
+    if members:
+        return members[0]
+    return "string" if "enum" not in schema else "enum"
+
+
+def _member_kinds(schema: Any) -> list[str]:
+    if not isinstance(schema, dict):
+        return []
+    types = schema.get("type")
+    out = [t for t in (types if isinstance(types, list) else [types]) if isinstance(t, str) and t != "null"]
+    for key in ("anyOf", "oneOf"):
+        if isinstance(schema.get(key), list):
+            out += [k for branch in schema[key] for k in (_member_kinds(branch) or
+                    ([] if isinstance(branch, dict) and branch.get("type") == "null" else ["string"]))]
+    return dedup(out)
 
 
 def _fits(value: Any, kind: str) -> bool:
+    if "|" in kind:
+        return any(_fits(value, k) for k in kind.split("|"))
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":
@@ -92,6 +110,8 @@ def _fits(value: Any, kind: str) -> bool:
 def _typed(values: list[Any], kind: str) -> list[Any]:
     """Values of the parameter's type; numeric dict keys ("7") count for integer parameters."""
     out = []
+    if "|" in kind:  # a union: the values as they are, each kept if some member type takes it
+        return dedup([v for v in values if _fits(v, kind)])
     for v in values:
         if kind == "integer" and isinstance(v, str) and v.lstrip("-").isdigit():
             v = int(v)
@@ -103,6 +123,8 @@ def _typed(values: list[Any], kind: str) -> list[Any]:
 
 
 def _defaults(name: str, kind: str, state: dict[str, Any]) -> list[Any]:
+    if "|" in kind:
+        return dedup([v for k in kind.split("|") for v in _defaults(name, k, state)])
     lowered = name.lower()
     if kind == "string":
         if _DATE_NAME.search(lowered):
@@ -132,6 +154,8 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     kind = _kind(schema)
     if schema.get("enum"):
         return ParamOptions(name, kind, list(schema["enum"]), enumerated=True)
+    if "|" in kind:
+        return _union_options(name, kind, state, sets, bindings, creates, literals)
     if kind == "object":
         return ParamOptions(name, kind, _objects(name, sets) + [{}])
     keyed = [b for b in bindings if not b.values]
@@ -172,6 +196,22 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     if _fits(fresh, kind):
         values.insert(1 if creates and values else len(values), fresh)
     return ParamOptions(name, kind, values or _defaults(name, kind, state), True, records, existing, bindings)
+
+
+def _union_options(name: str, kind: str, state: dict[str, Any], sets: list[RecordSet], bindings: list[Binding],
+                   creates: bool, literals: list[Any] | None) -> ParamOptions:
+    """A union-typed parameter (`priority: Union[int, str]`): first the values the state holds for it in
+    their own types (3 and 2 stay integers; turning them into "3" and "2" made a sound class's tool refuse
+    every probe), then each member type's own candidates in turn."""
+    per = [param_options(name, {"type": k}, state, sets, bindings, creates, literals) for k in kind.split("|")]
+    held = [v for b in bindings for v in binding_values(state, b)] + values_under(state, name) + list(literals or [])
+    values = _typed(held, kind)[:MAX_CANDIDATES]
+    for rank in range(max(len(p.values) for p in per)):
+        values += [p.values[rank] for p in per if rank < len(p.values)]
+    return ParamOptions(name, kind, dedup(values), reference=any(p.reference for p in per),
+                        records=[r for p in per for r in p.records],
+                        existing=dedup([v for p in per for v in p.existing]), bindings=bindings,
+                        enumerated=bool(literals))
 
 
 class ToolPlan:
@@ -226,6 +266,9 @@ class ToolPlan:
         taken = [v for v in chosen.values() if is_scalar(v)]
         fields, parents = self._linked(chosen)
         preferred: list[Any] = []
+        together = self._key_parts(name, chosen)
+        if together:  # the other components of a tuple key are chosen: this one from the same keys
+            return dedup(together + opt.values)
         if fields or parents:
             narrowing = fields | parents | set(taken)  # the chosen member narrows members/*/borrowed
             preferred = _typed([v for b in opt.bindings for v in linked_values(self.state, b, narrowing)], opt.kind)
@@ -234,6 +277,22 @@ class ToolPlan:
             return opt.values
         ordered = dedup(preferred + opt.values)
         return [v for v in ordered if not (is_scalar(v) and v in taken)] + [v for v in ordered if is_scalar(v) and v in taken]
+
+    def _key_parts(self, name: str, chosen: dict[str, Any]) -> list[Any]:
+        """This parameter's component of the tuple keys whose other components are the chosen values
+        (`row` 1 chosen: the `col`s of the keys `(1, c)`), which may repeat a value another part holds."""
+        out: list[Any] = []
+        for mine in (b for b in self.options[name].bindings if b.part is not None):
+            fixed = {b.part: chosen[other] for other, opt in self.options.items() if other in chosen
+                     for b in opt.bindings if b.part is not None and b.path == mine.path and is_scalar(chosen[other])}
+            if not fixed:
+                continue
+            for node in nodes_at(self.state, mine.path):
+                keys = [k for k in (list(node) if isinstance(node, dict | list) else [])
+                        if isinstance(k, tuple | list) and len(k) > max([mine.part, *fixed])]
+                out += [k[mine.part] for k in keys if all(k[p] == v for p, v in fixed.items())
+                        and is_scalar(k[mine.part])]
+        return _typed(out, self.options[name].kind)
 
     def _linked(self, chosen: dict[str, Any]) -> tuple[set[Any], set[Any]]:
         """(scalar fields of the records the chosen values name, keys of the records they sit in)."""
@@ -343,5 +402,8 @@ def _representatives(recs: list[tuple[Any, dict[str, Any]]], f: str) -> list[tup
 
 
 def plan_tools(tools: list[ToolSchema], state: dict[str, Any], effects: ClassEffects | None) -> list[ToolPlan]:
+    """`state` is the loaded state as the sandbox reports it; the plans read it as the class holds it
+    (`plan_view`: type markers restored), so a set's members, not the marker's keys, are the users."""
+    state = plan_view(state)
     sets = record_sets(state)
     return [ToolPlan(t, state, sets, effects) for t in tools]

@@ -10,6 +10,7 @@ fields make a rule fire (a book with no copies left).
 from __future__ import annotations
 
 import datetime
+import decimal
 import re
 from collections import Counter
 from typing import Any
@@ -21,6 +22,49 @@ _ID_LIKE = re.compile(r"(^|_)(id|ids|key|code|sku|isbn|uuid|number|no|ref|userna
 _SEQUENCE = re.compile(r"^(.*?)(\d+)$")
 MISSING_ID = "__missing_id__"
 SKIP_ATTRS = frozenset({"init_config"})  # EnvScaler classes store their config: a copy, not a place to look
+
+
+def plan_view(state: Any) -> Any:
+    """The state as the class holds it, in a form the planner can walk: EnvScaler's type markers
+    restored (a config's `{"__type__": "set", ...}` is a set in the class, not a dict with the keys
+    `__type__` and `items`), then sets and tuples as lists, datetimes as ISO text and Decimals as
+    numbers (what a JSON argument can carry); tuple keys stay tuples (`Binding.part` reads them).
+    A state without markers is returned as it is."""
+    import json
+
+    from envscaler_core.interop.jail_side import restore_markers
+
+    if '"__type__"' not in json.dumps(state, ensure_ascii=False, default=str):
+        return state
+    try:
+        restored = restore_markers(state)
+    except (TypeError, ValueError, ArithmeticError):
+        return state  # a broken marker: the class could not have loaded it; plan from the text
+    return _plain(restored)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_plain_key(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, set | frozenset):
+        members = [_plain(v) for v in value]
+        try:
+            return sorted(members)
+        except TypeError:
+            return sorted(members, key=repr)
+    if isinstance(value, datetime.datetime | datetime.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value) if value.is_finite() else str(value)
+    return value
+
+
+def _plain_key(key: Any) -> Any:
+    if isinstance(key, tuple):
+        return tuple(_plain_key(k) for k in key)
+    return _plain(key) if isinstance(key, datetime.datetime | datetime.date | decimal.Decimal) else key
 
 
 def is_scalar(value: Any) -> bool:
@@ -63,11 +107,19 @@ def members(node: Any) -> list[Scalar]:
     return []
 
 
+def parts(node: Any, part: int) -> list[Scalar]:
+    """Component `part` of a container's tuple members: keys `(1, 2)` of a dict, pairs in a list."""
+    items = list(node) if isinstance(node, dict | list) else []
+    return [m[part] for m in items if isinstance(m, tuple | list) and len(m) > part and is_scalar(m[part])]
+
+
 def binding_values(state: dict[str, Any], binding: Binding) -> list[Scalar]:
     """The values a code binding points at: members of a container, or the values of a field."""
     out: list[Scalar] = []
     for node in nodes_at(state, binding.path):
-        if not binding.values:
+        if binding.part is not None:
+            out += parts(node, binding.part)
+        elif not binding.values:
             out += members(node)
         elif is_scalar(node):
             out.append(node)
@@ -84,7 +136,7 @@ def linked_values(state: dict[str, Any], binding: Binding, linked: set[Any]) -> 
     def walk(node: Any, i: int, narrowed: bool) -> None:
         if i == len(binding.path):
             if narrowed:
-                out.extend(binding_values({"_": node}, Binding(("_",), binding.values)))
+                out.extend(binding_values({"_": node}, Binding(("_",), binding.values, binding.part)))
             return
         step = binding.path[i]
         if step != "*":

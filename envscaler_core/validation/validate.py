@@ -165,6 +165,7 @@ async def validate_candidate(
             rounds += await _top_up(candidate, runtime, config, kinds, rounds, loaded)
     report = summarize(rounds, cfg.threshold, cfg.mode, skipped, tools=[t.function.name for t in candidate.tools],
                        labels=labels)
+    report = _name_unused_keys(report, candidate, config)
     if gated is not None:
         report = report.model_copy(update={"llm_pass_skipped": gated, "reasons": [gated, *report.reasons][:10]})
     env = _accepted_env(candidate, spec, report, kinds) if report.accepted else None
@@ -178,6 +179,48 @@ async def _programmatic(candidate: EnvCandidate, runtime: EnvRuntime, config: di
     programmatic = ProgrammaticPass(candidate, runtime, config, kinds, start=0, limit=limit)
     await in_own_thread(programmatic.run, loaded, name="programmatic-pass")
     return programmatic
+
+
+NEVER_SUCCEEDED = "never succeeded"
+
+
+def unused_config_keys(candidate: EnvCandidate, config: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(top-level config keys the class's code never names, the attributes its `__init__` sets). A key
+    is named when `self.<key>` appears anywhere in the class or the key is a string literal of the
+    module (`getattr(self, "books")`, `init_config["books"]`); a class with a base class may inherit
+    the name, so nothing is reported for it."""
+    import ast
+
+    from envscaler_core import pyast
+    from envscaler_core.synth.tool_schema import find_class
+
+    try:
+        tree = pyast.parse(candidate.class_code)
+        cls = find_class(tree, candidate.class_name)
+    except (SyntaxError, ValueError, RecursionError):
+        return [], []
+    if cls.bases:
+        return [], []
+    named = {n.attr for n in ast.walk(cls) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+             and n.value.id == "self"}
+    named |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    own = list(state_attributes(candidate.class_code, candidate.class_name))
+    return [k for k in config if isinstance(k, str) and k not in named], own
+
+
+def _name_unused_keys(report: ValidationReport, candidate: EnvCandidate, config: dict[str, Any]) -> ValidationReport:
+    """A tool that never succeeded on a state whose keys the class never uses: say so in that reason
+    (a renamed key, `catalog` for `books`, left the books empty, and the rejection only said
+    "borrow_book never succeeded"; outside check F7d)."""
+    if report.accepted or not any(NEVER_SUCCEEDED in r for r in [*report.blocking, *report.reasons]):
+        return report
+    unused, own = unused_config_keys(candidate, config)
+    if not unused:
+        return report
+    hint = (f"; the state's key(s) {', '.join(unused)} are never used by {candidate.class_name}"
+            + (f" (its own attributes: {', '.join(own)})" if own else ""))
+    add = lambda texts: [t + hint if NEVER_SUCCEEDED in t else t for t in texts]  # noqa: E731
+    return report.model_copy(update={"blocking": add(report.blocking), "reasons": add(report.reasons)})
 
 
 def _gate(breaches: list[str]) -> str | None:

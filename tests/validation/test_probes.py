@@ -154,3 +154,31 @@ def test_fresh_ids_follow_the_existing_style() -> None:
     assert fresh_id(["T-007", "T-012"]) == "T-013"
     assert fresh_id([3, 9]) == 10
     assert fresh_id(["alpha"]) == "alpha-new"
+
+
+RANKED = '''
+from typing import Union
+
+
+class Ranked:
+    def __init__(self):
+        self.tasks = {}
+
+    def set_rank(self, task_id: str, rank: Union[int, str]) -> dict:
+        """Set a task's rank: 1-5, or "top"."""
+        if task_id not in self.tasks:
+            return {"success": False, "error": "no such task"}
+        self.tasks[task_id]["rank"] = rank
+        return {"success": True, "message": "ranked"}
+'''
+RANKED_STATE = {"tasks": {"a": {"rank": 3}, "b": {"rank": "top"}}}
+
+
+def test_a_union_parameter_is_probed_with_the_states_values_in_their_own_types_first() -> None:
+    plan = plans(RANKED, "Ranked", RANKED_STATE)["set_rank"]
+    assert plan.options["rank"].values[:2] == [3, "top"]
+
+
+def test_a_union_parameter_is_probed_with_values_of_every_member_type() -> None:
+    values = plans(RANKED, "Ranked", {"tasks": {"a": {}}})["set_rank"].options["rank"].values
+    assert any(type(v) is int for v in values) and any(type(v) is str for v in values)

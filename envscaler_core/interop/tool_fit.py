@@ -1,0 +1,109 @@
+"""EnvScaler's tool list, fitted to what its runtime really executes, before any agent or check sees it.
+
+EnvScaler's step6 writes the tools from the method signatures with a small type map, and its runtime
+never checks arguments (`getattr(env, name)(**arguments)`). Our sandbox does check them against the
+tools, so what step6 could not express would refuse calls EnvScaler runs:
+
+* every parameter is listed as `required`, also one with a default (`days: int = 14`): here a parameter
+  the signature gives a default is optional;
+* `Union[...]`, lowercase `list[str]`, `Tuple`, `X | None`, ... become a placeholder `{"type": "object"}`:
+  here such a placeholder (no properties) is replaced by the annotation's own schema
+  (`synth.tool_schema.annotation_schema`: `Union[int, str]` -> integer or string), or by no constraint
+  at all when there is no annotation; a placeholder whose annotation *is* a mapping (`Dict`, a TypedDict
+  or class name) stays an object;
+* every `_helper` becomes a tool, but only public methods are tools here (the sandbox refuses calls to
+  private names): they are left out of the list, so no agent or RL framework is offered a tool that
+  can only fail.
+
+Schemas that say something definite (`integer`, `string`, an object with properties) are kept as they
+are. The verbatim record keeps EnvScaler's own list (export writes it back unchanged).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from envscaler_core import pyast
+from envscaler_core.models.env import ToolSchema
+from envscaler_core.synth.tool_schema import SchemaError, annotation_schema
+
+_PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
+
+
+def is_placeholder(schema: Any) -> bool:
+    """`{"type": "object"}` that says nothing more (step6's fallback for what its type map lacks)."""
+    return isinstance(schema, dict) and schema.get("type") == "object" and set(schema) <= _PLACEHOLDER_KEYS
+
+
+def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, ast.expr | None], set[str]]:
+    """(parameter -> annotation, parameters with a default), `self` left out."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    if positional and positional[0].arg in ("self", "cls"):
+        positional = positional[1:]
+    defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+    defaulted |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    return {a.arg: a.annotation for a in [*positional, *args.kwonlyargs]}, defaulted
+
+
+def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema to use instead of a placeholder, or None to keep it (the annotation is a mapping)."""
+    try:
+        schema = annotation_schema(annotation) if annotation is not None else {}
+    except (SchemaError, SyntaxError, ValueError, RecursionError):
+        schema = {}
+    if schema.get("type") == "object":
+        return None
+    extra = {k: v for k, v in placeholder.items() if k in ("description", "title")}
+    return {**schema, **extra}
+
+
+def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list[ToolSchema], list[str]]:
+    """The tools an agent is offered and our argument check enforces, and notes saying what changed."""
+    public = [t for t in tools if not t.function.name.startswith("_")]
+    private = [t.function.name for t in tools if t.function.name.startswith("_")]
+    notes = []
+    if private:
+        notes.append(f"{len(private)} private helper(s) not offered as tools ({', '.join(private)}): EnvScaler's "
+                     "step6 lists every method, but only public methods are tools here and a call to a private "
+                     "name is refused")
+    try:
+        tree = pyast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return public, notes  # the audit rejects the env for that
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    methods = {n.name: n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    optional: list[str] = []
+    widened: list[str] = []
+    fitted = []
+    for tool in public:
+        fn = methods.get(tool.function.name)
+        params = tool.function.parameters
+        if fn is None or not isinstance(params, dict) or not isinstance(params.get("properties", {}), dict):
+            fitted.append(tool)
+            continue
+        annotations, defaulted = _signature(fn)
+        props = dict(params.get("properties") or {})
+        for name, schema in props.items():
+            if name in annotations and is_placeholder(schema):
+                better = _from_annotation(annotations[name], schema)
+                if better is not None:
+                    props[name] = better
+                    widened.append(f"{tool.function.name}.{name}")
+        required = params.get("required")
+        if isinstance(required, list):
+            dropped = [r for r in required if r in defaulted]
+            optional += [f"{tool.function.name}.{r}" for r in dropped]
+            required = [r for r in required if r not in defaulted]
+        new = {**params, "properties": props, **({"required": required} if isinstance(required, list) else {})}
+        fitted.append(tool.model_copy(update={"function": tool.function.model_copy(update={"parameters": new})}))
+    if optional:
+        notes.append(f"{len(optional)} parameter(s) with a default made optional ({', '.join(optional[:8])}"
+                     f"{', ...' if len(optional) > 8 else ''}): EnvScaler's step6 lists every parameter as required, "
+                     "its runtime uses the default")
+    if widened:
+        notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
+                     f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "
+                     "placeholder for types it cannot express, its runtime never checks arguments")
+    return fitted, notes
