@@ -74,6 +74,10 @@ def _dispatch() -> int:
     from envscaler.help_format import tidy_help
 
     sys.argv = _take_debug_flag(sys.argv)
+    if sys.stdout is not None:
+        from envscaler.terminal_text import VisibleText
+
+        sys.stdout = VisibleText(sys.stdout)  # type: ignore[assignment]
     if (bad := _prefect_api_url_problem(sys.argv[1:])) is not None:
         typer.echo(f"error: {bad}", err=True)
         return 2
@@ -94,7 +98,10 @@ def _dispatch() -> int:
         if debug_enabled():
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        typer.echo(f"error: unexpected {type(exc).__name__}: {first} (rerun with --debug for the traceback)", err=True)
+        from envscaler.terminal_text import visible
+
+        typer.echo(f"error: unexpected {type(exc).__name__}: {visible(first)} (rerun with --debug for the traceback)",
+                   err=True)
         return 1
     return code if isinstance(code, int) else 0
 

@@ -13,7 +13,9 @@ DB_HELP = ("Store: a DuckDB file path or a postgresql:// URL (overrides config /
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear error line to stderr and exit (2 = could not run)."""
-    typer.echo(f"error: {message}", err=True)
+    from envscaler.terminal_text import visible
+
+    typer.echo(f"error: {visible(message)}", err=True)
     raise typer.Exit(code)
 
 

@@ -55,6 +55,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             tools = extract_tools(source, class_name)
         except (SyntaxError, SchemaError, ValueError) as exc:
             fail(f"{code}: {exc}")
+        except (RecursionError, MemoryError) as exc:
+            fail(f"{code}: does not compile: {_too_deep(exc)}")
         if problems:
             fail(f"{code}: static check failed: " + "; ".join(str(p) for p in problems[:5]))
         test_state = None
@@ -94,10 +96,14 @@ def _only_class(path: Path, source: str) -> str:
 
     from envscaler_core.synth.tool_schema import public_methods
 
+    from envscaler_core import pyast
+
     try:
-        classes = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
+        classes = [n for n in pyast.parse(source).body if isinstance(n, ast.ClassDef)]
     except SyntaxError as exc:
         fail(f"{path}: line {exc.lineno}: {exc.msg}")
+    except (RecursionError, MemoryError, ValueError) as exc:
+        fail(f"{path}: does not compile: {_too_deep(exc)}")
     if len(classes) == 1:
         return classes[0].name
     envs = [c for c in classes if not c.bases and public_methods(c)]
@@ -106,6 +112,12 @@ def _only_class(path: Path, source: str) -> str:
     names = ", ".join(c.name for c in classes) or "none"
     fail(f"{path}: {len(classes)} top-level classes ({names}) and {len(envs)} look like an env class "
          "(no base class, public methods); name one with --class")
+
+
+def _too_deep(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "nested too deeply for Python's parser"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]

@@ -225,3 +225,23 @@ def test_a_state_file_nested_past_the_stack_is_a_one_line_error(tmp_path: Path) 
     deep.write_text('{"items": ' + "[" * 100_000 + "]" * 100_000 + "}")
     out = envscaler(tmp_path, "--code", code, "--state", str(deep), "--mode", "programmatic")
     assert out.returncode == 2 and "nested too deeply to read" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("options", [[], ["--class", "TodoList"]])
+def test_a_class_nested_past_the_parser_is_a_static_problem_exit_2(options: list[str], tmp_path: Path) -> None:
+    deep = TODO.replace('return {"success": True, "message": "added"}',
+                        'return {"success": True, "n": ' + "1+" * 100_000 + "1}")
+    code, state = files(tmp_path, code=deep)
+    out = envscaler(tmp_path, "--code", code, *options, "--state", state, "--mode", "programmatic")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, (out.returncode, out.stderr[-2000:])
+    assert "does not compile: nested too deeply" in lines[0] and "unexpected" not in lines[0]
+
+
+def test_escape_sequences_in_the_state_are_printed_inert(tmp_path: Path) -> None:
+    """State keys and env ids come from LLMs and imported files: a terminal must not execute them."""
+    code, state = files(tmp_path, state={"items": {"t1\x1b]0;TITLE\x07\rforged line": {"title": "x", "done": False}}})
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic", "--text")
+    assert out.returncode in (0, 1), out.stderr[-2000:]
+    assert "\x1b" not in out.stdout and "\r" not in out.stdout and "\x07" not in out.stdout
+    assert "t1\\x1b]0;TITLE\\x07\\x0dforged line" in out.stdout

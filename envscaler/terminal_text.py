@@ -1,0 +1,39 @@
+"""Text from runs, env classes, states and imported files, made safe to print on a terminal.
+
+Env ids, state keys, task texts and error messages come from LLMs and from files users import; an
+escape sequence in one of them (`\\x1b]0;title\\x07`, `\\r` to overwrite a line, a bidi override) would
+be executed by the terminal that prints `status` or `validate --text`. Everything the CLI prints on
+stdout, and its one-line errors, go through `visible`: control characters other than newline and tab
+become `\\xNN` / `\\uNNNN` escapes, so the text reads the same and does nothing. (JSON output is
+already escaped by `json.dumps`; the live progress display on stderr is the CLI's own drawing.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TextIO
+
+# C0 controls but tab and newline, DEL, C1 controls, and the Unicode bidi overrides and isolates
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    return _UNSAFE.sub(_escape, text)
+
+
+class VisibleText:
+    """A text stream whose writes pass through `visible`; everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(visible(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
