@@ -9,7 +9,7 @@ from pydantic import Field
 
 from envscaler_core.models.base import Model, utcnow
 
-EXPORT_SCHEMA_VERSION = 1
+EXPORT_SCHEMA_VERSION = 2  # 2: RL rows carry row_sha256
 """Bump when a file's row shape changes; consumers check it before reading."""
 
 ExportFormat = Literal["sft", "llamafactory", "rl", "envscaler"]

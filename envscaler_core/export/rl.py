@@ -5,11 +5,14 @@ schemas, the intro/rules for the system prompt), the initial state, the task and
 reward it. Free-form JSON (states, tool schemas, reference plans) is stored as JSON *text*: every env
 has a different state shape, and a columnar schema inferred from one env would not fit the next, so
 both files share this one fixed schema. `row_to_records` turns a row back into models and refuses a row
-whose content does not hash to its `scenario_fp` (a hand-edited or truncated file).
+whose content does not hash to its `row_sha256` (every other column, checks and reference solution
+included) or its task, state and env to its `scenario_fp`: a hand-edited or truncated file. These are
+digests, not signatures: they catch edits and corruption, not someone who recomputes them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -40,6 +43,7 @@ RL_SCHEMA = pa.schema(
             nullable=False,
         ),
         pa.field("reference_solution_json", pa.string(), nullable=False),
+        pa.field("row_sha256", pa.string(), nullable=False),
     ]
 )
 RL_COLUMNS = tuple(RL_SCHEMA.names)
@@ -71,7 +75,7 @@ def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv | dict[str, An
     env_cols = env_columns(env) if isinstance(env, AcceptedEnv) else env
     if env_cols["env_id"] != scenario.env_id:
         raise ValueError(f"scenario {fingerprint[:12]} belongs to {scenario.env_id}, not {env_cols['env_id']}")
-    return {
+    row = {
         "scenario_fp": fingerprint,
         **env_cols,
         "task": scenario.task,
@@ -80,6 +84,14 @@ def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv | dict[str, An
         "checks": [{"item": c.item, "code": c.code} for c in scenario.checks],
         "reference_solution_json": compact_json([c.model_dump(mode="json") for c in scenario.reference_solution]),
     }
+    return {**row, "row_sha256": row_digest(row)}
+
+
+def row_digest(row: dict[str, Any]) -> str:
+    """sha256 of every column but itself: `scenario_fp` covers the env, state and task only, so an edited
+    check (`return True`), checklist or reference solution passed unnoticed (outside check, 2026-11-26)."""
+    body = {k: v for k, v in row.items() if k != "row_sha256"}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
 def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv, Scenario]:
@@ -106,4 +118,7 @@ def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv
         raise RLRowError(f"{where}: {exc}") from exc
     if scenario.fingerprint != row["scenario_fp"]:
         raise RLRowError(f"{where}: content does not match scenario_fp {row['scenario_fp'][:12]} (edited or corrupt)")
+    if row_digest({c: row[c] for c in RL_COLUMNS}) != row["row_sha256"]:
+        raise RLRowError(f"{where}: content does not match row_sha256 {str(row['row_sha256'])[:12]} (a check, the "
+                         "checklist, the reference solution or the env was edited, or the file is corrupt)")
     return env, scenario

@@ -59,3 +59,22 @@ def test_an_edited_row_is_refused_with_its_location(store: Store, populated: Pop
     del row["checks"]
     with pytest.raises(RLRowError, match="missing field"):
         row_to_records(row, "rl.jsonl:7")
+
+
+@pytest.mark.parametrize("edit", ["check", "checklist", "solution", "class_code"])
+def test_a_row_whose_checks_solution_or_env_were_edited_is_refused(edit: str, store: Store, populated: Populated,
+                                                                      tmp_path: Path) -> None:
+    """scenario_fp covers the env id, state and task: a check edited to `return True` (reward 1.0 for doing
+    nothing) was loaded as it was; row_sha256 covers every column."""
+    row = read_jsonl(_export(store, populated, tmp_path) / "rl_scenarios.jsonl")[0]
+    row_to_records(row)  # as exported: fine
+    if edit == "check":
+        row["checks"][0]["code"] = "def check_func(final_state):\n    return True\n"
+    elif edit == "checklist":
+        row["checklist"] = [*row["checklist"], "Anything"]
+    elif edit == "solution":
+        row["reference_solution_json"] = "[]"
+    else:
+        row["class_code"] += "\n# edited\n"
+    with pytest.raises(RLRowError, match="rl.jsonl:3: content does not match row_sha256"):
+        row_to_records(row, "rl.jsonl:3")
