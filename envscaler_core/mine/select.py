@@ -163,8 +163,22 @@ async def _embeddings(topics: list[EnvTopic], gateway: Gateway) -> list[list[flo
     return [new[t.fingerprint] if t.fingerprint in new else list(t.embedding or []) for t in topics]
 
 
-async def select_topics(topics: list[EnvTopic], gateway: Gateway, settings: MineSettings) -> list[EnvTopic]:
-    """Embed, dedup (exact then cosine), filter by score, select `settings.select_n` diverse topics."""
+async def select_topics(topics: list[EnvTopic], gateway: Gateway, settings: MineSettings,
+                        keep: frozenset[str] = frozenset()) -> list[EnvTopic]:
+    """Embed, dedup (exact then cosine), filter by score, select `settings.select_n` diverse topics.
+
+    `keep`: topics that must stay selected whatever the selection says (the run has built a candidate
+    on them: a selection over sources added later moved elsewhere and left their envs and scenarios
+    counted under unselected topics). They are added to the selection, not swapped into it, so the
+    selection of a run whose sources did not change is the same with or without them."""
+    out = await _select(topics, gateway, settings)
+    for t in out:
+        if t.fingerprint in keep and not t.selected:
+            t.selected, t.drop_reason = True, None
+    return out
+
+
+async def _select(topics: list[EnvTopic], gateway: Gateway, settings: MineSettings) -> list[EnvTopic]:
     if not topics:
         return []
     vectors_list = await _embeddings(topics, gateway)

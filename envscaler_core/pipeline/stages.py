@@ -174,7 +174,8 @@ async def select(ctx: RunContext) -> BatchReport:
     """Dedup and select over ALL topics of the run (deterministic, so re-running it is a no-op)."""
     report = BatchReport(stage="mine.select")
     all_topics = sorted(ctx.store.query(EnvTopic, run_id=ctx.run_id), key=lambda t: t.fingerprint)
-    chosen = await select_topics(all_topics, ctx.gateway, ctx.settings.mine)
+    built = frozenset(c.topic_fp for c in ctx.store.query(EnvCandidate, run_id=ctx.run_id))
+    chosen = await select_topics(all_topics, ctx.gateway, ctx.settings.mine, keep=built)
     report.done = sum(1 for t in chosen if t.selected)
     _write(ctx, report, chosen)
     return report

@@ -151,3 +151,30 @@ def test_a_short_embedding_answer_is_refused() -> None:
 
     with pytest.raises(ValueError, match="returned 1 embeddings for 2 topics"):
         asyncio.run(select_topics([topic("A"), topic("B")], Short({"A": [1, 0], "B": [0, 1]}), MineSettings()))
+
+
+def test_topics_the_run_built_on_stay_selected_when_added_sources_move_the_selection() -> None:
+    """After `--add-sources` the selection runs over every topic: one that already has a candidate (and
+    maybe an accepted env with scenarios) was marked not-selected, and the funnel then counted more
+    candidates than selected topics. It stays selected, on top of the new selection."""
+    table = {"A": [1.0, 0.0], "B": [0.0, 1.0], "C": [-1.0, 0.0], "D": [0.0, -1.0]}
+    settings = MineSettings(select_n=2, similarity_threshold=1.0)
+    first = asyncio.run(select_topics([topic("A"), topic("B")], TableEmbedder(table), settings))
+    built = frozenset(t.fingerprint for t in first if t.selected)
+    assert len(built) == 2
+    plain = asyncio.run(select_topics([*first, topic("C"), topic("D")], TableEmbedder(table), settings))
+    kept = asyncio.run(select_topics([*first, topic("C"), topic("D")], TableEmbedder(table), settings, keep=built))
+    assert {t.fingerprint for t in plain if t.selected} != built  # the selection moved
+    selected = {t.fingerprint for t in kept if t.selected}
+    assert built <= selected and {t.fingerprint for t in plain if t.selected} <= selected
+    assert all(t.drop_reason is None for t in kept if t.selected)
+
+
+def test_keeping_topics_that_are_selected_anyway_changes_nothing() -> None:
+    """A resume whose sources did not change selects exactly what an uninterrupted run selects."""
+    table = {"A": [1.0, 0.0], "B": [0.0, 1.0], "C": [-1.0, 0.0]}
+    settings = MineSettings(select_n=2, similarity_threshold=1.0)
+    plain = asyncio.run(select_topics([topic("A"), topic("B"), topic("C")], TableEmbedder(table), settings))
+    some = frozenset([next(t.fingerprint for t in plain if t.selected)])
+    kept = asyncio.run(select_topics([topic("A"), topic("B"), topic("C")], TableEmbedder(table), settings, keep=some))
+    assert [(t.selected, t.drop_reason) for t in kept] == [(t.selected, t.drop_reason) for t in plain]
