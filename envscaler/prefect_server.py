@@ -179,7 +179,7 @@ def recorded_server(timeout: float = 2.0) -> tuple[PrefectServer, str] | None:
         if pid is None:
             path.unlink(missing_ok=True)
         return None
-    return PrefectServer(api_url, None), str(data.get("started_by") or "an earlier command")
+    return PrefectServer(api_url, None if pid is None else int(pid)), str(data.get("started_by") or "an earlier command")
 
 
 def pid_alive(pid: int | None) -> bool:

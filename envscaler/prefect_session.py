@@ -61,7 +61,8 @@ def prefect_api(quiet: bool = False) -> Iterator[str]:
     found = recorded_server()
     if found is not None:
         server, started_by = found
-        _say(f"Prefect: reporting to the local server {started_by} started ({server.ui_url}; flow runs are named "
+        how = "started" if server.pid is not None else "found running (not started by it)"
+        _say(f"Prefect: reporting to the local server {started_by} {how} ({server.ui_url}; flow runs are named "
              "after the run id)", quiet)
         with _using(server.api_url):
             yield server.api_url

@@ -48,6 +48,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             except RuntimeError as exc:
                 fail(str(exc))
             os.environ["PREFECT_API_URL"] = server.api_url
+            if server.pid is None:  # a server that was already answering: say whose it is not
+                typer.echo(f"[demo] Prefect: reporting to the server already answering at {server.ui_url} (not started "
+                           "by the demo; --prefect-port N or --prefect ephemeral to use one of its own)")
             record_server(server, "`envscaler demo`")
         with MockServer() as mock:
             typer.echo(f"[demo] MOCK LLM (scripted, not a model) at {mock.base_url}")

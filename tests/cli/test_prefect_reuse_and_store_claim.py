@@ -5,6 +5,7 @@ dropped. A read-only verb holding the DuckDB file for a moment when a run starts
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,13 +29,18 @@ def user(tmp_path: Path, mock_server: Any) -> dict[str, Any]:
     return {"env": env, "source": source, "data": data, "tmp": tmp_path}
 
 
-def test_a_run_reports_to_the_server_the_demo_left_and_names_its_flow_run(user: dict[str, Any], prefect_api: str) -> None:
+@pytest.mark.parametrize(("pid", "how"), [(os.getpid(), "started"), (None, "found running (not started by it)")])
+def test_a_run_reports_to_the_server_the_demo_left_and_names_its_flow_run(user: dict[str, Any], prefect_api: str,
+                                                                          pid: int | None, how: str) -> None:
+    """A server the demo found already answering (another user's, on a shared machine) is not called
+    one the demo started."""
     user["data"].mkdir(parents=True)
     (user["data"] / "prefect-server.json").write_text(json.dumps(
-        {"api_url": prefect_api, "pid": None, "started_by": "`envscaler demo`"}))
-    out = envscaler("run", "-s", str(user["source"]), "--run-id", "reuse-1", env=user["env"])
+        {"api_url": prefect_api, "pid": pid, "started_by": "`envscaler demo`"}))
+    run_id = f"reuse-{'own' if pid else 'found'}"
+    out = envscaler("run", "-s", str(user["source"]), "--run-id", run_id, env=user["env"])
     assert out.returncode == 4, out.stderr[-3000:]  # nothing stateful: finished empty
-    assert f"Prefect: reporting to the local server `envscaler demo` started ({prefect_api.removesuffix('/api')}" \
+    assert f"Prefect: reporting to the local server `envscaler demo` {how} ({prefect_api.removesuffix('/api')}" \
         in out.stderr
     assert "starting a temporary" not in out.stderr
     assert_no_noise(out.stderr)
@@ -42,8 +48,8 @@ def test_a_run_reports_to_the_server_the_demo_left_and_names_its_flow_run(user: 
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
 
     with get_client(sync_client=True) as client:
-        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["reuse-1"])))
-    assert [r.name for r in runs] == ["reuse-1"]
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[run_id])))
+    assert [r.name for r in runs] == [run_id]
 
 
 def test_a_stale_record_is_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
