@@ -1,0 +1,106 @@
+"""Spec: how a reply's content, reasoning and calls are read and kept, and what the history sent back
+holds, over HTTP through the real `openai` client against the scripted raw endpoint (forms from an
+outside check's reshaping proxy that the mock never sends):
+
+- a generation the server stopped before it finished (`abort`, ...) is never read as an answer: asked again;
+- only the run of calls that ends a swallowed reasoning is the turn's calls (earlier drafts are not);
+- a call read out of the reasoning is not left in the reasoning text as well (SFT rows would hold it twice);
+- an endpoint that refuses a history without the reasoning of its tool-call turns (DeepSeek V3.2, Kimi K2
+  thinking) gets it back, learned from its 400, for the rest of the gateway's life.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from envscaler_core.llm import LLMGateway, LLMOutputInvalid, LLMRequestRejected
+from envscaler_core.prompts.mine import JUDGE_STATEFUL, StatefulJudgement, TaskInput
+from tests.fixtures.llm import mock_llm_settings
+from tests.llm.scripted_endpoint import STATUS, completion
+
+TASK = TaskInput(task="Cancel order 4.")
+ANSWER = {"analysis": "It changes an order.", "stateful": True}
+GOOD = json.dumps(ANSWER)
+TOOLS = [{"type": "function", "function": {"name": "add_credits", "parameters": {"type": "object", "properties": {
+    "member_id": {"type": "string"}, "amount": {"type": "integer"}}}}}]
+REAL = {"member_id": "M-1", "amount": 5}
+DRAFT = {"member_id": "DRAFT", "amount": "DRAFT"}
+
+
+def gateway(endpoint, **overrides) -> LLMGateway:
+    return LLMGateway(mock_llm_settings(endpoint.base_url, cache=False, **overrides))
+
+
+def calls_of(message) -> list[tuple[str, dict]]:
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message.get("tool_calls") or []]
+
+
+def native_call(arguments: str) -> dict:
+    return {"id": "call_1", "type": "function", "function": {"name": "add_credits", "arguments": arguments}}
+
+
+# ---- E and K: calls at the end of a swallowed reasoning ---------------------------------------------
+
+def _hermes(args: dict) -> str:
+    return "<tool_call>\n" + json.dumps({"name": "add_credits", "arguments": args}) + "\n</tool_call>"
+
+
+def _qwen_coder(args: dict) -> str:
+    params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in args.items())
+    return f"<tool_call>\n<function=add_credits>\n{params}</function>\n</tool_call>"
+
+
+def _mistral(args: dict) -> str:
+    return "[TOOL_CALLS]add_credits[ARGS]" + json.dumps(args)
+
+
+def _kimi(args: dict) -> str:
+    return ("<|tool_calls_section_begin|><|tool_call_begin|>functions.add_credits:0<|tool_call_argument_begin|>"
+            + json.dumps(args) + "<|tool_call_end|><|tool_calls_section_end|>")
+
+
+def _pythonic(args: dict) -> str:
+    return "[add_credits(" + ", ".join(f"{k}={v!r}" for k, v in args.items()) + ")]"
+
+
+DIALECTS = {"hermes": _hermes, "qwen3-coder": _qwen_coder, "mistral": _mistral, "kimi": _kimi, "pythonic": _pythonic}
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_draft_call_in_the_reasoning_is_not_executed_only_the_final_run_is(endpoint, dialect) -> None:
+    write = DIALECTS[dialect]
+    reasoning = f"First idea:\n{write(DRAFT)}\nNo wait, that is wrong. Final:\n{write(REAL)}"
+    endpoint.script(completion(None, reasoning_content=reasoning))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "add 5 credits to M-1"}], tools=TOOLS)
+    assert calls_of(reply.message) == [("add_credits", REAL)]
+    # K: the call is the turn's call once, not again as reasoning text; the draft and the prose stay reasoning
+    kept = reply.message["reasoning_content"]
+    assert kept.startswith("First idea:") and kept.endswith("Final:") and "M-1" not in kept and "DRAFT" in kept
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_run_of_calls_ending_the_reasoning_is_all_the_turns_calls(endpoint, dialect) -> None:
+    write = DIALECTS[dialect]
+    other = {"member_id": "M-2", "amount": 1}
+    joiner = "\n" if dialect != "pythonic" else ""
+    run = write(REAL) + joiner + write(other) if dialect != "pythonic" else \
+        "[" + _pythonic(REAL)[1:-1] + ", " + _pythonic(other)[1:-1] + "]"
+    endpoint.script(completion(None, reasoning_content="I need to add both.\n\n" + run))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "add credits"}], tools=TOOLS)
+    assert calls_of(reply.message) == [("add_credits", REAL), ("add_credits", other)]
+    assert reply.message["reasoning_content"] == "I need to add both."
+
+
+def test_a_reasoning_that_is_only_the_call_is_no_reasoning_at_all(endpoint) -> None:
+    endpoint.script(completion(None, reasoning_content=_hermes(REAL)))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "add credits"}], tools=TOOLS)
+    assert calls_of(reply.message) == [("add_credits", REAL)] and "reasoning_content" not in reply.message
+
+
+def test_a_call_read_from_an_unclosed_think_leaves_the_stored_reasoning_too(endpoint) -> None:
+    endpoint.script(completion("<think>Let me add them.\n" + _hermes(REAL)))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "add credits"}], tools=TOOLS)
+    assert calls_of(reply.message) == [("add_credits", REAL)]
+    assert reply.message["reasoning_content"] == "Let me add them."
