@@ -33,6 +33,17 @@ from envscaler_core.llm.sse_body import completion_from_sse, looks_like_sse
 
 MAX_LENGTH_RETRIES = 2
 CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
+STOPPED_UNFINISHED = ("abort", "aborted", "cancelled", "canceled", "error", "malformed_function_call",
+                      "unexpected_tool_call", "other", "finish_reason_unspecified")
+"""A generation the server stopped before it finished, for a reason that is not the reply's: vLLM's and
+SGLang's `abort` (a request aborted by the engine: preemption, a scheduler or client-side abort, a
+dead worker), `cancelled`, an `error` not caught earlier (OpenRouter's mid-generation failure is read in
+`retry`), and Gemini's reasons relayed as is (`MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`, `OTHER`,
+`FINISH_REASON_UNSPECIFIED`). What it holds is half an answer (cut text, cut call arguments): never parsed,
+asked again as it is (the same request, the same room), like a cut-off reply."""
+FILTERED = ("content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "image_safety")
+"""A filter stopped the reply (OpenAI's word; Gemini's reasons relayed as is): the same request meets the
+same filter, so it is not asked again."""
 MIN_ROOM = 1024
 CHARS_PER_TOKEN = 4
 
@@ -52,9 +63,19 @@ class Exchange:
         return str(self.finish_reason).lower() in CUT_OFF  # Gemini spells it MAX_TOKENS
 
     @property
+    def unfinished(self) -> bool:
+        """Stopped by the server before it finished (`abort`, ...; see STOPPED_UNFINISHED): ask again."""
+        return str(self.finish_reason).lower() in STOPPED_UNFINISHED
+
+    @property
+    def filtered(self) -> bool:
+        return str(self.finish_reason).lower() in FILTERED
+
+    @property
     def incomplete(self) -> bool:
-        """Cut off for any reason (output limit, content filter): never to be parsed as an answer."""
-        return self.truncated or str(self.finish_reason).lower() == "content_filter"
+        """Cut off for any reason (output limit, a stop by the server, content filter): never to be
+        parsed as an answer."""
+        return self.truncated or self.unfinished or self.filtered
 
     @property
     def usage(self) -> dict[str, int]:

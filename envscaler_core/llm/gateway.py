@@ -230,11 +230,12 @@ class LLMGateway:
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
-            if not exchange.truncated or length_retries >= MAX_LENGTH_RETRIES:
+            if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES:
                 return exchange
-            room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
-            if room is None:
-                return exchange
+            if exchange.truncated:  # a stop by the server (`abort`) is asked again as it was
+                room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
+                if room is None:
+                    return exchange
             length_retries += 1
             call.retries += 1
             self.ledger.add(call.stage, retries=1)

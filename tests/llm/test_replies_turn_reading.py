@@ -41,6 +41,45 @@ def native_call(arguments: str) -> dict:
     return {"id": "call_1", "type": "function", "function": {"name": "add_credits", "arguments": arguments}}
 
 
+# ---- D: a generation the server stopped is asked again, never parsed -------------------------------
+
+@pytest.mark.parametrize("finish", ["abort", "ABORTED", "cancelled", "MALFORMED_FUNCTION_CALL", "other"])
+def test_a_structured_reply_the_server_stopped_is_asked_again_as_it_was(endpoint, finish) -> None:
+    endpoint.script(completion(GOOD[: len(GOOD) // 2], finish=finish), completion(GOOD))
+    assert gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK) == StatefulJudgement(**ANSWER)
+    assert len(endpoint.requests) == 2 and endpoint.requests[0] == endpoint.requests[1]  # the same request, same room
+    assert all("max_tokens" not in r and "max_completion_tokens" not in r for r in endpoint.requests)
+
+
+def test_cut_off_call_arguments_of_an_aborted_turn_are_never_executed(endpoint) -> None:
+    arguments = json.dumps(REAL)
+    endpoint.script(completion(None, finish="abort", tool_calls=[native_call(arguments[: len(arguments) // 2])]),
+                    completion(None, finish="tool_calls", tool_calls=[native_call(arguments)]))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "add 5 credits to M-1"}], tools=TOOLS)
+    assert calls_of(reply.message) == [("add_credits", REAL)] and len(endpoint.requests) == 2
+
+
+def test_a_truncated_text_of_an_aborted_turn_is_not_kept(endpoint) -> None:
+    endpoint.script(completion("Your credits were", finish="abort"), completion("Your credits were added."))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "thanks"}], tools=TOOLS)
+    assert reply.message["content"] == "Your credits were added."
+
+
+def test_a_turn_the_server_stops_every_time_fails_with_its_reason(endpoint) -> None:
+    endpoint.script(completion("Your credits", finish="abort"))
+    with pytest.raises(LLMOutputInvalid) as err:
+        gateway(endpoint).chat_sync([{"role": "user", "content": "thanks"}], tools=TOOLS)
+    assert "stopped generating before the reply was complete" in err.value.reason and "'abort'" in err.value.reason
+    assert len(endpoint.requests) == 3  # asked again twice, like a cut-off reply
+
+
+def test_a_structured_reply_the_server_stops_every_time_gets_a_repair_turn(endpoint) -> None:
+    endpoint.script(completion(GOOD[:10], finish="abort"), completion(GOOD[:10], finish="abort"),
+                    completion(GOOD[:10], finish="abort"), completion(GOOD))
+    assert gateway(endpoint, repair_attempts=1).structured_sync(JUDGE_STATEFUL, TASK).stateful is True
+    assert "stopped generating" in endpoint.requests[-1]["messages"][-1]["content"]
+
+
 # ---- E and K: calls at the end of a swallowed reasoning ---------------------------------------------
 
 def _hermes(args: dict) -> str:
