@@ -143,3 +143,61 @@ def test_a_call_read_from_an_unclosed_think_leaves_the_stored_reasoning_too(endp
     reply = gateway(endpoint).chat_sync([{"role": "user", "content": "add credits"}], tools=TOOLS)
     assert calls_of(reply.message) == [("add_credits", REAL)]
     assert reply.message["reasoning_content"] == "Let me add them."
+
+
+# ---- F: the reasoning of tool-call turns, for endpoints that require it back -----------------------
+
+DEEPSEEK_400 = {STATUS: 400, "error": {
+    "message": "Missing `reasoning_content` field in the assistant message at message index 2. For more information, "
+               "please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+    "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}
+KIMI_400 = {STATUS: 400, "error": {
+    "message": "thinking is enabled but reasoning_content is missing in assistant tool call message at index 2",
+    "type": "invalid_request_error"}}
+
+
+def history(reasoning: str | None = "I should add the credits.") -> list[dict]:
+    turn = {"role": "assistant", "content": None, "tool_calls": [native_call(json.dumps(REAL))]}
+    if reasoning is not None:
+        turn["reasoning_content"] = reasoning
+    return [{"role": "system", "content": "You help members."}, {"role": "user", "content": "add 5 credits to M-1"},
+            turn, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+
+
+@pytest.mark.parametrize("rejection", [DEEPSEEK_400, KIMI_400], ids=["deepseek-v3.2", "kimi-k2"])
+def test_reasoning_of_tool_call_turns_is_sent_back_once_the_endpoint_asks_for_it(endpoint, rejection) -> None:
+    endpoint.script(rejection, completion("Done: 5 credits added."), completion("Anything else?"))
+    gw = gateway(endpoint)
+    reply = gw.chat_sync(history(), tools=TOOLS)
+    assert reply.message["content"] == "Done: 5 credits added."
+    first, second = endpoint.requests[0]["messages"][2], endpoint.requests[1]["messages"][2]
+    assert "reasoning_content" not in first and second["reasoning_content"] == "I should add the credits."
+    # remembered: the next turn is sent with it at once; a turn without tool calls still goes without it
+    turns = history() + [{"role": "assistant", "content": "Done.", "reasoning_content": "say so"},
+                         {"role": "user", "content": "thanks"}]
+    gw.chat_sync(turns, tools=TOOLS)
+    assert len(endpoint.requests) == 3
+    sent = endpoint.requests[2]["messages"]
+    assert sent[2]["reasoning_content"] == "I should add the credits." and "reasoning_content" not in sent[4]
+
+
+def test_a_tool_call_turn_that_had_no_reasoning_is_sent_with_a_non_empty_one(endpoint) -> None:
+    endpoint.script(DEEPSEEK_400, completion("Done."))
+    gateway(endpoint).chat_sync(history(reasoning=None), tools=TOOLS)
+    assert endpoint.requests[1]["messages"][2]["reasoning_content"].strip() == ""
+    assert endpoint.requests[1]["messages"][2]["reasoning_content"]
+
+
+def test_an_endpoint_that_still_refuses_with_the_reasoning_is_a_rejected_request(endpoint) -> None:
+    endpoint.script(DEEPSEEK_400)
+    with pytest.raises(LLMRequestRejected, match="reasoning_content"):
+        gateway(endpoint).chat_sync(history(), tools=TOOLS)
+    assert len(endpoint.requests) == 2  # asked once more with the reasoning, not in a loop
+
+
+def test_other_400s_do_not_bring_the_reasoning_back(endpoint) -> None:
+    endpoint.script({STATUS: 400, "error": {"message": "The reasoning_content is an intermediate result for display "
+                                            "purposes only. Please remove the reasoning_content from your message."}})
+    with pytest.raises(LLMRequestRejected):
+        gateway(endpoint).chat_sync(history(), tools=TOOLS)
+    assert len(endpoint.requests) == 1 and "reasoning_content" not in endpoint.requests[0]["messages"][2]
