@@ -201,3 +201,11 @@ def test_other_400s_do_not_bring_the_reasoning_back(endpoint) -> None:
     with pytest.raises(LLMRequestRejected):
         gateway(endpoint).chat_sync(history(), tools=TOOLS)
     assert len(endpoint.requests) == 1 and "reasoning_content" not in endpoint.requests[0]["messages"][2]
+
+
+def test_the_same_reasoning_under_two_field_names_is_kept_once(endpoint) -> None:
+    """vLLM sends a reasoning parser's text as both `reasoning` and `reasoning_content`; an outside check's
+    SFT rows held every such turn's reasoning twice."""
+    endpoint.script(completion("Done.", reasoning="I will answer.", reasoning_content="I will answer."))
+    reply = gateway(endpoint).chat_sync([{"role": "user", "content": "thanks"}], tools=TOOLS)
+    assert reply.message["reasoning_content"] == "I will answer."
