@@ -39,11 +39,9 @@ def cli_call(args: str) -> str:
 def db_option(store_url: str | None) -> str:
     """` --db URL` when the store is not the default one, else "": a hint pasted as printed must reach
     the run's own store (without it, a run made with --db was looked for in the default store)."""
-    import shlex
+    from envscaler_core.config import store_option
 
-    from envscaler_core.config import default_store_url
-
-    return f" --db {shlex.quote(store_url)}" if store_url and store_url != default_store_url() else ""
+    return store_option(store_url)
 
 
 def resume_call(run_id: str, store_url: str | None = None, extra: str = "") -> str:

@@ -4,6 +4,7 @@ or JSON, and, while a run holds a DuckDB store, the progress it publishes beside
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -89,11 +90,10 @@ def killed_reason(run_id: str, status: str, evaluation: bool, url: str) -> str |
     only the resume changes it."""
     if status not in ACTIVE or not held_while_running(url):
         return None
-    from envscaler_core.config import Settings
+    from envscaler.cli_name import db_option, resume_call
 
-    db = "" if url == Settings().store.url else f" --db {url}"
-    how = (f"`{cli_call(f'eval bfcl-mt --run-id {run_id}{db}')}` with its options" if evaluation
-           else f"`{cli_call(f'resume {run_id}{db}')}`")
+    how = (f"`{cli_call(f'eval bfcl-mt --run-id {run_id}{db_option(url)}')}` with its options" if evaluation
+           else f"`{resume_call(run_id, url)}`")
     return f"its process is gone (killed?) while it was {status}; continue it with {how}"
 
 
@@ -120,12 +120,25 @@ def run_progress(store_url: str, run_id: str) -> Any:
     return read_progress(progress_path(store_url, run_id, envscaler_data_dir()))
 
 
-def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False) -> None:
+def with_store_in_hints(error: str | None, run_id: str, url: str | None) -> str | None:
+    """A stored error's `envscaler resume RUN` hint (written by the flow, or by a version that left the
+    store out) as it must be pasted: naming the store when it is not the default one."""
+    if not error:
+        return error
+    from envscaler.cli_name import resume_call
+
+    return re.sub(rf"`envscaler resume {re.escape(run_id)}`", lambda _: f"`{resume_call(run_id, url)}`", error)
+
+
+def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False, store_url: str | None = None) -> None:
     """Print the summary; a run stopped by its budget exits 3 with the resume hint; with `final` (the
-    command that ran it), a run that produced nothing exits 4."""
+    command that ran it), a run that produced nothing exits 4. `store_url`: the run's store, named in
+    every resume hint printed when it is not the default one."""
+    from envscaler.cli_name import db_option, resume_call
     from envscaler_core.pipeline.report import RunSummary, summary_text
 
     s = RunSummary.model_validate(summary)
+    s = s.model_copy(update={"error": with_store_in_hints(s.error, s.run_id, store_url)})
     if as_json:
         typer.echo(json.dumps(s.model_dump(mode="json") | {"tokens": s.tokens, "cached_tokens": s.cached_tokens,
                                                            "cost_usd": s.cost_usd}, indent=2))
@@ -133,11 +146,11 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
         typer.echo(summary_text(s, cli_command()[0]))
     if s.status == "stopped_budget":
         if s.evaluation is not None:  # an evaluation resumes through `eval`, with its budget in its config
-            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'eval bfcl-mt --run-id {s.run_id}')}` "
+            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'eval bfcl-mt --run-id {s.run_id}{db_option(store_url)}')}` "
                        "and its options, with a larger budget.max_tokens / budget.max_cost_usd (-c or "
                        "ENVSCALER_BUDGET__MAX_TOKENS)", err=True)
         else:
-            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'resume {s.run_id} --max-tokens N')}` "
+            typer.echo(f"stopped: budget spent; continue with `{resume_call(s.run_id, store_url, ' --max-tokens N')}` "
                        "(or --max-cost USD)", err=True)
         raise typer.Exit(EXIT_BUDGET)
     if final and s.status == "empty":

@@ -120,6 +120,14 @@ def default_store_url() -> str:
     return f"duckdb:///{envscaler_data_dir() / 'envscaler.duckdb'}"
 
 
+def store_option(store_url: str | None) -> str:
+    """` --db URL` when the store is not the default one, else "": a command we print (a resume hint)
+    pasted as printed must reach the run's own store."""
+    import shlex
+
+    return f" --db {shlex.quote(store_url)}" if store_url and store_url != default_store_url() else ""
+
+
 def outputs_root(settings: Settings) -> Path:
     """Where run outputs go (`<root>/<run_id>/`): `flow.out_dir` if set, else `out/` beside a DuckDB store
     (so the default store's runs write to $ENVSCALER_DATA_DIR/out, whatever directory a command starts

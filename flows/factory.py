@@ -20,7 +20,7 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 
-from envscaler_core.config import load_settings, outputs_root, public_config
+from envscaler_core.config import load_settings, outputs_root, public_config, store_option
 from envscaler_core.models import Run, utcnow
 from envscaler_core.pipeline import BatchReport, RunContext
 from envscaler_core.pipeline import stages as S
@@ -288,7 +288,7 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
         changes = {"progress": tracker.finish(final)} if tracker else {}
         with contextlib.suppress(Exception):  # a broken store must not hide why the run stopped
             error = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) if final == "failed" else \
-                f"interrupted ({type(exc).__name__}); continue with `envscaler resume {ctx.run_id}`"
+                f"interrupted ({type(exc).__name__}); continue with `envscaler resume {ctx.run_id}{store_option(ctx.settings.store.url)}`"
             ctx.update_run(status=final, error=error, **changes)
         raise
     progress = tracker.finish(status) if tracker else None

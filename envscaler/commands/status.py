@@ -111,7 +111,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     if clear:
         typer.echo("\033[2J\033[H", nl=False)
     try:
-        print_summary(summary.model_dump(mode="json"), json_out)
+        print_summary(summary.model_dump(mode="json"), json_out, store_url=url)
     except typer.Exit:
         if active:
             return False

@@ -33,6 +33,17 @@ from envscaler_core.llm.sse_body import completion_from_sse, looks_like_sse
 
 MAX_LENGTH_RETRIES = 2
 CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
+STOPPED_UNFINISHED = ("abort", "aborted", "cancelled", "canceled", "error", "malformed_function_call",
+                      "unexpected_tool_call", "other", "finish_reason_unspecified")
+"""A generation the server stopped before it finished, for a reason that is not the reply's: vLLM's and
+SGLang's `abort` (a request aborted by the engine: preemption, a scheduler or client-side abort, a
+dead worker), `cancelled`, an `error` not caught earlier (OpenRouter's mid-generation failure is read in
+`retry`), and Gemini's reasons relayed as is (`MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`, `OTHER`,
+`FINISH_REASON_UNSPECIFIED`). What it holds is half an answer (cut text, cut call arguments): never parsed,
+asked again as it is (the same request, the same room), like a cut-off reply."""
+FILTERED = ("content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "image_safety")
+"""A filter stopped the reply (OpenAI's word; Gemini's reasons relayed as is): the same request meets the
+same filter, so it is not asked again."""
 MIN_ROOM = 1024
 CHARS_PER_TOKEN = 4
 
@@ -52,9 +63,19 @@ class Exchange:
         return str(self.finish_reason).lower() in CUT_OFF  # Gemini spells it MAX_TOKENS
 
     @property
+    def unfinished(self) -> bool:
+        """Stopped by the server before it finished (`abort`, ...; see STOPPED_UNFINISHED): ask again."""
+        return str(self.finish_reason).lower() in STOPPED_UNFINISHED
+
+    @property
+    def filtered(self) -> bool:
+        return str(self.finish_reason).lower() in FILTERED
+
+    @property
     def incomplete(self) -> bool:
-        """Cut off for any reason (output limit, content filter): never to be parsed as an answer."""
-        return self.truncated or str(self.finish_reason).lower() == "content_filter"
+        """Cut off for any reason (output limit, a stop by the server, content filter): never to be
+        parsed as an answer."""
+        return self.truncated or self.unfinished or self.filtered
 
     @property
     def usage(self) -> dict[str, int]:
@@ -280,11 +301,36 @@ def cached_prompt_tokens(usage: Any) -> int:
     return 0
 
 
-def outgoing(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> list[dict[str, Any]]:
     """Messages as sent: earlier turns' reasoning stays in the trajectory but is not sent back (several
-    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read)."""
-    return [{k: v for k, v in m.items() if k not in REASONING_FIELDS} if m.get("role") == "assistant" else m
-            for m in messages]
+    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read).
+    `keep_reasoning`: for an endpoint that refused a history without it (`needs_reasoning_back`), each
+    assistant turn with tool calls carries its `reasoning_content` (a single space when the turn had none:
+    servers that test the field for truth, and relays that drop empty strings, take "" for missing)."""
+    out = []
+    for m in messages:
+        if m.get("role") != "assistant":
+            out.append(m)
+            continue
+        kept = {k: v for k, v in m.items() if k not in REASONING_FIELDS}
+        if keep_reasoning and m.get("tool_calls"):
+            reasoning = m.get("reasoning_content")
+            kept["reasoning_content"] = reasoning if isinstance(reasoning, str) and reasoning.strip() else " "
+        out.append(kept)
+    return out
+
+
+def needs_reasoning_back(exc: BaseException, messages: list[dict[str, Any]]) -> bool:
+    """An HTTP 400 saying the history lacks the reasoning of an assistant turn with tool calls: DeepSeek
+    V3.2's thinking mode ("Missing `reasoning_content` field in the assistant message at message index
+    2"), Kimi K2 thinking ("thinking is enabled but reasoning_content is missing in assistant tool call
+    message at index 7"). Only when the history has such a turn to give it back for."""
+    if getattr(exc, "status_code", None) != 400 or not any(
+            m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
+        return False
+    body = getattr(exc, "body", None)
+    text = f"{exc} {json.dumps(body, default=str) if body is not None else ''}".lower()
+    return "reasoning_content" in text and ("missing" in text or "required" in text)
 
 
 def is_loopback(base_url: str | None) -> bool:

@@ -27,8 +27,8 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
-    read_response, request_body, room_parameter,
+    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, needs_reasoning_back,
+    outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
@@ -44,6 +44,10 @@ T = TypeVar("T")
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 EMBED_BATCH = 512  # inputs per embeddings request (the API allows 2048; smaller keeps requests light)
 STRUCTURED_SAMPLING: dict[str, Any] = {"response_format": {"type": "json_object"}}
+
+
+class _ReasoningWanted(Exception):
+    """The endpoint refused a history without the reasoning of its tool-call turns: send it again with it."""
 
 
 class ChatReply(BaseModel):
@@ -101,6 +105,7 @@ class LLMGateway:
         )
         self._clients_lock = threading.Lock()
         self._audit = open_audit(store)
+        self._reasoning_back = False  # learned from the endpoint's 400 (`needs_reasoning_back`), for this gateway's life
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self.ledger.seed(store.llm_usage(run_id))
 
@@ -197,7 +202,8 @@ class LLMGateway:
         A retry the endpoint rejects (400) differs from the answered request only by its room, so the
         room did not fit (prompt + room over the model's context, or over its output maximum: servers
         say so only in prose): the cut-off reply is kept, as if the ceiling had been reached."""
-        sent = outgoing(messages)
+        keeps_reasoning = self._reasoning_back
+        sent = outgoing(messages, keeps_reasoning)
         room: int | None = None
         length_retries = 0
         exchange: Exchange | None = None
@@ -213,6 +219,8 @@ class LLMGateway:
                 try:
                     raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
                 except openai.BadRequestError as exc:  # Groq's refused JSON/tool reply: the model's text
+                    if not keeps_reasoning and needs_reasoning_back(exc, messages):
+                        raise _ReasoningWanted() from None
                     if (reply := failed_generation(exc, tools)) is None:
                         raise
                     return reply
@@ -223,6 +231,12 @@ class LLMGateway:
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
+            except _ReasoningWanted:  # DeepSeek V3.2 / Kimi K2 thinking: asked again with it, from now on
+                self._reasoning_back = keeps_reasoning = True
+                sent = outgoing(messages, True)
+                call.retries += 1
+                self.ledger.add(call.stage, retries=1)
+                continue
             except LLMRequestRejected as exc:
                 if exchange is None or exc.status_code != 400:
                     raise
@@ -230,11 +244,12 @@ class LLMGateway:
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
-            if not exchange.truncated or length_retries >= MAX_LENGTH_RETRIES:
+            if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES:
                 return exchange
-            room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
-            if room is None:
-                return exchange
+            if exchange.truncated:  # a stop by the server (`abort`) is asked again as it was
+                room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
+                if room is None:
+                    return exchange
             length_retries += 1
             call.retries += 1
             self.ledger.add(call.stage, retries=1)

@@ -25,8 +25,12 @@ def structured_answer(message: dict[str, Any], model: type[O]) -> O:
 
 
 def cut_off_reason(exchange: Exchange) -> str:
-    if str(exchange.finish_reason).lower() == "content_filter":
-        return "the endpoint's content filter stopped the reply before it was complete (finish_reason 'content_filter')"
+    if exchange.filtered:
+        return ("the endpoint's content filter stopped the reply before it was complete "
+                f"(finish_reason {exchange.finish_reason!r})")
+    if exchange.unfinished:
+        return ("the endpoint stopped generating before the reply was complete, each time it was asked "
+                f"(finish_reason {exchange.finish_reason!r})")
     return (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
             "(finish_reason 'length') before it was complete")
 

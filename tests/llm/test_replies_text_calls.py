@@ -164,7 +164,7 @@ def test_calls_ending_a_swallowed_turn_are_its_calls_and_the_rest_stays_reasonin
     reasoning = ('I should call the tool.\n<tool_call>\n{"name": "get_policy", "arguments": {"policy_id": "POL-100"}}\n'
                  "</tool_call>")
     msg, found = read("", reasoning_content=reasoning)
-    assert (msg["content"], found, msg["reasoning_content"]) == (None, [GET], reasoning)
+    assert (msg["content"], found, msg["reasoning_content"]) == (None, [GET], "I should call the tool.")
     msg, found = read(None, reasoning_content="I should call the tool.\n[TOOL_CALLS]get_policy[ARGS]{\"policy_id\": \"POL-100\"}")
     assert found == [GET]
 

@@ -128,8 +128,8 @@ def reasoning_field(message: dict[str, Any]) -> str | None:
             value = "\n".join(str(v.get("text") or v.get("summary") or "") for v in value if isinstance(v, dict))
         if isinstance(value, dict):  # e.g. {"content": "..."} or {"text": "..."}
             value = value.get("content") or value.get("text")
-        if isinstance(value, str) and value.strip():
-            found.append(clean_text(value))
+        if isinstance(value, str) and value.strip() and clean_text(value) not in found:
+            found.append(clean_text(value))  # vLLM sends the same text as `reasoning` and `reasoning_content`
     return "\n\n".join(found) or None
 
 

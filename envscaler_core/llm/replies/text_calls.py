@@ -263,22 +263,71 @@ DIALECTS: list[tuple[re.Pattern[str] | None, Callable[[str, Offered], Found]]] =
 
 
 def read_calls(text: str, offered: Offered, *, at_end: bool = False) -> Found | None:
-    """The calls written as text in `text`, or None (the text stays text). `at_end`: only calls
-    that end the text (for text whose end is all that may be the answer, see `reasoning`)."""
+    """The calls written as text in `text`, or None (the text stays text). `at_end`: only the run of
+    calls that ends the text (for text whose end is all that may be the answer, see `reasoning`):
+    calls written earlier and followed by prose are drafts, not the turn's calls, and `prose` is then
+    everything before that final run."""
     if not offered or not text.strip():
         return None
     for marker, reader in DIALECTS:
         if marker is not None and not marker.search(text):
             continue
-        try:
-            found = reader(text, offered)
-        except Unread:
-            found = None
+        if at_end:
+            found = _final_run(text, offered, reader, marker or _STARTS.get(reader))
+        else:
+            try:
+                found = reader(text, offered)
+            except Unread:
+                found = None
         if found is not None and found.calls and not (at_end and found.trailing):
             return found
         if marker is not None:
             return None
     return None
+
+
+_STARTS: dict[Callable[[str, Offered], Found], re.Pattern[str]] = {pythonic: _PY_LIST}
+"""Where a marker-less dialect's calls may start (json_calls finds its own trailing run)."""
+_WORD = re.compile(r"\w", re.UNICODE)
+_MARKUP = re.compile(r"<[|｜][^<>]{0,60}?[|｜]>|</?[\w:.\-]{1,40}>|\[/?[A-Z_]{2,20}\]")
+_MARKUP_BEFORE = re.compile(rf"(?:\s*(?:{_MARKUP.pattern}))+\s*\Z")
+
+
+def _says_words(prose: str) -> bool:
+    """Whether text left beside calls says anything (wrapper tags and special tokens do not)."""
+    return _WORD.search(_MARKUP.sub(" ", prose)) is not None
+
+
+def _final_run(text: str, offered: Offered, reader: Callable[[str, Offered], Found],
+               starts: re.Pattern[str] | None) -> Found | None:
+    """The calls of the run that ends `text`, with everything before it as the prose. The text is cut
+    where the dialect's calls start; each piece read alone must be calls and nothing that says a word
+    (wrapper tags and special tokens say none). The run is the longest stretch of such pieces that ends
+    the text: prose after a call (`No wait, ...`) makes it and every call before it a draft. Each piece
+    is read once, so a reply of thousands of calls costs one reading of its length."""
+    if starts is None:  # a marker-less reader that finds the trailing run itself (json_calls)
+        try:
+            return reader(text, offered)
+        except Unread:
+            return None
+    cuts = [m.start() for m in starts.finditer(text)]
+    calls: list[dict[str, Any]] = []
+    first = None
+    for i in range(len(cuts) - 1, -1, -1):
+        piece = text[cuts[i]:cuts[i + 1] if i + 1 < len(cuts) else len(text)]
+        try:
+            found = reader(piece, offered)
+        except Unread:
+            break
+        if not found.calls or _says_words(found.prose):
+            break
+        calls, first = found.calls + calls, i
+    if first is None:
+        return None
+    before = text[:cuts[first]]
+    if (wrapper := _MARKUP_BEFORE.search(before)) is not None:  # `<tool_call>` around `<function=`, a section token
+        before = before[:wrapper.start()]
+    return Found(calls, before.strip(), False)
 
 
 def harmony_calls(raw: Any, offered: Offered) -> list[dict[str, Any]]:

@@ -200,6 +200,7 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
         # it there (a `<think>` the model opened itself and never closed is all thinking).
         if (found := read_calls(split.tail, offered, at_end=True)) is not None:
             raw_calls = found.calls
+            reasoning = _without_calls(reasoning, split.tail, found.prose)
         elif split.tail == field:
             content, reasoning = split.tail, None
     if not content and isinstance(message.get("refusal"), str) and message["refusal"].strip():
@@ -217,6 +218,14 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
     if reasoning:
         out["reasoning_content"] = reasoning
     return out
+
+
+def _without_calls(reasoning: str | None, tail: str, before: str) -> str | None:
+    """The reasoning without the calls read out of its end (`tail` is its last part, `before` what came
+    before the calls): each call is kept once, as a call, not again as reasoning text (SFT rows)."""
+    if not reasoning or (at := reasoning.rfind(tail)) < 0:
+        return reasoning
+    return (reasoning[:at] + before + reasoning[at + len(tail):]).strip() or None
 
 
 def answer_text(message: dict[str, Any]) -> str:
