@@ -36,6 +36,18 @@ def write_solutions(directory: Path, plans: dict[str, list[dict[str, Any]]]) -> 
     return path
 
 
+def write_one_scenario_dir(directory: Path, env: dict[str, Any], scenario: dict[str, Any],
+                           plan: list[dict[str, Any]]) -> Path:
+    """EnvScaler's files for one env (keyed by the scenario's env_id) and one RL scenario, with `plan` as
+    its reference solution in our sidecar; no SFT records."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "env_metadata.json").write_text(json.dumps({scenario["env_id"]: env}, indent=2))
+    (directory / "rl_scenario_metadata.json").write_text(json.dumps([scenario], indent=2))
+    (directory / "sft_scenario_metadata.json").write_text("[]")
+    write_solutions(directory, {str(scenario["task_id"]): plan})
+    return directory
+
+
 @pytest.fixture
 def envscaler_dir(tmp_path: Path) -> Path:
     """The fixture files copied to a fresh directory, with the reference plans as our sidecar."""

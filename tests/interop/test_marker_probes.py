@@ -22,7 +22,7 @@ from envscaler_core.store import Store
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import plan_tools
 from envscaler_core.validation.code_effects import ClassEffects
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import run_import, settings_for, write_one_scenario_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,15 +81,11 @@ CHECK = "def check_func(final_state):\n    return final_state['spots'][('B1', 2)
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("marker-probes")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_garage": ENV}, indent=2))
     scenario = {"env_id": "env_garage", "env_class_name": "Garage", "task_id": "g1", "init_config": CONFIG,
                 "task": "Park KA-77 at B1-2.", "checklist": ["parked"],
                 "checklist_with_func": [{"check_item": "parked", "check_func": CHECK}]}
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps([scenario], indent=2))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {"g1": [{"name": "park", "arguments": {"level": "B1", "number": 2, "plate": "KA-77"}}]})
+    directory = write_one_scenario_dir(tmp / "envscaler", ENV, scenario,
+                                       [{"name": "park", "arguments": {"level": "B1", "number": 2, "plate": "KA-77"}}])
     settings = settings_for(tmp)
     run_import(directory, settings, sandbox_pool, run_id="garage")
     with Store.from_url(settings.store.url) as store:

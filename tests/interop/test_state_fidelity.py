@@ -19,7 +19,7 @@ from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.models.interop import ImportedScenario
 from envscaler_core.scenarios import verify_scenario
 from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import run_import, settings_for, write_one_scenario_dir
 
 CODE = '''from typing import Dict, List
 
@@ -85,15 +85,10 @@ PLAN = [{"name": "freeze", "arguments": {"account_id": "Z9"}}]
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("fidelity")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_1": ENV}, indent=2))
     scenario = {"env_id": "env_1", "env_class_name": "Ledger", "task_id": "1126-030001", "init_config": CONFIG,
                 "task": "Freeze account Z9.", "checklist": [c for c, _ in CHECKS],
                 "checklist_with_func": [{"check_item": c, "check_func": f} for c, f in CHECKS]}
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps([scenario], indent=2))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {"1126-030001": PLAN})
+    directory = write_one_scenario_dir(tmp / "envscaler", ENV, scenario, PLAN)
     settings = settings_for(tmp)
     report = run_import(directory, settings, sandbox_pool, run_id="fid")
     with Store.from_url(settings.store.url) as store:

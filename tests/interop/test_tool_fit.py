@@ -19,7 +19,7 @@ from envscaler_core.gym import ScenarioEnv
 from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import run_import, settings_for, write_one_scenario_dir
 
 CODE = '''from typing import Any, Dict, List, Optional, Union
 
@@ -138,16 +138,11 @@ PLAN = [{"name": "lend", "arguments": {"item_id": "i1", "member": "ana"}},
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("tool-fit")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_desk": ENV}, indent=2))
     scenario = {"env_id": "env_desk", "env_class_name": "LendingDesk", "task_id": "d1", "init_config": CONFIG,
                 "task": "Lend i1 to ana, relabel it 'new' and 'kids', and put it on the reserve shelf.",
                 "checklist": [c for c, _ in CHECKS],
                 "checklist_with_func": [{"check_item": c, "check_func": f} for c, f in CHECKS]}
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps([scenario], indent=2))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {"d1": PLAN})
+    directory = write_one_scenario_dir(tmp / "envscaler", ENV, scenario, PLAN)
     settings = settings_for(tmp)
     report = run_import(directory, settings, sandbox_pool, run_id="desk")
     with Store.from_url(settings.store.url) as store:
