@@ -160,7 +160,10 @@ class MineSettings(_Section):
     min_usefulness: int = Field(default=7, ge=1, le=10, description="Topics scored below this (1-10) are dropped.")
     min_modelability: int = Field(default=7, ge=1, le=10, description="Topics scored below this (1-10) are dropped.")
     similarity_threshold: float = Field(default=0.9, gt=0, le=1, description="Cosine at/above which topics are duplicates.")
-    select_n: int = Field(default=20, ge=1, description="Topics kept by diversity selection.")
+    select_n: int = Field(default=20, ge=1, description=(
+        "Topics kept by diversity selection. A topic the run already built a candidate on stays selected when "
+        "a later selection (over files added with `run --add-sources`) moves elsewhere, so such a run can hold "
+        "more than `select_n` selected topics."))
     selection: Literal["kmeans", "farthest_point"] = Field(default="farthest_point", description=(
         "Diversity selection over the topic embeddings."))
     seed: int = Field(default=42, description="Seed of the diversity selection (same seed, same topics).")
