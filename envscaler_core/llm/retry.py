@@ -7,7 +7,9 @@ the only place that decides.
 
 from __future__ import annotations
 
+import html
 import random
+import re
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -150,20 +152,58 @@ def classify(exc: BaseException) -> Failure | None:
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retryable = _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED)
+        text = provider_text(exc)
         headers = exc.response.headers if exc.response is not None else None
-        return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}{_listed_errors(exc.body)}"),
+        return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
                        parse_retry_after(headers))
     return None
 
 
-def _listed_errors(body: Any) -> str:
-    """Gemini's OpenAI-compatible endpoint wraps its error object in a list (`[{"error": {...}}]`), which
-    the SDK's message leaves out: the provider's explanation is what tells a user what to change."""
-    if not isinstance(body, list):
-        return ""
-    found = [item["error"].get("message") for item in body
-             if isinstance(item, dict) and isinstance(item.get("error"), dict)]
-    return "".join(f" ({text})" for text in found if isinstance(text, str) and text)
+# ---- what the server said, and what it is about ---------------------------------------------------
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HIDDEN = re.compile(r"<(script|style|head)\b[^>]*>.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _page_text(text: str) -> str:
+    """An HTML error page as a few words: its title, else its first text."""
+    found = _TITLE.search(text)
+    if found and found.group(1).strip():
+        return _one_line(html.unescape(_TAG.sub(" ", found.group(1))), 120)
+    return _one_line(html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", text))), 120)
+
+
+def _message_of(body: Any) -> str:
+    """The explanation in an error body, in the shapes servers use: OpenAI's error object (the SDK has
+    already taken it out of `{"error": ...}`), a bare string (`{"error": "..."}`: LM Studio, Ollama), vLLM's
+    top-level `message`, FastAPI's `detail`, Gemini's list of error objects, an HTML or text page."""
+    if isinstance(body, str):
+        text = body.strip()
+        return _page_text(text) if text.startswith("<") or "<html" in text[:200].lower() else _one_line(text)
+    if isinstance(body, list):
+        found = [_message_of(item.get("error")) for item in body if isinstance(item, dict) and item.get("error")]
+        return "; ".join(text for text in found if text)
+    if isinstance(body, dict):
+        for key in ("message", "error", "detail", "msg"):
+            value = body.get(key)
+            if isinstance(value, str) and value.strip():
+                return _message_of(value)
+            if isinstance(value, dict | list) and (inner := _message_of(value)):
+                return inner
+    return ""
+
+
+def provider_text(exc: openai.APIStatusError) -> str:
+    """The server's own words for an HTTP error (one line), whatever the body's shape; the SDK's message
+    keeps only OpenAI's shape (`Error code: 400` for the others)."""
+    text = _message_of(exc.body)
+    if not text and exc.response is not None:
+        try:
+            text = _message_of(exc.response.text)
+        except Exception:  # a body that cannot be read any more: the status alone
+            text = ""
+    return text
 
 
 def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None,
