@@ -2,7 +2,8 @@
 
 - `LLMConfigError`: the factory is misconfigured (no key, bad model); fix settings, do not retry.
 - `LLMUnavailableError`: the endpoint could not be reached or kept failing after every retry.
-- `LLMRequestRejected`: the endpoint refused the request (400/401/403/404/422); retrying is pointless.
+- `LLMRequestRejected`: the endpoint refused the request (400/401/403/404/422), or the account has no
+  quota or credit left (402, 429 `insufficient_quota`); retrying is pointless, the run stops.
 - `LLMOutputInvalid`: the model answered, but not in the required shape even after the bounded repair
   turns; stages record `.reason` and move on.
 - `BudgetExceeded`: the run has spent its token/cost budget; the run must stop.
@@ -28,9 +29,10 @@ class LLMUnavailableError(LLMError):
 class LLMRequestRejected(LLMError):
     """A non-retryable HTTP answer (400/401/403/404/422): the request itself is wrong."""
 
-    def __init__(self, message: str, status_code: int | None = None) -> None:
+    def __init__(self, message: str, status_code: int | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+        self.detail = detail  # the server's own words (one line), when it gave any
 
 
 class LLMOutputInvalid(LLMError):

@@ -37,6 +37,8 @@ class Failure:
     detail: str  # short, one line
     retry_after_s: float | None = None
     no_answer: bool = False  # a 200 with no usable completion (BadAnswer): the endpoint is up
+    kind: str | None = None  # "prompt": this prompt refused (context, filter); "quota": the account's quota/credit
+    text: str | None = None  # the server's own words, when it gave any (one line)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -83,6 +85,7 @@ class ErrorInBody(openai.OpenAIError):
         code = detail.get("code", detail.get("status"))
         self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
         self.detail = _one_line(str(detail.get("message") or detail))
+        self.error = detail
         super().__init__(f"HTTP 200 carrying an error{'' if self.status_code is None else f' {self.status_code}'}: "
                          f"{self.detail}")
 
@@ -143,7 +146,9 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure(True, None, _one_line(str(exc)), no_answer=True)
     if isinstance(exc, ErrorInBody):
         status = exc.status_code
-        return Failure(status is None or exc.mid_generation or _retryable_status(status), status, _one_line(str(exc)))
+        kind = None if exc.mid_generation else refusal_kind(status, exc.error, exc.detail)
+        retryable = kind is None and (status is None or exc.mid_generation or _retryable_status(status))
+        return Failure(retryable, status, _one_line(str(exc)), kind=kind, text=exc.detail)
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, None, "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -151,11 +156,13 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure(True, None, _one_line(f"connection failed: {cause or exc}"))
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        retryable = _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED)
         text = provider_text(exc)
+        kind = refusal_kind(status, exc.body, text)
+        retryable = kind is None and (
+            _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED))
         headers = exc.response.headers if exc.response is not None else None
         return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
-                       parse_retry_after(headers))
+                       parse_retry_after(headers), kind=kind, text=text or None)
     return None
 
 
@@ -206,6 +213,38 @@ def provider_text(exc: openai.APIStatusError) -> str:
     return text
 
 
+def _codes(body: Any) -> str:
+    """The machine-readable names an error body gives (code, type, status, param, Azure's inner code)."""
+    if isinstance(body, list):
+        return " ".join(_codes(item.get("error")) for item in body if isinstance(item, dict))
+    if not isinstance(body, dict):
+        return ""
+    names = [str(body.get(k)) for k in ("code", "type", "status") if body.get(k) is not None]
+    inner = body.get("innererror")
+    if isinstance(inner, dict) and inner.get("code") is not None:
+        names.append(str(inner["code"]))
+    if isinstance(body.get("error"), dict):
+        names.append(_codes(body["error"]))
+    return " ".join(names).lower()
+
+
+QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
+               "insufficient_credits", "payment_required")
+QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of|no) credits|credit balance|"
+                         r"billing hard limit|payment required", re.IGNORECASE)
+
+
+def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
+    """What a refusal is about, when it is about something else than the request's form: "quota": the
+    account (402 Payment Required, a 429 or 403 whose code or words are about quota, credit or billing,
+    e.g. OpenAI's `insufficient_quota`: no retry helps). A rate limit that only mentions a quota (Gemini's
+    per-minute "exceeded your current quota") stays a rate limit."""
+    codes = _codes(body)
+    if status == 402 or (status in (403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
+        return "quota"
+    return None
+
+
 def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None,
                   rng: random.Random | None = None) -> float:
     """Delay before retry number `attempt` (0-based): the server's Retry-After when given, else
@@ -219,12 +258,17 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
 def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Exception:
     """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
     likely fix) or unavailable (retries exhausted, or the endpoint cannot be reached at all)."""
+    if failure.kind == "quota":
+        return LLMRequestRejected(
+            f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
+            "add credit or raise the quota with the provider (or use another key / llm.base_url), then resume: "
+            "retrying does not help", failure.status, failure.text)
     if not failure.retryable:
         hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
                 404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
-                                  failure.status)
+                                  failure.status, failure.text)
     if failure.no_answer:  # answered, every time, with nothing usable: this request's failure, not an outage
         return LLMNoAnswer(
             f"LLM endpoint {endpoint} answered {what} {attempts} time(s) without a usable completion (last: "
