@@ -24,7 +24,7 @@ from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
 from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
-    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
+    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
     MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
@@ -223,7 +223,7 @@ class LLMGateway:
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
-            except LLMRequestRejected as exc:
+            except (LLMRequestRejected, LLMPromptRefused) as exc:  # the roomier retry's context refused: kept
                 if exchange is None or exc.status_code != 400:
                     raise
                 return exchange
@@ -294,7 +294,7 @@ class LLMGateway:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
         try:
             return await body()
-        except LLMNoAnswer as exc:  # no answer to repair: the call itself failed
+        except (LLMNoAnswer, LLMPromptRefused) as exc:  # no answer to repair: the call itself failed
             await self._record(call, "error", error=str(exc))
             raise
         except LLMOutputInvalid:
@@ -410,8 +410,11 @@ class LLMGateway:
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
-            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
-                c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
+            try:
+                resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
+                    c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
+            except LLMPromptRefused as exc:  # a batch of the run's topic texts is no one item: the run stops
+                raise LLMRequestRejected(str(exc).split("; this item fails")[0], exc.status_code, exc.detail) from None
             reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
             if reported is None:
                 estimated = estimate_tokens(sum(len(t) for t in texts))

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
-from envscaler_core.llm.errors import LLMNoAnswer, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.errors import LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
 
 T = TypeVar("T")
 
@@ -228,6 +228,12 @@ def _codes(body: Any) -> str:
     return " ".join(names).lower()
 
 
+PROMPT_CODES = ("context_length_exceeded", "string_above_max_length", "exceed_context_size", "content_filter",
+                "content_policy_violation", "responsibleaipolicyviolation", "prompt_too_long", "input_too_long")
+PROMPT_WORDS = re.compile(
+    r"context length|context window|context size|maximum context|too long for (?:the|this) model|prompt is too long|"
+    r"input is too long|reduce the length of the (?:messages|prompt|input)|exceeds? the (?:available )?context|"
+    r"too many (?:input|prompt) tokens|content management policy|content[ _]filter|prompt was blocked", re.IGNORECASE)
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
 QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of|no) credits|credit balance|"
@@ -235,13 +241,17 @@ QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more
 
 
 def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
-    """What a refusal is about, when it is about something else than the request's form: "quota": the
-    account (402 Payment Required, a 429 or 403 whose code or words are about quota, credit or billing,
-    e.g. OpenAI's `insufficient_quota`: no retry helps). A rate limit that only mentions a quota (Gemini's
-    per-minute "exceeded your current quota") stays a rate limit."""
+    """What a refusal is about, when it is about something else than the request's form:
+    "prompt": this one prompt (over the model's context or a provider's string limit, a prompt/content
+    filter; HTTP 400/413/422 saying so, or any 413); "quota": the account (402 Payment Required, a 429 or 403
+    whose code or words are about quota, credit or billing, e.g. OpenAI's `insufficient_quota`: no retry
+    helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
+    stays a rate limit."""
     codes = _codes(body)
     if status == 402 or (status in (403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
         return "quota"
+    if status == 413 or (status in (400, 422) and (any(c in codes for c in PROMPT_CODES) or PROMPT_WORDS.search(text))):
+        return "prompt"
     return None
 
 
@@ -263,6 +273,12 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Except
             f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
             "add credit or raise the quota with the provider (or use another key / llm.base_url), then resume: "
             "retrying does not help", failure.status, failure.text)
+    if failure.kind == "prompt":
+        return LLMPromptRefused(
+            f"LLM endpoint {endpoint} refused {what} itself ({failure.detail}); this item fails (its prompt is "
+            "over the model's context or the provider's limit, or a filter blocked it), the run goes on",
+            reason=f"the endpoint refused this prompt: {failure.detail}", status_code=failure.status,
+            detail=failure.text)
     if not failure.retryable:
         hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
                 404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
