@@ -34,7 +34,9 @@ from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
-from envscaler_core.llm.retry import BadAnswer, answer_or_error, give_up, backoff_delay, classify, completion_or_error
+from envscaler_core.llm.retry import (
+    AttemptTimeout, BadAnswer, answer_or_error, backoff_delay, classify, completion_or_error, give_up,
+)
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -165,7 +167,15 @@ class LLMGateway:
                 call.holds_slot = True
             tries += 1
             try:
-                return await op(client)
+                # The SDK's timeout bounds each read; a body trickled a byte at a time (servers that keep a
+                # queued request's connection alive) would reset it forever: the attempt as a whole is bounded.
+                try:
+                    async with asyncio.timeout(cfg.timeout_s) as deadline:
+                        return await op(client)
+                except TimeoutError:
+                    if not deadline.expired():
+                        raise
+                    raise AttemptTimeout(cfg.timeout_s) from None
             except openai.OpenAIError as exc:
                 self._release(call)
                 failure = classify(exc)

@@ -142,6 +142,8 @@ def _retryable_status(status: int) -> bool:
 
 def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
+    if isinstance(exc, AttemptTimeout):
+        return Failure(True, None, str(exc))
     if isinstance(exc, BadAnswer):
         return Failure(True, None, _one_line(str(exc)), no_answer=True)
     if isinstance(exc, ErrorInBody):
@@ -164,6 +166,14 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
                        parse_retry_after(headers), kind=kind, text=text or None)
     return None
+
+
+class AttemptTimeout(openai.OpenAIError):
+    """One attempt had no complete answer within `llm.timeout_s`, however the server kept the connection
+    busy (a body trickled a byte at a time resets the SDK's per-read timeout forever): retried like a timeout."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"request timed out (no complete answer within llm.timeout_s = {timeout_s:g} s)")
 
 
 # ---- what the server said, and what it is about ---------------------------------------------------
