@@ -45,6 +45,7 @@ class Exchange:
     estimated_tokens: int  # how many of the two counts above are estimates (0 = the endpoint reported them)
     finish_reason: str | None
     cached_tokens: int = 0  # of prompt_tokens, how many the provider's prefix cache served (never estimated)
+    refused_room: str | None = None  # why asking again with more room was not possible (the server's words)
 
     @property
     def truncated(self) -> bool:
@@ -301,10 +302,15 @@ def is_loopback(base_url: str | None) -> bool:
 
 
 def room_parameter(base_url: str | None) -> str:
-    """OpenAI's own API wants `max_completion_tokens` (reasoning models reject `max_tokens`); every
-    other OpenAI-compatible server understands `max_tokens`."""
+    """The output-room parameter an endpoint is first asked with: OpenAI's own API and Azure OpenAI want
+    `max_completion_tokens` (their reasoning models reject `max_tokens`); every other OpenAI-compatible
+    server understands `max_tokens`. The gateway switches when an endpoint says otherwise (a 400 naming
+    the parameter as unsupported) and keeps the one that worked."""
     host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
-    return "max_completion_tokens" if host.endswith("openai.com") else "max_tokens"
+    return "max_completion_tokens" if host.endswith(("openai.com", "azure.com")) else "max_tokens"
+
+
+ROOM_PARAMETERS = ("max_tokens", "max_completion_tokens")
 
 
 def more_room(current: int | None, used: int, ceiling: int) -> int | None:

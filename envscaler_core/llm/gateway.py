@@ -27,8 +27,8 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing, parse_completion,
-    read_response, request_body, room_parameter,
+    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing,
+    parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
@@ -36,6 +36,7 @@ from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
 from envscaler_core.llm.retry import (
     AttemptTimeout, BadAnswer, answer_or_error, backoff_delay, classify, completion_or_error, give_up,
+    unsupported_parameter,
 )
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
@@ -103,6 +104,7 @@ class LLMGateway:
         )
         self._clients_lock = threading.Lock()
         self._audit = open_audit(store)
+        self._room_parameter = room_parameter(settings.base_url)  # switched when the endpoint refuses it
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self.ledger.seed(store.llm_usage(run_id))
 
@@ -204,19 +206,23 @@ class LLMGateway:
                         headers: dict[str, str], what: str) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
         as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off.
-        A retry the endpoint rejects (400) differs from the answered request only by its room, so the
-        room did not fit (prompt + room over the model's context, or over its output maximum: servers
-        say so only in prose): the cut-off reply is kept, as if the ceiling had been reached."""
+        The room goes in the parameter the endpoint accepts: a 400 that names it as unsupported (Azure's
+        and OpenAI's reasoning models refuse `max_tokens`) switches to the other one for the rest of the
+        run and asks again. Any other refusal of the roomier retry (the room did not fit the model's context
+        or output maximum, which servers say only in prose; or anything else) keeps the cut-off reply, as if
+        the ceiling had been reached, with the server's words in the reason the caller reports."""
         sent = outgoing(messages)
         room: int | None = None
         length_retries = 0
+        switched = False
         exchange: Exchange | None = None
         while True:
             extra: dict[str, Any] = dict(sampling)
             if tools:
                 extra["tools"] = tools
+            parameter = self._room_parameter
             if room is not None:
-                extra[room_parameter(self.settings.base_url)] = room
+                extra[parameter] = room
             body = request_body(call.model, sent, extra)
 
             async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
@@ -233,9 +239,17 @@ class LLMGateway:
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
-            except (LLMRequestRejected, LLMPromptRefused) as exc:  # the roomier retry's context refused: kept
+            except (LLMRequestRejected, LLMPromptRefused) as exc:
                 if exchange is None or exc.status_code != 400:
                     raise
+                if not switched and unsupported_parameter(exc.detail, parameter):
+                    switched = True
+                    self._room_parameter = next(p for p in ROOM_PARAMETERS if p != parameter)
+                    call.retries += 1
+                    self.ledger.add(call.stage, retries=1)
+                    continue
+                exchange.refused_room = (f"asking again with room for {room} tokens ({parameter}) was refused "
+                                         f"(HTTP {exc.status_code}: {exc.detail or 'no explanation'})")
                 return exchange
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,

@@ -27,8 +27,9 @@ def structured_answer(message: dict[str, Any], model: type[O]) -> O:
 def cut_off_reason(exchange: Exchange) -> str:
     if str(exchange.finish_reason).lower() == "content_filter":
         return "the endpoint's content filter stopped the reply before it was complete (finish_reason 'content_filter')"
-    return (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
-            "(finish_reason 'length') before it was complete")
+    reason = (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
+              "(finish_reason 'length') before it was complete")
+    return f"{reason}; {exchange.refused_room}" if exchange.refused_room else reason
 
 
 def repair_turn(reason: str, cut_off: bool = False) -> str:

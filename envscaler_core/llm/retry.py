@@ -265,6 +265,17 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     return None
 
 
+def unsupported_parameter(text: str | None, name: str) -> bool:
+    """A 400 that says the parameter `name` is not accepted (OpenAI/Azure reasoning models: "Unsupported
+    parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."; servers
+    that only know one of the two: "unrecognized/unknown/extra ... max_completion_tokens")."""
+    if not text or name not in text:
+        return False
+    low = text.lower()
+    return bool(re.search(r"unsupported|not supported|unrecognized|unknown|not permitted|not allowed|extra "
+                          r"(?:inputs|fields)|use '?max_(?:completion_)?tokens'? instead", low))
+
+
 def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None,
                   rng: random.Random | None = None) -> float:
     """Delay before retry number `attempt` (0-based): the server's Retry-After when given, else
