@@ -205,6 +205,17 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
     return Exchange(message, int(prompt), int(completion), estimated, _field(choice, "finish_reason"), cached)
 
 
+def billed_usage(usage: Any) -> tuple[int, int, int] | None:
+    """(prompt, completion, cached) that a reply the gateway refuses still reports (a 200 whose choice
+    ended in "error", an error body with `usage`): the provider bills them. None when it reports nothing."""
+    prompt = prompt_token_count(usage)
+    completion = _count(usage, "completion_tokens", "output_tokens")
+    if not prompt and not completion:
+        return None
+    prompt = prompt or 0
+    return prompt, completion or 0, min(cached_prompt_tokens(usage), prompt)
+
+
 MAX_TOKEN_COUNT = 100_000_000
 """Above any model's context: a larger (or negative) count is a broken proxy's, not a measurement. It is
 read as missing, so the tokens are estimated and marked so, instead of a negative total or a value the

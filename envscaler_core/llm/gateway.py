@@ -27,8 +27,8 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, outgoing,
-    parse_completion, read_response, request_body, room_parameter,
+    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, estimate_tokens, failed_generation, is_loopback,
+    more_room, outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
@@ -180,6 +180,7 @@ class LLMGateway:
                     raise AttemptTimeout(cfg.timeout_s) from None
             except openai.OpenAIError as exc:
                 self._release(call)
+                self._count_billed(call, exc)
                 failure = classify(exc)
                 if failure is None:
                     raise
@@ -191,6 +192,14 @@ class LLMGateway:
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
+
+    def _count_billed(self, call: _Call, exc: BaseException) -> None:
+        """A reply refused as an answer (a 200 whose choice ended in "error", an error body) that reports
+        `usage` was still billed: its tokens count toward the call, the stage, the cost and the budget."""
+        billed = billed_usage(getattr(exc, "usage", None))
+        if billed is not None:
+            prompt, completion, cached = billed
+            self._count(call, prompt, completion, 0, cached)
 
     def _count(self, call: _Call, prompt: int, completion: int, estimated: int = 0, cached: int = 0) -> None:
         cost = self.ledger.cost(call.model, prompt, completion, cached)

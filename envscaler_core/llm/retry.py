@@ -79,8 +79,9 @@ class ErrorInBody(openai.OpenAIError):
     proxies relay an upstream provider's failure this way. It is the failure its `code` says (an
     upstream 5xx or 429 is worth another attempt; without a code it is treated as transient)."""
 
-    def __init__(self, error: Any, mid_generation: bool = False) -> None:
+    def __init__(self, error: Any, mid_generation: bool = False, usage: Any = None) -> None:
         self.mid_generation = mid_generation  # a choice that ended in an error: the request was accepted
+        self.usage = usage  # what the provider billed for it, when the body says (OpenRouter does)
         detail = error if isinstance(error, dict) else {"message": error}
         code = detail.get("code", detail.get("status"))
         self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
@@ -96,8 +97,9 @@ class BadAnswer(openai.OpenAIError):
     The request was fine and the next attempt usually is too, so it is retried like a 5xx (bounded
     by `llm.max_retries`); before, one such answer stopped the whole run on the first try."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, usage: Any = None) -> None:
         self.detail = _one_line(detail)
+        self.usage = usage  # what the provider billed for it, when the body says
         super().__init__(f"HTTP 200 with {self.detail}")
 
 
@@ -107,7 +109,8 @@ async def completion_or_error(pending: Awaitable[T]) -> T:
     resp = await answer_or_error(pending, "choices")
     choices = resp.get("choices") if isinstance(resp, dict) else getattr(resp, "choices", None)
     if not isinstance(choices, list) or not any(isinstance(c, dict) or hasattr(c, "message") for c in choices):
-        raise BadAnswer("no choices" if not choices else "choices that are not objects")
+        raise BadAnswer("no choices" if not choices else "choices that are not objects",
+                        resp.get("usage") if isinstance(resp, dict) else getattr(resp, "usage", None))
     return resp
 
 
@@ -124,15 +127,16 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
         body = {**(getattr(resp, "model_extra", None) or {}), "object": getattr(resp, "object", None)}
     if not body.get(field):
         if body.get("error") is not None:
-            raise ErrorInBody(body["error"])
+            raise ErrorInBody(body["error"], usage=body.get("usage"))
         if body.get("object") == "error":
-            raise ErrorInBody({k: v for k, v in body.items() if k != "object"})
+            raise ErrorInBody({k: v for k, v in body.items() if k != "object"}, usage=body.get("usage"))
     elif field == "choices":
         first = body[field][0] if isinstance(body[field], list) and body[field] else None
         if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
             # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its
             # message may hold a partial or empty turn): the failure its code says, never an answer
-            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"}, mid_generation=True)
+            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"}, mid_generation=True,
+                              usage=body.get("usage"))
     return resp
 
 
