@@ -61,3 +61,25 @@ def test_usage_beside_an_error_body_counts_toward_the_budget(endpoint) -> None:
     assert gw.structured_sync(JUDGE_STATEFUL, TASK).stateful is True
     with pytest.raises(BudgetExceeded):
         gw.structured_sync(JUDGE_STATEFUL, TaskInput(task="Cancel order 5."))
+
+
+def test_total_tokens_above_prompt_and_completion_count_as_output(endpoint, store) -> None:
+    """Gemini's OpenAI layer leaves its thinking tokens out of completion_tokens but bills them (they are
+    in total_tokens). Before: never counted."""
+    endpoint.script(completion(GOOD, usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 318}))
+    gw = gateway(endpoint, store)
+    gw.structured_sync(JUDGE_STATEFUL, TASK)
+    [row] = call_rows(store, "r1")
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (11, 307)
+    assert gw.usage_by_stage()["mine"]["estimated_tokens"] == 0
+
+
+def test_all_zero_usage_on_a_real_reply_is_estimated_and_marked(endpoint, store) -> None:
+    """Before: recorded as 0 tokens and $0, so no budget could ever trigger."""
+    endpoint.script(completion(GOOD, usage={"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}))
+    gw = gateway(endpoint, store)
+    reply = gw.chat_sync(USER, stage="agent")
+    [row] = call_rows(store, "r1")
+    assert row["prompt_tokens"] > 0 and row["completion_tokens"] > 0
+    assert reply.usage_estimated and gw.usage_by_stage()["agent"]["estimated_tokens"] == (
+        row["prompt_tokens"] + row["completion_tokens"])
