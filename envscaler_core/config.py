@@ -74,8 +74,12 @@ class LLMSettings(_Section):
     api_key: str | None = Field(default=None, description=(
         "API key (prefer the environment: it is never stored with a run). Loopback endpoints need none."))
     models: StageModels = Field(default_factory=StageModels, description="Model name per stage (see llm.models).")
-    timeout_s: float = Field(default=60.0, gt=0, description="Seconds before one HTTP request is abandoned (and retried).")
-    max_retries: int = Field(default=6, ge=0, description="HTTP retries on 429/5xx/timeouts/connection errors.")
+    timeout_s: float = Field(default=60.0, gt=0, description=(
+        "Seconds before one HTTP request is abandoned (and retried): the whole attempt, from sending to the last "
+        "byte of the answer, however slowly the server trickles it."))
+    max_retries: int = Field(default=6, ge=0, description=(
+        "HTTP retries on 429/5xx/timeouts/connection errors (not on a 429/402 that says the account is out of "
+        "quota or credit: that stops the run at once)."))
     backoff_base_s: float = Field(default=0.5, gt=0, description="First retry delay; doubles per retry (a Retry-After header wins).")
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest delay between two retries.")
     max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at once, across all stages of a process.")

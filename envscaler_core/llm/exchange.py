@@ -56,6 +56,7 @@ class Exchange:
     estimated_tokens: int  # how many of the two counts above are estimates (0 = the endpoint reported them)
     finish_reason: str | None
     cached_tokens: int = 0  # of prompt_tokens, how many the provider's prefix cache served (never estimated)
+    refused_room: str | None = None  # why asking again with more room was not possible (the server's words)
 
     @property
     def truncated(self) -> bool:
@@ -208,21 +209,45 @@ def answer_choice(resp: Any) -> Any:
 
 
 def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exchange:
-    """One chat completion response (a parsed JSON body or an SDK object) as an Exchange (its answer choice)."""
+    """One chat completion response (a parsed JSON body or an SDK object) as an Exchange (its answer choice).
+    A count of 0 for a side that is not empty (an all-zero `usage` on a real reply: a proxy that fills the
+    field in) is read as missing, so it is estimated and marked; a `total_tokens` above prompt + completion
+    counts the difference as output (Gemini's thinking tokens are in the total only)."""
     choice = answer_choice(resp)
     message = assistant_message(choice_message(choice))
     usage = _field(resp, "usage")
-    prompt = prompt_token_count(usage)
-    completion = _count(usage, "completion_tokens", "output_tokens")
+    prompt, completion = reported_tokens(usage)
     estimated = 0
-    if prompt is None:
+    if prompt is None or (prompt == 0 and prompt_chars(messages, tools)):
         prompt = estimate_tokens(prompt_chars(messages, tools))
         estimated += prompt
-    if completion is None:
+    if completion is None or (completion == 0 and completion_chars(message)):
         completion = estimate_tokens(completion_chars(message))
         estimated += completion
     cached = min(cached_prompt_tokens(usage), int(prompt)) if prompt else 0
     return Exchange(message, int(prompt), int(completion), estimated, _field(choice, "finish_reason"), cached)
+
+
+def reported_tokens(usage: Any) -> tuple[int | None, int | None]:
+    """(prompt, completion) as the endpoint reported them (None where it did not). Output tokens that only
+    `total_tokens` holds (above prompt + completion: Gemini's OpenAI layer leaves its thinking tokens out
+    of `completion_tokens`) are billed as output, so they count as completion."""
+    prompt = prompt_token_count(usage)
+    completion = _count(usage, "completion_tokens", "output_tokens")
+    total = _count(usage, "total_tokens")
+    if prompt is not None and completion is not None and total is not None and total > prompt + completion:
+        completion = total - prompt
+    return prompt, completion
+
+
+def billed_usage(usage: Any) -> tuple[int, int, int] | None:
+    """(prompt, completion, cached) that a reply the gateway refuses still reports (a 200 whose choice
+    ended in "error", an error body with `usage`): the provider bills them. None when it reports nothing."""
+    prompt, completion = reported_tokens(usage)
+    if not prompt and not completion:
+        return None
+    prompt = prompt or 0
+    return prompt, completion or 0, min(cached_prompt_tokens(usage), prompt)
 
 
 MAX_TOKEN_COUNT = 100_000_000
@@ -347,10 +372,15 @@ def is_loopback(base_url: str | None) -> bool:
 
 
 def room_parameter(base_url: str | None) -> str:
-    """OpenAI's own API wants `max_completion_tokens` (reasoning models reject `max_tokens`); every
-    other OpenAI-compatible server understands `max_tokens`."""
+    """The output-room parameter an endpoint is first asked with: OpenAI's own API and Azure OpenAI want
+    `max_completion_tokens` (their reasoning models reject `max_tokens`); every other OpenAI-compatible
+    server understands `max_tokens`. The gateway switches when an endpoint says otherwise (a 400 naming
+    the parameter as unsupported) and keeps the one that worked."""
     host = urlparse(base_url or "https://api.openai.com/v1").hostname or ""
-    return "max_completion_tokens" if host.endswith("openai.com") else "max_tokens"
+    return "max_completion_tokens" if host.endswith(("openai.com", "azure.com")) else "max_tokens"
+
+
+ROOM_PARAMETERS = ("max_tokens", "max_completion_tokens")
 
 
 def more_room(current: int | None, used: int, ceiling: int) -> int | None:

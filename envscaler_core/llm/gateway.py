@@ -24,17 +24,20 @@ from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
 from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
 from envscaler_core.llm.errors import (
-    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMRequestRejected, LLMUnavailableError,
+    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, Exchange, estimate_tokens, failed_generation, is_loopback, more_room, needs_reasoning_back,
-    outgoing, parse_completion, read_response, request_body, room_parameter,
+    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, estimate_tokens, failed_generation, is_loopback,
+    more_room, needs_reasoning_back, outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
-from envscaler_core.llm.retry import BadAnswer, answer_or_error, give_up, backoff_delay, classify, completion_or_error
+from envscaler_core.llm.retry import (
+    AttemptTimeout, BadAnswer, answer_or_error, backoff_delay, classify, completion_or_error, give_up,
+    unsupported_parameter,
+)
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
 from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
 
@@ -106,6 +109,7 @@ class LLMGateway:
         self._clients_lock = threading.Lock()
         self._audit = open_audit(store)
         self._reasoning_back = False  # learned from the endpoint's 400 (`needs_reasoning_back`), for this gateway's life
+        self._room_parameter = room_parameter(settings.base_url)  # switched when the endpoint refuses it
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self.ledger.seed(store.llm_usage(run_id))
 
@@ -170,9 +174,18 @@ class LLMGateway:
                 call.holds_slot = True
             tries += 1
             try:
-                return await op(client)
+                # The SDK's timeout bounds each read; a body trickled a byte at a time (servers that keep a
+                # queued request's connection alive) would reset it forever: the attempt as a whole is bounded.
+                try:
+                    async with asyncio.timeout(cfg.timeout_s) as deadline:
+                        return await op(client)
+                except TimeoutError:
+                    if not deadline.expired():
+                        raise
+                    raise AttemptTimeout(cfg.timeout_s) from None
             except openai.OpenAIError as exc:
                 self._release(call)
+                self._count_billed(call, exc)
                 failure = classify(exc)
                 if failure is None:
                     raise
@@ -184,6 +197,14 @@ class LLMGateway:
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
+
+    def _count_billed(self, call: _Call, exc: BaseException) -> None:
+        """A reply refused as an answer (a 200 whose choice ended in "error", an error body) that reports
+        `usage` was still billed: its tokens count toward the call, the stage, the cost and the budget."""
+        billed = billed_usage(getattr(exc, "usage", None))
+        if billed is not None:
+            prompt, completion, cached = billed
+            self._count(call, prompt, completion, 0, cached)
 
     def _count(self, call: _Call, prompt: int, completion: int, estimated: int = 0, cached: int = 0) -> None:
         cost = self.ledger.cost(call.model, prompt, completion, cached)
@@ -199,20 +220,24 @@ class LLMGateway:
                         headers: dict[str, str], what: str) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
         as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off.
-        A retry the endpoint rejects (400) differs from the answered request only by its room, so the
-        room did not fit (prompt + room over the model's context, or over its output maximum: servers
-        say so only in prose): the cut-off reply is kept, as if the ceiling had been reached."""
+        The room goes in the parameter the endpoint accepts: a 400 that names it as unsupported (Azure's
+        and OpenAI's reasoning models refuse `max_tokens`) switches to the other one for the rest of the
+        run and asks again. Any other refusal of the roomier retry (the room did not fit the model's context
+        or output maximum, which servers say only in prose; or anything else) keeps the cut-off reply, as if
+        the ceiling had been reached, with the server's words in the reason the caller reports."""
         keeps_reasoning = self._reasoning_back
         sent = outgoing(messages, keeps_reasoning)
         room: int | None = None
         length_retries = 0
+        switched = False
         exchange: Exchange | None = None
         while True:
             extra: dict[str, Any] = dict(sampling)
             if tools:
                 extra["tools"] = tools
+            parameter = self._room_parameter
             if room is not None:
-                extra[room_parameter(self.settings.base_url)] = room
+                extra[parameter] = room
             body = request_body(call.model, sent, extra)
 
             async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
@@ -237,9 +262,17 @@ class LLMGateway:
                 call.retries += 1
                 self.ledger.add(call.stage, retries=1)
                 continue
-            except LLMRequestRejected as exc:
+            except (LLMRequestRejected, LLMPromptRefused) as exc:
                 if exchange is None or exc.status_code != 400:
                     raise
+                if not switched and unsupported_parameter(exc.detail, parameter):
+                    switched = True
+                    self._room_parameter = next(p for p in ROOM_PARAMETERS if p != parameter)
+                    call.retries += 1
+                    self.ledger.add(call.stage, retries=1)
+                    continue
+                exchange.refused_room = (f"asking again with room for {room} tokens ({parameter}) was refused "
+                                         f"(HTTP {exc.status_code}: {exc.detail or 'no explanation'})")
                 return exchange
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
@@ -309,7 +342,7 @@ class LLMGateway:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
         try:
             return await body()
-        except LLMNoAnswer as exc:  # no answer to repair: the call itself failed
+        except (LLMNoAnswer, LLMPromptRefused) as exc:  # no answer to repair: the call itself failed
             await self._record(call, "error", error=str(exc))
             raise
         except LLMOutputInvalid:
@@ -425,8 +458,11 @@ class LLMGateway:
             return [list(v) for v in hit["embeddings"]]
 
         async def body() -> list[list[float]]:
-            resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
-                c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
+            try:
+                resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
+                    c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
+            except LLMPromptRefused as exc:  # a batch of the run's topic texts is no one item: the run stops
+                raise LLMRequestRejected(str(exc).split("; this item fails")[0], exc.status_code, exc.detail) from None
             reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
             if reported is None:
                 estimated = estimate_tokens(sum(len(t) for t in texts))

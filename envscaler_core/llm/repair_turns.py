@@ -31,8 +31,9 @@ def cut_off_reason(exchange: Exchange) -> str:
     if exchange.unfinished:
         return ("the endpoint stopped generating before the reply was complete, each time it was asked "
                 f"(finish_reason {exchange.finish_reason!r})")
-    return (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
-            "(finish_reason 'length') before it was complete")
+    reason = (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
+              "(finish_reason 'length') before it was complete")
+    return f"{reason}; {exchange.refused_room}" if exchange.refused_room else reason
 
 
 def repair_turn(reason: str, cut_off: bool = False) -> str:

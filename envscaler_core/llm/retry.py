@@ -7,7 +7,9 @@ the only place that decides.
 
 from __future__ import annotations
 
+import html
 import random
+import re
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -15,7 +17,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
-from envscaler_core.llm.errors import LLMNoAnswer, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.errors import LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
 
 T = TypeVar("T")
 
@@ -35,6 +37,8 @@ class Failure:
     detail: str  # short, one line
     retry_after_s: float | None = None
     no_answer: bool = False  # a 200 with no usable completion (BadAnswer): the endpoint is up
+    kind: str | None = None  # "prompt": this prompt refused (context, filter); "quota": the account's quota/credit
+    text: str | None = None  # the server's own words, when it gave any (one line)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
@@ -75,12 +79,14 @@ class ErrorInBody(openai.OpenAIError):
     proxies relay an upstream provider's failure this way. It is the failure its `code` says (an
     upstream 5xx or 429 is worth another attempt; without a code it is treated as transient)."""
 
-    def __init__(self, error: Any, mid_generation: bool = False) -> None:
+    def __init__(self, error: Any, mid_generation: bool = False, usage: Any = None) -> None:
         self.mid_generation = mid_generation  # a choice that ended in an error: the request was accepted
+        self.usage = usage  # what the provider billed for it, when the body says (OpenRouter does)
         detail = error if isinstance(error, dict) else {"message": error}
         code = detail.get("code", detail.get("status"))
         self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
         self.detail = _one_line(str(detail.get("message") or detail))
+        self.error = detail
         super().__init__(f"HTTP 200 carrying an error{'' if self.status_code is None else f' {self.status_code}'}: "
                          f"{self.detail}")
 
@@ -91,8 +97,9 @@ class BadAnswer(openai.OpenAIError):
     The request was fine and the next attempt usually is too, so it is retried like a 5xx (bounded
     by `llm.max_retries`); before, one such answer stopped the whole run on the first try."""
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, usage: Any = None) -> None:
         self.detail = _one_line(detail)
+        self.usage = usage  # what the provider billed for it, when the body says
         super().__init__(f"HTTP 200 with {self.detail}")
 
 
@@ -102,7 +109,8 @@ async def completion_or_error(pending: Awaitable[T]) -> T:
     resp = await answer_or_error(pending, "choices")
     choices = resp.get("choices") if isinstance(resp, dict) else getattr(resp, "choices", None)
     if not isinstance(choices, list) or not any(isinstance(c, dict) or hasattr(c, "message") for c in choices):
-        raise BadAnswer("no choices" if not choices else "choices that are not objects")
+        raise BadAnswer("no choices" if not choices else "choices that are not objects",
+                        resp.get("usage") if isinstance(resp, dict) else getattr(resp, "usage", None))
     return resp
 
 
@@ -119,15 +127,16 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
         body = {**(getattr(resp, "model_extra", None) or {}), "object": getattr(resp, "object", None)}
     if not body.get(field):
         if body.get("error") is not None:
-            raise ErrorInBody(body["error"])
+            raise ErrorInBody(body["error"], usage=body.get("usage"))
         if body.get("object") == "error":
-            raise ErrorInBody({k: v for k, v in body.items() if k != "object"})
+            raise ErrorInBody({k: v for k, v in body.items() if k != "object"}, usage=body.get("usage"))
     elif field == "choices":
         first = body[field][0] if isinstance(body[field], list) and body[field] else None
         if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
             # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its
             # message may hold a partial or empty turn): the failure its code says, never an answer
-            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"}, mid_generation=True)
+            raise ErrorInBody(first.get("error") or {"message": "the choice finished with an error"}, mid_generation=True,
+                              usage=body.get("usage"))
     return resp
 
 
@@ -137,11 +146,15 @@ def _retryable_status(status: int) -> bool:
 
 def classify(exc: BaseException) -> Failure | None:
     """Map an SDK exception to a Failure; None means 'not an HTTP failure' (let it propagate)."""
+    if isinstance(exc, AttemptTimeout):
+        return Failure(True, None, str(exc))
     if isinstance(exc, BadAnswer):
         return Failure(True, None, _one_line(str(exc)), no_answer=True)
     if isinstance(exc, ErrorInBody):
         status = exc.status_code
-        return Failure(status is None or exc.mid_generation or _retryable_status(status), status, _one_line(str(exc)))
+        kind = None if exc.mid_generation else refusal_kind(status, exc.error, exc.detail)
+        retryable = kind is None and (status is None or exc.mid_generation or _retryable_status(status))
+        return Failure(retryable, status, _one_line(str(exc)), kind=kind, text=exc.detail)
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, None, "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -149,21 +162,122 @@ def classify(exc: BaseException) -> Failure | None:
         return Failure(True, None, _one_line(f"connection failed: {cause or exc}"))
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        retryable = _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED)
+        text = provider_text(exc)
+        kind = refusal_kind(status, exc.body, text)
+        retryable = kind is None and (
+            _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED))
         headers = exc.response.headers if exc.response is not None else None
-        return Failure(retryable, status, _one_line(f"HTTP {status}: {exc.message}{_listed_errors(exc.body)}"),
-                       parse_retry_after(headers))
+        return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
+                       parse_retry_after(headers), kind=kind, text=text or None)
     return None
 
 
-def _listed_errors(body: Any) -> str:
-    """Gemini's OpenAI-compatible endpoint wraps its error object in a list (`[{"error": {...}}]`), which
-    the SDK's message leaves out: the provider's explanation is what tells a user what to change."""
-    if not isinstance(body, list):
+class AttemptTimeout(openai.OpenAIError):
+    """One attempt had no complete answer within `llm.timeout_s`, however the server kept the connection
+    busy (a body trickled a byte at a time resets the SDK's per-read timeout forever): retried like a timeout."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"request timed out (no complete answer within llm.timeout_s = {timeout_s:g} s)")
+
+
+# ---- what the server said, and what it is about ---------------------------------------------------
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HIDDEN = re.compile(r"<(script|style|head)\b[^>]*>.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def _page_text(text: str) -> str:
+    """An HTML error page as a few words: its title, else its first text."""
+    found = _TITLE.search(text)
+    if found and found.group(1).strip():
+        return _one_line(html.unescape(_TAG.sub(" ", found.group(1))), 120)
+    return _one_line(html.unescape(_TAG.sub(" ", _HIDDEN.sub(" ", text))), 120)
+
+
+def _message_of(body: Any) -> str:
+    """The explanation in an error body, in the shapes servers use: OpenAI's error object (the SDK has
+    already taken it out of `{"error": ...}`), a bare string (`{"error": "..."}`: LM Studio, Ollama), vLLM's
+    top-level `message`, FastAPI's `detail`, Gemini's list of error objects, an HTML or text page."""
+    if isinstance(body, str):
+        text = body.strip()
+        return _page_text(text) if text.startswith("<") or "<html" in text[:200].lower() else _one_line(text)
+    if isinstance(body, list):
+        found = [_message_of(item.get("error")) for item in body if isinstance(item, dict) and item.get("error")]
+        return "; ".join(text for text in found if text)
+    if isinstance(body, dict):
+        for key in ("message", "error", "detail", "msg"):
+            value = body.get(key)
+            if isinstance(value, str) and value.strip():
+                return _message_of(value)
+            if isinstance(value, dict | list) and (inner := _message_of(value)):
+                return inner
+    return ""
+
+
+def provider_text(exc: openai.APIStatusError) -> str:
+    """The server's own words for an HTTP error (one line), whatever the body's shape; the SDK's message
+    keeps only OpenAI's shape (`Error code: 400` for the others)."""
+    text = _message_of(exc.body)
+    if not text and exc.response is not None:
+        try:
+            text = _message_of(exc.response.text)
+        except Exception:  # a body that cannot be read any more: the status alone
+            text = ""
+    return text
+
+
+def _codes(body: Any) -> str:
+    """The machine-readable names an error body gives (code, type, status, param, Azure's inner code)."""
+    if isinstance(body, list):
+        return " ".join(_codes(item.get("error")) for item in body if isinstance(item, dict))
+    if not isinstance(body, dict):
         return ""
-    found = [item["error"].get("message") for item in body
-             if isinstance(item, dict) and isinstance(item.get("error"), dict)]
-    return "".join(f" ({text})" for text in found if isinstance(text, str) and text)
+    names = [str(body.get(k)) for k in ("code", "type", "status") if body.get(k) is not None]
+    inner = body.get("innererror")
+    if isinstance(inner, dict) and inner.get("code") is not None:
+        names.append(str(inner["code"]))
+    if isinstance(body.get("error"), dict):
+        names.append(_codes(body["error"]))
+    return " ".join(names).lower()
+
+
+PROMPT_CODES = ("context_length_exceeded", "string_above_max_length", "exceed_context_size", "content_filter",
+                "content_policy_violation", "responsibleaipolicyviolation", "prompt_too_long", "input_too_long")
+PROMPT_WORDS = re.compile(
+    r"context length|context window|context size|maximum context|too long for (?:the|this) model|prompt is too long|"
+    r"input is too long|reduce the length of the (?:messages|prompt|input)|exceeds? the (?:available )?context|"
+    r"too many (?:input|prompt) tokens|content management policy|content[ _]filter|prompt was blocked", re.IGNORECASE)
+QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
+               "insufficient_credits", "payment_required")
+QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of|no) credits|credit balance|"
+                         r"billing hard limit|payment required", re.IGNORECASE)
+
+
+def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
+    """What a refusal is about, when it is about something else than the request's form:
+    "prompt": this one prompt (over the model's context or a provider's string limit, a prompt/content
+    filter; HTTP 400/413/422 saying so, or any 413); "quota": the account (402 Payment Required, a 429 or 403
+    whose code or words are about quota, credit or billing, e.g. OpenAI's `insufficient_quota`: no retry
+    helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
+    stays a rate limit."""
+    codes = _codes(body)
+    if status == 402 or (status in (403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
+        return "quota"
+    if status == 413 or (status in (400, 422) and (any(c in codes for c in PROMPT_CODES) or PROMPT_WORDS.search(text))):
+        return "prompt"
+    return None
+
+
+def unsupported_parameter(text: str | None, name: str) -> bool:
+    """A 400 that says the parameter `name` is not accepted (OpenAI/Azure reasoning models: "Unsupported
+    parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."; servers
+    that only know one of the two: "unrecognized/unknown/extra ... max_completion_tokens")."""
+    if not text or name not in text:
+        return False
+    low = text.lower()
+    return bool(re.search(r"unsupported|not supported|unrecognized|unknown|not permitted|not allowed|extra "
+                          r"(?:inputs|fields)|use '?max_(?:completion_)?tokens'? instead", low))
 
 
 def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: float | None,
@@ -179,12 +293,23 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
 def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Exception:
     """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
     likely fix) or unavailable (retries exhausted, or the endpoint cannot be reached at all)."""
+    if failure.kind == "quota":
+        return LLMRequestRejected(
+            f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
+            "add credit or raise the quota with the provider (or use another key / llm.base_url), then resume: "
+            "retrying does not help", failure.status, failure.text)
+    if failure.kind == "prompt":
+        return LLMPromptRefused(
+            f"LLM endpoint {endpoint} refused {what} itself ({failure.detail}); this item fails (its prompt is "
+            "over the model's context or the provider's limit, or a filter blocked it), the run goes on",
+            reason=f"the endpoint refused this prompt: {failure.detail}", status_code=failure.status,
+            detail=failure.text)
     if not failure.retryable:
         hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
                 404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
-                                  failure.status)
+                                  failure.status, failure.text)
     if failure.no_answer:  # answered, every time, with nothing usable: this request's failure, not an outage
         return LLMNoAnswer(
             f"LLM endpoint {endpoint} answered {what} {attempts} time(s) without a usable completion (last: "

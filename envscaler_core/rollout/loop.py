@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from envscaler_core.config import Settings
-from envscaler_core.llm.errors import LLMError, LLMOutputInvalid, LLMRequestRejected
+from envscaler_core.llm.errors import LLMError, LLMOutputInvalid
 from envscaler_core.llm.replies import ReplyProblem, answer_text, normalise_assistant, parse_arguments
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
@@ -44,10 +44,11 @@ def observation(ep: Episode, call: dict[str, Any]) -> tuple[str, bool]:
 
 def _ends_episode(exc: LLMError) -> bool:
     """Model failures that end one episode as 'error' (still scored, then dropped by the filters): an
-    unusable answer or a request the endpoint refuses on content grounds. An outage, a bad key or a
-    spent budget propagates instead: the episode was not really played, so resume must play it."""
-    return isinstance(exc, LLMOutputInvalid) or (
-        isinstance(exc, LLMRequestRejected) and exc.status_code in (400, 413, 422))
+    unusable answer, or this episode's prompt refused (`LLMPromptRefused`: over the context, a prompt
+    filter), the same failures that fail one item in the batch stages. An outage, a bad key, a spent
+    budget or quota, a request whose form the endpoint refuses (`LLMRequestRejected`: every episode would
+    meet it) propagates instead: the episode was not really played, so resume must play it."""
+    return isinstance(exc, LLMOutputInvalid)
 
 
 class _UserSim:

@@ -8,7 +8,9 @@ body it received, so a spec can read the repair turn or the output limit the gat
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from mock_llm.server import listening_socket, uvicorn_config
@@ -30,6 +32,9 @@ RAW = "__raw_body__"
 """A scripted response with this key sends its value (a str) verbatim as the JSON body."""
 MEDIA = "__media_type__"
 """With RAW: the Content-Type to send it with (`text/html`, `text/event-stream`); JSON by default."""
+TRICKLE = "__trickle__"
+"""`(interval_s, count)`: send the headers, then one blank line every `interval_s`, `count` times, then the
+rest of the response as its body (servers that keep a queued request's connection alive this way)."""
 
 
 def completion(content: Any = None, *, finish: str | None = "stop", usage: dict[str, int] | None | bool = True,
@@ -73,6 +78,17 @@ class ScriptedEndpoint:
             self.requests.append(body)
             response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
         status = response.get(STATUS, 200)
+        if TRICKLE in response:
+            interval, count = response[TRICKLE]
+            rest = json.dumps({k: v for k, v in response.items() if k not in (STATUS, TRICKLE)}).encode()
+
+            async def trickle() -> Any:
+                for _ in range(count):
+                    yield b"\n"
+                    await asyncio.sleep(interval)
+                yield rest
+
+            return StreamingResponse(trickle(), status_code=status, media_type="application/json")
         if RAW in response:
             return Response(response[RAW], status_code=status, media_type=response.get(MEDIA, "application/json"))
         return JSONResponse({k: v for k, v in response.items() if k != STATUS}, status_code=status)

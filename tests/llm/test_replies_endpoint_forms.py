@@ -131,8 +131,8 @@ def test_an_http_200_carrying_an_error_without_a_code_is_retried(endpoint) -> No
 
 
 def test_an_http_200_carrying_a_client_error_is_rejected_at_once_quoting_it(endpoint) -> None:
-    endpoint.script({"error": {"message": "This model's maximum context length is 8192 tokens", "code": 400}})
-    with pytest.raises(LLMRequestRejected, match="maximum context length is 8192") as err:
+    endpoint.script({"error": {"message": "Invalid value for 'response_format': json_object is not supported", "code": 400}})
+    with pytest.raises(LLMRequestRejected, match="json_object is not supported") as err:
         gateway(endpoint).structured_sync(JUDGE_STATEFUL, TASK)
     assert err.value.status_code == 400 and len(endpoint.requests) == 1
 
