@@ -34,6 +34,7 @@ from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
+from envscaler_core.llm.sync_calls import SyncCalls
 from envscaler_core.llm.retry import (
     AttemptTimeout, BadAnswer, answer_or_error, backoff_delay, classify, completion_or_error, give_up,
     unsupported_parameter,
@@ -85,7 +86,7 @@ class _Call:
         self.started = time.perf_counter()
 
 
-class LLMGateway:
+class LLMGateway(SyncCalls):
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
@@ -482,33 +483,3 @@ class LLMGateway:
     def usage_by_stage(self) -> dict[str, dict[str, Any]]:
         """{stage: {calls, cached, retries, prompt_tokens, completion_tokens, cost_usd}} for this gateway."""
         return self.ledger.by_stage()
-
-    # ---- sync wrappers (scripts, REPL) -----------------------------------------------------------
-
-    def _run(self, make: Callable[[], Awaitable[T]]) -> T:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError("the *_sync gateway methods cannot run inside an event loop; await the async method")
-
-        async def main() -> T:
-            try:
-                return await make()
-            finally:
-                await self.aclose()
-
-        return asyncio.run(main())
-
-    def structured_sync(self, prompt_spec: PromptSpec[Any, O], input: BaseModel, stage: str = "mine",
-                        model: str | None = None) -> O:
-        return self._run(lambda: self.structured(prompt_spec, input, stage=stage, model=model))
-
-    def chat_sync(self, messages: Sequence[dict[str, Any]], prompt: ChatPrompt | None = None, stage: str = "agent",
-                  tools: list[dict[str, Any]] | None = None, model: str | None = None, sample: int = 0) -> ChatReply:
-        return self._run(lambda: self.chat(messages, prompt=prompt, stage=stage, tools=tools, model=model, sample=sample))
-
-    def embed_sync(self, texts: Sequence[str], stage: str = "embedding", model: str | None = None) -> list[list[float]]:
-        return self._run(lambda: self.embed(texts, stage=stage, model=model))
-
