@@ -357,6 +357,7 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     from_env, origin = _env_overrides(env)
     data = _merge(data, from_env)
     data = _merge(data, overrides or {})
+    unmask_urls(data, env)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
@@ -432,7 +433,78 @@ def _overridden(overrides: dict[str, Any], loc: tuple[str, ...]) -> bool:
 
 def public_config(settings: Settings) -> dict[str, Any]:
     """Settings as JSON without secrets: what is stored on the run and passed as flow parameters
-    (both end up in databases and dashboards). The API key comes back from the environment."""
+    (both end up in databases and dashboards). The API key comes back from the environment; a URL's
+    password and secret query parameters are masked (`mask_url`), and the real URL is remembered in this
+    process only, so a flow run here (the CLI's) gets it back in `load_settings` (`unmask_urls`)."""
     data = settings.model_dump(mode="json", by_alias=True)
     data["llm"].pop("api_key", None)
+    for section, field in _URL_SETTINGS:
+        real = data.get(section, {}).get(field)
+        if isinstance(real, str) and (masked := mask_url(real)) != real:
+            _REAL_URLS[masked] = real
+            data[section][field] = masked
     return data
+
+
+# URL settings that may carry a secret (a database password, a token in the query string).
+_URL_SETTINGS = (("store", "url"), ("llm", "base_url"))
+_MASK = "***"
+_SECRET_PARAM_WORDS = ("password", "passwd", "pwd", "pass", "token", "secret", "key", "auth", "credential",
+                       "credentials", "signature", "sig")  # a word of the parameter's name (api_key, X-Auth-Token)
+_SECRET_PARAM_ENDINGS = ("password", "passwd", "token", "secret", "apikey", "sslkey")  # sslpassword, accesstoken
+_REAL_URLS: dict[str, str] = {}  # masked -> real, for the URLs this process masked itself
+
+
+def _secret_param(name: str) -> bool:
+    from urllib.parse import unquote_plus
+
+    lowered = unquote_plus(name).lower().replace("-", "_").replace(".", "_")
+    return bool(set(lowered.split("_")) & set(_SECRET_PARAM_WORDS)) or lowered.endswith(_SECRET_PARAM_ENDINGS)
+
+
+def mask_url(url: str) -> str:
+    """`url` with the password in its user info and the value of every query parameter named like a
+    secret (password, token, api_key, sslpassword, ...) replaced by `***`; anything else, and a plain
+    path, unchanged. What may be shown, logged and stored; `mask_url(mask_url(u)) == mask_url(u)`."""
+    if "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    netloc_end = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:netloc_end], rest[netloc_end:]
+    userinfo, at, host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:{_MASK}@{host}"
+    path, question, query = tail.partition("?")
+    if question:
+        query, hash_, fragment = query.partition("#")
+        parts = []
+        for part in query.split("&"):
+            name, eq, _value = part.partition("=")
+            parts.append(f"{name}={_MASK}" if eq and _secret_param(name) else part)
+        tail = f"{path}?{'&'.join(parts)}{hash_}{fragment}"
+    return f"{scheme}://{netloc}{tail}"
+
+
+def is_masked(url: str) -> bool:
+    """Whether `url` carries a masked secret (`mask_url`'s `***`), so cannot be used as it is."""
+    return _MASK in url and mask_url(url.replace(_MASK, "x")) == url
+
+
+def unmask_urls(data: dict[str, Any], environ: dict[str, Any]) -> None:
+    """Flow parameters and stored runs hold masked URLs: put back the real one, from this process (it
+    masked it) or from the environment of the process that runs the flow (e.g. a worker's
+    ENVSCALER_DB_URL) when it masks to the same text; else a one-line ConfigError."""
+    from_env, _ = _env_overrides(environ)
+    for section, field in _URL_SETTINGS:
+        value = (data.get(section) or {}).get(field) if isinstance(data.get(section), dict) else None
+        if not isinstance(value, str) or not is_masked(value):
+            continue
+        candidates = [_REAL_URLS.get(value), (from_env.get(section) or {}).get(field)]
+        real = next((c for c in candidates if isinstance(c, str) and c != value and mask_url(c) == value), None)
+        if real is None:
+            names = [name for name, path in _ENV_ALIASES.items() if path == (section, field)]
+            names.append(f"{_ENV_PREFIX}{section.upper()}__{field.upper()}")
+            raise ConfigError(f"{section}.{field}: {value} has its secret masked (flow parameters and stored runs "
+                              f"never hold one); give the real URL to the process that runs the flow "
+                              f"({' or '.join(names)} in its environment)")
+        data[section][field] = real
