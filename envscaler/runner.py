@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -122,6 +122,8 @@ class RunRequest:
     add_sources: bool = False
     mock_llm: bool | None = None
     notes: list[str] = field(default_factory=list)
+    continued: Callable[[Any], Settings] | None = None
+    """For `run`: the settings an existing run continues with, from its row (`resume_plan.resume_settings`)."""
 
 
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
@@ -144,8 +146,12 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     prefect_cli_environment()
     with claimed_store(settings, run_id) as store:
         if not request.resume:
-            check_run_id(store, run_id, sources, request.add_sources)
-            settings = _keep_out_dir(store, run_id, settings)
+            existing = check_run_id(store, run_id, sources, request.add_sources)
+            if existing is not None and request.continued is not None:
+                checked = (settings.mine.strict_sources, settings.mine.max_tasks)
+                settings = request.continued(existing)  # the run's own settings, as `resume` builds them
+                if report and checked != (settings.mine.strict_sources, settings.mine.max_tasks):
+                    report = check_sources(sources, settings)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
         from envscaler.live_progress import LiveProgress
@@ -197,16 +203,17 @@ def _mark_interrupted(store: Any, run_id: str, error: str) -> Any:
     return run
 
 
-def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> None:
-    """Reusing a run id continues that run: refused (one line) when the sources differ, unless the
-    command says to add them (`--add-sources`); an evaluation's id is never a factory run's."""
+def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> Any:
+    """Reusing a run id continues that run (returned; None for a new id): refused (one line) when the
+    sources differ, unless the command says to add them (`--add-sources`); an evaluation's id is never a
+    factory run's."""
     run = store.get_run(run_id)
     if run is None:
-        return
+        return None
     if "eval" in run.config:
         fail(f"run {run_id} is a BFCL evaluation, not a factory run; pick another --run-id")
     if add_sources or not sources:
-        return
+        return run
     before, now = set(run.sources), set(sources)
     if before != now:
         new = sorted(now - before)
@@ -215,17 +222,7 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
                                              f"not given now: {', '.join(missing)}" if missing else "") if part)
         fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
              f"--run-id, `{resume_call(run_id, store.url)}` to continue it, or --add-sources to add these files to it")
-
-
-def _keep_out_dir(store: Any, run_id: str, settings: Settings) -> Settings:
-    """`run` on an existing run id continues it: where its exports and report go stays where the run put
-    them unless this command names another place (as `resume` does), else a later export would land
-    beside the store while the earlier ones stay in the run's own directory."""
-    run = store.get_run(run_id)
-    own = (run.config.get("flow") or {}).get("out_dir") if run is not None else None
-    if settings.flow.out_dir or not own:
-        return settings
-    return settings.model_copy(update={"flow": settings.flow.model_copy(update={"out_dir": own})})
+    return run
 
 
 def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,

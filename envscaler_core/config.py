@@ -318,12 +318,22 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def merge_layers(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override` over `base`, section by section (the layering of `load_settings`)."""
+    return _merge(base, override)
+
+
 def given_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
     """What a config file and the environment set explicitly (defaults left out), layered as in
     `load_settings`: how `resume` tells a setting the user gave now from one it would only default."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     from_env, _ = _env_overrides(dict(os.environ if environ is None else environ))
     return _merge(data, from_env)
+
+
+def env_setting_names(environ: dict[str, str] | None = None) -> dict[tuple[str, ...], str]:
+    """For each setting path the environment sets, the variable that sets it (named in messages)."""
+    return _env_overrides(dict(os.environ if environ is None else environ))[1]
 
 
 # Settings a resumed run takes from the command that resumes it (its environment, config file and
