@@ -152,6 +152,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                 settings = request.continued(existing)  # the run's own settings, as `resume` builds them
                 if report and checked != (settings.mine.strict_sources, settings.mine.max_tasks):
                     report = check_sources(sources, settings)
+        check_sources_unchanged(store, run_id, sources, stages)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
         from envscaler.live_progress import LiveProgress
@@ -223,6 +224,29 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
         fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
              f"--run-id, `{resume_call(run_id, store.url)}` to continue it, or --add-sources to add these files to it")
     return run
+
+
+def check_sources_unchanged(store: Any, run_id: str, sources: list[str], stages: list[str] | None) -> None:
+    """An existing run that will read its sources again (its mine stage runs) is refused in one line,
+    exit 2, when one of them is gone or its contents changed since the run first read it (the sha256
+    kept in its sources report): found by the flow's ingest, the same verdict used to mark a completed
+    run `failed` although nothing had been stored. Checked before the run's row is touched."""
+    from envscaler_core.mine.source_report import changed_sources, file_digest, inspect_sources
+
+    run = store.get_run(run_id)
+    if run is None or not sources or (stages and "mine" not in stages):
+        return
+    gone = [p for p in sources if not Path(p).is_file()]
+    if gone:
+        fail(f"run {run_id}: source file(s) not found: {', '.join(gone)} (the run read its tasks from there; put "
+             "the file back at that path to continue the run)")
+    earlier = run.sources_report
+    digests = {f.path: f.sha256 for f in earlier.files if f.sha256} if earlier is not None else {}
+    differ = [p for p in sources if p in digests and file_digest(p) not in (None, digests[p])]
+    if differ:
+        lines = changed_sources(earlier, inspect_sources(differ))
+        fail(f"run {run_id}: " + "; ".join(lines) + "; a run id names one run over one dataset: start the new "
+             "contents under a new --run-id, or put the old file back to continue this run; the run is unchanged")
 
 
 def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,
