@@ -38,6 +38,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except ExportError as exc:
             fail(f"--format: {exc}")
         settings = settings_from(config, db)
+        if out is not None:
+            _check_out(run_id, out)
         started, target = time.time(), None
         try:
             with sigterm_as_interrupt(), open_for_reading(settings.store.url) as store:
@@ -66,6 +68,18 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         else:
             for line in manifest.summary_lines():
                 typer.echo(line)
+
+
+def _check_out(run_id: str, out: Path) -> None:
+    """--out is a directory the files go under (OUT/RUN_ID/): made if its parent exists, as `mkdir` would,
+    but a missing parent is an error, not a tree of directories created from a typo (an outside check saw
+    `--out /nonexistent/dir` make /nonexistent/dir)."""
+    base = out.expanduser().resolve()
+    if base.exists() or base.parent.is_dir():
+        return
+    what = "is not a directory" if base.parent.exists() else "does not exist"
+    fail(f"export of run {run_id}: cannot write to --out {base}: the directory {base.parent} {what}; create it "
+         "first, or pass --out <existing directory>")
 
 
 def _base(store: object, run_id: str, out: Path | None) -> Path | None:
