@@ -56,7 +56,7 @@ def say(message: str, quiet: bool = False) -> None:
 
 
 def source_paths(sources: list[Path]) -> list[str]:
-    """Absolute paths of the source files, or exit 2 naming the bad ones (checked first: it is the
+    """Absolute paths of the source files, each once, or exit 2 naming the bad ones (checked first: it is the
     cheapest mistake to report). A path that exists but is no regular file is said to be what it is: "not
     found" sent people looking for a typo in a directory's name."""
     problems = {kind: [str(p) for p in sources if source_kind(Path(p)) == kind]
@@ -69,7 +69,8 @@ def source_paths(sources: list[Path]) -> list[str]:
     if problems["is not a regular file"]:
         fail(f"source {', '.join(problems['is not a regular file'])} is not a regular file (a FIFO, socket or "
              "device); save the tasks to a file first")
-    return [str(Path(p).resolve()) for p in sources]
+    # one file given several times (-s a.jsonl -s ./a.jsonl) is one source: read, counted and listed once
+    return list(dict.fromkeys(str(Path(p).resolve()) for p in sources))
 
 
 def source_kind(path: Path) -> str:
