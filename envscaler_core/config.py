@@ -275,10 +275,19 @@ def _read_file(path: Path) -> dict[str, Any]:
     except Exception as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"{path}: cannot parse: {exc}") from exc
+        raise ConfigError(f"{path}: cannot parse: {_one_line(exc)}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level must be a mapping of sections, got {type(data).__name__}")
     return data
+
+
+def _one_line(exc: Exception) -> str:
+    """A parser's error in one line: PyYAML's spans six (context, the quoted line, a caret, the problem)."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        context = getattr(exc, "context", None)
+        return f"{context + ': ' if context else ''}{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(exc).split())
 
 
 def _set_path(data: dict[str, Any], keys: list[str], value: str) -> None:
@@ -381,7 +390,9 @@ def _describe(exc: ValidationError, path: str | Path | None, origin: dict[tuple[
     for err in exc.errors():
         loc = tuple(str(p) for p in err["loc"])
         field = ".".join(loc)
-        var = next((named for keys, named in origin.items() if loc[:len(keys)] == keys), None)
+        # a variable that sets this setting, one inside it, or (an unknown section) one under it
+        var = next((named for keys, named in origin.items()
+                    if loc[:len(keys)] == keys or keys[:len(loc)] == loc), None)
         message = _unknown_setting(loc) if err["type"] == "extra_forbidden" else err["msg"]
         if var is not None and not _overridden(overrides, loc):
             problems.append(f"{field}: {message} (from environment variable {var[0]}={var[1]!r}; fix or unset it)")
