@@ -63,6 +63,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except OSError as exc:
             where = exc.filename or out or settings.flow.out_dir or "the default output directory"
             fail(f"export of run {run_id}: cannot write {where}: {exc.strerror or exc}; pass --out <writable directory>")
+        _warn(manifest, settings.store.url)
         if json_out:
             typer.echo(manifest.model_dump_json(indent=2))
         else:
@@ -80,6 +81,21 @@ def _check_out(run_id: str, out: Path) -> None:
     what = "is not a directory" if base.parent.exists() else "does not exist"
     fail(f"export of run {run_id}: cannot write to --out {base}: the directory {base.parent} {what}; create it "
          "first, or pass --out <existing directory>")
+
+
+def _warn(manifest: object, store_url: str) -> None:
+    """What the manifest says that a reader of a complete-looking export must not miss, on stderr."""
+    from envscaler.cli_name import resume_call
+    from envscaler_core.models.run import FINISHED
+
+    status, run_id = manifest.run_status, manifest.run_id  # type: ignore[attr-defined]
+    if status is not None and status not in FINISHED:
+        typer.echo(f"warning: run {run_id} is {status}, not finished: this export holds only what it had made so "
+                   f"far (manifest.json: run_status); `{resume_call(run_id, store_url)}` continues it", err=True)
+    other = manifest.other_files  # type: ignore[attr-defined]
+    if other:
+        typer.echo(f"warning: {manifest.out_dir} also holds {', '.join(other)} from an earlier export (other "  # type: ignore[attr-defined]
+                   "formats), not part of this one (manifest.json: other_files); remove them if they are stale", err=True)
 
 
 def _base(store: object, run_id: str, out: Path | None) -> Path | None:
