@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from envscaler_core.config import load_settings
+from envscaler_core.config import load_settings, mask_url
 
 
 def deployment_parameters(config_path: str | Path | None, sources: list[str], run_id: str) -> dict[str, Any]:
@@ -28,6 +28,9 @@ def deployment_parameters(config_path: str | Path | None, sources: list[str], ru
         settings = load_settings(config_path, environ={})
         config = settings.model_dump(mode="json", by_alias=True, exclude_unset=True)
         config.get("llm", {}).pop("api_key", None)
+        for section, field in (("store", "url"), ("llm", "base_url")):  # a password: the worker's environment has it
+            if isinstance(url := config.get(section, {}).get(field), str):
+                config[section][field] = mask_url(url)
     return {"run_id": run_id, "sources": list(sources), "config": config}
 
 

@@ -77,8 +77,36 @@ def _is_mock(answer: httpx.Response) -> bool:
     return bool(models) and all(isinstance(m, dict) and m.get("owned_by") == MOCK_OWNER for m in models)
 
 
+def base_url_problem(settings: Settings) -> str | None:
+    """What is wrong with llm.base_url as a URL (no http:// or https://, no host), naming the value and
+    where it came from; None when it is one. `127.0.0.1:8000/v1` used to be reported as the unreachable
+    endpoint `://None:80`, and `localhost:8000` as `localhost://None:80`."""
+    from envscaler_core.config import env_setting_names
+
+    base = settings.llm.base_url
+    if base is None:
+        return None
+    url = urlsplit(base.strip())
+    try:
+        url.port  # noqa: B018 - raises on a port that is no number
+        fine = url.scheme.lower() in ("http", "https") and bool(url.hostname)
+    except ValueError:
+        fine = False
+    if fine:
+        return None
+    where = env_setting_names().get(("llm", "base_url")) or "llm.base_url"
+    bare = base.strip().split("://", 1)[-1].lstrip("/")
+    example = f"; e.g. http://{bare}" if bare and url.scheme.lower() not in ("http", "https") else ""
+    return (f"LLM endpoint {base!r} ({where}) is not a URL the factory can call: it needs http:// or https://, a host "
+            f"and, if any, a numeric port{example}")
+
+
 def check_endpoint(settings: Settings, *, required: bool = True, quiet: bool = False) -> Endpoint:
-    """`required`: a problem is exit 2 with one line. Otherwise (a resume) it is a warning on stderr."""
+    """`required`: a problem is exit 2 with one line. Otherwise (a resume) it is a warning on stderr; an
+    endpoint that is no URL at all is exit 2 either way (no cached answer makes it callable)."""
+    malformed = base_url_problem(settings)
+    if malformed is not None:
+        fail(malformed)
     endpoint = probe_endpoint(settings)
     if endpoint.problem is not None:
         if required:

@@ -14,16 +14,28 @@ from pathlib import Path
 from typing import Any
 
 from envscaler.commands._common import fail
-from envscaler_core.config import ConfigError, Settings, given_settings, load_settings, taken_from_current
+from envscaler_core.config import (
+    ConfigError,
+    Settings,
+    env_setting_names,
+    given_settings,
+    load_settings,
+    merge_layers,
+    taken_from_current,
+)
 from envscaler_core.models import Run
 
 
 def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens: int | None = None,
-                    max_cost: float | None = None, endpoint: dict[str, Any] | None = None) -> Settings:
-    """`endpoint` (base_url/api_key) wins over everything: a demo run resumes against a fresh mock."""
+                    max_cost: float | None = None, endpoint: dict[str, Any] | None = None,
+                    flags: dict[str, Any] | None = None, refuse_changes: bool = False) -> Settings:
+    """`endpoint` (base_url/api_key) wins over everything: a demo run resumes against a fresh mock.
+    `flags` are settings the command's flags give (`run --out`, `--strict`), taken like the config file's.
+    `refuse_changes` (`run` on an existing run id): an experiment setting given now that differs from the
+    run's is refused in one line naming it, where `resume` just keeps the run's."""
     stored: dict[str, Any] = copy.deepcopy(run.config)
     try:
-        given = given_settings(config)
+        given = merge_layers(given_settings(config), flags or {})
     except ConfigError as exc:
         fail(str(exc))
     if db is not None:  # --db '' is a mistake to report, not the default store
@@ -41,9 +53,54 @@ def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens
     if endpoint:
         stored.setdefault("llm", {}).update(endpoint)
     try:
-        return load_settings(overrides=stored)
+        settings = load_settings(overrides=stored)
     except ConfigError as exc:
         fail(f"run {run.run_id}: {exc}")
+    if refuse_changes:
+        _refuse_other_experiment(run.run_id, settings, config, given, flags or {})
+    return settings
+
+
+FLAG_OF = {("mine", "strict_sources"): "--strict"}
+
+
+def _refuse_other_experiment(run_id: str, settings: Settings, config: Path | None, given: dict[str, Any],
+                             flags: dict[str, Any]) -> None:
+    """One line naming the first experiment setting (not one `resume` takes from the current command)
+    given explicitly now whose value differs from the run's: the command would silently run another
+    experiment under the same run id (or, before, replace the run's settings with it)."""
+    try:
+        now = load_settings(config, overrides=flags).model_dump(mode="json", by_alias=True)
+    except ConfigError as exc:
+        fail(str(exc))
+    own = settings.model_dump(mode="json", by_alias=True)
+    for path in _leaves(given):
+        if len(path) < 2 or taken_from_current(path[0], path[1]):
+            continue
+        mine, theirs = _at(now, path), _at(own, path)
+        if mine != theirs:
+            name = ".".join(path)
+            where = FLAG_OF.get(path[:2]) if _at(flags, path) is not None else None
+            where = where or env_setting_names().get(path) or (f"in {config}" if config else "given")
+            fail(f"run {run_id} keeps its own settings (one run is one experiment): {name} is {theirs!r} there, "
+                 f"{mine!r} here ({where}); drop it to continue the run, or use a new --run-id for a new experiment")
+
+
+def _leaves(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for key, value in tree.items():
+        path = (*prefix, str(key))
+        # prices are one setting (a dict of models), taken whole; other dicts are sections
+        out += _leaves(value, path) if isinstance(value, dict) and path[-1] != "prices" else [path]
+    return out
+
+
+def _at(tree: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(tree, dict):
+            return None
+        tree = tree.get(key)
+    return tree
 
 
 def endpoint_change(run: Run, settings: Settings) -> str | None:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,7 +56,7 @@ def say(message: str, quiet: bool = False) -> None:
 
 
 def source_paths(sources: list[Path]) -> list[str]:
-    """Absolute paths of the source files, or exit 2 naming the bad ones (checked first: it is the
+    """Absolute paths of the source files, each once, or exit 2 naming the bad ones (checked first: it is the
     cheapest mistake to report). A path that exists but is no regular file is said to be what it is: "not
     found" sent people looking for a typo in a directory's name."""
     problems = {kind: [str(p) for p in sources if source_kind(Path(p)) == kind]
@@ -69,7 +69,8 @@ def source_paths(sources: list[Path]) -> list[str]:
     if problems["is not a regular file"]:
         fail(f"source {', '.join(problems['is not a regular file'])} is not a regular file (a FIFO, socket or "
              "device); save the tasks to a file first")
-    return [str(Path(p).resolve()) for p in sources]
+    # one file given several times (-s a.jsonl -s ./a.jsonl) is one source: read, counted and listed once
+    return list(dict.fromkeys(str(Path(p).resolve()) for p in sources))
 
 
 def source_kind(path: Path) -> str:
@@ -122,6 +123,8 @@ class RunRequest:
     add_sources: bool = False
     mock_llm: bool | None = None
     notes: list[str] = field(default_factory=list)
+    continued: Callable[[Any], Settings] | None = None
+    """For `run`: the settings an existing run continues with, from its row (`resume_plan.resume_settings`)."""
 
 
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
@@ -144,8 +147,13 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     prefect_cli_environment()
     with claimed_store(settings, run_id) as store:
         if not request.resume:
-            check_run_id(store, run_id, sources, request.add_sources)
-            settings = _keep_out_dir(store, run_id, settings)
+            existing = check_run_id(store, run_id, sources, request.add_sources)
+            if existing is not None and request.continued is not None:
+                checked = (settings.mine.strict_sources, settings.mine.max_tasks)
+                settings = request.continued(existing)  # the run's own settings, as `resume` builds them
+                if report and checked != (settings.mine.strict_sources, settings.mine.max_tasks):
+                    report = check_sources(sources, settings)
+        check_sources_unchanged(store, run_id, sources, stages)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
         from envscaler.live_progress import LiveProgress
@@ -197,16 +205,17 @@ def _mark_interrupted(store: Any, run_id: str, error: str) -> Any:
     return run
 
 
-def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> None:
-    """Reusing a run id continues that run: refused (one line) when the sources differ, unless the
-    command says to add them (`--add-sources`); an evaluation's id is never a factory run's."""
+def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool) -> Any:
+    """Reusing a run id continues that run (returned; None for a new id): refused (one line) when the
+    sources differ, unless the command says to add them (`--add-sources`); an evaluation's id is never a
+    factory run's."""
     run = store.get_run(run_id)
     if run is None:
-        return
+        return None
     if "eval" in run.config:
         fail(f"run {run_id} is a BFCL evaluation, not a factory run; pick another --run-id")
     if add_sources or not sources:
-        return
+        return run
     before, now = set(run.sources), set(sources)
     if before != now:
         new = sorted(now - before)
@@ -215,17 +224,30 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
                                              f"not given now: {', '.join(missing)}" if missing else "") if part)
         fail(f"run {run_id} already exists with other sources ({detail}); a run id names one run: use a new "
              f"--run-id, `{resume_call(run_id, store.url)}` to continue it, or --add-sources to add these files to it")
+    return run
 
 
-def _keep_out_dir(store: Any, run_id: str, settings: Settings) -> Settings:
-    """`run` on an existing run id continues it: where its exports and report go stays where the run put
-    them unless this command names another place (as `resume` does), else a later export would land
-    beside the store while the earlier ones stay in the run's own directory."""
+def check_sources_unchanged(store: Any, run_id: str, sources: list[str], stages: list[str] | None) -> None:
+    """An existing run that will read its sources again (its mine stage runs) is refused in one line,
+    exit 2, when one of them is gone or its contents changed since the run first read it (the sha256
+    kept in its sources report): found by the flow's ingest, the same verdict used to mark a completed
+    run `failed` although nothing had been stored. Checked before the run's row is touched."""
+    from envscaler_core.mine.source_report import changed_sources, file_digest, inspect_sources
+
     run = store.get_run(run_id)
-    own = (run.config.get("flow") or {}).get("out_dir") if run is not None else None
-    if settings.flow.out_dir or not own:
-        return settings
-    return settings.model_copy(update={"flow": settings.flow.model_copy(update={"out_dir": own})})
+    if run is None or not sources or (stages and "mine" not in stages):
+        return
+    gone = [p for p in sources if not Path(p).is_file()]
+    if gone:
+        fail(f"run {run_id}: source file(s) not found: {', '.join(gone)} (the run read its tasks from there; put "
+             "the file back at that path to continue the run)")
+    earlier = run.sources_report
+    digests = {f.path: f.sha256 for f in earlier.files if f.sha256} if earlier is not None else {}
+    differ = [p for p in sources if p in digests and file_digest(p) not in (None, digests[p])]
+    if differ:
+        lines = changed_sources(earlier, inspect_sources(differ))
+        fail(f"run {run_id}: " + "; ".join(lines) + "; a run id names one run over one dataset: start the new "
+             "contents under a new --run-id, or put the old file back to continue this run; the run is unchanged")
 
 
 def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,

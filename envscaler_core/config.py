@@ -290,10 +290,19 @@ def _read_file(path: Path) -> dict[str, Any]:
     except Exception as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"{path}: cannot parse: {exc}") from exc
+        raise ConfigError(f"{path}: cannot parse: {_one_line(exc)}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: top level must be a mapping of sections, got {type(data).__name__}")
     return data
+
+
+def _one_line(exc: Exception) -> str:
+    """A parser's error in one line: PyYAML's spans six (context, the quoted line, a caret, the problem)."""
+    problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        context = getattr(exc, "context", None)
+        return f"{context + ': ' if context else ''}{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(exc).split())
 
 
 def _set_path(data: dict[str, Any], keys: list[str], value: str) -> None:
@@ -333,12 +342,22 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def merge_layers(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override` over `base`, section by section (the layering of `load_settings`)."""
+    return _merge(base, override)
+
+
 def given_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
     """What a config file and the environment set explicitly (defaults left out), layered as in
     `load_settings`: how `resume` tells a setting the user gave now from one it would only default."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     from_env, _ = _env_overrides(dict(os.environ if environ is None else environ))
     return _merge(data, from_env)
+
+
+def env_setting_names(environ: dict[str, str] | None = None) -> dict[tuple[str, ...], str]:
+    """For each setting path the environment sets, the variable that sets it (named in messages)."""
+    return _env_overrides(dict(os.environ if environ is None else environ))[1]
 
 
 # Settings a resumed run takes from the command that resumes it (its environment, config file and
@@ -372,6 +391,7 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     from_env, origin = _env_overrides(env)
     data = _merge(data, from_env)
     data = _merge(data, overrides or {})
+    unmask_urls(data, env)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
@@ -385,7 +405,9 @@ def _describe(exc: ValidationError, path: str | Path | None, origin: dict[tuple[
     for err in exc.errors():
         loc = tuple(str(p) for p in err["loc"])
         field = ".".join(loc)
-        var = next((named for keys, named in origin.items() if loc[:len(keys)] == keys), None)
+        # a variable that sets this setting, one inside it, or (an unknown section) one under it
+        var = next((named for keys, named in origin.items()
+                    if loc[:len(keys)] == keys or keys[:len(loc)] == loc), None)
         message = _unknown_setting(loc) if err["type"] == "extra_forbidden" else err["msg"]
         if var is not None and not _overridden(overrides, loc):
             problems.append(f"{field}: {message} (from environment variable {var[0]}={var[1]!r}; fix or unset it)")
@@ -447,7 +469,78 @@ def _overridden(overrides: dict[str, Any], loc: tuple[str, ...]) -> bool:
 
 def public_config(settings: Settings) -> dict[str, Any]:
     """Settings as JSON without secrets: what is stored on the run and passed as flow parameters
-    (both end up in databases and dashboards). The API key comes back from the environment."""
+    (both end up in databases and dashboards). The API key comes back from the environment; a URL's
+    password and secret query parameters are masked (`mask_url`), and the real URL is remembered in this
+    process only, so a flow run here (the CLI's) gets it back in `load_settings` (`unmask_urls`)."""
     data = settings.model_dump(mode="json", by_alias=True)
     data["llm"].pop("api_key", None)
+    for section, field in _URL_SETTINGS:
+        real = data.get(section, {}).get(field)
+        if isinstance(real, str) and (masked := mask_url(real)) != real:
+            _REAL_URLS[masked] = real
+            data[section][field] = masked
     return data
+
+
+# URL settings that may carry a secret (a database password, a token in the query string).
+_URL_SETTINGS = (("store", "url"), ("llm", "base_url"))
+_MASK = "***"
+_SECRET_PARAM_WORDS = ("password", "passwd", "pwd", "pass", "token", "secret", "key", "auth", "credential",
+                       "credentials", "signature", "sig")  # a word of the parameter's name (api_key, X-Auth-Token)
+_SECRET_PARAM_ENDINGS = ("password", "passwd", "token", "secret", "apikey", "sslkey")  # sslpassword, accesstoken
+_REAL_URLS: dict[str, str] = {}  # masked -> real, for the URLs this process masked itself
+
+
+def _secret_param(name: str) -> bool:
+    from urllib.parse import unquote_plus
+
+    lowered = unquote_plus(name).lower().replace("-", "_").replace(".", "_")
+    return bool(set(lowered.split("_")) & set(_SECRET_PARAM_WORDS)) or lowered.endswith(_SECRET_PARAM_ENDINGS)
+
+
+def mask_url(url: str) -> str:
+    """`url` with the password in its user info and the value of every query parameter named like a
+    secret (password, token, api_key, sslpassword, ...) replaced by `***`; anything else, and a plain
+    path, unchanged. What may be shown, logged and stored; `mask_url(mask_url(u)) == mask_url(u)`."""
+    if "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    netloc_end = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    netloc, tail = rest[:netloc_end], rest[netloc_end:]
+    userinfo, at, host = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.split(':', 1)[0]}:{_MASK}@{host}"
+    path, question, query = tail.partition("?")
+    if question:
+        query, hash_, fragment = query.partition("#")
+        parts = []
+        for part in query.split("&"):
+            name, eq, _value = part.partition("=")
+            parts.append(f"{name}={_MASK}" if eq and _secret_param(name) else part)
+        tail = f"{path}?{'&'.join(parts)}{hash_}{fragment}"
+    return f"{scheme}://{netloc}{tail}"
+
+
+def is_masked(url: str) -> bool:
+    """Whether `url` carries a masked secret (`mask_url`'s `***`), so cannot be used as it is."""
+    return _MASK in url and mask_url(url.replace(_MASK, "x")) == url
+
+
+def unmask_urls(data: dict[str, Any], environ: dict[str, Any]) -> None:
+    """Flow parameters and stored runs hold masked URLs: put back the real one, from this process (it
+    masked it) or from the environment of the process that runs the flow (e.g. a worker's
+    ENVSCALER_DB_URL) when it masks to the same text; else a one-line ConfigError."""
+    from_env, _ = _env_overrides(environ)
+    for section, field in _URL_SETTINGS:
+        value = (data.get(section) or {}).get(field) if isinstance(data.get(section), dict) else None
+        if not isinstance(value, str) or not is_masked(value):
+            continue
+        candidates = [_REAL_URLS.get(value), (from_env.get(section) or {}).get(field)]
+        real = next((c for c in candidates if isinstance(c, str) and c != value and mask_url(c) == value), None)
+        if real is None:
+            names = [name for name, path in _ENV_ALIASES.items() if path == (section, field)]
+            names.append(f"{_ENV_PREFIX}{section.upper()}__{field.upper()}")
+            raise ConfigError(f"{section}.{field}: {value} has its secret masked (flow parameters and stored runs "
+                              f"never hold one); give the real URL to the process that runs the flow "
+                              f"({' or '.join(names)} in its environment)")
+        data[section][field] = real

@@ -52,7 +52,10 @@ the default store and run outputs live; default `$XDG_DATA_HOME/envscaler`, else
 Settings marked *current* below are how it reaches its model, sandbox and store, and are taken from the
 resuming command's environment, config file and flags when given there (a new endpoint or key, say);
 the others stay the run's. `--max-tokens` / `--max-cost` raise the run's budget, and the run keeps the
-raised value.
+raised value. `envscaler run --run-id RUN` on an existing run (to retry its failed items, or with
+`--add-sources`) continues it the same way: without `-c` it keeps the run's settings, and a setting not
+marked *current* given there (config file, environment, `--strict`) with another value than the run's
+is refused, naming it: another experiment needs a new `--run-id`.
 """
 
 

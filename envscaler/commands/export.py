@@ -38,6 +38,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except ExportError as exc:
             fail(f"--format: {exc}")
         settings = settings_from(config, db)
+        if out is not None:
+            _check_out(run_id, out)
         started, target = time.time(), None
         try:
             with sigterm_as_interrupt(), open_for_reading(settings.store.url) as store:
@@ -61,11 +63,39 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except OSError as exc:
             where = exc.filename or out or settings.flow.out_dir or "the default output directory"
             fail(f"export of run {run_id}: cannot write {where}: {exc.strerror or exc}; pass --out <writable directory>")
+        _warn(manifest, settings.store.url)
         if json_out:
             typer.echo(manifest.model_dump_json(indent=2))
         else:
             for line in manifest.summary_lines():
                 typer.echo(line)
+
+
+def _check_out(run_id: str, out: Path) -> None:
+    """--out is a directory the files go under (OUT/RUN_ID/): made if its parent exists, as `mkdir` would,
+    but a missing parent is an error, not a tree of directories created from a typo (an outside check saw
+    `--out /nonexistent/dir` make /nonexistent/dir)."""
+    base = out.expanduser().resolve()
+    if base.exists() or base.parent.is_dir():
+        return
+    what = "is not a directory" if base.parent.exists() else "does not exist"
+    fail(f"export of run {run_id}: cannot write to --out {base}: the directory {base.parent} {what}; create it "
+         "first, or pass --out <existing directory>")
+
+
+def _warn(manifest: object, store_url: str) -> None:
+    """What the manifest says that a reader of a complete-looking export must not miss, on stderr."""
+    from envscaler.cli_name import resume_call
+    from envscaler_core.models.run import FINISHED
+
+    status, run_id = manifest.run_status, manifest.run_id  # type: ignore[attr-defined]
+    if status is not None and status not in FINISHED:
+        typer.echo(f"warning: run {run_id} is {status}, not finished: this export holds only what it had made so "
+                   f"far (manifest.json: run_status); `{resume_call(run_id, store_url)}` continues it", err=True)
+    other = manifest.other_files  # type: ignore[attr-defined]
+    if other:
+        typer.echo(f"warning: {manifest.out_dir} also holds {', '.join(other)} from an earlier export (other "  # type: ignore[attr-defined]
+                   "formats), not part of this one (manifest.json: other_files); remove them if they are stale", err=True)
 
 
 def _base(store: object, run_id: str, out: Path | None) -> Path | None:

@@ -37,6 +37,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             target = out.expanduser().resolve() if out is not None else default_target(run, settings)
             if is_database(target):
                 fail(f"{target} is a database file (the store?): the report would replace it; pass --out <file>.html")
+            if out is not None:
+                check_out(target)
             killed = killed_reason(run_id, run.status, "eval" in run.config, settings.store.url)
             try:
                 with sigterm_as_interrupt():
@@ -47,6 +49,35 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             except OSError as exc:
                 fail(f"cannot write the report to {target}: {exc.strerror or exc}; pass --out <writable file>")
         typer.echo(str(written))
+
+
+def check_out(target: Path) -> None:
+    """An explicit --out is written only where it cannot destroy anything: a new file in an existing
+    directory, or a report this command wrote before (`report --out src/tasks.jsonl` replaced a source
+    file with HTML, exit 0; a missing parent directory used to be created, whole trees of it)."""
+    if target.is_dir():
+        fail(f"--out {target} is a directory; pass --out <file>.html (e.g. {target / 'report.html'})")
+    if not target.parent.is_dir():
+        what = "is not a directory" if target.parent.exists() else "does not exist"
+        fail(f"--out {target}: the directory {target.parent} {what}; create it first, or pass --out <file>.html "
+             "in an existing directory")
+    if target.exists() and not is_report(target):
+        fail(f"--out {target} exists and is not a report envscaler wrote: the report would replace it; pass "
+             "--out <new file>.html (or remove the file first)")
+
+
+def is_report(path: Path) -> bool:
+    """A page `report` wrote (its generator tag, or the title earlier versions wrote, in its head)."""
+    from envscaler_core.report.page import GENERATOR
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    if not head.startswith("<!doctype html><html lang=en><head><meta charset=utf-8>"):
+        return False
+    return GENERATOR in head or "<title>EnvScaler run " in head or "<title>BFCL evaluation " in head
 
 
 def is_database(path: Path) -> bool:

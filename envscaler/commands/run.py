@@ -23,7 +23,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
         run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id "
-                                          "continues that run (its sources must be the same, see --add-sources)."),
+                                          "continues that run with its own settings (its sources must be the same, "
+                                          "see --add-sources)."),
         add_sources: bool = typer.Option(False, "--add-sources", help="With an existing --run-id: add these source "
                                          "files to the run (topic selection then runs over all its topics)."),
         stages: str | None = typer.Option(None, "--stages", help="Comma-separated subset: mine,synth,validate,scen,rollout,export."),
@@ -57,7 +58,17 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         settings = settings_from(config, db, overrides)
         rid = run_id or new_run_id()
         _check_out_dir(settings, rid)
-        summary = run_factory(settings, rid, paths, chosen, quiet=quiet, request=RunRequest(add_sources=add_sources))
+
+        def continued(existing: Any) -> Any:
+            """An existing run id continues that run with its own settings, built as `resume` builds them
+            (only how it reaches its model, sandbox and store, and where its outputs go, come from this
+            command); an experiment setting given here that differs from the run's is refused."""
+            from envscaler.resume_plan import resume_settings
+
+            return resume_settings(existing, config, settings.store.url, flags=overrides, refuse_changes=True)
+
+        summary = run_factory(settings, rid, paths, chosen, quiet=quiet,
+                              request=RunRequest(add_sources=add_sources, continued=continued))
         print_summary(summary, json_out, final=True)
 
 

@@ -129,6 +129,11 @@ def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
     from sandbox import SandboxPool, SandboxUnavailable
 
     needs_llm = settings.validate_.mode != "programmatic" or test_state is None
+    if needs_llm:
+        from envscaler.endpoint import base_url_problem
+
+        if (malformed := base_url_problem(settings)) is not None:
+            fail(f"{malformed}{_state_hint(settings.validate_.mode, test_state)}")
     try:
         pool = SandboxPool(settings.sandbox)
     except SandboxUnavailable as exc:

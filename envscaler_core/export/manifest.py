@@ -64,6 +64,13 @@ class ExportManifest(Model):
         default_factory=dict, description="Why records were left out, with how many (e.g. 'sft: not all checks passed')."
     )
     files: dict[str, FileEntry] = Field(default_factory=dict, description="File name -> size, rows, sha256.")
+    run_status: str | None = Field(default=None, description=(
+        "The run's status when this export was made: anything but completed/empty (interrupted, failed, "
+        "stopped_budget) means the run is not finished and later work is missing; 'running' for the export a "
+        "run makes as its own last stage."))
+    other_files: list[str] = Field(default_factory=list, description=(
+        "Files in this directory named like an export's that this export did not write (an earlier export's, "
+        "of other formats): not described here, and not this run's data as of created_at."))
 
     def summary_lines(self) -> list[str]:
         """What `envscaler export` prints."""

@@ -201,6 +201,15 @@ def export_run(
         raise
 
 
+def _other_export_files(target: Path, written: set[str]) -> list[str]:
+    """Export-named files beside this export that it did not write: `--format sft` after an `all` export
+    left rl_*/llamafactory files next to a manifest listing only the SFT ones."""
+    from envscaler_core.export.envscaler_sft import FILE_NAME as ENVSCALER_TRAJ
+
+    names = (set(FILE_NAMES.values()) | {ENVSCALER_TRAJ}) - written - {FILE_NAMES["manifest"]}
+    return sorted(n for n in names if (target / n).is_file())
+
+
 def remove_temp_files(target: Path) -> list[str]:
     """Remove the hidden `.NAME.tmp-*` files writers leave until their rename; returns their names."""
     removed = []
@@ -212,7 +221,9 @@ def remove_temp_files(target: Path) -> list[str]:
 
 def _write(store: Store, run_id: str, settings: Settings, target: Path, chosen: list[ExportFormat], page_size: int,
            verified_only: bool) -> ExportManifest:
-    manifest = ExportManifest(run_id=run_id, out_dir=str(target), formats=chosen)
+    run = store.get_run(run_id)
+    manifest = ExportManifest(run_id=run_id, out_dir=str(target), formats=chosen,
+                              run_status=run.status if run is not None else None)
     job = _Export(store, run_id, settings, target, page_size)
     envs = job.envs(manifest)
     if {"sft", "llamafactory", "envscaler"} & set(chosen):
@@ -231,6 +242,7 @@ def _write(store: Store, run_id: str, settings: Settings, target: Path, chosen: 
         name: FileEntry(rows=rows, bytes=(target / name).stat().st_size, sha256=sha256_file(target / name))
         for name, rows in job.rows.items()
     }
+    manifest.other_files = _other_export_files(target, set(manifest.files))
     with atomic_output(target / FILE_NAMES["manifest"]) as fh:
         fh.write((json.dumps(json.loads(canonical_json(manifest.model_dump(mode="json"))), indent=2) + "\n").encode())
     return manifest

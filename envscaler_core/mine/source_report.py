@@ -163,6 +163,8 @@ def _json_object_shape(path: Path, first_line: str) -> str:
         record = json.loads(first_line)
     except (ValueError, RecursionError):
         record = None
+    if isinstance(record, dict) and isinstance(record.get("task"), str) and not record["task"].strip():
+        return "JSON Lines whose 'task' is blank (the first record's 'task' holds only whitespace or nothing)"
     if isinstance(record, dict):
         return ("JSON Lines whose records have no string 'task', no BFCL 'question' and no ToolACE 'conversations' "
                 f"(first record's keys: {_keys(record)})")

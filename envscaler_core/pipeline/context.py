@@ -38,7 +38,7 @@ class RunContext:
         with self._run_lock:
             run = self.store.get_run(self.run_id)
             if run is None:
-                raise ValueError(f"run {self.run_id!r} is not in the store {self.settings.store.url}")
+                raise ValueError(f"run {self.run_id!r} is not in the store {self.store.url}")
             run = Run.model_validate(run.model_dump() | changes | {"updated_at": utcnow()})
             self.store.save_run(run)
             return run

@@ -14,7 +14,7 @@ ROWS = 2000
 
 def render_evaluation(store: Any, run_id: str, generated_at: str, *, killed: str | None = None) -> str:
     from envscaler_core.models import BFCLTaskResult
-    from envscaler_core.report.page import CSS
+    from envscaler_core.report.page import CSS, GENERATOR
 
     summary = build_summary(store, run_id)
     if killed:  # see render_report
@@ -30,7 +30,7 @@ def render_evaluation(store: Any, run_id: str, generated_at: str, *, killed: str
                     f"<td>{esc(r.error_type or '')}</td><td class=reason>{esc(clip(r.error_message or '', 300))}</td>"
                     f"<td class=num>{r.turns}</td><td class=num>{r.tool_calls}</td></tr>" for r in results[:ROWS])
     state = "complete" if ev.get("complete") else "incomplete"
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>BFCL evaluation {esc(run_id)}</title>"
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8>{GENERATOR}<title>BFCL evaluation {esc(run_id)}</title>"
             f"<style>{CSS}</style></head><body><header><h1>BFCL multi-turn evaluation {esc(run_id)} · "
             f"{esc(summary.status)}</h1><div class=meta>agent {esc(ev.get('agent'))} · model {esc(ev.get('model'))} · "
             f"{state} · generated {esc(generated_at)}</div></header><main><section><h2>Accuracy per subset</h2>"

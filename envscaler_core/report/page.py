@@ -16,6 +16,9 @@ from envscaler_core.report.data import ReportData
 JUDGED_ROWS = 500
 from envscaler_core.report.env_section import clip, env_section, esc, rounds_table, verdict_badge
 
+GENERATOR = "<meta name=generator content=envscaler-report>"
+"""In every page `report` writes, so it can tell its own output (which it may replace) from any other file."""
+
 CSS = """
 :root{--fg:#1d2433;--muted:#6b7385;--bg:#f6f7fb;--card:#fff;--line:#e2e5ee;--acc:#3b5bdb;--ok:#2b8a3e;--bad:#c92a2a;--warn:#e67700}
 *{box-sizing:border-box}body{margin:0;font:14px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg)}
@@ -147,7 +150,7 @@ def render(data: ReportData, generated_at: Any) -> str:
                     f'<span class=muted>{esc(v.env.class_name)}</span></a>' for v in data.envs)
     envs = "".join(env_section(v) for v in data.envs) or "<section><p class=muted>No accepted envs.</p></section>"
     created = run.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8>{GENERATOR}<meta name=viewport content='width=device-width'>"
             f"<title>EnvScaler run {esc(run.run_id)}</title><style>{CSS}</style></head><body>"
             f"<header><h1>EnvScaler run {esc(run.run_id)} · {esc(s.status)}</h1><div class=meta>started {created} · "
             f"{len(data.envs)} envs · generated {esc(generated_at)}</div>{error}</header>"

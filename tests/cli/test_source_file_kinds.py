@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from tests.cli.helpers import assert_one_line_error, clean_env, envscaler
 
@@ -35,3 +36,19 @@ def test_a_missing_source_is_still_not_found(tmp_path: Path) -> None:
     out, db = _run(tmp_path, tmp_path / "nope.jsonl")
     assert_one_line_error(out, "source file(s) not found", str(tmp_path / "nope.jsonl"))  # type: ignore[arg-type]
     assert not db.exists()
+
+
+def test_one_file_given_several_times_is_one_source(tmp_path: Path, mock_server: Any) -> None:
+    """`-s a.jsonl -s a.jsonl -s x/../a.jsonl` read the file three times ("6 records: 2 kept, 4 duplicate").
+    The source report is printed before the flow starts; a Prefect API that does not answer stops it there."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "x").mkdir()
+    source = tmp_path / "a.jsonl"
+    source.write_text('{"task": "Book a table for two."}\n{"task": "Cancel my gym membership."}\n')
+    env = clean_env(tmp_path / "home", OPENAI_BASE_URL=mock_server.base_url, OPENAI_API_KEY="mock",
+                    PREFECT_API_URL="http://127.0.0.1:9/api")
+    out = envscaler("run", "-s", str(source), "-s", str(source), "-s", str(tmp_path / "x" / ".." / "a.jsonl"),
+                    "--db", str(tmp_path / "s.duckdb"), env=env, timeout=120)
+    listed = [line for line in out.stderr.splitlines() if "a.jsonl " in line and "records" in line]
+    assert len(listed) == 1, out.stderr
+    assert "2 records: 2 kept, 0 duplicate" in listed[0], out.stderr

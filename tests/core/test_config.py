@@ -50,3 +50,20 @@ def test_unparseable_file_is_reported(tmp_path):
 def test_missing_file_is_reported(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path / "nope.toml", environ={})
+
+
+def test_a_bad_yaml_file_is_one_line_naming_where(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("mine:\n  select_n: [3\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(path, environ={})
+    message = str(err.value)
+    assert "\n" not in message and message.startswith(f"{path}: cannot parse: ")
+    assert "expected ',' or ']'" in message and "(line 3, column 1)" in message
+
+
+def test_an_unknown_section_from_the_environment_names_the_variable():
+    with pytest.raises(ConfigError) as err:
+        load_settings(environ={"ENVSCALER_MINEE__SELECT_N": "3"})
+    assert "minee: unknown setting; did you mean mine?" in str(err.value)
+    assert "environment variable ENVSCALER_MINEE__SELECT_N='3'" in str(err.value)

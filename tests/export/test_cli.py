@@ -74,3 +74,33 @@ def test_a_run_stopped_before_its_export_is_exported_where_it_was_told_to_write(
     done = _cli("export", populated.run_id, "--db", db_url)
     assert done.returncode == 0, done.stderr
     assert (own / populated.run_id / "manifest.json").is_file(), done.stdout
+
+
+def test_an_unfinished_run_is_said_so_and_its_status_is_in_the_manifest(
+        store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    """An interrupted run's export looked complete, with no word that the run had more to make."""
+    import json
+
+    run = store.get_run(populated.run_id)
+    store.save_run(run.model_copy(update={"status": "interrupted"}))
+    store.close()
+    done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert f"warning: run {populated.run_id} is interrupted, not finished" in done.stderr
+    manifest = json.loads((tmp_path / populated.run_id / "manifest.json").read_text())
+    assert manifest["run_status"] == "interrupted"
+
+
+def test_files_of_an_earlier_export_are_named_in_the_manifest_and_a_warning(
+        store: Store, populated: Populated, db_url: str, tmp_path: Path) -> None:
+    """`--format sft` after a full export left rl_*/llamafactory files beside a manifest listing only the SFT ones."""
+    import json
+
+    store.close()
+    assert _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path)).returncode == 0
+    done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path), "--format", "sft")
+    assert done.returncode == 0, done.stderr
+    stale = ["dataset_info.json", "llamafactory_sharegpt.jsonl", "rl_scenarios.jsonl", "rl_scenarios.parquet"]
+    manifest = json.loads((tmp_path / populated.run_id / "manifest.json").read_text())
+    assert manifest["other_files"] == stale and set(manifest["files"]) == {"envs.jsonl", "sft_messages.jsonl"}
+    assert f"also holds {', '.join(stale)} from an earlier export" in done.stderr

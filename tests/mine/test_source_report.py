@@ -31,6 +31,7 @@ def write(tmp_path: Path, name: str, text: str | bytes) -> str:
      "first item's keys: conversations, system"),
     ("notask.jsonl", '{"text": "Book a hotel"}\n{"prompt": "x"}\n', "no string 'task'"),
     ("nonstring.jsonl", '{"task": 5}\n{"task": ["a"]}\n', "'task' missing or not a string"),
+    ("blanktask.jsonl", '{"task": "   "}\n{"task": ""}\n', "whose 'task' is blank"),
     ("object.json", '{\n  "task": "Book a hotel"\n}\n', "one JSON object"),
     ("data.parquet", b"PAR1\x00\x01binary", "Parquet"),
     ("blob.bin", b"\x00\x01\x02\x03binary", "binary"),
