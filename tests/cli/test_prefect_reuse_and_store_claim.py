@@ -29,15 +29,16 @@ def user(tmp_path: Path, mock_server: Any) -> dict[str, Any]:
     return {"env": env, "source": source, "data": data, "tmp": tmp_path}
 
 
-@pytest.mark.parametrize(("pid", "how"), [(os.getpid(), "started"), (None, "found running (not started by it)")])
+@pytest.mark.parametrize(("whose", "how"), [("own", "started"), ("found", "found running (not started by it)")])
 def test_a_run_reports_to_the_server_the_demo_left_and_names_its_flow_run(user: dict[str, Any], prefect_api: str,
-                                                                          pid: int | None, how: str) -> None:
+                                                                          whose: str, how: str) -> None:
     """A server the demo found already answering (another user's, on a shared machine) is not called
-    one the demo started."""
+    one the demo started (its record has no pid; a live pid stands for the one the demo started)."""
+    pid = os.getpid() if whose == "own" else None
     user["data"].mkdir(parents=True)
     (user["data"] / "prefect-server.json").write_text(json.dumps(
         {"api_url": prefect_api, "pid": pid, "started_by": "`envscaler demo`"}))
-    run_id = f"reuse-{'own' if pid else 'found'}"
+    run_id = f"reuse-{whose}"
     out = envscaler("run", "-s", str(user["source"]), "--run-id", run_id, env=user["env"])
     assert out.returncode == 4, out.stderr[-3000:]  # nothing stateful: finished empty
     assert f"Prefect: reporting to the local server `envscaler demo` {how} ({prefect_api.removesuffix('/api')}" \
