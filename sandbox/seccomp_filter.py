@@ -15,7 +15,8 @@ and so shares across namespaces (a second red team): Linux AIO (the host-wide `f
 poll also kept files alive past RLIMIT_NOFILE), record locks (F_GETLK/F_SETLK/F_SETLKW and OFD forms),
 futex operations that are not process-private (keyed by inode on file-backed pages: a channel between
 units), page-cache eviction and probes (fadvise, readahead, MADV_COLD/PAGEOUT, RWF_NOWAIT, mincore,
-cachestat) and writeback (sync, syncfs, fsync, ...), O_DIRECT (`open`/`openat` with it, `fcntl` F_SETFL
+cachestat), prefetching (MADV_WILLNEED, MADV_POPULATE_*, mmap MAP_POPULATE) and writeback (sync,
+syncfs, fsync, ...), O_DIRECT (`open`/`openat` with it, `fcntl` F_SETFL
 adding it; `openat2`, whose flags seccomp cannot read, answers ENOSYS), KSM merging, membarrier, `sysinfo` (host-wide thread
 count, load and free RAM: counters a unit can move and another read); in units also
 `pipe`/`pipe2` and threads without CLONE_FILES (pipe buffers are charged per uid; a thread with its own
@@ -111,8 +112,13 @@ PID_FIRST = {"prlimit64": 302, "sched_setaffinity": 203, "sched_setparam": 142, 
 BAD_FCNTL = (8, 10, 15, 1024, 1026, 1031, 5, 6, 7, 36, 37, 38)
 # MADV_COLD, MADV_PAGEOUT: on a file mapping they push host page cache out (eviction, as fadvise does);
 # MADV_MERGEABLE (like PR_SET_MEMORY_MERGE): KSM would merge equal pages of different units, and the
-# time a write takes to unmerge one tells a unit what another holds
-BAD_MADVISE = (20, 21, 12)
+# time a write takes to unmerge one tells a unit what another holds; MADV_WILLNEED, MADV_POPULATE_READ
+# and MADV_POPULATE_WRITE start reads of file pages without waiting for them (readahead by another name):
+# one unit queued 140,000 separate 4 KiB reads of cold /usr files in 0.4 s behind its 400-reads/s
+# throttle; the queue drained for minutes after the unit was gone, and every reader of those files
+# (other units, other pools, the host) waited on the locked pages (red team, 2026-11-26)
+BAD_MADVISE = (20, 21, 12, 3, 22, 23)
+NR_MMAP, MAP_POPULATE = 9, 0x8000  # mmap(MAP_POPULATE) of a file mapping is the same prefetch at map time
 RWF_NOWAIT = 0x8  # preadv2/pwritev2 flag: fails instead of blocking when a page is not cached (a probe)
 FUTEX_PRIVATE_FLAG, FUTEX_CMD_MASK, FUTEX_WAIT, FUTEX_WAIT_BITSET = 128, 0x7F, 0, 9
 BAD_IOCTL = (0x8901, 0x8902, 0x5412, 0x540E, 0x5410, 0x541C)  # FIOSETOWN SIOCSPGRP TIOCSTI TIOCSCTTY TIOCSPGRP TIOCLINUX
@@ -247,10 +253,10 @@ def seccomp_program(own_pid: int, supervisor: bool = False) -> bytes:
         p.jump(JEQ, nr, 0, after := p.fresh())
         _one_of(p, arg_low(arg), bad, "eperm", "allow")
         p.label(after)
-    for nr, flags in ((NR_OPEN, 1), (NR_OPENAT, 2)):
+    for nr, arg, bit in ((NR_OPEN, 1, O_DIRECT), (NR_OPENAT, 2, O_DIRECT), (NR_MMAP, 3, MAP_POPULATE)):
         p.jump(JEQ, nr, 0, after := p.fresh())
-        p.load(arg_low(flags))
-        p.jump(JSET, O_DIRECT, "eperm", "allow")
+        p.load(arg_low(arg))
+        p.jump(JSET, bit, "eperm", "allow")
         p.label(after)
     for nr in (NR_PREADV2, NR_PWRITEV2):
         p.jump(JEQ, nr, 0, after := p.fresh())

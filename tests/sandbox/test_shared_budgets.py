@@ -343,6 +343,34 @@ def test_direct_io_is_refused_so_no_read_outlives_its_unit(jail: SandboxPool, gu
         ep.close()
 
 
+def test_file_pages_cannot_be_prefetched_into_the_units_disk_queue(jail: SandboxPool, guard) -> None:
+    """madvise(MADV_WILLNEED) on every other page of cold /usr files queued 140,000 reads behind the unit's
+    throttle in 0.4 s: they drained for minutes after the unit was gone, and every reader of those pages
+    (other units and pools, the host) waited. MADV_POPULATE_READ/WRITE and mmap(MAP_POPULATE) are the
+    same prefetch; a page fault on the mapping still reads what it needs."""
+    ep, out = attacker(jail, f"""
+        import mmap
+        res = {{}}
+        fd = os.open({ZONE!r}, os.O_RDONLY)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        mapped = ctypes.c_void_p(libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_PRIVATE, fd, 0))
+        for advice, number in (('MADV_WILLNEED', 3), ('MADV_POPULATE_READ', 22), ('MADV_POPULATE_WRITE', 23)):
+            res[advice] = errno_of(libc.syscall(28, mapped, 4096, number))
+        populated = libc.mmap(None, 4096, mmap.PROT_READ, mmap.MAP_PRIVATE | 0x8000, fd, 0)
+        res['MAP_POPULATE'] = errno_of(-1 if populated in (None, 2**64 - 1) else 0)
+        first = ctypes.string_at(mapped, 4)  # a fault on the plain mapping still reads the page
+        return {{'refused': res, 'first bytes': len(first)}}
+    """)
+    try:
+        assert out.ok, out
+        assert set(out.result["refused"].values()) == {"EPERM"}, out.result
+        assert out.result["first bytes"] == 4
+        assert ep.call("ping", {}).ok
+    finally:
+        ep.close()
+
+
 def test_page_merging_and_host_wide_barriers_are_refused(jail: SandboxPool, guard) -> None:
     """Kernel same-page merging (where the host enables KSM) merges equal pages of different units; the
     time a write takes to unmerge one then tells a unit what another one holds. MEMBARRIER_CMD_GLOBAL
