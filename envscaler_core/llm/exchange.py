@@ -235,7 +235,9 @@ def reported_tokens(usage: Any) -> tuple[int | None, int | None]:
     prompt = prompt_token_count(usage)
     completion = _count(usage, "completion_tokens", "output_tokens")
     total = _count(usage, "total_tokens")
-    if prompt is not None and completion is not None and total is not None and total > prompt + completion:
+    if total is not None and completion and not prompt and total > completion:
+        prompt = total - completion  # a prompt count left out (or 0) is the rest of the total, exactly
+    if prompt and completion is not None and total is not None and total > prompt + completion:
         completion = total - prompt
     return prompt, completion
 
@@ -288,13 +290,16 @@ def prompt_token_count(usage: Any) -> int | None:
     as is by some compatibility layers) adds `cache_read_input_tokens` and `cache_creation_input_tokens`,
     since its `input_tokens` counts only the uncached part (the Responses API, which spells it the
     same, has no such fields and counts cached tokens inside `input_tokens`)."""
-    prompt = _count(usage, "prompt_tokens")
-    if prompt is not None:
-        return prompt
-    prompt = _count(usage, "input_tokens")
-    if prompt is None:
-        return None
-    return prompt + sum(_count(usage, name) or 0 for name in _ANTHROPIC_CACHE)
+    named = _count(usage, "prompt_tokens")
+    anthropic = _count(usage, "input_tokens")
+    if anthropic is not None:
+        anthropic += sum(_count(usage, name) or 0 for name in _ANTHROPIC_CACHE)
+    if named is None or anthropic is None:
+        return named if anthropic is None else anthropic
+    # both spellings (a relay passing Anthropic's fields beside OpenAI's names): the larger is the one
+    # that counts the cached part; a `prompt_tokens` holding only the uncached part booked the cache
+    # reads as output through `total_tokens`
+    return max(named, anthropic)
 
 
 _CACHED_DETAILS = ("prompt_tokens_details", "input_tokens_details")

@@ -243,15 +243,20 @@ def _codes(body: Any) -> str:
 
 
 PROMPT_CODES = ("context_length_exceeded", "string_above_max_length", "exceed_context_size", "content_filter",
-                "content_policy_violation", "responsibleaipolicyviolation", "prompt_too_long", "input_too_long")
+                "content_policy_violation", "responsibleaipolicyviolation", "prompt_too_long", "input_too_long",
+                "invalid_prompt")
 PROMPT_WORDS = re.compile(
     r"context length|context window|context size|maximum context|too long for (?:the|this) model|prompt is too long|"
     r"input is too long|reduce the length of the (?:messages|prompt|input)|exceeds? the (?:available )?context|"
-    r"too many (?:input|prompt) tokens|content management policy|content[ _]filter|prompt was blocked", re.IGNORECASE)
+    r"too many (?:input|prompt) tokens|content management policy|content[ _]filter|prompt was blocked|"
+    r"input token count .{0,40}exceeds|exceeds the maximum number of tokens|"
+    r"`?inputs`? (?:must have less than \d+ tokens|tokens \+ `?max_new_tokens`? must be)|"
+    r"flagged as potentially violating|your input was flagged", re.IGNORECASE)
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
-QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of|no) credits|credit balance|"
-                         r"billing hard limit|payment required", re.IGNORECASE)
+QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of) credits|no credits (?:left|remain)|"
+                         r"credit balance (?:is )?too low|out of (?:call volume )?quota|billing hard limit|payment required",
+                         re.IGNORECASE)
 
 
 def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
@@ -262,10 +267,11 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
     stays a rate limit."""
     codes = _codes(body)
-    if status == 402 or (status in (403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
-        return "quota"
-    if status == 413 or (status in (400, 422) and (any(c in codes for c in PROMPT_CODES) or PROMPT_WORDS.search(text))):
+    prompt = any(c in codes for c in PROMPT_CODES) or bool(PROMPT_WORDS.search(text))
+    if status == 413 or (status in (400, 403, 422) and prompt):  # 403: OpenRouter's moderation refusal
         return "prompt"
+    if status == 402 or (status in (400, 403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
+        return "quota"
     return None
 
 

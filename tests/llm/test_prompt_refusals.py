@@ -61,10 +61,24 @@ PROMPT_REFUSALS = {
         "status": 400, "innererror": {"code": "ResponsibleAIPolicyViolation", "content_filter_result": {
             "violence": {"filtered": True, "severity": "medium"}}}}},
     "payload-too-large": {STATUS: 413, "error": {"message": "Request Entity Too Large"}},
+    # a second outside check: wordings the first list missed (each stopped the run on every resume)
+    "gemini-context": {STATUS: 400, "error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "The input token "
+                       "count (1200000) exceeds the maximum number of tokens allowed (1048576)."}},
+    "tgi-inputs": {STATUS: 422, "error": "Input validation error: `inputs` must have less than 4096 tokens. Given: 5000",
+                   "error_type": "validation"},
+    "together-inputs": {STATUS: 422, "error": {"message": "Input validation error: `inputs` tokens + `max_new_tokens` "
+                        "must be <= 32769. Given: 40000 `inputs` tokens and 512 `max_new_tokens`"}},
+    "openai-flagged": {STATUS: 400, "error": {"message": "Invalid prompt: your prompt was flagged as potentially "
+                       "violating our usage policy.", "type": "invalid_request_error", "code": "invalid_prompt"}},
+    "openrouter-moderation": {STATUS: 403, "error": {"code": 403, "message": "openai/gpt-4.1 requires moderation on "
+                              "OpenRouter. Your input was flagged for \"harassment\". No credits were charged."}},
 }
 PROMPT_WORDS = {"openai-context": "maximum context length is 8192", "vllm-context": "maximum context length is 8192",
                 "llamacpp-context": "exceeds the available context size", "string-above-max-length": "reduce the length",
-                "azure-prompt-filter": "content management policy", "payload-too-large": "Request Entity Too Large"}
+                "azure-prompt-filter": "content management policy", "payload-too-large": "Request Entity Too Large",
+                "gemini-context": "exceeds the maximum number of tokens", "tgi-inputs": "must have less than 4096",
+                "together-inputs": "must be <= 32769", "openai-flagged": "flagged as potentially violating",
+                "openrouter-moderation": "Your input was flagged"}
 
 
 @pytest.mark.parametrize("name", PROMPT_REFUSALS)

@@ -28,6 +28,12 @@ QUOTA = {
     "openrouter-402": {STATUS: 402, "error": {"code": 402, "message": "Insufficient credits. Add more using "
                                               "https://openrouter.ai/settings/credits"}},
     "deepseek-402": {STATUS: 402, "error": {"message": "Insufficient Balance", "type": "unknown_error"}},
+    # a second outside check: said "the request itself is wrong" and "check the key's permissions"
+    "anthropic-400-credit": {STATUS: 400, "error": {"type": "invalid_request_error", "message": "Your credit balance is "
+                             "too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase "
+                             "credits."}},
+    "azure-403-volume": {STATUS: 403, "error": {"code": "403", "message": "Out of call volume quota for OpenAI S0 "
+                         "pricing tier. Please retry after 2 days."}},
 }
 
 

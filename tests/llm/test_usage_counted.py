@@ -83,3 +83,26 @@ def test_all_zero_usage_on_a_real_reply_is_estimated_and_marked(endpoint, store)
     assert row["prompt_tokens"] > 0 and row["completion_tokens"] > 0
     assert reply.usage_estimated and gw.usage_by_stage()["agent"]["estimated_tokens"] == (
         row["prompt_tokens"] + row["completion_tokens"])
+
+
+def test_a_prompt_count_left_at_zero_beside_a_total_is_the_rest_of_the_total(endpoint, store) -> None:
+    """{"prompt_tokens": 0, "completion_tokens": C, "total_tokens": P + C}: the prompt was estimated and the
+    whole prompt booked again as output through the total (3.3x the cost; a second outside check)."""
+    endpoint.script(completion(GOOD, usage={"prompt_tokens": 0, "completion_tokens": 7, "total_tokens": 318}))
+    gw = gateway(endpoint, store)
+    gw.structured_sync(JUDGE_STATEFUL, TASK)
+    [row] = call_rows(store, "r1")
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (311, 7)
+    assert gw.usage_by_stage()["mine"]["estimated_tokens"] == 0
+
+
+def test_anthropic_cache_fields_beside_an_uncached_prompt_count_are_prompt_tokens(endpoint, store) -> None:
+    """A relay passing Anthropic's fields beside OpenAI's names: `prompt_tokens` held only the uncached
+    part, and the cache reads were booked as output through `total_tokens`."""
+    usage = {"prompt_tokens": 40, "input_tokens": 40, "cache_read_input_tokens": 1000, "completion_tokens": 7,
+             "output_tokens": 7, "total_tokens": 1047}
+    endpoint.script(completion(GOOD, usage=usage))
+    gw = gateway(endpoint, store)
+    gw.structured_sync(JUDGE_STATEFUL, TASK)
+    [row] = call_rows(store, "r1")
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (1040, 7)
