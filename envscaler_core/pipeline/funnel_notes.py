@@ -64,13 +64,20 @@ def produced_nothing(funnel: dict[str, int], stages: Sequence[str] | None) -> bo
     return funnel.get(key, 0) == 0
 
 
-def funnel_notes(funnel: dict[str, int], stages: Sequence[str] | None) -> list[str]:
-    """One plain sentence for the stage that came out empty (and what it means downstream)."""
+def funnel_notes(funnel: dict[str, int], stages: Sequence[str] | None, judged: int | None = None,
+                 judge_failed: int = 0) -> list[str]:
+    """One plain sentence for the stage that came out empty (and what it means downstream). `judged` and
+    `judge_failed`: how many source tasks got a verdict, and how many a judgement failed for: when no
+    task got one, the judge's failures emptied the run, not its verdicts."""
     key = first_empty(funnel, stages)
     if key is None:
         return []
     label = key.replace("_", " ")
-    note = f"{label}: 0 — {WHY[key]}"
+    why = WHY[key]
+    if key == "stateful_tasks" and judge_failed and not judged:
+        why = (f"the stateful judgement failed for all {judge_failed} source task(s) (see the failure reasons), "
+               "so no task could be judged stateful; running the run id again retries them")
+    note = f"{label}: 0 — {why}"
     if key in AFTER:
         note += f"; {AFTER[key]}"
     elif produced_nothing(funnel, stages):

@@ -207,11 +207,13 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     audit = audit_summary(store, run_id)
     # an import reads no source tasks: its audit says what it did, not "the run had nothing to work on"
     finished = run.status in ("completed", "empty") and audit is None
+    judged = judged_of(store, run_id)
+    notes = funnel_notes(funnel, run.stages, judged.stateful + judged.not_stateful, judged.failed) if finished else []
     return RunSummary(run_id=run_id, status=run.status, funnel=funnel, usage=store.llm_usage(run_id),
                       top_failures=top_reasons(reasons), error=run.error, outputs=dict(run.outputs),
                       env_ids=[e.env_id for e in store.query(AcceptedEnv, run_id=run_id)],
                       sources_report=run.sources_report, progress=run.progress,
-                      notes=funnel_notes(funnel, run.stages) if finished else [], judged=judged_of(store, run_id),
+                      notes=notes, judged=judged,
                       mock_llm=run.mock_llm, origin=run.origin, audit=audit)
 
 
