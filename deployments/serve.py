@@ -12,7 +12,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from envscaler_core.config import load_settings, mask_url
+from envscaler_core.config import load_settings
+from envscaler_core.secret_urls import mask_url
 
 
 def deployment_parameters(config_path: str | Path | None, sources: list[str], run_id: str) -> dict[str, Any]:

@@ -7,13 +7,13 @@ and `ENVSCALER_DB_URL`). Bad values fail with the field path in the message.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
+from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
@@ -395,76 +395,10 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, path, {k: (v, env[v]) for k, v in origin.items()}, overrides or {})) from None
+        from envscaler_core.config_errors import describe_invalid
 
-
-def _describe(exc: ValidationError, path: str | Path | None, origin: dict[tuple[str, ...], tuple[str, str]],
-              overrides: dict[str, Any]) -> str:
-    """Name where each bad value came from: the environment variable that set it, else the file."""
-    problems, from_file = [], False
-    for err in exc.errors():
-        loc = tuple(str(p) for p in err["loc"])
-        field = ".".join(loc)
-        # a variable that sets this setting, one inside it, or (an unknown section) one under it
-        var = next((named for keys, named in origin.items()
-                    if loc[:len(keys)] == keys or keys[:len(loc)] == loc), None)
-        message = _unknown_setting(loc) if err["type"] == "extra_forbidden" else err["msg"]
-        if var is not None and not _overridden(overrides, loc):
-            problems.append(f"{field}: {message} (from environment variable {var[0]}={var[1]!r}; fix or unset it)")
-        else:
-            from_file = True
-            problems.append(f"{field}: {message}")
-    where = f" in {path}" if path and from_file else ""
-    return f"invalid configuration{where}: " + "; ".join(problems)
-
-
-def _unknown_setting(loc: tuple[str, ...]) -> str:
-    """'unknown setting; did you mean scen.per_env?' (or the valid names when none is close)."""
-    names = valid_names(loc[:-1])
-    parent = ".".join(loc[:-1])
-    close = difflib.get_close_matches(loc[-1].lower(), names, n=1, cutoff=0.6)
-    if close:
-        return f"unknown setting; did you mean {parent + '.' if parent else ''}{close[0]}?"
-    if names:
-        return f"unknown setting; {'sections' if not parent else parent + ' has'}: {', '.join(names)}"
-    return "unknown setting"
-
-
-def valid_names(loc: tuple[str, ...]) -> list[str]:
-    """Setting names valid under the section path `loc` (section names for `()`); [] if `loc` is not a section."""
-    node: Any = Settings
-    for key in loc:
-        node = _unwrap(node)
-        if isinstance(node, type) and issubclass(node, BaseModel):
-            field = next((f for n, f in node.model_fields.items() if key in (n, f.alias)), None)
-            if field is None:
-                return []
-            node = field.annotation
-        elif get_origin(node) is dict:
-            node = get_args(node)[1]
-        else:
-            return []
-    node = _unwrap(node)
-    if isinstance(node, type) and issubclass(node, BaseModel):
-        return [f.alias or n for n, f in node.model_fields.items()]
-    return []
-
-
-def _unwrap(annotation: Any) -> Any:
-    """`X | None` -> X."""
-    if get_origin(annotation) in (Union, type(int | None)):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        return args[0] if len(args) == 1 else annotation
-    return annotation
-
-
-def _overridden(overrides: dict[str, Any], loc: tuple[str, ...]) -> bool:
-    node: Any = overrides
-    for key in loc:
-        if not isinstance(node, dict) or key not in node:
-            return False
-        node = node[key]
-    return True
+        raise ConfigError(describe_invalid(exc, path, {k: (v, env[v]) for k, v in origin.items()},
+                                           overrides or {})) from None
 
 
 def public_config(settings: Settings) -> dict[str, Any]:
@@ -474,56 +408,12 @@ def public_config(settings: Settings) -> dict[str, Any]:
     process only, so a flow run here (the CLI's) gets it back in `load_settings` (`unmask_urls`)."""
     data = settings.model_dump(mode="json", by_alias=True)
     data["llm"].pop("api_key", None)
-    for section, field in _URL_SETTINGS:
+    for section, field in URL_SETTINGS:
         real = data.get(section, {}).get(field)
         if isinstance(real, str) and (masked := mask_url(real)) != real:
-            _REAL_URLS[masked] = real
+            remember_real_url(masked, real)
             data[section][field] = masked
     return data
-
-
-# URL settings that may carry a secret (a database password, a token in the query string).
-_URL_SETTINGS = (("store", "url"), ("llm", "base_url"))
-_MASK = "***"
-_SECRET_PARAM_WORDS = ("password", "passwd", "pwd", "pass", "token", "secret", "key", "auth", "credential",
-                       "credentials", "signature", "sig")  # a word of the parameter's name (api_key, X-Auth-Token)
-_SECRET_PARAM_ENDINGS = ("password", "passwd", "token", "secret", "apikey", "sslkey")  # sslpassword, accesstoken
-_REAL_URLS: dict[str, str] = {}  # masked -> real, for the URLs this process masked itself
-
-
-def _secret_param(name: str) -> bool:
-    from urllib.parse import unquote_plus
-
-    lowered = unquote_plus(name).lower().replace("-", "_").replace(".", "_")
-    return bool(set(lowered.split("_")) & set(_SECRET_PARAM_WORDS)) or lowered.endswith(_SECRET_PARAM_ENDINGS)
-
-
-def mask_url(url: str) -> str:
-    """`url` with the password in its user info and the value of every query parameter named like a
-    secret (password, token, api_key, sslpassword, ...) replaced by `***`; anything else, and a plain
-    path, unchanged. What may be shown, logged and stored; `mask_url(mask_url(u)) == mask_url(u)`."""
-    if "://" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    netloc_end = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
-    netloc, tail = rest[:netloc_end], rest[netloc_end:]
-    userinfo, at, host = netloc.rpartition("@")
-    if at and ":" in userinfo:
-        netloc = f"{userinfo.split(':', 1)[0]}:{_MASK}@{host}"
-    path, question, query = tail.partition("?")
-    if question:
-        query, hash_, fragment = query.partition("#")
-        parts = []
-        for part in query.split("&"):
-            name, eq, _value = part.partition("=")
-            parts.append(f"{name}={_MASK}" if eq and _secret_param(name) else part)
-        tail = f"{path}?{'&'.join(parts)}{hash_}{fragment}"
-    return f"{scheme}://{netloc}{tail}"
-
-
-def is_masked(url: str) -> bool:
-    """Whether `url` carries a masked secret (`mask_url`'s `***`), so cannot be used as it is."""
-    return _MASK in url and mask_url(url.replace(_MASK, "x")) == url
 
 
 def unmask_urls(data: dict[str, Any], environ: dict[str, Any]) -> None:
@@ -531,11 +421,11 @@ def unmask_urls(data: dict[str, Any], environ: dict[str, Any]) -> None:
     masked it) or from the environment of the process that runs the flow (e.g. a worker's
     ENVSCALER_DB_URL) when it masks to the same text; else a one-line ConfigError."""
     from_env, _ = _env_overrides(environ)
-    for section, field in _URL_SETTINGS:
+    for section, field in URL_SETTINGS:
         value = (data.get(section) or {}).get(field) if isinstance(data.get(section), dict) else None
         if not isinstance(value, str) or not is_masked(value):
             continue
-        candidates = [_REAL_URLS.get(value), (from_env.get(section) or {}).get(field)]
+        candidates = [remembered_real_url(value), (from_env.get(section) or {}).get(field)]
         real = next((c for c in candidates if isinstance(c, str) and c != value and mask_url(c) == value), None)
         if real is None:
             names = [name for name, path in _ENV_ALIASES.items() if path == (section, field)]

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from envscaler_core.config import _ENV_ALIASES, Settings, _unwrap, taken_from_current
+from envscaler_core.config import _ENV_ALIASES, Settings, taken_from_current
+from envscaler_core.config_errors import unwrap_optional
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "configuration.md"
 COMPUTED = {("store", "url"): "`$ENVSCALER_DATA_DIR/envscaler.duckdb`"}
@@ -67,7 +68,7 @@ def env_var(path: tuple[str, ...]) -> str:
 
 
 def type_name(annotation: Any) -> str:
-    inner = _unwrap(annotation)
+    inner = unwrap_optional(annotation)
     optional = inner is not annotation
     origin = get_origin(inner)
     if origin is not None and str(origin) == "typing.Literal":
@@ -108,7 +109,7 @@ def _section(title: str, model: type[BaseModel], path: tuple[str, ...]) -> list[
     nested: list[tuple[str, type[BaseModel], tuple[str, ...]]] = []
     for name, field in model.model_fields.items():
         key = field.alias or name
-        sub = _unwrap(field.annotation)
+        sub = unwrap_optional(field.annotation)
         if isinstance(sub, type) and issubclass(sub, BaseModel):
             nested.append((key, sub, (*path, key)))
             continue
@@ -130,7 +131,7 @@ def missing_descriptions() -> list[str]:
     def walk(model: type[BaseModel], path: tuple[str, ...]) -> None:
         for name, field in model.model_fields.items():
             key = field.alias or name
-            sub = _unwrap(field.annotation)
+            sub = unwrap_optional(field.annotation)
             if isinstance(sub, type) and issubclass(sub, BaseModel) and path:
                 walk(sub, (*path, key))
             elif isinstance(sub, type) and issubclass(sub, BaseModel):
@@ -146,7 +147,7 @@ def render() -> str:
     lines = [INTRO]
     for name, field in Settings.model_fields.items():
         key = field.alias or name
-        lines += _section(key, _unwrap(field.annotation), (key,))
+        lines += _section(key, unwrap_optional(field.annotation), (key,))
     lines.append("## `[llm.prices]` entries")
     lines.append("")
     lines.append("Each entry is `[llm.prices.\"<model name>\"]` with `input_per_mtok` and `output_per_mtok` (USD per "

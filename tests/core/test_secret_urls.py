@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from envscaler_core.config import ConfigError, is_masked, load_settings, mask_url, public_config
+from envscaler_core.config import ConfigError, load_settings, public_config
+from envscaler_core.secret_urls import is_masked, mask_url
 
 PG = "postgresql+psycopg://envs:s3cretPW@127.0.0.1:54304/envscaler"
 ROOT = Path(__file__).resolve().parents[2]

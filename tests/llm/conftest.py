@@ -57,3 +57,12 @@ def settings(mock: MockServer) -> LLMSettings:
 
 
 from tests.llm.scripted_endpoint import endpoint, scripted_endpoint_server  # noqa: E402,F401  (fixtures)
+
+
+@pytest.fixture
+def store(tmp_path):  # type: ignore[no-untyped-def]
+    """A real DuckDB store for the gateway's audit rows (a spec may define its own)."""
+    from envscaler_core.store import Store
+
+    with Store.from_url(f"duckdb:///{tmp_path / 'gateway.duckdb'}") as s:
+        yield s

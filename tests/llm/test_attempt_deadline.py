@@ -9,24 +9,13 @@ import time
 
 import pytest
 
-from envscaler_core.llm import LLMGateway, LLMUnavailableError
-from envscaler_core.store import Store
-from tests.fixtures.llm import mock_llm_settings
-from tests.llm.helpers import call_rows
+from envscaler_core.llm import LLMUnavailableError
+from tests.llm.helpers import call_rows, scripted_gateway as gateway
 from tests.llm.scripted_endpoint import TRICKLE, completion
 
 USER = [{"role": "user", "content": "cancel order 4"}]
 
 
-def gateway(endpoint, store=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
-    return LLMGateway(settings, store=store, run_id="r1" if store is not None else None)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.from_url(f"duckdb:///{tmp_path / 'gateway.duckdb'}") as s:
-        yield s
 
 
 def test_a_body_trickled_past_the_timeout_is_abandoned_and_asked_again(endpoint, store) -> None:

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from envscaler_core.llm import LLMGateway, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm import LLMRequestRejected, LLMUnavailableError
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
-from tests.fixtures.llm import mock_llm_settings
+from tests.llm.helpers import scripted_gateway as gateway
 from tests.llm.scripted_endpoint import MEDIA, RAW, STATUS
 
 TASK = TaskInput(task="Cancel order 4.")
 USER = [{"role": "user", "content": "cancel order 4"}]
 
-
-def gateway(endpoint, store=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
-    return LLMGateway(settings, store=store, run_id="r1" if store is not None else None)
 
 
 def test_a_string_error_body_is_quoted(endpoint) -> None:

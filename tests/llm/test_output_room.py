@@ -11,12 +11,10 @@ import json
 
 import pytest
 
-from envscaler_core.llm import LLMGateway, LLMOutputInvalid
+from envscaler_core.llm import LLMOutputInvalid
 from envscaler_core.llm.exchange import room_parameter
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, StatefulJudgement, TaskInput
-from envscaler_core.store import Store
-from tests.fixtures.llm import mock_llm_settings
-from tests.llm.helpers import call_rows
+from tests.llm.helpers import call_rows, scripted_gateway as gateway
 from tests.llm.scripted_endpoint import STATUS, completion
 
 TASK = TaskInput(task="Cancel order 4.")
@@ -24,15 +22,6 @@ ANSWER = {"analysis": "It changes an order.", "stateful": True}
 GOOD = json.dumps(ANSWER)
 
 
-def gateway(endpoint, store=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
-    return LLMGateway(settings, store=store, run_id="r1" if store is not None else None)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.from_url(f"duckdb:///{tmp_path / 'gateway.duckdb'}") as s:
-        yield s
 
 
 @pytest.mark.parametrize("url", ["https://api.openai.com/v1", "https://my-res.openai.azure.com/openai/v1",

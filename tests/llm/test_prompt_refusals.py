@@ -24,7 +24,7 @@ from envscaler_core.pipeline import stages as S
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
 from envscaler_core.store import Store
 from tests.fixtures.llm import mock_llm_settings
-from tests.llm.helpers import call_rows
+from tests.llm.helpers import call_rows, scripted_gateway as gateway
 from tests.llm.scripted_endpoint import STATUS, completion
 
 TASK = TaskInput(task="Cancel order 4.")
@@ -32,15 +32,6 @@ GOOD = json.dumps({"analysis": "It changes an order.", "stateful": True})
 USER = [{"role": "user", "content": "cancel order 4"}]
 
 
-def gateway(endpoint, store=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
-    return LLMGateway(settings, store=store, run_id="r1" if store is not None else None)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.from_url(f"duckdb:///{tmp_path / 'gateway.duckdb'}") as s:
-        yield s
 
 
 PROMPT_REFUSALS = {

@@ -9,16 +9,12 @@ import json
 
 import pytest
 
-from envscaler_core.llm import LLMGateway, LLMRequestRejected
-from tests.fixtures.llm import mock_llm_settings
+from envscaler_core.llm import LLMRequestRejected
+from tests.llm.helpers import scripted_gateway as gateway
 from tests.llm.scripted_endpoint import RAW, STATUS, completion
 
 USER = [{"role": "user", "content": "cancel order 4"}]
 
-
-def gateway(endpoint, store=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
-    return LLMGateway(settings, store=store, run_id="r1" if store is not None else None)
 
 
 QUOTA = {

@@ -11,11 +11,9 @@ import json
 import pytest
 
 from envscaler_core.config import BudgetSettings
-from envscaler_core.llm import BudgetExceeded, LLMGateway
+from envscaler_core.llm import BudgetExceeded
 from envscaler_core.prompts.mine import JUDGE_STATEFUL, TaskInput
-from envscaler_core.store import Store
-from tests.fixtures.llm import mock_llm_settings
-from tests.llm.helpers import call_rows
+from tests.llm.helpers import call_rows, scripted_gateway as gateway
 from tests.llm.scripted_endpoint import completion
 
 TASK = TaskInput(task="Cancel order 4.")
@@ -23,15 +21,6 @@ GOOD = json.dumps({"analysis": "It changes an order.", "stateful": True})
 USER = [{"role": "user", "content": "cancel order 4"}]
 
 
-def gateway(endpoint, store=None, budget=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
-    return LLMGateway(settings, store=store, run_id="r1" if store is not None else None, budget=budget)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store.from_url(f"duckdb:///{tmp_path / 'gateway.duckdb'}") as s:
-        yield s
 
 
 def _error_choice(usage: dict[str, int]) -> dict:
