@@ -176,7 +176,7 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                     quiet_prefect_console()
                     with LiveProgress(progress, quiet=quiet):
                         flow_started = True
-                        return _execute(factory_flow, settings, run_id, sources, stages)
+                        return _execute(factory_flow, settings, run_id, sources, stages, store)
             except KeyboardInterrupt:
                 _interrupted(store, run_id, received[0] if received else "SIGINT")
             except typer.Exit:  # Prefect could not be reached or started: the error line said why
@@ -265,7 +265,8 @@ def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], 
     store.save_run(run.model_copy(update={"stages": merged, "mock_llm": run.mock_llm or mock}))
 
 
-def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None) -> dict[str, Any]:
+def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,
+             store: Any = None) -> dict[str, Any]:
     from envscaler.console import debug_enabled
     from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
     from envscaler_core.pipeline.stages import SourceError
@@ -280,12 +281,49 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     except Exception as exc:
         if debug_enabled():
             raise
+        if store is not None and (finished := _finished_without_prefect(store, run_id, exc)) is not None:
+            return finished
         fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
              f" (see `{cli_call('status ' + run_id)}`; rerun with --debug for the traceback; resume with "
              f"`{resume_call(run_id, settings.store.url)}`)", code=1)
 
 
 FINISHED = ("completed", "empty", "stopped_budget", "failed")
+
+
+def _finished_without_prefect(store: Any, run_id: str, exc: BaseException) -> dict[str, Any] | None:
+    """The summary of a run whose work finished although the flow failed because the Prefect API stopped
+    answering (its server killed or gone) before the flow could report its end; None otherwise. The store
+    is the truth: the CLI used to say `failed`, exit 1, for a run whose store said completed and whose
+    exports were written (an outside check killed the dashboard's server mid-run)."""
+    if not _prefect_unreachable(exc):
+        return None
+    from envscaler_core.pipeline.report import build_summary
+
+    try:
+        run = store.get_run(run_id)
+    except Exception:  # noqa: BLE001 - the store's own trouble: the caller reports the failure as it is
+        return None
+    if run is None or run.status not in ("completed", "empty", "stopped_budget"):
+        return None
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    typer.echo(f"warning: the Prefect API stopped answering before run {run_id} could report its end "
+               f"({type(exc).__name__}: {detail}); the run itself finished ({run.status}) and its store and exports "
+               "are complete; the dashboard does not show its end", err=True)
+    return build_summary(store, run_id).model_dump(mode="json")
+
+
+def _prefect_unreachable(exc: BaseException) -> bool:
+    """A connection to the Prefect API that failed (refused, reset, timed out), anywhere in the chain."""
+    import httpx
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, httpx.TransportError | ConnectionError):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
 
 
 def _interrupted(store: Any, run_id: str, signal_name: str = "SIGINT") -> None:
