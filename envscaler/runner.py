@@ -296,7 +296,7 @@ def _finished_without_prefect(store: Any, run_id: str, exc: BaseException) -> di
     answering (its server killed or gone) before the flow could report its end; None otherwise. The store
     is the truth: the CLI used to say `failed`, exit 1, for a run whose store said completed and whose
     exports were written (an outside check killed the dashboard's server mid-run)."""
-    if not _prefect_unreachable(exc):
+    if not prefect_unreachable(exc):
         return None
     from envscaler_core.pipeline.report import build_summary
 
@@ -306,14 +306,18 @@ def _finished_without_prefect(store: Any, run_id: str, exc: BaseException) -> di
         return None
     if run is None or run.status not in ("completed", "empty", "stopped_budget"):
         return None
-    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    typer.echo(f"warning: the Prefect API stopped answering before run {run_id} could report its end "
-               f"({type(exc).__name__}: {detail}); the run itself finished ({run.status}) and its store and exports "
-               "are complete; the dashboard does not show its end", err=True)
+    warn_prefect_gone(run_id, run.status, exc)
     return build_summary(store, run_id).model_dump(mode="json")
 
 
-def _prefect_unreachable(exc: BaseException) -> bool:
+def warn_prefect_gone(run_id: str, status: str, exc: BaseException) -> None:
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    typer.echo(f"warning: the Prefect API stopped answering before run {run_id} could report its end "
+               f"({type(exc).__name__}: {detail}); the run itself finished ({status}) and its store and outputs "
+               "are complete; the dashboard does not show its end", err=True)
+
+
+def prefect_unreachable(exc: BaseException) -> bool:
     """A connection to the Prefect API that failed (refused, reset, timed out), anywhere in the chain."""
     import httpx
 

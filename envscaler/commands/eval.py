@@ -110,6 +110,32 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     except (CheckerFailed, EnvLoadError) as exc:  # the harness, not the model: the task stays unscored
         fail(f"evaluation {run_id} stopped: the sandbox could not play or score a task: {exc}; finished tasks "
              f"are kept (resume: {resume})", 1)
+    except Exception as exc:
+        if (summary := _completed_without_prefect(settings, run_id, exc)) is not None:
+            return summary
+        raise
+
+
+def _completed_without_prefect(settings: Any, run_id: str, exc: BaseException) -> dict | None:
+    """The results of an evaluation that completed although the Prefect API stopped answering before the
+    flow could report its end (as `runner._finished_without_prefect` for factory runs); None otherwise."""
+    from envscaler.runner import prefect_unreachable, warn_prefect_gone
+    from envscaler_core.bfcl.evaluate import summary_json
+    from envscaler_core.models import BFCLEvalReport
+    from envscaler_core.store import Store
+
+    if not prefect_unreachable(exc):
+        return None
+    try:
+        with Store.from_url(settings.store.url, create=False) as store:
+            run = store.get_run(run_id)
+            reports = store.query(BFCLEvalReport, run_id=run_id)
+    except Exception:  # noqa: BLE001 - the store's own trouble: the failure is reported as it is
+        return None
+    if run is None or run.status != "completed" or not reports:
+        return None
+    warn_prefect_gone(run_id, run.status, exc)
+    return summary_json(reports[-1], run_id)
 
 
 def resume_options(request: Any) -> str:
