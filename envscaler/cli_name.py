@@ -36,15 +36,9 @@ def cli_call(args: str) -> str:
     return f"{cli_command()[0]} {args}"
 
 
-def db_option(store_url: str | None) -> str:
-    """` --db URL` when the store is not the default one, else "": a hint pasted as printed must reach
-    the run's own store (without it, a run made with --db was looked for in the default store)."""
-    from envscaler_core.config import store_option
-
-    return store_option(store_url)
-
-
 def resume_call(run_id: str, store_url: str | None = None, extra: str = "") -> str:
     """`envscaler resume RUN [--db URL]`."""
-    return cli_call(f"resume {run_id}{db_option(store_url)}{extra}")
+    from envscaler_core.config import store_option
+
+    return cli_call(f"resume {run_id}{store_option(store_url)}{extra}")
 

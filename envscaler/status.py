@@ -90,9 +90,10 @@ def killed_reason(run_id: str, status: str, evaluation: bool, url: str) -> str |
     only the resume changes it."""
     if status not in ACTIVE or not held_while_running(url):
         return None
-    from envscaler.cli_name import db_option, resume_call
+    from envscaler.cli_name import resume_call
+    from envscaler_core.config import store_option
 
-    how = (f"`{cli_call(f'eval bfcl-mt --run-id {run_id}{db_option(url)}')}` with its options" if evaluation
+    how = (f"`{cli_call(f'eval bfcl-mt --run-id {run_id}{store_option(url)}')}` with its options" if evaluation
            else f"`{resume_call(run_id, url)}`")
     return f"its process is gone (killed?) while it was {status}; continue it with {how}"
 
@@ -134,7 +135,8 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
     """Print the summary; a run stopped by its budget exits 3 with the resume hint; with `final` (the
     command that ran it), a run that produced nothing exits 4. `store_url`: the run's store, named in
     every resume hint printed when it is not the default one."""
-    from envscaler.cli_name import db_option, resume_call
+    from envscaler.cli_name import resume_call
+    from envscaler_core.config import store_option
     from envscaler_core.pipeline.report import RunSummary, summary_text
 
     s = RunSummary.model_validate(summary)
@@ -146,7 +148,7 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
         typer.echo(summary_text(s, cli_command()[0]))
     if s.status == "stopped_budget":
         if s.evaluation is not None:  # an evaluation resumes through `eval`, with its budget in its config
-            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'eval bfcl-mt --run-id {s.run_id}{db_option(store_url)}')}` "
+            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'eval bfcl-mt --run-id {s.run_id}{store_option(store_url)}')}` "
                        "and its options, with a larger budget.max_tokens / budget.max_cost_usd (-c or "
                        "ENVSCALER_BUDGET__MAX_TOKENS)", err=True)
         else:

@@ -13,8 +13,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 
 
 class _Section(BaseModel):
@@ -332,19 +333,15 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
     return data, origin
 
 
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+def merge_layers(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """`override` over `base`, section by section (the layering of `load_settings`)."""
     out = dict(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge_layers(out[key], value)
         else:
             out[key] = value
     return out
-
-
-def merge_layers(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """`override` over `base`, section by section (the layering of `load_settings`)."""
-    return _merge(base, override)
 
 
 def given_settings(path: str | Path | None = None, environ: dict[str, str] | None = None) -> dict[str, Any]:
@@ -352,7 +349,7 @@ def given_settings(path: str | Path | None = None, environ: dict[str, str] | Non
     `load_settings`: how `resume` tells a setting the user gave now from one it would only default."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     from_env, _ = _env_overrides(dict(os.environ if environ is None else environ))
-    return _merge(data, from_env)
+    return merge_layers(data, from_env)
 
 
 def env_setting_names(environ: dict[str, str] | None = None) -> dict[tuple[str, ...], str]:
@@ -389,8 +386,8 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     env = dict(os.environ if environ is None else environ)
     from_env, origin = _env_overrides(env)
-    data = _merge(data, from_env)
-    data = _merge(data, overrides or {})
+    data = merge_layers(data, from_env)
+    data = merge_layers(data, overrides or {})
     unmask_urls(data, env)
     try:
         return Settings.model_validate(data)

@@ -77,7 +77,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
     """The eval flow inside the CLI's flow session; Ctrl-C exits 130 with the command that resumes it."""
-    from envscaler.cli_name import db_option
+    from envscaler_core.config import store_option
     from envscaler.runner import EXIT_INTERRUPTED, flow_session, sigterm_as_interrupt
     from envscaler.status import EXIT_BUDGET
     from envscaler_core.bfcl.executor import CheckerFailed
@@ -87,7 +87,7 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
-    resume = cli_call(f"eval bfcl-mt --run-id {run_id} {resume_options(request)}{db_option(settings.store.url)}")
+    resume = cli_call(f"eval bfcl-mt --run-id {run_id} {resume_options(request)}{store_option(settings.store.url)}")
     try:
         with flow_session(settings), sigterm_as_interrupt():
             return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from envscaler.cli_name import cli_call
 from envscaler.commands._common import DB_HELP, fail
+
+if TYPE_CHECKING:  # the export package pulls pyarrow: imported when the command runs
+    from envscaler_core.export import ExportManifest
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
@@ -83,19 +87,19 @@ def _check_out(run_id: str, out: Path) -> None:
          "first, or pass --out <existing directory>")
 
 
-def _warn(manifest: object, store_url: str) -> None:
+def _warn(manifest: ExportManifest, store_url: str) -> None:
     """What the manifest says that a reader of a complete-looking export must not miss, on stderr."""
     from envscaler.cli_name import resume_call
     from envscaler_core.models.run import FINISHED
 
-    status, run_id = manifest.run_status, manifest.run_id  # type: ignore[attr-defined]
+    status, run_id = manifest.run_status, manifest.run_id
     if status is not None and status not in FINISHED:
         typer.echo(f"warning: run {run_id} is {status}, not finished: this export holds only what it had made so "
                    f"far (manifest.json: run_status); `{resume_call(run_id, store_url)}` continues it", err=True)
-    other = manifest.other_files  # type: ignore[attr-defined]
-    if other:
-        typer.echo(f"warning: {manifest.out_dir} also holds {', '.join(other)} from an earlier export (other "  # type: ignore[attr-defined]
-                   "formats), not part of this one (manifest.json: other_files); remove them if they are stale", err=True)
+    if manifest.other_files:
+        typer.echo(f"warning: {manifest.out_dir} also holds {', '.join(manifest.other_files)} from an earlier export "
+                   "(other formats), not part of this one (manifest.json: other_files); remove them if they are stale",
+                   err=True)
 
 
 def _base(store: object, run_id: str, out: Path | None) -> Path | None:

@@ -94,9 +94,8 @@ def _only_class(path: Path, source: str) -> str:
     base class (EnvScaler's files hold TypedDict records beside one base-less env class)."""
     import ast
 
-    from envscaler_core.synth.tool_schema import public_methods
-
     from envscaler_core import pyast
+    from envscaler_core.synth.tool_schema import public_methods
 
     try:
         classes = [n for n in pyast.parse(source).body if isinstance(n, ast.ClassDef)]

@@ -463,7 +463,10 @@ class LLMGateway(SyncCalls):
                 resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
                     c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
             except LLMPromptRefused as exc:  # a batch of the run's topic texts is no one item: the run stops
-                raise LLMRequestRejected(str(exc).split("; this item fails")[0], exc.status_code, exc.detail) from None
+                raise LLMRequestRejected(
+                    f"LLM endpoint {self.settings.base_url} refused embeddings ({len(texts)} texts): {exc.reason}; "
+                    "a batch of the run's topic texts is no one item, so the run stops", exc.status_code,
+                    exc.detail) from None
             reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
             if reported is None:
                 estimated = estimate_tokens(sum(len(t) for t in texts))

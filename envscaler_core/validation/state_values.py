@@ -30,11 +30,10 @@ def plan_view(state: Any) -> Any:
     `__type__` and `items`), then sets and tuples as lists, datetimes as ISO text and Decimals as
     numbers (what a JSON argument can carry); tuple keys stay tuples (`Binding.part` reads them).
     A state without markers is returned as it is."""
-    import json
-
     from envscaler_core.interop.jail_side import restore_markers
+    from envscaler_core.interop.sandboxed import has_markers
 
-    if '"__type__"' not in json.dumps(state, ensure_ascii=False, default=str):
+    if not has_markers(state):
         return state
     try:
         restored = restore_markers(state)

@@ -164,3 +164,14 @@ def test_the_batch_stages_and_the_rollout_agree_on_what_a_refusal_ends(endpoint)
         gateway(endpoint).chat_sync(USER, stage="agent")
     assert (S._is_infra(prompt.value), _ends_episode(prompt.value)) == (False, True)
     assert (S._is_infra(form.value), _ends_episode(form.value)) == (True, False)
+
+
+def test_an_embeddings_batch_refused_for_its_size_stops_the_run(endpoint) -> None:
+    """A batch of the run's topic texts is no one item: a refusal stops the run, quoting the server."""
+    endpoint.script(PROMPT_REFUSALS["openai-context"])
+    with pytest.raises(LLMRequestRejected) as err:
+        gateway(endpoint).embed_sync(["a topic", "another topic"])
+    assert not isinstance(err.value, LLMOutputInvalid) and err.value.status_code == 400
+    message = str(err.value)
+    assert "refused embeddings (2 texts)" in message and "maximum context length is 8192" in message
+    assert "the run stops" in message and "this item fails" not in message

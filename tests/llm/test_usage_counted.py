@@ -52,15 +52,21 @@ def test_usage_beside_an_error_body_counts_toward_the_budget(endpoint) -> None:
         gw.structured_sync(JUDGE_STATEFUL, TaskInput(task="Cancel order 5."))
 
 
-def test_total_tokens_above_prompt_and_completion_count_as_output(endpoint, store) -> None:
-    """Gemini's OpenAI layer leaves its thinking tokens out of completion_tokens but bills them (they are
-    in total_tokens). Before: never counted."""
-    endpoint.script(completion(GOOD, usage={"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 318}))
+def recorded(endpoint, store, usage: dict) -> tuple[dict, int]:
+    """One structured call answered with `usage`: its audit row and the stage's estimated tokens."""
+    endpoint.script(completion(GOOD, usage=usage))
     gw = gateway(endpoint, store)
     gw.structured_sync(JUDGE_STATEFUL, TASK)
     [row] = call_rows(store, "r1")
+    return row, gw.usage_by_stage()["mine"]["estimated_tokens"]
+
+
+def test_total_tokens_above_prompt_and_completion_count_as_output(endpoint, store) -> None:
+    """Gemini's OpenAI layer leaves its thinking tokens out of completion_tokens but bills them (they are
+    in total_tokens). Before: never counted."""
+    row, estimated = recorded(endpoint, store, {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 318})
     assert (row["prompt_tokens"], row["completion_tokens"]) == (11, 307)
-    assert gw.usage_by_stage()["mine"]["estimated_tokens"] == 0
+    assert estimated == 0
 
 
 def test_all_zero_usage_on_a_real_reply_is_estimated_and_marked(endpoint, store) -> None:
@@ -77,12 +83,9 @@ def test_all_zero_usage_on_a_real_reply_is_estimated_and_marked(endpoint, store)
 def test_a_prompt_count_left_at_zero_beside_a_total_is_the_rest_of_the_total(endpoint, store) -> None:
     """{"prompt_tokens": 0, "completion_tokens": C, "total_tokens": P + C}: the prompt was estimated and the
     whole prompt booked again as output through the total (3.3x the cost; a second outside check)."""
-    endpoint.script(completion(GOOD, usage={"prompt_tokens": 0, "completion_tokens": 7, "total_tokens": 318}))
-    gw = gateway(endpoint, store)
-    gw.structured_sync(JUDGE_STATEFUL, TASK)
-    [row] = call_rows(store, "r1")
+    row, estimated = recorded(endpoint, store, {"prompt_tokens": 0, "completion_tokens": 7, "total_tokens": 318})
     assert (row["prompt_tokens"], row["completion_tokens"]) == (311, 7)
-    assert gw.usage_by_stage()["mine"]["estimated_tokens"] == 0
+    assert estimated == 0
 
 
 def test_anthropic_cache_fields_beside_an_uncached_prompt_count_are_prompt_tokens(endpoint, store) -> None:
@@ -90,8 +93,5 @@ def test_anthropic_cache_fields_beside_an_uncached_prompt_count_are_prompt_token
     part, and the cache reads were booked as output through `total_tokens`."""
     usage = {"prompt_tokens": 40, "input_tokens": 40, "cache_read_input_tokens": 1000, "completion_tokens": 7,
              "output_tokens": 7, "total_tokens": 1047}
-    endpoint.script(completion(GOOD, usage=usage))
-    gw = gateway(endpoint, store)
-    gw.structured_sync(JUDGE_STATEFUL, TASK)
-    [row] = call_rows(store, "r1")
+    row, _ = recorded(endpoint, store, usage)
     assert (row["prompt_tokens"], row["completion_tokens"]) == (1040, 7)
