@@ -75,7 +75,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             from envscaler_core.interop.sandboxed import with_markers_restored
 
             try:
-                candidate, test_state = with_markers_restored(candidate, test_state)
+                candidate, test_state = with_markers_restored(candidate, test_state, always=True)
             except ValueError as exc:
                 fail(f"--state {state}: {exc}")
         outcome = _run(candidate, settings, test_state)
