@@ -232,6 +232,9 @@ class ToolPlan:
         self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n))
                         for n in self.required}
         self.state = state
+        fn = effects.methods.get(self.tool) if effects else None
+        self.keywords = _keyword_candidates(self.options, sets, fn, set(props)) \
+            if params.get("additionalProperties") is True else []
 
     def positives(self) -> list[Probe]:
         """Candidate argument sets by increasing total rank (every parameter's first choice before any
@@ -256,6 +259,8 @@ class ToolPlan:
             fill(0, {}, total)
             if len(out) >= MAX_POSITIVE_ATTEMPTS:
                 break
+        if self.keywords and out:  # `**fields`: the best set first with each further keyword, then without
+            out = [{**out[0], **kw} for kw in self.keywords] + out
         return [Probe(tool=self.tool, case_type="positive", purpose="positive", args=args) for args in out]
 
     def _ordered(self, name: str, chosen: dict[str, Any]) -> list[Any]:
@@ -382,6 +387,32 @@ class ToolPlan:
                     out.append(Probe(tool=self.tool, args={**base, name: extreme}, case_type="negative",
                                      purpose="boundary", note=f"{name}={extreme}"))
         return out
+
+
+def _keyword_candidates(options: dict[str, ParamOptions], sets: list[RecordSet], fn: Any,
+                        declared: set[str]) -> list[dict[str, Any]]:
+    """Further keywords for a tool taking `**kwargs` (`update_patient(patient_id, **fields)`): fields of
+    the records its parameters name (else of any record), those the method's code spells out as strings
+    first (`allowed = {"phone", "email"}`), each with a value that field holds in another record, so the
+    code behind the keyword check runs. Up to `EDGES_PER_PARAM` + 1, one keyword each."""
+    import ast
+
+    spelled = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)} \
+        if fn is not None else set()
+    records = [rs for o in options.values() for rs in o.records] or sets
+    values: dict[str, list[Any]] = {}
+    for rs in records:
+        for _, record, _ in rs.keyed_records():
+            for name, value in record.items():
+                if isinstance(name, str) and name != rs.id_field and name not in declared and name.isidentifier():
+                    values.setdefault(name, []).append(value)
+    ranked = sorted(values, key=lambda n: (n not in spelled, list(values).index(n)))
+    out = []
+    for name in ranked[:EDGES_PER_PARAM + 1]:
+        held = values[name]
+        value = next((v for v in reversed(held) if v is not None), held[0])
+        out.append({name: value})
+    return out
 
 
 def _representatives(recs: list[tuple[Any, dict[str, Any]]], f: str) -> list[tuple[Any, dict[str, Any]]]:
