@@ -75,13 +75,14 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             from envscaler_core.interop.sandboxed import with_markers_restored
 
             try:
-                candidate, test_state = with_markers_restored(candidate, test_state)
+                candidate, test_state = with_markers_restored(candidate, test_state, always=True)
             except ValueError as exc:
                 fail(f"--state {state}: {exc}")
         outcome = _run(candidate, settings, test_state)
         report = outcome.report
         if full:
-            typer.echo(outcome.model_dump_json(indent=2, exclude={"env"}))
+            full_json = {"accepted": report.accepted, **json.loads(outcome.model_dump_json(exclude={"env"}))}
+            typer.echo(json.dumps(full_json, indent=2, ensure_ascii=False))  # `accepted` on top, as without --full
         elif not text:
             typer.echo(json.dumps(verdict_json(outcome), indent=2))
         else:

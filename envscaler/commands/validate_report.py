@@ -8,7 +8,26 @@ from __future__ import annotations
 from typing import Any
 
 
+def _as_held(state: dict[str, Any]) -> dict[str, Any]:
+    """The state as the class holds it: EnvScaler's type markers restored (a seat map of 4 tuple keys is
+    a dict of 4, not the marker's `__type__` and `items`); a state without markers as it is."""
+    from envscaler_core.interop.jail_side import restore_markers
+    from envscaler_core.interop.sandboxed import has_markers
+
+    if not has_markers(state):
+        return state
+    try:
+        restored = restore_markers(state)
+    except (TypeError, ValueError, ArithmeticError):
+        return state
+    return restored if isinstance(restored, dict) else state
+
+
 def _summary(value: Any) -> str:
+    if isinstance(value, set | frozenset):
+        return f"set of {len(value)}"
+    if isinstance(value, tuple):
+        return f"tuple of {len(value)}"
     if isinstance(value, dict):
         keys = ", ".join(str(k) for k in list(value)[:4]) + (", ..." if len(value) > 4 else "")
         return f"dict of {len(value)} ({keys})" if value else "empty dict"
@@ -39,7 +58,7 @@ def verdict_text(outcome: Any) -> str:
              f"{report.rounds} rounds: {report.passes} pass / {report.warnings} warning / {report.fails} fail, "
              f"{report.skipped} skipped)"]
     if outcome.test_state is not None:
-        state = "; ".join(f"{k}: {_summary(v)}" for k, v in outcome.test_state.items()) or "empty"
+        state = "; ".join(f"{k}: {_summary(v)}" for k, v in _as_held(outcome.test_state).items()) or "empty"
         lines.append(f"  state:    {state}")
     for name, label in report.tool_kinds.items():
         row = report.per_tool.get(name, {})

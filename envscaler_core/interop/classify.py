@@ -1,11 +1,15 @@
 """From raw check outcomes to audit classes: per check, then the scenario's worst.
 
 A check's class (see docs/interop.md):
-* `check_error`: the source does not compile, defines no `check_func`, raises, times out or was
-  killed; also every check of a scenario whose initial state does not load;
+* `check_error`: the source does not compile, defines no `check_func`, names something that does not
+  exist (`NameError`), times out or was killed, or raises on the state after a reference solution;
+  also every check of a scenario whose initial state does not load;
 * `not_bool`: it returned something other than a real `bool` (EnvScaler scores that as a failure);
 * `vacuous`: True on the initial state: it rewards doing nothing;
-* `unproven`: False on the initial state, and no reference solution has made it True yet;
+* `unproven`: False on the initial state, and no reference solution has made it True yet. A check
+  that raises there (`final_state['reservations']['R001']` before the reservation exists) is False
+  there too: EnvScaler only runs checks on the final state and scores an exception 0, so such a check
+  is judged by what it says after a reference solution, not by its error on the initial state;
 * `verified`: False on the initial state and True after a reference solution replayed in the sandbox.
 """
 
@@ -19,6 +23,10 @@ NO_SOLUTION = "no reference solution yet"
 SFT_NO_CHECKS = "SFT record: no check functions"
 VACUOUS = "check already True on the initial state (rewards doing nothing)"
 EMPTY_CHECKLIST = "checklist_with_func is empty (EnvScaler's reward divides by zero)"
+RAISES_INITIALLY = "raises on the initial state (False there, as EnvScaler's reward counts it)"
+_NOT_THE_STATE = ("timeout", "crash", "oversize", "unserializable", "check source must be",
+                  "Function 'check_func' not found", "not run", "no result")
+_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError")
 
 
 def short(error: str | None, limit: int = 200) -> str:
@@ -40,6 +48,17 @@ def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
     return "error", None, str(raw.get("error") or "check failed")
 
 
+def about_the_state(error: str | None) -> bool:
+    """Could this error on the initial state be the state's doing (a record the task creates is not
+    there yet)? Not when the check never ran (no `check_func`, a syntax error), was killed or timed out,
+    or names something that exists in no state (`NameError`, but not its subclass UnboundLocalError)."""
+    text = (error or "").strip()
+    if not text or text.startswith(_NOT_THE_STATE):
+        return False
+    kind = short(text).split(":", 1)[0].strip()
+    return kind not in _CODE_ERRORS
+
+
 def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
     """Checks judged on the initial state only. `raw` is one result per check (or a dict error for all)."""
     if not isinstance(raw, list):
@@ -48,7 +67,9 @@ def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
     audits = []
     for index, (item, one) in enumerate(zip(items, raw)):
         kind, value, error = outcome_of(one)
-        if kind == "error":
+        if kind == "error" and about_the_state(error):
+            cls, error = "unproven", f"{RAISES_INITIALLY}: {short(error)}"
+        elif kind == "error":
             cls = "check_error"
         elif kind == "not_bool":
             cls = "not_bool"
@@ -75,7 +96,7 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
         elif kind == "not_bool":
             update.update(outcome="not_bool", error=f"after the reference solution: {error}")
         elif value:
-            update["outcome"] = "verified"
+            update.update(outcome="verified", error=None)
         out.append(audit.model_copy(update=update))
     return out
 

@@ -23,7 +23,7 @@ from envscaler_core.interop.sandboxed import (
     Breaker, Loaded, has_markers, load_state, parallel, raw_result, replay, run_checks, with_markers_restored,
 )
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
-from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
+from envscaler_core.interop.read import EnvInput, ScenarioInput
 from envscaler_core.interop.strict_json import safe
 from envscaler_core.models.base import fingerprint_of
 from envscaler_core.models.env import AcceptedEnv, EnvCandidate
@@ -113,11 +113,14 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         reasons.append(f"does not load the way EnvScaler's runtime loads it: {short(load_error, 300)}")
     score, rounds = 0.0, []
     if not reasons:
-        probed, state = candidate, env_execution_config(test_config) if test_config is not None else {}
-        if has_markers(test_config):  # the class may use them as sets/datetimes: probe it with them restored
-            probed, state = with_markers_restored(candidate, test_config)
+        # always the faithful form: markers in the config reach the class restored, and what the class
+        # makes itself (`self.vip = set()`) comes back as a marker, whatever the state holds (F4)
+        probed, state = with_markers_restored(
+            candidate, test_config if test_config is not None else {}, always=True)
         outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state))
-        score, rounds, report = outcome.report.score, outcome.rounds, outcome.report
+        score, report = outcome.report.score, outcome.report
+        rounds = [r.model_copy(update={"candidate_fp": candidate.fingerprint}) for r in outcome.rounds]  # the
+        # env's own candidate, not the marker-adapted copy the probes ran
         if outcome.failure:
             reasons.append(outcome.failure)
         elif not report.accepted:

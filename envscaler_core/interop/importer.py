@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings, public_config
+from envscaler_core.interop.classify import about_the_state
 from envscaler_core.interop.sandboxed import parallel
 from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
@@ -188,7 +189,7 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
     def check(job: tuple[tuple[int, int], Scenario, Any]) -> Scenario | str:
         _, scenario, env = job
         try:
-            report = verify_scenario(scenario, env, runtime, timeout)
+            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=about_the_state)
         except EnvLoadError as exc:
             return NOT_PROMOTED + f"its initial state does not load: {exc}"
         return scenario if report.ok and report.failure is None else NOT_PROMOTED + str(report.reason or report.failure)

@@ -95,13 +95,16 @@ def has_markers(*states: Any) -> bool:
     return any(MARKER in json.dumps(s, ensure_ascii=False) for s in states)
 
 
-def with_markers_restored(candidate: Any, config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def with_markers_restored(candidate: Any, config: dict[str, Any], always: bool = False) -> tuple[Any, dict[str, Any]]:
     """A candidate (`EnvCandidate`) and test config to validate with, such that the class gets the
     config's type markers restored (sets as sets, tuple keys as tuples), as EnvScaler's `read_file`
-    gives them: the marker adapter appended to its code (public state only, as our own episodes) and
-    the config in canonical marker form. A config without markers is returned as it is. ValueError on
-    a broken marker."""
-    if not has_markers(config):
+    gives them, and its state is reported back with markers (a `set()` its own `__init__` makes is a
+    set marker, not an unserialisable state): the marker adapter appended to its code (public state
+    only, as our own episodes) and the config in canonical marker form. A config without markers is
+    returned as it is unless `always` (the import's audit and `validate --state`: whether a class is
+    accepted must not depend on whether the state it is tried on happens to hold a marker, outside
+    check F4). ValueError on a broken marker."""
+    if not always and not has_markers(config):
         return candidate, config
     code = env_code(candidate.class_code, candidate.class_name, public_only=True)
     return candidate.model_copy(update={"class_code": code}), canonical(config)

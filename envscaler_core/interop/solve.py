@@ -88,7 +88,10 @@ async def solve(targets: list[Target], runtime: EnvRuntime, gateway: Any, settin
         tried = [(k, calls) for k, calls in zip(open_, played) if isinstance(calls, list)]
         for k, why in zip(open_, played):
             if isinstance(why, str):
-                verdicts[k] = verdicts[k].model_copy(update={"attempts": [*verdicts[k].attempts, safe(f"agent: {why}")]})
+                # the last attempt's failure is the scenario's reason, as `settle` makes it for an attempt whose
+                # calls were replayed (it stayed "no reference solution yet", outside check F6)
+                verdicts[k] = verdicts[k].model_copy(update={"attempts": [*verdicts[k].attempts, safe(f"agent: {why}")],
+                                                             "reasons": [safe(why)]})
         by_env: dict[str, list[tuple[int, list[ToolCall]]]] = {}
         for k, calls in tried:
             by_env.setdefault(targets[k][0].env_id, []).append((k, calls))

@@ -11,6 +11,10 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   (`synth.tool_schema.annotation_schema`: `Union[int, str]` -> integer or string), or by no constraint
   at all when there is no annotation; a placeholder whose annotation *is* a mapping (`Dict`, a TypedDict
   or class name) stays an object;
+* `*args` and `**kwargs` become ordinary properties (`tags`, `fields`): EnvScaler's runtime calls
+  `getattr(env, name)(**arguments)`, so `fields="x"` lands in the method as the key `fields` and `tags=...`
+  raises TypeError; here `*args` is no parameter and `**kwargs` allows further arguments by name
+  (`additionalProperties: true`);
 * every `_helper` becomes a tool, but only public methods are tools here (the sandbox refuses calls to
   private names): they are left out of the list, so no agent or RL framework is offered a tool that
   can only fail.
@@ -76,6 +80,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     methods = {n.name: n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     optional: list[str] = []
     widened: list[str] = []
+    variadic: list[str] = []
     fitted = []
     for tool in public:
         fn = methods.get(tool.function.name)
@@ -91,17 +96,32 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                 if better is not None:
                     props[name] = better
                     widened.append(f"{tool.function.name}.{name}")
+        extra: dict[str, Any] = {}
+        for star, keyword in ((fn.args.vararg, False), (fn.args.kwarg, True)):
+            if star is None:
+                continue
+            if props.pop(star.arg, None) is not None or star.arg in (params.get("required") or []):
+                variadic.append(f"{tool.function.name}.{'**' if keyword else '*'}{star.arg}")
+            if keyword:
+                extra["additionalProperties"] = True
+        stars = {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
         required = params.get("required")
         if isinstance(required, list):
+            required = [r for r in required if r not in stars]
             dropped = [r for r in required if r in defaulted]
             optional += [f"{tool.function.name}.{r}" for r in dropped]
             required = [r for r in required if r not in defaulted]
-        new = {**params, "properties": props, **({"required": required} if isinstance(required, list) else {})}
+        new = {**params, "properties": props, **({"required": required} if isinstance(required, list) else {}), **extra}
         fitted.append(tool.model_copy(update={"function": tool.function.model_copy(update={"parameters": new})}))
     if optional:
         notes.append(f"{len(optional)} parameter(s) with a default made optional ({', '.join(optional[:8])}"
                      f"{', ...' if len(optional) > 8 else ''}): EnvScaler's step6 lists every parameter as required, "
                      "its runtime uses the default")
+    if variadic:
+        notes.append(f"{len(variadic)} variadic parameter(s) not offered as one argument ({', '.join(variadic[:8])}"
+                     f"{', ...' if len(variadic) > 8 else ''}): EnvScaler's step6 lists them as ordinary properties, "
+                     "but its runtime calls tools with keywords only, so **kwargs takes any further argument by "
+                     "its own name and *args cannot be filled at all")
     if widened:
         notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
                      f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "

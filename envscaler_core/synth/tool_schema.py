@@ -3,7 +3,8 @@
 Fixes the reference's schema defects: the description is the docstring's summary paragraph (not the
 whole docstring), `Args:` entries become parameter descriptions, defaults make a parameter optional,
 `X | None`, `list[T]`, `dict[K, V]` and `Literal[...]` are understood, private methods are not tools,
-and an unannotated parameter raises `SchemaError` (a named static-check problem) instead of crashing.
+`**kwargs` allows further arguments (`additionalProperties`), `*args` is no parameter (a keyword call
+cannot fill it), and an unannotated parameter raises `SchemaError` (a named static-check problem) instead of crashing.
 """
 
 from __future__ import annotations
@@ -157,8 +158,9 @@ def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:
     n_defaults = len(args.defaults)
     with_default = {a.arg for a in positional[len(positional) - n_defaults:]} if n_defaults else set()
     with_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
-    if args.vararg or args.kwarg:
-        raise SchemaError(f"method {fn.name!r}: *args/**kwargs cannot be expressed as a tool schema")
+    # `*args` and `**kwargs` are what EnvScaler's runtime can call them with, `getattr(env, name)(**arguments)`:
+    # `*tags` can never be filled by a keyword (`tags=[...]` is a TypeError there), so it is no parameter;
+    # `**fields` takes any further keyword (`email=...`), so the schema allows additional properties
     properties: dict[str, Any] = {}
     required: list[str] = []
     for arg in [*positional, *args.kwonlyargs]:
@@ -170,7 +172,9 @@ def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:
         properties[arg.arg] = schema
         if arg.arg not in with_default:
             required.append(arg.arg)
-    parameters = {"type": "object", "properties": properties, "required": required}
+    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if args.kwarg is not None:
+        parameters["additionalProperties"] = True
     return ToolSchema(function=ToolFunction(name=fn.name, description=description or fn.name, parameters=parameters))
 
 

@@ -26,7 +26,7 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
 from envscaler_core.validation.code_effects import Binding, ClassEffects
 from envscaler_core.validation.state_values import (
-    MISSING_ID, RecordSet, binding_values, parts, plan_view, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
+    SKIP_ATTRS as SKIP_TOP, MISSING_ID, RecordSet, binding_values, parts, plan_view, dedup, fresh_id, id_like, is_scalar, fresh_text, later_dates, linked_values, missing_value, nodes_at, record_sets,
     sets_for_param, values_under,
 )
 from envscaler_core.validation.tool_kinds import words
@@ -35,6 +35,7 @@ MAX_CANDIDATES = 6
 MAX_POSITIVE_ATTEMPTS = 8
 MAX_EDGES = 6
 EDGES_PER_PARAM = 2
+TOGETHER_PER_GROUP = 4
 CREATE_VERBS = frozenset({"add", "create", "register", "new", "insert", "open", "issue", "submit", "enroll",
                           "enrol", "book", "reserve", "schedule", "log", "record", "post", "upload", "import",
                           "file", "make", "place", "put", "save", "store", "join", "invite", "assign"})
@@ -149,8 +150,45 @@ def _objects(name: str, sets: list[RecordSet]) -> list[dict[str, Any]]:
     return []
 
 
+def _arrays_held(state: dict[str, Any], name: str, items: dict[str, Any], near: set[str]) -> list[list[Any]]:
+    """Arrays (tuples, sets and lists, as `plan_view` gives them) the state holds that fit an array
+    parameter's item schema, best first: under a field named like the parameter (`assignees`, `tag`
+    for `tags`), then inside the attributes the tool itself reads or writes (`milestones` for
+    `set_milestone(name, window: Tuple[str, str])`, whose windows are `(start, end)` pairs), then
+    anywhere; records (lists of objects) only for an object item schema. A parameter typed
+    `Tuple[str, str]` or `list[int]` was only ever probed with `[]` before (outside check F2)."""
+    names = {name, name.removesuffix("s"), name + "s", name.removeprefix("new_")}
+    item_kinds = _member_kinds(items) if items else []
+    found: list[tuple[int, list[Any]]] = []
+
+    def fits(value: list[Any]) -> bool:
+        if not item_kinds:
+            return all(is_scalar(v) for v in value)
+        return all(any(_fits(v, k) if k not in ("object", "array") else isinstance(v, dict if k == "object" else list)
+                       for k in item_kinds) for v in value)
+
+    def walk(node: Any, key: Any, top: str | None, depth: int) -> None:
+        if depth > 6:
+            return
+        if isinstance(node, list):
+            if node and fits(node):
+                found.append((0 if key in names else 1 if top in near else 2, node))
+            for v in node:
+                walk(v, None, top, depth + 1)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                if depth == 0 and k in SKIP_TOP:
+                    continue
+                walk(v, k, k if depth == 0 else top, depth + 1)
+
+    walk(state, None, None, 0)
+    found.sort(key=lambda rv: rv[0])
+    return dedup([v for _, v in found])[:MAX_CANDIDATES]
+
+
 def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets: list[RecordSet],
-                  bindings: list[Binding], creates: bool, literals: list[Any] | None = None) -> ParamOptions:
+                  bindings: list[Binding], creates: bool, literals: list[Any] | None = None,
+                  near: set[str] | None = None) -> ParamOptions:
     kind = _kind(schema)
     if schema.get("enum"):
         return ParamOptions(name, kind, list(schema["enum"]), enumerated=True)
@@ -169,12 +207,14 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     same = values_under(state, name) + values_under(state, name.removeprefix("new_"))
     named_sets = sets_for_param(name, sets)
     if kind == "array":
-        item_kind = _kind(schema.get("items", {})) if schema.get("items") else "string"
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        item_kind = _kind(items) if items else "string"
         singular = name.removesuffix("s")
         ids = param_options(singular, {"type": item_kind}, state, sets, bindings, creates) \
             if singular != name and id_like(singular) else None
         values = [[ids.values[0]]] if ids and ids.values else []
-        return ParamOptions(name, kind, values + [[]], reference=False)
+        held = _arrays_held(state, name, items, near or set())
+        return ParamOptions(name, kind, dedup(held[:1] + values + held[1:] + [[]])[:MAX_CANDIDATES], reference=False)
     if not reference:
         found = [v for v in _typed(bound + (literals or []) + same, kind) if v != ""][:MAX_CANDIDATES]
         if creates and kind == "string" and found:
@@ -229,9 +269,14 @@ class ToolPlan:
         bindings = effects.bindings(self.tool) if effects and self.tool in effects.methods else {}
         self.guard_fields = effects.guard_fields(self.tool) if effects and self.tool in effects.methods else None
         literals = effects.literals(self.tool) if effects and self.tool in effects.methods else {}
-        self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n))
-                        for n in self.required}
+        near = {w.attr for w in effects.writes(self.tool)} | {b.path[0] for bs in bindings.values() for b in bs if b.path} \
+            if effects and self.tool in effects.methods else set()
+        self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n),
+                                         near) for n in self.required}
         self.state = state
+        fn = effects.methods.get(self.tool) if effects else None
+        self.keywords = _keyword_candidates(self.options, sets, fn, set(props)) \
+            if params.get("additionalProperties") is True else []
 
     def positives(self) -> list[Probe]:
         """Candidate argument sets by increasing total rank (every parameter's first choice before any
@@ -256,7 +301,62 @@ class ToolPlan:
             fill(0, {}, total)
             if len(out) >= MAX_POSITIVE_ATTEMPTS:
                 break
+        together = [args for args in self._together() if args not in out[:1]]
+        if together:  # right after the best set: one record's (one key's) values for the parameters it binds
+            out = out[:1] + together + [args for args in out[1:] if args not in together]
+        if self.keywords and out:  # `**fields`: the best set first with each further keyword, then without
+            out = [{**out[0], **kw} for kw in self.keywords] + out
         return [Probe(tool=self.tool, case_type="positive", purpose="positive", args=args) for args in out]
+
+    def _together(self) -> list[dict[str, Any]]:
+        """Argument sets in which every parameter bound to one container takes its value from one and
+        the same entry: the components of one existing tuple key (`row` and `col` of a seat that exists),
+        or the key and fields of one record, for any number of parameters; the other parameters take
+        existing values, never a fresh id (a seat that exists was only tried with a screening that does
+        not, outside check F3). At most `TOGETHER_PER_GROUP` entries per container, and only where two or
+        more parameters are bound to it: a few more candidates, not a Cartesian product."""
+        groups: dict[tuple[str, ...], dict[str, Binding]] = {}
+        for name in self.required:
+            for b in self.options[name].bindings:
+                if b.part is not None:
+                    groups.setdefault(("key",) + b.path, {})[name] = b
+                elif not b.values:
+                    groups.setdefault(("rec",) + b.path, {})[name] = b
+                elif len(b.path) >= 2 and b.path[-2] == "*":
+                    groups.setdefault(("rec",) + b.path[:-2], {})[name] = b
+        out: list[dict[str, Any]] = []
+        for (how, *path), members in groups.items():
+            if len(members) < 2:
+                continue
+            for entry in self._entries(how, tuple(path), members)[:TOGETHER_PER_GROUP]:
+                chosen = dict(entry)
+                for name in self.required:
+                    if name not in chosen:
+                        opt = self.options[name]
+                        ordered = self._ordered(name, chosen)
+                        chosen[name] = next((v for v in ordered if not opt.existing or v in opt.existing), ordered[0]) \
+                            if ordered else None
+                args = {n: chosen[n] for n in self.required}
+                if None not in args.values() and args not in out:
+                    out.append(args)
+        return out
+
+    def _entries(self, how: str, path: tuple[str, ...], members: dict[str, Binding]) -> list[dict[str, Any]]:
+        """Per entry of the container at `path`: the value each bound parameter takes from it."""
+        out: list[dict[str, Any]] = []
+        for node in nodes_at(self.state, path):
+            if how == "key":
+                for key in (list(node) if isinstance(node, dict | list) else []):
+                    if isinstance(key, tuple | list) and all(b.part is not None and b.part < len(key) and is_scalar(key[b.part])
+                                                             for b in members.values()):
+                        out.append({n: key[b.part] for n, b in members.items()})  # type: ignore[index]
+            elif isinstance(node, dict):
+                for key, record in node.items():
+                    if isinstance(record, dict):
+                        entry = {n: key if not b.values else record.get(b.path[-1]) for n, b in members.items()}
+                        if all(is_scalar(v) for v in entry.values()):
+                            out.append(entry)
+        return [{n: (_typed([v], self.options[n].kind) or [v])[0] for n, v in e.items()} for e in out]
 
     def _ordered(self, name: str, chosen: dict[str, Any]) -> list[Any]:
         """This parameter's candidates given the values already chosen: values structurally linked to
@@ -382,6 +482,32 @@ class ToolPlan:
                     out.append(Probe(tool=self.tool, args={**base, name: extreme}, case_type="negative",
                                      purpose="boundary", note=f"{name}={extreme}"))
         return out
+
+
+def _keyword_candidates(options: dict[str, ParamOptions], sets: list[RecordSet], fn: Any,
+                        declared: set[str]) -> list[dict[str, Any]]:
+    """Further keywords for a tool taking `**kwargs` (`update_patient(patient_id, **fields)`): fields of
+    the records its parameters name (else of any record), those the method's code spells out as strings
+    first (`allowed = {"phone", "email"}`), each with a value that field holds in another record, so the
+    code behind the keyword check runs. Up to `EDGES_PER_PARAM` + 1, one keyword each."""
+    import ast
+
+    spelled = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)} \
+        if fn is not None else set()
+    records = [rs for o in options.values() for rs in o.records] or sets
+    values: dict[str, list[Any]] = {}
+    for rs in records:
+        for _, record, _ in rs.keyed_records():
+            for name, value in record.items():
+                if isinstance(name, str) and name != rs.id_field and name not in declared and name.isidentifier():
+                    values.setdefault(name, []).append(value)
+    ranked = sorted(values, key=lambda n: (n not in spelled, list(values).index(n)))
+    out = []
+    for name in ranked[:EDGES_PER_PARAM + 1]:
+        held = values[name]
+        value = next((v for v in reversed(held) if v is not None), held[0])
+        out.append({name: value})
+    return out
 
 
 def _representatives(recs: list[tuple[Any, dict[str, Any]]], f: str) -> list[tuple[Any, dict[str, Any]]]:

@@ -24,7 +24,7 @@ def _scenarios(fixture_import: dict[str, Any]) -> list[ImportedScenario]:
 def test_audit_counts_are_exactly_those_the_fixtures_plant(fixture_import: dict[str, Any]) -> None:
     summary = fixture_import["report"].summary
     assert summary["envs"] == {"accepted": 2, "rejected": 2}
-    assert summary["scenarios"] == {"verified": 3, "unproven": 7, "vacuous": 1, "check_error": 7, "not_bool": 2,
+    assert summary["scenarios"] == {"verified": 3, "unproven": 8, "vacuous": 1, "check_error": 6, "not_bool": 2,
                                     "env_rejected": 4}
     assert len(summary["reasons"]["malformed"]) == 11
 

@@ -6,7 +6,8 @@ the order things happen in (what the attacks relied on):
 * `env_loops`: three scenarios whose check never returns, then a scenario whose honest check takes a
   moment: the loops may only fail their own scenarios (02);
 * `env_bad_first` / `env_bad_last`: the same two scenarios in both orders, one with counters as a list
-  instead of an object: the env is accepted either way, the bad one is its own check_error (03);
+  instead of an object: the env is accepted either way, the bad one's check raising there is its own
+  problem (03; since F1 that makes it unproven with the raise noted, not check_error);
 * `env_overcap`: its only scenario's init_config is over the sandbox's state cap: that scenario is
   check_error "over the cap", and the env's verdict does not blame it (10);
 * `env_swap`: its code also defines `Swap(Counter)`, whose *query* tool writes state; a scenario naming
@@ -120,7 +121,12 @@ def test_looping_checks_fail_only_their_own_scenarios_not_a_slower_honest_check_
 @pytest.mark.parametrize("env_id", ["env_bad_first", "env_bad_last"])
 def test_a_scenarios_bad_init_config_is_its_own_problem_whatever_the_order(audited: dict[str, Any], env_id: str) -> None:
     assert audited["envs"][env_id].status == "accepted"
-    assert (_audit(audited, env_id, "good"), _audit(audited, env_id, "bad")) == ("unproven", "check_error")
+    # its check raises on the bad data (a list where the class keeps an object): False there, as
+    # EnvScaler's reward counts it (F1), so the scenario is unproven, and its check says why
+    assert (_audit(audited, env_id, "good"), _audit(audited, env_id, "bad")) == ("unproven", "unproven")
+    [bad] = audited["scenarios"][(env_id, "bad")].checks
+    [good] = audited["scenarios"][(env_id, "good")].checks
+    assert "raises on the initial state" in (bad.error or "") and good.error is None
 
 
 def test_the_only_scenario_over_the_state_cap_is_its_own_check_error_and_the_env_is_not_blamed_for_it(
