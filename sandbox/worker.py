@@ -188,6 +188,17 @@ def state_hooks(cls: type):
     return snap, restore
 
 
+def own_dict_attribute(cls: type) -> type | None:
+    """The class in `cls`'s MRO that replaces the `__dict__` descriptor CPython gives it (a property
+    there makes `vars(instance)` return whatever it likes, while attributes are still stored in the real
+    dictionary), or None. Read through `type.__dict__`, not the class's (perhaps custom) metaclass."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        slot = type.__dict__["__dict__"].__get__(klass).get("__dict__")
+        if slot is not None and type(slot) is not types.GetSetDescriptorType:
+            return klass
+    return None
+
+
 class EpisodeChild:
     def __init__(self, out: CappedOutput, limits: dict) -> None:
         self.out, self.limits = out, limits
@@ -199,8 +210,8 @@ class EpisodeChild:
 
     def public_state(self) -> dict:
         """The state the host sees: the instance's public attributes, or its own `__sandbox_state__`."""
-        if self.hooks is None:
-            return {k: v for k, v in vars(self.inst).items() if not k.startswith("_")}
+        if self.hooks is None:  # base methods only: a str subclass key cannot answer startswith() itself
+            return {k: v for k, v in dict.items(vars(self.inst)) if not str.startswith(k, "_")}
         state = self.hooks[0](self.inst)
         if not isinstance(state, dict):
             raise TypeError(f"__sandbox_state__ returned {type(state).__name__}, not a dict")
@@ -211,9 +222,9 @@ class EpisodeChild:
         if self.hooks is not None:
             return self.hooks[1](self.inst, state)
         d = vars(self.inst)
-        for key in [k for k in d if not k.startswith("_")]:
-            del d[key]
-        d.update(state)
+        for key in [k for k in dict.keys(d) if not str.startswith(k, "_")]:
+            dict.__delitem__(d, key)
+        dict.update(d, state)
 
     def rollback(self) -> None:  # back to the last committed state
         self.overwrite(_json_loads(self.committed))
@@ -251,6 +262,10 @@ class EpisodeChild:
             self.inst, as_given = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
+            forged = own_dict_attribute(type(self.inst))
+            if forged is not None:
+                return error_reply("load", f"{forged.__name__} defines __dict__ itself; the state is read from the "
+                                   "instance's own attribute dictionary, which such a class would hide")
             if msg.get("restore") is not None:
                 self.overwrite(msg["restore"])
         except BaseException as exc:  # noqa: BLE001
@@ -333,9 +348,10 @@ class EpisodeChild:
             self.restore_if_changed()
             return error_reply("oversize", f"the result is {exc.size} characters, over the cap of {exc.cap}",
                                self.out.take())
-        except BaseException as exc:  # noqa: BLE001 - a returned dict subclass's own items() may raise anything
+        except Exception as exc:  # noqa: BLE001 - TypeError, ValueError, RecursionError: jail_json reads through
+            # the base types' own methods, so no code of the env's runs here (a dict subclass's items() is not called)
             self.restore_if_changed()
-            return error_reply("unserializable", f"the result is not JSON-serialisable: {traceback_tail(exc)}",
+            return error_reply("unserializable", f"the result is not JSON-serialisable: {type(exc).__name__}: {exc}",
                                self.out.take())
         text, kind, err = self.serialise_state()
         if text is None:
