@@ -16,7 +16,9 @@ Wire formats (never pickle):
   (its number is `control_fd` in the limits); `spawn` answers carry the unit's request pipe, reply
   pipe and setup socket as SCM_RIGHTS descriptors.
 * member <-> host: frames of a 4-byte big-endian length followed by UTF-8 JSON, over two pipes; the
-  member serialises with jail_json.dumps, the host parses with jail_json.loads (same limits).
+  member serialises with jail_json.dumps, the host parses with jail_json.loads (same limits). An episode's
+  requests carry a sequence number (`seq`) that each reply repeats; a `sync` request is answered at once,
+  so the host can tell a frame a tool wrote itself from the worker's own replies (docs/sandbox.md, "Wire").
 """
 
 import ctypes
@@ -389,8 +391,13 @@ def run_episode(first: dict, req_fd: int, rep_fd: int, out: CappedOutput, limits
             reply = child.load(msg)
         elif op == "call" and child.inst is not None:
             reply = child.call(msg)
+        elif op == "sync":  # the host asks for nothing but this reply: every frame before it was for earlier requests
+            reply = '{"ok":true,"output":""}'
         else:
             reply = error_reply("protocol", f"unexpected op {op!r}")
+        seq = msg.get("seq")
+        if type(seq) is int:  # each reply names the request it answers (the host checks it)
+            reply = '{"seq":' + str(seq) + "," + reply[1:]
         write_frame(rep_fd, reply)
         msg = read_frame(req_fd)
 
