@@ -44,6 +44,7 @@ if sys.version_info < (3, 11):
 # `-I` keeps the script's own directory off sys.path; the other jail modules sit next to this file in
 # the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jail_hooks  # noqa: E402
 import jail_json  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
@@ -182,7 +183,7 @@ def state_hooks(cls: type):
     """(snapshot, restore) of a class that owns its state representation (Python objects, not JSON):
     `__sandbox_state__(self) -> dict` is the JSON-able state (diffed, committed) and
     `__sandbox_restore__(self, snapshot)` rebuilds the live objects from one; else None."""
-    snap, restore = getattr(cls, "__sandbox_state__", None), getattr(cls, "__sandbox_restore__", None)
+    snap, restore = jail_hooks.hook(cls, "state"), jail_hooks.hook(cls, "restore")  # an adapter's, or the class's
     if snap is None and restore is None:
         return None
     if not (callable(snap) and callable(restore)):
@@ -259,7 +260,7 @@ class EpisodeChild:
         init = msg.get("init")
         try:
             self.hooks = state_hooks(cls)
-            hook = getattr(cls, "__sandbox_result__", None)
+            hook = jail_hooks.hook(cls, "result")
             self.result_hook = hook if callable(hook) else None
             self.inst, as_given = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
@@ -291,7 +292,7 @@ class EpisodeChild:
         `__sandbox_config__(config) -> config` (the EnvScaler importer's type-marker restorer) turns the
         copy into the values both steps get. Returns the instance and the keys it holds as given."""
         config = copy.deepcopy(init or {})
-        prepare = getattr(cls, "__sandbox_config__", None)
+        prepare = jail_hooks.hook(cls, "config")
         if callable(prepare):
             config = prepare(config)
         try:

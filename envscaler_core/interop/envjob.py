@@ -75,7 +75,7 @@ def static_problems(env: EnvInput) -> list[str]:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
     except (ValueError, RecursionError, MemoryError) as exc:
         return [f"env_class_code does not compile: {type(exc).__name__}: {exc}"]
-    hooks = [f"env_class_code: {p}" for p in check_sandbox_hooks(tree)]  # our importer's adapter adds them
+    hooks = [f"env_class_code: {p}" for p in check_sandbox_hooks(tree)]  # only our own adapters may use them
     if hooks:
         return hooks
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == env.class_name), None)
