@@ -106,6 +106,7 @@ class Child:
         self._pipes_open = True
         self._freeze = freeze
         self._frozen = False
+        self._pending: tuple[CallClock, float] | None = None  # deadline of the reply `finish()` still reads
         self._pidfd: int | None = None
         self._cgroup: UnitCgroup | None = None
         # A unit dropped without kill(): closing our pipe ends makes its member exit on EOF (after a
@@ -178,20 +179,45 @@ class Child:
         except WireError as exc:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
 
-    def exchange(self, payload: bytes, timeout_s: float) -> dict[str, Any]:
-        """Send one request and wait for its reply; any failure kills the unit and raises ChildFailure."""
+    def exchange(self, payload: bytes, timeout_s: float, then: bytes | None = None) -> dict[str, Any]:
+        """Send one request and wait for its reply; any failure kills the unit and raises ChildFailure.
+
+        `then`: a second request sent right behind the first (an episode's `sync`), whose reply the caller
+        reads with `finish()`, which also stops the unit; until then it keeps running."""
         deadline = CallClock(timeout_s, self.host_pid)
+        size = len(payload) + 4 + (0 if then is None else len(then) + 4)
         try:
-            if self._frozen and len(payload) + 4 <= select.PIPE_BUF:
+            if self._frozen and size <= select.PIPE_BUF:
                 # request first, then resume: the unit wakes once, with its request already waiting (a pipe
                 # holds at least PIPE_BUF bytes, so this write never waits for the stopped unit)
                 send_frame(self.req_fd, payload, deadline)
+                if then is not None:
+                    send_frame(self.req_fd, then, deadline)
                 self._thaw()
             else:
                 self._thaw()
                 send_frame(self.req_fd, payload, deadline)
+                if then is not None:
+                    send_frame(self.req_fd, then, deadline)
             reply, self.last_reply_bytes = recv_frame(self.rep_fd, deadline, self.limits.frame_cap,
                                                       self.limits.max_depth + 1)
+        except WireError as exc:
+            raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s, deadline.starved_s) from None
+        if then is not None:
+            self._pending = (deadline, timeout_s)
+        elif self._freeze:
+            self._signal(signal.SIGSTOP)
+            self._frozen = True
+        return reply
+
+    def finish(self) -> dict[str, Any]:
+        """The reply to `exchange`'s `then` request (within the same call's deadline), then stop the unit
+        between calls; failures as in exchange."""
+        deadline, timeout_s = self._pending or (CallClock(self.limits.control_timeout_s, self.host_pid),
+                                                self.limits.control_timeout_s)
+        self._pending = None
+        try:
+            reply, _ = recv_frame(self.rep_fd, deadline, self.limits.frame_cap, self.limits.max_depth + 1)
         except WireError as exc:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s, deadline.starved_s) from None
         if self._freeze:

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from sandbox.pool import SandboxPool
 
 log = logging.getLogger("sandbox")
-ERROR_KINDS = {"schema", "exception", "timeout", "crash", "unserializable", "oversize"}
+ERROR_KINDS = {"schema", "exception", "unserializable", "oversize"}  # what the worker sends; timeout and crash
+# are the host's own verdicts, so a reply claiming one is garbage
 MAX_ERROR_CHARS = 4000
 OUTPUT_SLACK = 100  # the worker appends "[... N characters dropped]" to capped output
 
@@ -75,6 +76,9 @@ class SandboxEpisode:
         self._given = child
         self._state: dict[str, Any] = {}
         self._closed = False
+        self._seq = 0  # requests sent to this episode's units; every reply must name the one it answers
+        self._unsynced = False  # a reply was taken since the unit last proved it had sent nothing more
+        self.breach: str | None = None  # why the episode ended: its unit sent a frame the host did not ask for
         self.last_output = ""  # print() output of the last call (capped); not part of CallOutcome
         self.restarts = 0
         try:
@@ -93,8 +97,9 @@ class SandboxEpisode:
         A load that crashes although the code may be fine (the unit died, garbage) makes the pool
         health-check that zygote; if the zygote was at fault it is replaced and the load runs once more."""
         budget = self._timeout * (1 if self._load_calls is None else max(1, self._load_calls(restore)))
-        msg = encode({"op": "load", "code": self._code, "class_name": self._class_name, "init": self._initial,
-                      "restore": restore, "cpu_s": self._timeout})  # the per-call window of later calls
+        seq = self._next_seq()
+        msg = encode({"op": "load", "seq": seq, "code": self._code, "class_name": self._class_name,
+                      "init": self._initial, "restore": restore, "cpu_s": self._timeout})  # cpu_s: later calls' window
         for attempt in (1, 2):
             try:
                 given, self._given = self._given, None
@@ -115,6 +120,10 @@ class SandboxEpisode:
                     continue
                 raise EnvLoadError(f"loading {self._class_name} failed: {exc.kind}: {exc.message}") from None
             break
+        problem = _wrong_seq(reply, seq)
+        if problem:
+            child.kill()
+            raise EnvLoadError(f"loading {self._class_name} failed: crash: garbage on the wire ({problem})")
         if reply.get("ok") is not True:
             child.kill()
             raise EnvLoadError(str(reply.get("error") or "the worker sent an invalid load reply")[:MAX_ERROR_CHARS])
@@ -131,11 +140,12 @@ class SandboxEpisode:
             child.kill()
             raise EnvLoadError(f"initial state did not load: {problem}")
         self._child, self._state = child, state
+        self._unsynced = True
         self.last_output = reply["output"]
 
     def _checked(self, reply: dict[str, Any], state_required: bool, reply_bytes: int) -> dict[str, Any] | None:
         """The reply's new state (None: unchanged) after checking its shape and caps; raises Garbage."""
-        allowed = {"ok", "result", "output", "state"}
+        allowed = {"seq", "ok", "result", "output", "state"}
         if set(reply) - allowed:
             raise Garbage(f"unexpected keys {sorted(set(reply) - allowed)[:5]}")
         output = reply.get("output")
@@ -168,8 +178,37 @@ class SandboxEpisode:
 
     @property
     def state(self) -> dict[str, Any]:
+        """The last committed state. Reading it first makes sure the unit sent nothing after its last reply
+        (a frame a tool wrote itself would have shifted it); if it did, the episode ends (`breach`)."""
         with self._lock:
+            self._sync()
             return _clone(self._state)
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _sync(self) -> None:
+        """One `sync` request, answered by the worker's loop at once: a frame arriving before its reply is
+        one more frame for an earlier request. Costs one round trip, only after a reply was taken."""
+        if not self._unsynced or self._child is None or self._closed:
+            return
+        self._unsynced = False
+        try:
+            reply = self._child.exchange(self._sync_request(), self._timeout)
+        except ChildFailure as exc:  # died or hung after its last reply: the next call rebuilds it, as after a crash
+            self._child = None
+            log.warning("sandbox: %s's unit failed between calls: %s: %s", self._class_name, exc.kind, exc.message)
+            return
+        self._wrong_ack(reply, self._seq)
+
+    def _end(self, problem: str) -> None:
+        """A frame the host did not ask for: the reply taken before it may have been forged, so no later
+        reply of this episode is believed; the unit is killed and every later call is a crash."""
+        self.breach = (f"the episode's process sent a frame the host did not ask for ({problem}): a tool wrote "
+                       "to the reply pipe itself, so earlier replies of this episode may be forged; the episode "
+                       "was ended")
+        self._drop_child()
 
     def open_spare(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
                    tools: list[dict[str, Any]] | None = None,
@@ -212,11 +251,13 @@ class SandboxEpisode:
     def _call(self, tool: str, args: dict[str, Any], again: bool = False) -> CallOutcome:
         if self._closed:
             return self._fail(tool, "crash", "the episode is closed")
+        if self.breach is not None:
+            return self._fail(tool, "crash", self.breach)
         problem = check_call(tool, args, self._index)
         if problem:
             return self._fail(tool, "schema", problem)
         try:
-            payload = encode({"op": "call", "tool": tool, "args": args})
+            body = encode({"op": "call", "tool": tool, "args": args})
         except (TypeError, ValueError, RecursionError) as exc:
             return self._fail(tool, "schema", f"arguments to {tool} are not JSON-serialisable: {exc}")
         if self._child is None:
@@ -226,8 +267,12 @@ class SandboxEpisode:
             except EnvLoadError as exc:
                 return self._fail(tool, "crash", f"could not rebuild the episode after the previous failure: {exc}")
         assert self._child is not None
+        seq = self._next_seq()
+        payload = b'{"seq":%d,' % seq + body[1:]
         try:
-            reply = self._child.exchange(payload, self._timeout)
+            # a sync right behind the call (no extra wake-up): its answer must be the next frame after the
+            # reply, so a frame the tool wrote itself is found at this very call
+            reply = self._child.exchange(payload, self._timeout, then=self._sync_request())
         except ChildFailure as exc:
             dead, self._child = self._child, None
             if exc.kind == "crash" and not again and not dead.zygote.serving(dead.generation):
@@ -242,6 +287,9 @@ class SandboxEpisode:
                 self._drop_child()
                 return self._fail(tool, exc.kind, f"garbage on the wire ({exc}); the process was killed (the next "
                                                   "call runs in a fresh process from the last state)")
+            problem = self._wrong_reply(reply, seq) or self._finish(tool)
+            if problem:
+                return self._fail(tool, "crash", problem)
             self.last_output = reply["output"]
             diff: dict[str, Any] = {}
             if new_state is not None:
@@ -251,15 +299,63 @@ class SandboxEpisode:
                                state_diff=diff)
         kind, error, output = reply.get("error_kind"), reply.get("error"), reply.get("output")
         if (reply.get("ok") is not False or kind not in ERROR_KINDS or not isinstance(error, str)
-                or not isinstance(output, str) or set(reply) - {"ok", "error_kind", "error", "output"}):
+                or not isinstance(output, str) or set(reply) - {"seq", "ok", "error_kind", "error", "output"}):
             self._drop_child()
             return self._fail(tool, "crash", f"garbage on the wire (error reply {str(reply)[:80]!r}); the process "
                                              "was killed")
+        problem = self._wrong_reply(reply, seq) or self._finish(tool)
+        if problem:
+            return self._fail(tool, "crash", problem)
         self.last_output = output[:self._limits.output_cap + OUTPUT_SLACK]
         return self._fail(tool, kind, error)
 
+    def _sync_request(self) -> bytes:
+        return encode({"op": "sync", "seq": self._next_seq()})
+
+    def _finish(self, tool: str) -> str | None:
+        """Read the answer to the sync sent behind a call; None if it is exactly that, else why the episode
+        ended. Anything between the call's reply and it was a second frame for the call."""
+        assert self._child is not None
+        try:
+            ack = self._child.finish()
+        except ChildFailure as exc:
+            self._child = None
+            return (f"{exc.message} (after replying to {str(tool)[:80]}; the next call runs in a fresh process from "
+                    "the last state)")
+        self._unsynced = True  # a thread may still write after the answer; the next state read syncs again
+        return self._wrong_ack(ack, self._seq)
+
+    def _wrong_ack(self, ack: dict[str, Any], seq: int) -> str | None:
+        problem = _wrong_seq(ack, seq) or (None if ack == {"ok": True, "output": ""} else
+                                           f"the reply to a sync request was {str(ack)[:80]!r}")
+        if problem is None:
+            return None
+        self._end(problem)  # the worker answers a sync at once: any other frame first is one too many
+        return self.breach
+
+    def _wrong_reply(self, reply: dict[str, Any], seq: int) -> str | None:
+        """None when `reply` answers request `seq`. A frame for an earlier request means that request got
+        two: the episode ends (`_end`). Any other number (or none) is a frame the worker never writes, and
+        the first one for this request: garbage, the unit is killed and the episode goes on as after a crash."""
+        problem = _wrong_seq(reply, seq)
+        if problem is None:
+            return None
+        if problem.startswith("a frame for request"):
+            self._end(problem)
+            return self.breach
+        self._drop_child()
+        return (f"garbage on the wire ({problem}); the process was killed (the next call runs in a fresh process "
+                "from the last state)")
+
     def close(self) -> None:
         with self._lock:
+            try:
+                known = self.breach
+                self._sync()  # a frame sent after the last reply is still found: kept in `breach`, and logged
+                if self.breach is not None and known is None:  # no call or state read will report it
+                    log.warning("sandbox: %s: %s", self._class_name, self.breach)
+            except Exception:  # noqa: BLE001 - closing never raises
+                log.exception("sandbox: error while closing an episode")
             self._closed = True
             try:
                 self._drop_child()
@@ -272,6 +368,16 @@ class SandboxEpisode:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _wrong_seq(reply: dict[str, Any], seq: int) -> str | None:
+    """Why `reply` is not the answer to request `seq` (the worker echoes every request's number), or None."""
+    got = reply.pop("seq", None)
+    if got == seq and type(got) is int:
+        return None
+    if type(got) is int and got < seq:
+        return f"a frame for request {got} arrived while request {seq} waited for its reply"
+    return f"a reply naming request {str(got)[:40]} while request {seq} waited for its reply"
 
 
 def _serialised_size(value: Any) -> int:

@@ -7,8 +7,12 @@ that refuse NaN/Infinity, numbers that overflow to infinity and integers beyond 
 hooks only when the text holds a run of 19 digits or an exponent: called per number, they made a
 720 KB state cost the host 113 ms to parse, and without either no number can break those rules); a lone
 surrogate (which strict UTF-8 decoding cannot catch when it arrives as a `\\udXXX` escape) is refused
-after parsing. The worker applies the same rules when it serialises, so an honest env gets a clear
-`unserializable` error instead of a host-side refusal.
+after parsing, and an object that names one key twice is refused (JSON allows it, and `json.loads` keeps
+the last one silently, so two different values would reach the host as one). The worker applies the same
+rules when it serialises, so an honest env gets a clear `unserializable` error instead of a host-side
+refusal: before `json.dumps` runs, `plain` rebuilds the value from the base types' own methods (a
+subclass's `items()`, `__iter__`, `__str__` or `__repr__` cannot choose what is written) and refuses keys
+that become the same JSON string (`101` and `"101"`, `True` and `"true"`, `None` and `"null"`).
 
 Needs Python >= 3.11 (a possessive quantifier keeps the literal regex linear on every input).
 """
@@ -85,6 +89,102 @@ def _bounded_int(literal: str) -> int:
     return value
 
 
+def _unique_keys(pairs: list) -> dict:
+    """`object_pairs_hook`: an object naming a key twice is refused, never collapsed to its last value."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise JSONLimitError(f"an object names the key {key[:60]!r} twice")
+    return obj
+
+
+class _At(ValueError):
+    """A value `plain` refuses, with the JSON Pointer of where it sits (filled in on the way out)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message, self.path = message, []
+
+    def __str__(self) -> str:
+        where = "/" + "/".join(reversed(self.path)) if self.path else "the top level"
+        return self.message.replace("{at}", where)
+
+
+def _pointer(token) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def _json_key(key) -> str:
+    """The JSON string `json.dumps` writes for a dict key, computed from the base types only."""
+    kind = type(key)  # type(), never isinstance(): that asks the object's own __class__, which it may fake
+    if kind is str:
+        return key
+    if issubclass(kind, str):
+        return str.__str__(key)
+    if key is True or key is False:
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if issubclass(kind, int):
+        return int.__repr__(key)
+    if issubclass(kind, float):
+        if not math.isfinite(key):
+            raise _At(f"key {float.__repr__(key)} of {{at}} is not JSON")
+        return float.__repr__(key)
+    raise _At(f"keys must be str, int, float, bool or None, not {type(key).__name__} (at {{at}})")
+
+
+def plain(value, max_depth: int):
+    """`value` rebuilt from exact `dict`, `list`, `str`, `int`, `float`, `bool` and `None`, read through the
+    base types' own methods (`dict.items`, `list.copy`, `str.__str__`, ...), so what `json.dumps` then
+    writes is what the containers hold whatever their subclasses override. Raises ValueError naming the
+    JSON Pointer of two keys that become the same JSON string, or of a value nested deeper than
+    `max_depth`; TypeError for a value JSON has no type for."""
+    return _plain(value, max_depth)
+
+
+def _plain(value, room: int):
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if issubclass(kind, dict):  # issubclass(type(...)): isinstance would ask the value's own __class__
+        if room <= 0:
+            raise _At("nesting deeper than the limit at {at}")
+        out = {}
+        for key, item in dict.items(value):
+            name = _json_key(key)
+            if name in out:
+                first = next(k for k in dict.keys(value) if _json_key(k) == name)
+                raise _At(f"keys {first!r} and {key!r} of {{at}} both become the JSON key {name!r} (one would "
+                          "hide the other)")
+            try:
+                out[name] = _plain(item, room - 1)
+            except _At as exc:
+                exc.path.append(_pointer(name))
+                raise
+        return out
+    if issubclass(kind, (list, tuple)):
+        if room <= 0:
+            raise _At("nesting deeper than the limit at {at}")
+        items = list.copy(value) if issubclass(kind, list) else tuple.__getitem__(value, slice(None))
+        out_list = []
+        for index, item in enumerate(items):
+            try:
+                out_list.append(_plain(item, room - 1))
+            except _At as exc:
+                exc.path.append(str(index))
+                raise
+        return out_list
+    if issubclass(kind, str):
+        return str.__str__(value)
+    if issubclass(kind, int):
+        return int.__int__(value)
+    if issubclass(kind, float):
+        return float.__float__(value)
+    raise TypeError(f"Object of type {kind.__name__} is not JSON serializable")
+
+
 def loads(raw: bytes, max_depth: int):
     """Parse untrusted UTF-8 JSON under every wire rule; raises JSONLimitError (a ValueError) naming it."""
     try:
@@ -95,9 +195,10 @@ def loads(raw: bytes, max_depth: int):
         raise JSONLimitError(f"nesting deeper than {max_depth} levels")
     try:
         if _LONG_DIGITS.search(text) or _EXPONENT.search(text):
-            value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, parse_int=_bounded_int)
+            value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, parse_int=_bounded_int,
+                               object_pairs_hook=_unique_keys)
         else:  # no number here has 19 digits or an exponent: every int fits 64 bits, every float is finite
-            value = json.loads(text, parse_constant=_refuse_constant)
+            value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except JSONLimitError:
         raise
     except (ValueError, RecursionError) as exc:
@@ -113,8 +214,12 @@ def loads(raw: bytes, max_depth: int):
 def dumps(value, max_depth: int, max_chars: int | None = None) -> str:
     """Serialise for the wire: compact, UTF-8-clean, no NaN, bounded depth, length and integer size.
 
-    Raises TypeError (not JSON), ValueError (NaN, a lone surrogate, JSONLimitError, JSONTooLarge) or
-    RecursionError."""
+    Raises TypeError (not JSON), ValueError (NaN, a lone surrogate, keys that collide as JSON strings,
+    JSONLimitError, JSONTooLarge) or RecursionError."""
+    try:
+        value = _plain(value, max_depth)
+    except _At as exc:
+        raise ValueError(str(exc).replace("the limit", f"{max_depth} levels")) from None
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     if max_chars is not None and len(text) > max_chars:
         raise JSONTooLarge(len(text), max_chars)

@@ -36,7 +36,8 @@ from sandbox.workdirs import PREFIX, claim, release, sweep_stale
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
-JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "seccomp_filter.py")
+JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "jail_hooks.py",
+              "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 

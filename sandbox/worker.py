@@ -16,7 +16,9 @@ Wire formats (never pickle):
   (its number is `control_fd` in the limits); `spawn` answers carry the unit's request pipe, reply
   pipe and setup socket as SCM_RIGHTS descriptors.
 * member <-> host: frames of a 4-byte big-endian length followed by UTF-8 JSON, over two pipes; the
-  member serialises with jail_json.dumps, the host parses with jail_json.loads (same limits).
+  member serialises with jail_json.dumps, the host parses with jail_json.loads (same limits). An episode's
+  requests carry a sequence number (`seq`) that each reply repeats; a `sync` request is answered at once,
+  so the host can tell a frame a tool wrote itself from the worker's own replies (docs/sandbox.md, "Wire").
 """
 
 import ctypes
@@ -42,6 +44,7 @@ if sys.version_info < (3, 11):
 # `-I` keeps the script's own directory off sys.path; the other jail modules sit next to this file in
 # the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jail_hooks  # noqa: E402
 import jail_json  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
@@ -180,12 +183,23 @@ def state_hooks(cls: type):
     """(snapshot, restore) of a class that owns its state representation (Python objects, not JSON):
     `__sandbox_state__(self) -> dict` is the JSON-able state (diffed, committed) and
     `__sandbox_restore__(self, snapshot)` rebuilds the live objects from one; else None."""
-    snap, restore = getattr(cls, "__sandbox_state__", None), getattr(cls, "__sandbox_restore__", None)
+    snap, restore = jail_hooks.hook(cls, "state"), jail_hooks.hook(cls, "restore")  # an adapter's, or the class's
     if snap is None and restore is None:
         return None
     if not (callable(snap) and callable(restore)):
         raise TypeError(f"{cls.__name__} must define both __sandbox_state__ and __sandbox_restore__, or neither")
     return snap, restore
+
+
+def own_dict_attribute(cls: type) -> type | None:
+    """The class in `cls`'s MRO that replaces the `__dict__` descriptor CPython gives it (a property
+    there makes `vars(instance)` return whatever it likes, while attributes are still stored in the real
+    dictionary), or None. Read through `type.__dict__`, not the class's (perhaps custom) metaclass."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        slot = type.__dict__["__dict__"].__get__(klass).get("__dict__")
+        if slot is not None and type(slot) is not types.GetSetDescriptorType:
+            return klass
+    return None
 
 
 class EpisodeChild:
@@ -199,8 +213,8 @@ class EpisodeChild:
 
     def public_state(self) -> dict:
         """The state the host sees: the instance's public attributes, or its own `__sandbox_state__`."""
-        if self.hooks is None:
-            return {k: v for k, v in vars(self.inst).items() if not k.startswith("_")}
+        if self.hooks is None:  # base methods only: a str subclass key cannot answer startswith() itself
+            return {k: v for k, v in dict.items(vars(self.inst)) if not str.startswith(k, "_")}
         state = self.hooks[0](self.inst)
         if not isinstance(state, dict):
             raise TypeError(f"__sandbox_state__ returned {type(state).__name__}, not a dict")
@@ -211,9 +225,9 @@ class EpisodeChild:
         if self.hooks is not None:
             return self.hooks[1](self.inst, state)
         d = vars(self.inst)
-        for key in [k for k in d if not k.startswith("_")]:
-            del d[key]
-        d.update(state)
+        for key in [k for k in dict.keys(d) if not str.startswith(k, "_")]:
+            dict.__delitem__(d, key)
+        dict.update(d, state)
 
     def rollback(self) -> None:  # back to the last committed state
         self.overwrite(_json_loads(self.committed))
@@ -246,11 +260,15 @@ class EpisodeChild:
         init = msg.get("init")
         try:
             self.hooks = state_hooks(cls)
-            hook = getattr(cls, "__sandbox_result__", None)
+            hook = jail_hooks.hook(cls, "result")
             self.result_hook = hook if callable(hook) else None
             self.inst, as_given = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
+            forged = own_dict_attribute(type(self.inst))
+            if forged is not None:
+                return error_reply("load", f"{forged.__name__} defines __dict__ itself; the state is read from the "
+                                   "instance's own attribute dictionary, which such a class would hide")
             if msg.get("restore") is not None:
                 self.overwrite(msg["restore"])
         except BaseException as exc:  # noqa: BLE001
@@ -274,7 +292,7 @@ class EpisodeChild:
         `__sandbox_config__(config) -> config` (the EnvScaler importer's type-marker restorer) turns the
         copy into the values both steps get. Returns the instance and the keys it holds as given."""
         config = copy.deepcopy(init or {})
-        prepare = getattr(cls, "__sandbox_config__", None)
+        prepare = jail_hooks.hook(cls, "config")
         if callable(prepare):
             config = prepare(config)
         try:
@@ -333,9 +351,10 @@ class EpisodeChild:
             self.restore_if_changed()
             return error_reply("oversize", f"the result is {exc.size} characters, over the cap of {exc.cap}",
                                self.out.take())
-        except BaseException as exc:  # noqa: BLE001 - a returned dict subclass's own items() may raise anything
+        except Exception as exc:  # noqa: BLE001 - TypeError, ValueError, RecursionError: jail_json reads through
+            # the base types' own methods, so no code of the env's runs here (a dict subclass's items() is not called)
             self.restore_if_changed()
-            return error_reply("unserializable", f"the result is not JSON-serialisable: {traceback_tail(exc)}",
+            return error_reply("unserializable", f"the result is not JSON-serialisable: {type(exc).__name__}: {exc}",
                                self.out.take())
         text, kind, err = self.serialise_state()
         if text is None:
@@ -373,8 +392,13 @@ def run_episode(first: dict, req_fd: int, rep_fd: int, out: CappedOutput, limits
             reply = child.load(msg)
         elif op == "call" and child.inst is not None:
             reply = child.call(msg)
+        elif op == "sync":  # the host asks for nothing but this reply: every frame before it was for earlier requests
+            reply = '{"ok":true,"output":""}'
         else:
             reply = error_reply("protocol", f"unexpected op {op!r}")
+        seq = msg.get("seq")
+        if type(seq) is int:  # each reply names the request it answers (the host checks it)
+            reply = '{"seq":' + str(seq) + "," + reply[1:]
         write_frame(rep_fd, reply)
         msg = read_frame(req_fd)
 

@@ -31,6 +31,7 @@ from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import EnvRuntime
+from envscaler_core.synth.static_checks import check_sandbox_hooks
 from envscaler_core.validation import validate_candidate
 from envscaler_core.validation.report import summarize
 
@@ -74,6 +75,9 @@ def static_problems(env: EnvInput) -> list[str]:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
     except (ValueError, RecursionError, MemoryError) as exc:
         return [f"env_class_code does not compile: {type(exc).__name__}: {exc}"]
+    hooks = [f"env_class_code: {p}" for p in check_sandbox_hooks(tree)]  # only our own adapters may use them
+    if hooks:
+        return hooks
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == env.class_name), None)
     if cls is None:
         return []  # built some other way: the loader decides

@@ -170,8 +170,8 @@ def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[
     return stopped
 
 
-NOT_PROMOTED = ("verified in EnvScaler's runtime, but not promoted to a factory scenario (gym, RL export, "
-                "rollouts), where its reference solution does not pass: ")
+NOT_PROMOTED = ("verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted to a "
+                "factory scenario (gym, RL export, rollouts), where its reference solution does not pass: ")
 
 
 def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], runtime: EnvRuntime,

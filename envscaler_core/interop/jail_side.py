@@ -87,19 +87,21 @@ def save_markers(obj):
     raise UnsupportedValue(f"a {type(obj).__name__} value cannot be written with EnvScaler's type markers")
 
 
-def install(module_globals, class_name, alias, public_only=False):
-    """Make the env's own class marker-aware and bind it to `alias` too (what the sandbox loads).
+def install(module_globals, class_name, public_only=False):
+    """Make the env's own class marker-aware in the sandbox.
 
-    No subclass and no per-instance flag: the class is the env's own object, so `type(self) is Cls`,
-    `self.__class__.counter += 1`, `super(Cls, self)` and `vars(self)` behave exactly as in EnvScaler.
-    It gains four sandbox hooks (dunders, which EnvScaler's state and the tool rules leave out):
-    `__sandbox_config__` restores markers in the config before the sandbox constructs the instance and
+    No subclass, no per-instance flag, nothing on the class and no extra global: the class is the env's
+    own object, so `type(self) is Cls`, `self.__class__.counter += 1`, `super(Cls, self)`, `vars(self)`
+    and `vars(type(self))` are exactly as in EnvScaler (a class that looked for our hooks there could
+    tell an audit from EnvScaler's runtime: red team sandbox-3 F5). The sandbox gets four hooks for the
+    class through its `jail_hooks` registry (docs/sandbox.md): `config` restores markers in the config
+    before the sandbox constructs the instance and
     sets every key from that same object (so attributes alias what the constructor built from them),
-    `__sandbox_state__` is EnvScaler's state written as marker JSON (`_private` attributes included),
-    `__sandbox_restore__` rebuilds the instance from such a state (roll back, restart), and
-    `__sandbox_result__` writes a tool result's sets, tuples, datetimes and Decimals as markers (EnvScaler
+    `state` is EnvScaler's state written as marker JSON (`_private` attributes included),
+    `restore` rebuilds the instance from such a state (roll back, restart), and
+    `result` writes a tool result's sets, tuples, datetimes and Decimals as markers (EnvScaler
     shows the agent `str()` of the result; our wire is JSON, and a set must not fail the call). An absent
-    class gets no alias: the sandbox then says the class is missing. `public_only`: the state is the
+    class gets nothing: the sandbox then says the class is missing. `public_only`: the state is the
     public attributes only and a restore keeps the private ones, as the sandbox's own default does."""
     base = module_globals.get(class_name)
     if not isinstance(base, type):
@@ -116,11 +118,10 @@ def install(module_globals, class_name, alias, public_only=False):
             del attrs[key]
         attrs.update(restore_markers(state))
 
-    base.__sandbox_config__ = staticmethod(restore_markers)
-    base.__sandbox_result__ = staticmethod(save_markers)  # a set/datetime/Decimal in a result, as a marker
-    base.__sandbox_state__ = snapshot
-    base.__sandbox_restore__ = restore
-    module_globals[alias] = base
+    import jail_hooks  # the worker's registry, next to it in the jail (never imported on the host)
+
+    # result: a set/datetime/Decimal in a tool's result, written as a marker
+    jail_hooks.adapt(base, config=restore_markers, result=save_markers, state=snapshot, restore=restore)
 
 
 def marker_check(source, initial_state, builtins_module):

@@ -40,30 +40,22 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def alias_of(class_name: str) -> str:
-    """The name the sandbox loads: the env's class under a marker-aware subclass."""
-    return f"_envscaler_interop_{class_name}"
-
-
 def env_code(code: str, class_name: str, public_only: bool = False) -> str:
     """The env code plus the marker adapter (after it, so the env's line numbers are unchanged).
     `public_only`: the state leaves `_private` attributes out, as the factory's own episodes do (our
     validation of an env on a config with markers); else it is EnvScaler's state (the audit)."""
     return (f"{code}\n\n\n# --- appended by the EnvScaler importer: type markers in and out (docs/interop.md) ---\n"
-            "def _envscaler_interop_install(class_name, alias, source):\n"
+            "def _envscaler_interop_install(class_name, source):\n"
             "    namespace = {'__name__': 'envscaler_interop'}\n"
             "    exec(compile(source, '<envscaler-interop>', 'exec', dont_inherit=True), namespace)\n"
-            f"    namespace['install'](globals(), class_name, alias, public_only={public_only!r})\n"
-            f"_envscaler_interop_install({class_name!r}, {alias_of(class_name)!r}, {JAIL_SIDE_SOURCE!r})\n"
+            f"    namespace['install'](globals(), class_name, public_only={public_only!r})\n"
+            f"_envscaler_interop_install({class_name!r}, {JAIL_SIDE_SOURCE!r})\n"
             "del _envscaler_interop_install\n")
 
 
 def _open(runtime: EnvRuntime, code: str, class_name: str, init: dict[str, Any]) -> Episode:
-    """`open_episode` on the adapted code; load errors speak of the env's own class name."""
-    try:
-        return runtime.open_episode(env_code(code, class_name), alias_of(class_name), init)
-    except EnvLoadError as exc:
-        raise EnvLoadError(str(exc).replace(alias_of(class_name), class_name)) from None
+    """`open_episode` on the adapted code (the env's own class, its hooks kept off it)."""
+    return runtime.open_episode(env_code(code, class_name), class_name, init)
 
 
 def check_source(source: str, with_markers: bool) -> str:

@@ -192,13 +192,52 @@ def check_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[StaticProbl
     return problems
 
 
+SANDBOX_HOOK = "__sandbox_"
+
+
+def _names_in(node: ast.AST) -> list[str]:
+    """Every name a node spells: identifiers it binds or reads, attributes, keywords, strings."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.keyword):
+        return [node.arg or ""]
+    if isinstance(node, ast.alias):
+        return [node.name, node.asname or ""]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    return []
+
+
+def check_sandbox_hooks(tree: ast.Module) -> list[StaticProblem]:
+    """The sandbox's own hooks (`__sandbox_state__`, `__sandbox_restore__`, `__sandbox_config__`,
+    `__sandbox_result__`, docs/sandbox.md) let a class choose the state the host sees and loads; only
+    adapters our own code installs may define them. Any mention in env code (a method, an assignment,
+    `setattr` with the name as a string) is refused; a name built at run time is not seen here."""
+    problems: list[StaticProblem] = []
+    for node in ast.walk(tree):
+        for name in _names_in(node):
+            if SANDBOX_HOOK in name:
+                shown = name if len(name) <= 60 else name[:57] + "..."
+                problems.append(_problem("sandbox-hook", f"{shown!r} names one of the sandbox's own hooks "
+                                         "(__sandbox_*__), which env code may not define or use",
+                                         getattr(node, "lineno", None)))
+                break
+    return problems[:5]
+
+
 def static_problems(code: str, class_name: str) -> list[StaticProblem]:
     """All static problems of the module `code` whose environment class is `class_name`."""
     try:
         tree = pyast.parse(code)
     except SyntaxError as exc:
         return [StaticProblem(name="syntax-error", detail=exc.msg, line=exc.lineno)]
-    problems = check_imports(tree) + check_undefined_names(tree)
+    problems = check_imports(tree) + check_undefined_names(tree) + check_sandbox_hooks(tree)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
     if not classes:
         return [*problems, StaticProblem(name="missing-class", detail=f"no top-level class {class_name!r}")]

@@ -245,3 +245,24 @@ def test_escape_sequences_in_the_state_are_printed_inert(tmp_path: Path) -> None
     assert out.returncode in (0, 1), out.stderr[-2000:]
     assert "\x1b" not in out.stdout and "\r" not in out.stdout and "\x07" not in out.stdout
     assert "t1\\x1b]0;TITLE\\x07\\x0dforged line" in out.stdout
+
+
+def test_a_class_defining_the_sandboxs_own_hook_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """Red team sandbox-3 F4b: `__sandbox_state__` in an env class let it show the host a frozen state while
+    a query changed the books; such a class is a static problem (exit 2), never validated."""
+    hooked = TODO.replace('''    def add(''', '''    def __sandbox_state__(self):
+        return {"items": {}}
+
+    def __sandbox_restore__(self, snapshot):
+        self.items = snapshot["items"]
+
+    def add(''')
+    code, state = files(tmp_path, hooked)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ENVSCALER_"))}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])  # this tree's code, also from a worktree
+    out = subprocess.run([sys.executable, "-m", "envscaler.cli", "validate", "--code", code, "--state", state,
+                          "--mode", "programmatic"], capture_output=True, text=True, env=env, timeout=300,
+                         cwd=tmp_path)
+    assert out.returncode == 2, out
+    assert "static check failed: sandbox-hook: '__sandbox_state__' names one of the sandbox's own hooks" in out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""

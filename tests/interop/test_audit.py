@@ -122,7 +122,8 @@ def test_a_verified_scenario_whose_solution_fails_the_factorys_way_is_not_promot
     why it is not a factory scenario, and no RL row is made of it."""
     jar = next(s for s in _scenarios(fixture_import) if s.task_id == "7")
     assert jar.audit == "verified"
-    assert any(r.startswith("verified in EnvScaler's runtime, but not promoted") for r in jar.reasons), jar.reasons
+    promoted = "verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted"
+    assert any(r.startswith(promoted) for r in jar.reasons), jar.reasons
     with Store.from_url(fixture_import["settings"].store.url) as store:
         promoted = store.query(Scenario, run_id="imp", where={"status": "verified"})
     assert json.loads(jar.record_json)["task"] not in {s.task for s in promoted}

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envscaler_core.interop.envjob import judge_env
+from envscaler_core.interop.envjob import judge_env, static_problems
 from envscaler_core.interop.read import read_envs
 from tests.interop.conftest import settings_for
 
@@ -192,3 +192,13 @@ def test_a_setup_is_also_tried_with_the_tools_next_positive(tmp_path: Path, sand
     assert outcome.accepted, outcome.reasons
     assert {r.tool for r in outcome.rounds if r.check == "contract" and r.observation.get("success")} >= {
         "login", "select_account", "deposit"}
+
+
+def test_an_imported_class_defining_the_sandboxs_own_hook_is_a_static_problem(tmp_path: Path) -> None:
+    """Red team sandbox-3 F4b: only the importer's own adapter may give a class the sandbox's hooks."""
+    hooked = DIRECTORY.replace("    def get_user(", "    @staticmethod\n    def __sandbox_config__(config):\n"
+                               "        return {}\n\n    def get_user(")
+    env = _read_env(tmp_path, "UserDirectory", hooked, {"get_user": ("query", {"user_id": "string"})})
+    problems = static_problems(env)
+    assert problems and "'__sandbox_config__' names one of the sandbox's own hooks" in problems[0], problems
+    assert static_problems(_env(tmp_path)) == []

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from envscaler_core.interop.jail_side import UnsupportedValue, restore_markers, save_markers
-from envscaler_core.interop.sandboxed import MAX_KILLS, Breaker, load_state, raw_result, replay, run_checks
+from envscaler_core.interop.sandboxed import MAX_KILLS, Breaker, env_code, load_state, raw_result, replay, run_checks
 from envscaler_core.models.scenario import ToolCall
 
 ENV = '''
@@ -248,3 +248,29 @@ def test_marker_free_values_are_restored_without_a_copy() -> None:
 def test_a_value_no_marker_can_carry_is_refused() -> None:
     with pytest.raises(UnsupportedValue):
         save_markers({"x": object()})
+
+
+LOOKER = '''
+class Looker:
+    def __init__(self, init_config: dict):
+        self.tags = []
+
+    def look(self) -> dict:
+        return {"success": True, "class": sorted(vars(type(self))), "hooks": [hasattr(self, "__sandbox_state__"),
+                hasattr(type(self), "__sandbox_config__")], "globals": sorted(globals())}
+'''
+
+
+def test_the_marker_adapter_leaves_no_trace_on_the_class_or_in_the_modules_globals(sandbox_pool: Any) -> None:
+    """Red team sandbox-3 F5: a class that lent books only when `__sandbox_state__` was in `vars(type(self))`
+    was verified by the audit and failed in EnvScaler's runtime. What the class can see of itself and of its
+    module is now the same with the importer's adapter as without it."""
+    marked = {"tags": {"__type__": "set", "items": ["a"]}}
+    with sandbox_pool.open_episode(env_code(LOOKER, "Looker"), "Looker", marked) as ep:
+        adapted = ep.call("look", {})
+        assert ep.state["tags"] == marked["tags"]  # the adapter is at work: the set was restored and written back
+    with sandbox_pool.open_episode(LOOKER, "Looker", {}) as ep:
+        plain = ep.call("look", {})
+    assert adapted.ok and plain.ok, (adapted, plain)
+    assert adapted.result == plain.result
+    assert adapted.result["hooks"] == [False, False] and "Looker" in adapted.result["globals"]

@@ -1,6 +1,11 @@
 """Issue 10: the host trusts nothing it reads. A unit that writes its own reply frames (or rebinds the
 worker's serialiser) gets a `crash` verdict naming the rule it broke; nothing raises out of `call`,
-`open_episode` or `run_checks`, the episode goes on from its last good state and the pool still serves."""
+`open_episode` or `run_checks`, the episode goes on from its last good state and the pool still serves.
+
+Red team sandbox-3 F4c: every reply names the request it answers, and a sync request follows every call.
+A frame a tool wrote on top of the worker's own reply can no longer shift later replies: it is found at
+that call (one written after the call's sync, at the next state read or at close) and ends the episode
+(`breach`)."""
 
 from __future__ import annotations
 
@@ -112,3 +117,86 @@ def test_a_huge_state_diff_is_capped(jail: SandboxPool) -> None:
         out = ep.call("attack", {})
         assert out.ok and out.state_diff["truncated"] is True and len(out.state_diff["changes"]) == 1000
         assert len(out.state) == 60001
+
+
+# A tool that writes a perfect copy of the reply the host expects (the request's own sequence number,
+# read from the worker's frame) ahead of the worker's own, and then changes the state for real.
+DOUBLE = """
+import sys
+frame = sys._getframe()
+while 'msg' not in frame.f_locals:
+    frame = frame.f_back
+body = json.dumps({'seq': frame.f_locals['msg']['seq'], 'ok': True, 'result': 'forged', 'output': ''}).encode()
+os.write(reply_fd(), len(body).to_bytes(4, 'big') + body)
+self.n = 1000
+return 'real'
+"""
+
+# The worker's own writer, rebound so that one more frame follows the answer to every sync (the one sent
+# behind each call): that frame arrives after the call was judged, in the same thread, so always before
+# the answer to the next request.
+LATE = """
+import sys
+main = sys.modules['__main__']
+write = main.write_frame
+def late(fd, text):
+    write(fd, text)
+    if text.endswith('"ok":true,"output":""}'):
+        write(fd, text)
+main.write_frame = late
+return 'armed'
+"""
+
+
+def test_a_second_frame_for_one_request_ends_the_episode_at_that_call(jail: SandboxPool) -> None:
+    with jail.open_episode(attack_code(DOUBLE), "Attack", {"n": 0}) as ep:
+        assert ep.call("ping", {}).state == {"n": 1}
+        out = ep.call("attack", {})
+        assert (out.ok, out.error_kind) == (False, "crash"), out
+        assert "sent a frame the host did not ask for" in out.error and "the episode was ended" in out.error
+        assert out.state == {"n": 1}
+        assert ep.breach == out.error
+        again = ep.call("ping", {})
+        assert (again.ok, again.error_kind, again.error) == (False, "crash", ep.breach), "a reply one call late"
+        assert ep.state == {"n": 1} and ep.restarts == 0
+    assert benign_call_works(jail)
+
+
+def test_a_frame_after_the_last_reply_is_found_when_the_state_is_read(jail: SandboxPool) -> None:
+    with jail.open_episode(attack_code(LATE), "Attack", {"n": 0}) as ep:
+        assert ep.call("ping", {}).ok
+        out = ep.call("attack", {})
+        assert out.ok and out.result == "armed" and ep.breach is None
+        state = ep.state
+        assert ep.breach is not None and "did not ask for" in ep.breach
+        assert state == {"n": 1}
+        assert ep.call("ping", {}).error == ep.breach
+
+
+def test_a_frame_after_the_last_reply_is_found_at_close(jail: SandboxPool) -> None:
+    ep = jail.open_episode(attack_code(LATE), "Attack", {"n": 0})
+    assert ep.call("attack", {}).result == "armed"
+    ep.close()
+    assert ep.breach is not None and "did not ask for" in ep.breach
+
+
+def test_an_honest_episode_reads_its_state_between_calls_without_a_breach(jail: SandboxPool) -> None:
+    with jail.open_episode(attack_code("return 1"), "Attack", {"n": 0}) as ep:
+        for k in range(1, 4):
+            assert ep.state == {"n": k - 1}
+            assert ep.call("ping", {}).state == {"n": k}
+        assert ep.state == {"n": 3} and ep.breach is None
+
+
+@pytest.mark.parametrize("frame, needle", [
+    ("b'{\"ok\":true,\"result\":\"forged\",\"output\":\"\"}'", "naming request None"),
+    ("b'{\"seq\":999,\"ok\":true,\"result\":\"forged\",\"output\":\"\"}'", "naming request 999"),
+    ("b'{\"seq\":2,\"ok\":false,\"error_kind\":\"timeout\",\"error\":\"e\",\"output\":\"\"}'", "garbage on the wire"),
+    ("b'{\"seq\":2,\"ok\":false,\"error_kind\":\"crash\",\"error\":\"e\",\"output\":\"\"}'", "garbage on the wire"),
+])
+def test_a_reply_the_worker_never_writes_is_a_crash_verdict(jail: SandboxPool, frame: str, needle: str) -> None:
+    with jail.open_episode(attack_code(f"forge({frame})"), "Attack", {"n": 0}) as ep:
+        out = ep.call("attack", {})  # request 2 (the load was 1)
+        assert (out.ok, out.error_kind) == (False, "crash") and needle in out.error, out
+        after = ep.call("ping", {})
+        assert after.ok and after.state == {"n": 1} and ep.restarts == 1 and ep.breach is None

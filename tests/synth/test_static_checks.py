@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from envscaler_core.synth import extract_tools, static_problems
 
 GOOD = '''from typing import Dict, Optional
@@ -100,3 +102,21 @@ class Env:
 '''
     assert static_problems(code, "Env") == []
     assert [t.function.name for t in extract_tools(code, "Env")] == ["bump"]  # properties are not tools
+
+
+HOOKED = {  # red team sandbox-3 F4b: the sandbox's own hooks let a class choose the state the host sees
+    "a method": ("    def __sandbox_state__(self):\n        return {'stock': {}}\n", "'__sandbox_state__'"),
+    "a static method": ("    @staticmethod\n    def __sandbox_config__(config):\n        return {}\n",
+                        "'__sandbox_config__'"),
+    "an assignment": ("    __sandbox_result__ = staticmethod(str)\n", "'__sandbox_result__'"),
+    "setattr with the name": ("    def _arm(self):\n        setattr(type(self), '__sandbox_restore__', None)\n"
+                              "        return {}\n", "'__sandbox_restore__'"),
+}
+
+
+@pytest.mark.parametrize("where", sorted(HOOKED))
+def test_a_class_that_defines_or_names_a_sandbox_hook_is_refused(where: str) -> None:
+    body, name = HOOKED[where]
+    problems = [p for p in static_problems(GOOD + body, "Shop") if p.name == "sandbox-hook"]
+    assert len(problems) == 1, static_problems(GOOD + body, "Shop")
+    assert f"{name} names one of the sandbox's own hooks" in problems[0].detail and problems[0].line
