@@ -10,6 +10,8 @@ the worker in the jail; code in the same process can still import it and look (d
 limits), and nothing here is a security boundary.
 """
 
+import types
+
 _ADAPTED: dict = {}
 
 
@@ -29,3 +31,26 @@ def hook(cls: type, name: str):
     if entry is not None and entry[0] is cls:
         return entry[1].get(name)
     return getattr(cls, f"__sandbox_{name}__", None)
+
+
+def state_hooks(cls: type):
+    """(snapshot, restore) of a class that owns its state representation (Python objects, not JSON):
+    `__sandbox_state__(self) -> dict` is the JSON-able state (diffed, committed) and
+    `__sandbox_restore__(self, snapshot)` rebuilds the live objects from one; else None."""
+    snap, restore = hook(cls, "state"), hook(cls, "restore")  # an adapter's, or the class's
+    if snap is None and restore is None:
+        return None
+    if not (callable(snap) and callable(restore)):
+        raise TypeError(f"{cls.__name__} must define both __sandbox_state__ and __sandbox_restore__, or neither")
+    return snap, restore
+
+
+def own_dict_attribute(cls: type) -> type | None:
+    """The class in `cls`'s MRO that replaces the `__dict__` descriptor CPython gives it (a property
+    there makes `vars(instance)` return whatever it likes, while attributes are still stored in the real
+    dictionary), or None. Read through `type.__dict__`, not the class's (perhaps custom) metaclass."""
+    for klass in type.__dict__["__mro__"].__get__(cls):
+        slot = type.__dict__["__dict__"].__get__(klass).get("__dict__")
+        if slot is not None and type(slot) is not types.GetSetDescriptorType:
+            return klass
+    return None

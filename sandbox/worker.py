@@ -179,29 +179,6 @@ def error_reply(kind: str, message: str, output: str = "") -> str:
 # ---------------------------------------------------------------------------------------------
 # child: an episode (one live instance, many calls)
 # ---------------------------------------------------------------------------------------------
-def state_hooks(cls: type):
-    """(snapshot, restore) of a class that owns its state representation (Python objects, not JSON):
-    `__sandbox_state__(self) -> dict` is the JSON-able state (diffed, committed) and
-    `__sandbox_restore__(self, snapshot)` rebuilds the live objects from one; else None."""
-    snap, restore = jail_hooks.hook(cls, "state"), jail_hooks.hook(cls, "restore")  # an adapter's, or the class's
-    if snap is None and restore is None:
-        return None
-    if not (callable(snap) and callable(restore)):
-        raise TypeError(f"{cls.__name__} must define both __sandbox_state__ and __sandbox_restore__, or neither")
-    return snap, restore
-
-
-def own_dict_attribute(cls: type) -> type | None:
-    """The class in `cls`'s MRO that replaces the `__dict__` descriptor CPython gives it (a property
-    there makes `vars(instance)` return whatever it likes, while attributes are still stored in the real
-    dictionary), or None. Read through `type.__dict__`, not the class's (perhaps custom) metaclass."""
-    for klass in type.__dict__["__mro__"].__get__(cls):
-        slot = type.__dict__["__dict__"].__get__(klass).get("__dict__")
-        if slot is not None and type(slot) is not types.GetSetDescriptorType:
-            return klass
-    return None
-
-
 class EpisodeChild:
     def __init__(self, out: CappedOutput, limits: dict) -> None:
         self.out, self.limits = out, limits
@@ -259,13 +236,13 @@ class EpisodeChild:
             return error_reply("load", f"no class named {msg['class_name']!r} in the code", self.out.take())
         init = msg.get("init")
         try:
-            self.hooks = state_hooks(cls)
+            self.hooks = jail_hooks.state_hooks(cls)
             hook = jail_hooks.hook(cls, "result")
             self.result_hook = hook if callable(hook) else None
             self.inst, as_given = self.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
-            forged = own_dict_attribute(type(self.inst))
+            forged = jail_hooks.own_dict_attribute(type(self.inst))
             if forged is not None:
                 return error_reply("load", f"{forged.__name__} defines __dict__ itself; the state is read from the "
                                    "instance's own attribute dictionary, which such a class would hide")
