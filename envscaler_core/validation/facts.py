@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core.json_equal import same_json
 from envscaler_core.runtime import CallOutcome
 
 CRITICAL_KINDS = {"exception", "timeout", "crash", "unserializable", "oversize"}
@@ -38,7 +39,8 @@ class CallFacts(BaseModel):
 
 
 def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
-    """JSON-pointer-like paths whose values differ; dicts are compared key by key, anything else whole."""
+    """JSON-pointer-like paths whose values differ; dicts are compared key by key, anything else whole,
+    as JSON (`same_json`): 1 -> true, 0 -> false, 2 -> 2.0 and 0.0 -> -0.0 are changes."""
     if isinstance(before, dict) and isinstance(after, dict):
         out: list[str] = []
         for key in sorted(set(before) | set(after), key=str):
@@ -48,7 +50,7 @@ def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
             else:
                 out.extend(changed_paths(before[key], after[key], sub))
         return out
-    return [] if before == after else [path or "/"]
+    return [] if same_json(before, after) else [path or "/"]
 
 
 def query_changed(tool: str) -> str:

@@ -14,6 +14,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
@@ -275,7 +276,7 @@ class ProgrammaticPass:
         again_ok = isinstance(again.result, dict) and again.result.get("success")
         if first_ok != again_ok or _shape(before, first.state) != _shape(before, again.state):
             return [f"replay of {tool} from the same state behaved differently"], []
-        if again.state != first.state or again.result != first.result:
+        if not (same_json(again.state, first.state) and same_json(again.result, first.result)):
             return [], [f"nondeterministic values in {tool} (same call, same state, different data)"]
         return [], []
 
