@@ -14,7 +14,7 @@ from envscaler_core.synth import extract_tools
 from envscaler_core.validation import validate_candidate
 
 SETTINGS = Settings.model_validate({"validate": {"mode": "programmatic"}})
-KINDS = {"list_books": "query", "get_book": "query", "lend_book": "state_change"}
+KINDS = {"list_books": "query", "get_book": "query", "lend_book": "state_change", "return_book": "state_change"}
 STATE = {"books": {"b1": {"book_id": "b1", "copies": 2, "rating": 4.5, "fee": 0.0},
                    "b2": {"book_id": "b2", "copies": 0, "rating": 3.0, "fee": 0.0},
                    "b3": {"book_id": "b3", "copies": 1, "rating": 4.0, "fee": 0.0}},
@@ -60,6 +60,20 @@ class Library:
         self.loans.append({"book_id": book_id, "member": member})
         #LENT
         return {"success": True, "message": "lent"}
+
+    def return_book(self, book_id: str, member: str) -> dict:
+        """Take a lent book back.
+
+        Args:
+            book_id: the book id
+            member: member name
+        """
+        loan = {"book_id": book_id, "member": member}
+        if loan not in self.loans:
+            return {"success": False, "error": "no such loan"}
+        self.loans.remove(loan)
+        self.books[book_id]["copies"] += 1
+        return {"success": True, "message": "returned"}
 '''
 
 
@@ -99,3 +113,64 @@ def test_a_refusal_turning_zero_copies_into_false_rejects(runtime) -> None:
     out = validate(shelf(REFUSE='book["copies"] = False'), runtime)
     assert not out.report.accepted
     assert "lend_book reported failure but changed state" in out.report.critical, out.report.critical
+
+
+# -- changes a later call shows -----------------------------------------------------------------------------
+def sequence_breach(out) -> str:
+    rounds = [r for r in out.rounds if r.check == "sequence"]
+    assert not out.report.accepted and len(rounds) == 1, (out.report, rounds)
+    assert rounds[0].reason in out.report.critical
+    return rounds[0].reason
+
+
+def test_a_query_that_changes_state_only_from_its_second_call_rejects(runtime) -> None:
+    code = shelf(GET='self._asked = getattr(self, "_asked", 0) + 1\nif self._asked >= 2: book["copies"] = 99')
+    reason = sequence_breach(validate(code, runtime))
+    assert reason.startswith("query tool get_book changed state (call "), reason
+
+
+def test_a_refusal_whose_change_the_next_query_makes_rejects(runtime) -> None:
+    code = shelf(REFUSE='self._owed = {"book_id": book_id, "member": member}',
+                 LIST='if getattr(self, "_owed", None): self.loans.append(self._owed); self._owed = None')
+    reason = sequence_breach(validate(code, runtime))
+    assert reason.startswith("query tool "), reason
+
+
+def test_a_refusal_whose_change_the_next_successful_lend_makes_rejects(runtime) -> None:
+    code = shelf(REFUSE='self._owed = {"book_id": book_id, "member": member}',
+                 LENT='if getattr(self, "_owed", None): self.loans.append(self._owed); self._owed = None')
+    reason = sequence_breach(validate(code, runtime))
+    assert reason.startswith("a refused call changed state later on: lend_book"), reason
+    assert "right after lend_book {'book_id': 'b2'" in reason, reason
+
+
+def test_a_query_whose_thread_changes_state_after_the_reply_rejects(runtime) -> None:
+    code = "import threading, time\n" + shelf(GET=(
+        'threading.Thread(target=lambda: (time.sleep(0.02), book.update(copies=book["copies"] + 5))).start()'))
+    assert not validate(code, runtime).report.accepted
+
+
+def test_a_query_whose_finaliser_changes_state_in_a_later_state_change_rejects(runtime) -> None:
+    code = "import gc\n" + SHELF.replace('''class Library:''', '''class Trace:
+    def __init__(self, book):
+        self.book, self.cycle = book, self
+
+    def __del__(self):
+        self.book["copies"] += 10
+
+
+class Library:''')
+    code = code.replace("#GET", "Trace(book)").replace("#LENT", "gc.collect()").replace("#LIST", "").replace(
+        "#REFUSE", "pass")
+    reason = sequence_breach(validate(code, runtime))
+    assert "changed state" in reason, reason
+
+
+def test_a_query_whose_change_from_its_second_call_on_a_later_lend_makes_rejects(runtime) -> None:
+    code = shelf(GET='self._asked = getattr(self, "_asked", 0) + 1\n'
+                     'if self._asked >= 2: self._owed = {"book_id": book_id, "member": "audit"}',
+                 LENT='if getattr(self, "_owed", None): self.loans.append(self._owed); self._owed = None')
+    reason = sequence_breach(validate(code, runtime))
+    assert reason.startswith("a refused call or a query changed state later on: lend_book"), reason
+    assert "queries: " in reason, reason
+
