@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from envscaler_core.validation.facts import exception_summary
+
 
 def _summary(value: Any) -> str:
     if isinstance(value, dict):
@@ -59,6 +61,4 @@ def _one_line(text: str) -> str:
     """A traceback is told by its last line ("KeyError: 'need'"); the JSON verdict keeps it whole."""
     if "Traceback (most recent call last)" not in text:
         return text
-    head = text.split("Traceback (most recent call last)")[0].rstrip(": ")
-    last = text.strip().splitlines()[-1]
-    return f"{head}: {last}" if head else last
+    return exception_summary(text, len(text))

@@ -174,3 +174,15 @@ def test_a_query_whose_change_from_its_second_call_on_a_later_lend_makes_rejects
     assert reason.startswith("a refused call or a query changed state later on: lend_book"), reason
     assert "queries: " in reason, reason
 
+
+
+# -- the stored reason of an exception ----------------------------------------------------------------------
+@pytest.mark.parametrize("message", [  # as written in the env's code: Python escapes, which the env interprets
+    r"boom \x1b]0;TITLE\x07\x1b[2J\x1b[31mRED\r\x1b[Kfake: ACCEPTED \u202e txt",
+    r"first\u2028fake: ACCEPTED", r"first\nsecond line\n  File \"x\"\nfake: ACCEPTED", r"\r\n",
+], ids=["ansi-and-cr", "line-separator", "newlines", "blank"])
+def test_an_exception_reason_keeps_its_type_whatever_its_message_holds(runtime, message: str) -> None:
+    out = validate(shelf(LENT=f'raise LookupError("{message}")'), runtime)
+    reasons = [c for c in out.report.critical if c.startswith("exception in lend_book")]
+    assert reasons and all(c.startswith("exception in lend_book: LookupError:") for c in reasons), out.report.critical
+    assert not any(ch in c for c in reasons for ch in "\x1b\r\n\u2028\u202e\x07")  # shown escaped, on one line
