@@ -123,10 +123,9 @@ class ScenarioEnv:
             raise RuntimeError("the episode is over (or was never started): call reset() first")
         if isinstance(action, dict) and action.get("done") is True and set(action) == {"done"}:
             return self._finish('{"done": true}', terminated=True, truncated=False, info={"action": "done"})
-        if isinstance(action, dict) and "done" in action:  # a call and `done` at once: which was meant is unknown
+        if isinstance(action, dict) and "done" in action:  # a call and `done` at once, or a `done` that is not true
             self._steps += 1
-            obs = json.dumps({"error": "an action is either a tool call or {'done': true}, not both (nothing was run)",
-                              "error_kind": "action"})
+            obs = json.dumps({"error": _done_problem(action), "error_kind": "action"})
             refused = {"tool": None, "is_error": True, "steps": self._steps}
             if self._steps >= self.max_steps:
                 return self._finish(obs, terminated=False, truncated=True, info=refused)
@@ -225,3 +224,21 @@ def load_bfcl_set(subset: str, runtime: EnvRuntime, limit: int | None = None) ->
     from envscaler_core.bfcl.gym_env import BFCLGymEnv
 
     return BFCLGymEnv(load_tasks(subset, limit), runtime)  # type: ignore[arg-type]
+
+
+def _done_problem(action: dict[str, Any]) -> str:
+    """Why an action holding `done` was refused, naming what is wrong with this one (nothing was run)."""
+    others = [k for k in action if k != "done"]
+    if others:
+        keys = ", ".join(repr(str(k))[:40] for k in others[:4]) + (", ..." if len(others) > 4 else "")
+        return (f"an action is either a tool call or {{'done': true}}, not both: this one has 'done' and {keys} "
+                "(nothing was run)")
+    value = action["done"]
+    try:
+        shown = json.dumps(value)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    what = f"{shown} ({'a string' if isinstance(value, str) else type(value).__name__})" if value is not False else "false"
+    hint = "to go on, send a tool call instead" if value is False else "to end the episode, send {'done': true}"
+    return f"'done' must be the boolean true, got {what}: {hint} (nothing was run)"

@@ -4,14 +4,17 @@ Shape (documented in docs/sandbox.md): no change is `{}`; otherwise
 `{"changes": [{"op": "add"|"remove"|"replace", "path": "/a/b", "old": ..., "new": ...}]}` where `add`
 has only `new`, `remove` only `old`, `replace` both. Lists are compared index by index; growth is
 `add` at the new indices and shrinkage `remove` from the end, so appending to a list is one `add`.
-Values of different JSON types (including bool vs int) are a `replace` of the whole value.
+Values that are not the same JSON (`envscaler_core.json_equal.same_json`, which the validator's facts
+use too) are a `replace` of the whole value: another type (bool vs int, int vs float) or another sign
+of zero (0.0 vs -0.0) included.
 After `MAX_CHANGES` entries the list stops and `"truncated": true` is set.
 """
 
 from __future__ import annotations
 
-import marshal
 from typing import Any
+
+from envscaler_core.json_equal import same_json
 
 MAX_CHANGES = 1000
 CHUNK = 256
@@ -19,11 +22,6 @@ CHUNK = 256
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
-
-
-def _same_type(a: Any, b: Any) -> bool:
-    return type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                  and not isinstance(a, bool) and not isinstance(b, bool))
 
 
 class _Full(Exception):
@@ -44,7 +42,7 @@ def _walk(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
         for key, value in old.items():
             if key not in new:
                 _emit(out, {"op": "remove", "path": f"{path}/{_escape(key)}", "old": value})
-            elif not _equal(value, new[key]):
+            elif not same_json(value, new[key]):
                 _walk(value, new[key], f"{path}/{_escape(key)}", out)
         for key, value in new.items():
             if key not in old:
@@ -54,29 +52,18 @@ def _walk(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
         common = min(len(old), len(new))
         for start in range(0, common, CHUNK):  # equal runs of a long list are skipped at C speed
             stop = min(start + CHUNK, common)
-            if stop - start > 1 and _equal(old[start:stop], new[start:stop]):
+            if stop - start > 1 and same_json(old[start:stop], new[start:stop]):
                 continue
             for i in range(start, stop):
-                if not _equal(old[i], new[i]):
+                if not same_json(old[i], new[i]):
                     _walk(old[i], new[i], f"{path}/{i}", out)
         for i in range(common, len(new)):
             _emit(out, {"op": "add", "path": f"{path}/{i}", "new": new[i]})
         for i in range(len(old) - 1, common - 1, -1):
             _emit(out, {"op": "remove", "path": f"{path}/{i}", "old": old[i]})
         return
-    if not _equal(old, new):
+    if not same_json(old, new):
         _emit(out, {"op": "replace", "path": path, "old": old, "new": new})
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """JSON equality at C speed: Python's `==` (deep), then, for containers, a check that no True/1 or
-    False/0 pair hid behind it. False only ever costs a walk, never a wrong diff: leaves decide."""
-    if a is b:
-        return True
-    if a != b or not _same_type(a, b):
-        return False
-    # marshal keeps bool, int and float apart and runs at C speed (a dict in another key order only costs a walk)
-    return marshal.dumps(a) == marshal.dumps(b) if isinstance(a, (dict, list)) else True
 
 
 def state_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

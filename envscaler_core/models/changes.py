@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from envscaler_core.json_equal import same_json
+
 
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
@@ -24,17 +26,6 @@ def _escape(key: str) -> str:
 
 def _unescape(token: str) -> str:
     return token.replace("~1", "/").replace("~0", "~")
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: True/1 and False/0 are different values (Python's == would call them equal)."""
-    if type(a) is not type(b) and (isinstance(a, bool) or isinstance(b, bool)):
-        return False
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
 
 
 def state_changes(initial: Any, current: Any, path: str = "") -> list[dict[str, Any]]:
@@ -45,7 +36,7 @@ def state_changes(initial: Any, current: Any, path: str = "") -> list[dict[str, 
 
 
 def _walk(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
-    if _same(old, new):
+    if same_json(old, new):  # True/1, 2/2.0 and -0.0/0.0 are changes (Python's == would hide them)
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for key, value in old.items():

@@ -117,8 +117,9 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
         sc = sc.model_copy(update={"checks": checks, "reference_solution": solution})
         report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
         attempt = 0
-        # "load"/"empty" cannot be repaired by regenerating checks or the plan.
-        while not report.ok and report.failure not in ("load", "empty") and attempt < cfg.repair_attempts:
+        # "load"/"empty" cannot be repaired by regenerating checks or the plan, nor can the env's own
+        # "contract" breach (a query that changed state on the plan's second call to it, say).
+        while not report.ok and report.failure not in ("load", "empty", "contract") and attempt < cfg.repair_attempts:
             attempt += 1
             sc = await repair(env, gateway, sc, report, attempt)
             report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)

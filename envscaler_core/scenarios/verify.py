@@ -13,12 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime
 
-Failure = Literal["load", "solution", "check_error", "vacuous", "unsatisfied", "empty"]
+Failure = Literal["load", "solution", "check_error", "vacuous", "unsatisfied", "empty", "contract"]
 
 
 class CheckDiagnostic(BaseModel):
@@ -39,6 +40,8 @@ class SolutionStep(BaseModel):
     ok: bool
     success: bool | None = Field(default=None, description="The tool's own `success` key, when it returned one.")
     error: str | None = None
+    breach: str | None = Field(default=None, description="The env contract this step broke by changing state: "
+                               "a query, or a call that reported failure (docs/validation.md).")
 
 
 class VerificationReport(BaseModel):
@@ -114,16 +117,31 @@ def _play_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime
         env.class_code, env.class_name, scenario.initial_state, tools=[t.model_dump() for t in env.tools]
     )
     try:
-        loaded = ep.state
+        loaded = before = ep.state
         steps: list[SolutionStep] = []
         for call in scenario.reference_solution:
             out = ep.call(call.tool, call.args)
             success = out.result.get("success") if out.ok and isinstance(out.result, dict) else None
             err = out.error if not out.ok else (_tool_message(out.result) if success is False else None)
-            steps.append(SolutionStep(tool=call.tool, args=call.args, ok=out.ok, success=success, error=err))
+            steps.append(SolutionStep(tool=call.tool, args=call.args, ok=out.ok, success=success, error=err,
+                                      breach=_breach(env, call.tool, success, before, out.state)))
+            before = out.state
         return steps, loaded, ep.state
     finally:
         ep.close()
+
+
+def _breach(env: AcceptedEnv, tool: str, success: bool | None, before: dict[str, Any], after: dict[str, Any]) -> str | None:
+    """A query that changed state, or a call that reported failure and changed it (on its Nth call in the
+    episode, say, or by a change an earlier call left behind): validation rejects such an env, and the
+    checks would judge a state the tools' answers do not account for. Same JSON comparison as validation."""
+    if same_json(before, after):
+        return None
+    if env.tool_kinds.get(tool) == "query":
+        return f"query tool {tool} changed state"
+    if success is False:
+        return f"{tool} reported failure but changed state"
+    return None
 
 
 def _tool_message(result: Any) -> str:
@@ -176,7 +194,12 @@ def verify_scenario(
     vacuous = [d for d in diags if d.problem == "vacuous"]
     unsat = [d for d in diags if d.problem == "unsatisfied"]
     bad_steps = [f"#{i} {s.tool}: {s.error}" for i, s in enumerate(steps) if not s.ok or s.success is False]
-    if errors:
+    breaches = [f"#{i} {s.breach}" for i, s in enumerate(steps) if s.breach]
+    if breaches:
+        report.failure = "contract"
+        report.reason = ("the env broke its contract while the reference solution ran: " + "; ".join(breaches)
+                         + " (a change is its step's own or was left behind by an earlier step)")
+    elif errors:
         report.failure = "check_error"
         report.reason = "; ".join(
             f"check {d.index} ({d.item!r}) did not return a bool "

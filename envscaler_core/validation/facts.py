@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core.json_equal import same_json
 from envscaler_core.runtime import CallOutcome
 
 CRITICAL_KINDS = {"exception", "timeout", "crash", "unserializable", "oversize"}
@@ -38,7 +39,8 @@ class CallFacts(BaseModel):
 
 
 def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
-    """JSON-pointer-like paths whose values differ; dicts are compared key by key, anything else whole."""
+    """JSON-pointer-like paths whose values differ; dicts are compared key by key, anything else whole,
+    as JSON (`same_json`): 1 -> true, 0 -> false, 2 -> 2.0 and 0.0 -> -0.0 are changes."""
     if isinstance(before, dict) and isinstance(after, dict):
         out: list[str] = []
         for key in sorted(set(before) | set(after), key=str):
@@ -48,7 +50,7 @@ def changed_paths(before: Any, after: Any, path: str = "") -> list[str]:
             else:
                 out.extend(changed_paths(before[key], after[key], sub))
         return out
-    return [] if before == after else [path or "/"]
+    return [] if same_json(before, after) else [path or "/"]
 
 
 def query_changed(tool: str) -> str:
@@ -88,6 +90,40 @@ def call_facts(
 
 
 def _short(text: str | None, limit: int = 300) -> str:
+    return exception_summary(text, limit) or "no detail"
+
+
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def exception_summary(text: str | None, limit: int = 300) -> str:
+    """`Type: message` of the exception a traceback ends with, on one printable line: the exception's type
+    stays first whatever its message holds. The sandbox's tracebacks are Python's (`\\n` between lines);
+    the message is the untrusted part, so lines are split on `\\n` only (a `\\r`, `\\u2028` or ANSI escape in
+    the message once made the last "line" all that was kept, without the type), the exception is the first
+    line after the last traceback's frames, and everything from there to the end is its message, with
+    whitespace runs collapsed and other control or format characters escaped. A message that spells out
+    a traceback of its own can still pose as another exception, as a class can name itself anything."""
     text = (text or "").strip()
-    tail = text.splitlines()[-1] if text else ""
-    return tail[:limit] if tail else "no detail"
+    lines = text.split("\n")
+    head = lines[0][:-len(TRACEBACK)].rstrip(": ") if lines[0].endswith(TRACEBACK) else ""  # "the result ...: "
+    starts = [i for i, line in enumerate(lines) if line == TRACEBACK or (i == 0 and head)]
+    if not starts:  # the head was cut off (the worker keeps a long traceback's tail): after the last frame
+        starts = [i for i, line in enumerate(lines) if line.startswith('  File "')][-1:]
+    if starts:
+        i = starts[-1] + 1
+        while i < len(lines) and (lines[i].startswith("  ") or not lines[i]):
+            i += 1
+        text = "\n".join(lines[i:]) if i < len(lines) else lines[-1]
+    elif text.startswith("Traceback"):
+        text = lines[-1]
+    return printable(f"{head}: {text}" if head else text)[:limit]
+
+
+def printable(text: str) -> str:
+    """One line: whitespace runs (newlines, `\\r`, `\\u2028` included) become one space, and any other control
+    or format character (ANSI escapes, bidi overrides) is shown escaped, never interpreted."""
+    import unicodedata
+
+    return "".join(ch if ch.isprintable() or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp")
+                   else ch.encode("unicode_escape").decode("ascii") for ch in " ".join(text.split()))

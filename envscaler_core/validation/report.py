@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from envscaler_core.models.validation import ToolKindLabel, ValidationReport, ValidationRound
+from envscaler_core.validation.facts import exception_summary
 
 UNCOUNTED = frozenset({"search"})
 
@@ -23,9 +24,8 @@ def _last_refusal(rounds: list[ValidationRound]) -> str:
     for r in reversed(rounds):
         obs = r.observation
         if isinstance(obs, dict) and (obs.get("error") or obs.get("error_kind")):
-            text = str(obs.get("error") or obs.get("error_kind")).strip()
-            # a traceback says what happened on its last line, not its first
-            text = text.splitlines()[-1] if text.startswith("Traceback") else " ".join(text.split())
+            # a traceback says what happened after its frames, not on its first line
+            text = exception_summary(str(obs.get("error") or obs.get("error_kind")), 1000)
             return text if len(text) <= 100 else text[:97] + "..."
     return "no call"
 

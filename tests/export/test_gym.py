@@ -144,3 +144,18 @@ def test_a_call_and_done_in_one_action_runs_nothing_and_the_episode_goes_on(gym:
 def test_bad_reset_options_are_refused_by_name(gym: ScenarioEnv, options: object, error: type) -> None:
     with pytest.raises(error, match="scenario_index|option"):
         gym.reset(options=options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("action, says", [
+    ({"done": 1}, "'done' must be the boolean true, got 1 (int): to end the episode, send {'done': true}"),
+    ({"done": "false"}, "'done' must be the boolean true, got \"false\" (a string)"),
+    ({"done": False}, "'done' must be the boolean true, got false: to go on, send a tool call instead"),
+    ({"done": True, "tool": None}, "not both: this one has 'done' and 'tool'"),
+])
+def test_a_refused_done_action_says_what_is_wrong_with_it(gym: ScenarioEnv, action: dict, says: str) -> None:
+    gym.reset(options={"scenario_index": 0})
+    obs, reward, terminated, truncated, info = gym.step(action)
+    error = json.loads(obs)["error"]
+    assert says in error and error.endswith("(nothing was run)"), error
+    assert ("not both" in error) == ("tool" in action)
+    assert info["is_error"] and reward == 0.0 and not (terminated or truncated)

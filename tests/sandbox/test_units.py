@@ -15,6 +15,13 @@ def test_bool_and_int_differ_and_keys_are_escaped() -> None:
     assert diff == {"changes": [{"op": "replace", "path": "/a~1b", "old": 1, "new": True}]}
 
 
+def test_int_and_float_and_the_sign_of_zero_differ_as_in_json() -> None:
+    diff = state_diff({"n": 2, "z": [0.0], "same": 1.5}, {"n": 2.0, "z": [-0.0], "same": 1.5})
+    assert diff == {"changes": [{"op": "replace", "path": "/n", "old": 2, "new": 2.0},
+                                {"op": "replace", "path": "/z/0", "old": 0.0, "new": -0.0}]}
+    assert repr(diff["changes"][1]["new"]) == "-0.0"
+
+
 def test_list_shrink_removes_from_the_end() -> None:
     diff = state_diff({"l": [1, 2, 3]}, {"l": [1]})
     assert [c["path"] for c in diff["changes"]] == ["/l/2", "/l/1"]

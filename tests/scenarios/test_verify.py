@@ -74,3 +74,32 @@ def test_score_is_fraction_passed_and_crashes_are_unscored(runtime):
     assert reward == round(1 / 3, 4) and all_passed is False
     assert [r.passed for r in results] == [True, False, None]
     assert "boom" in (results[2].error or "")
+
+
+def _env_with(old: str, new: str):
+    env = library_env()
+    assert old in env.class_code
+    return env.model_copy(update={"class_code": env.class_code.replace(old, new)})
+
+
+def test_a_query_that_changes_state_on_its_second_call_in_the_plan_is_a_contract_failure(runtime):
+    env = _env_with('''        return {"success": True, "data": self.books[book_id]}''', '''        self._asked = getattr(self, "_asked", 0) + 1
+        if self._asked >= 2:
+            self.books[book_id]["status"] = "lent"
+        return {"success": True, "data": self.books[book_id]}''')
+    plan = [ToolCall(tool="get_book", args={"book_id": "b1"}), ToolCall(tool="get_book", args={"book_id": "b1"}),
+            ToolCall(tool="lend_book", args={"book_id": "b2", "member": "Ana"})]
+    report = verify_scenario(scenario(plan=plan), env, runtime, TIMEOUT)
+    assert [d.on_solved for d in report.checks] == [True, True]  # the checks alone would call it solved
+    assert not report.ok and report.failure == "contract"
+    assert "#1 query tool get_book changed state" in report.reason, report.reason
+    assert [s.breach for s in report.solution] == [None, "query tool get_book changed state", None]
+
+
+def test_a_refused_step_that_changes_state_is_a_contract_failure(runtime):
+    env = _env_with('''            return {"success": False, "error": "book not available"}''', '''            self.loans.append({"book_id": book_id, "member": member})
+            return {"success": False, "error": "book not available"}''')
+    plan = [*scenario().reference_solution, ToolCall(tool="lend_book", args={"book_id": "b3", "member": "Ana"})]
+    report = verify_scenario(scenario(plan=plan), env, runtime, TIMEOUT)
+    assert not report.ok and report.failure == "contract"
+    assert "#2 lend_book reported failure but changed state" in report.reason, report.reason

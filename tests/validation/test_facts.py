@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from envscaler_core.runtime import CallOutcome
 from envscaler_core.validation import call_facts, changed_paths
 
@@ -55,3 +59,25 @@ def test_negative_case_accepted_with_a_change_is_a_warning() -> None:
 def test_well_formed_failure_without_change_passes() -> None:
     facts = call_facts(outcome({"success": False, "error": "unknown id"}), BEFORE, "state_change", "negative")
     assert facts.verdict == "pass" and facts.success is False and not facts.changed
+
+
+JSON_ONLY_CHANGES = [(1, True), (0, False), (2, 2.0), (0.0, -0.0), ([1, 1], [1, True]), ({"n": [0.0]}, {"n": [-0.0]})]
+
+
+@pytest.mark.parametrize(("old", "new"), JSON_ONLY_CHANGES, ids=lambda v: json.dumps(v))
+def test_a_change_python_calls_equal_but_json_shows_is_a_change(old: object, new: object) -> None:
+    assert old == new  # what Python's == says, and why it may not decide
+    assert changed_paths({"x": old}, {"x": new}) == (["/x/n"] if isinstance(old, dict) else ["/x"])
+
+
+@pytest.mark.parametrize(("old", "new"), JSON_ONLY_CHANGES, ids=lambda v: json.dumps(v))
+def test_a_query_or_a_failure_making_such_a_change_is_critical(old: object, new: object) -> None:
+    before, after = {"x": old}, {"x": new}
+    assert call_facts(outcome({"success": True, "data": 1}, after), before, "query").critical == [
+        "query tool t changed state"]
+    assert call_facts(outcome({"success": False, "error": "no"}, after), before, "state_change").critical == [
+        "t reported failure but changed state"]
+
+
+def test_the_same_json_in_another_key_order_is_no_change() -> None:
+    assert changed_paths({"a": {"x": 1, "y": [0.5, False]}}, {"a": {"y": [0.5, False], "x": 1}}) == []

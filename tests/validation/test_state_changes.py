@@ -47,3 +47,8 @@ def test_applying_does_not_modify_the_initial_state() -> None:
 def test_a_change_whose_path_does_not_resolve_is_named() -> None:
     with pytest.raises(ValueError, match="/missing/x"):
         apply_changes({"a": 1}, [{"op": "replace", "path": "/missing/x", "value": 2}])
+
+
+@pytest.mark.parametrize(("old", "new"), [(1, True), (2, 2.0), (0.0, -0.0)], ids=["1->true", "2->2.0", "0.0->-0.0"])
+def test_the_judge_is_shown_a_change_python_calls_equal(old: Any, new: Any) -> None:
+    assert state_changes({"copies": old}, {"copies": new}) == [{"op": "replace", "path": "/copies", "value": new}]
