@@ -23,7 +23,7 @@ from envscaler_core.runtime import CallOutcome, EnvLoadError, EnvRuntime, Episod
 from envscaler_core.validation.code_effects import ClassEffects
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
-from envscaler_core.validation.state_values import values_under
+from envscaler_core.validation.setup_calls import fed_args, result_keys, same_name, set_up
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
 PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
@@ -323,8 +323,8 @@ class ProgrammaticPass:
         note = "after " + ", ".join(t for t, _ in setup)
         plain = probe.model_copy(update={"setup": setup, "note": note})
         returned = {key for tool, args in setup for r in self.rounds
-                    if r.tool == tool and r.args == args and reached_round(r) for key in _result_keys(r.observation)}
-        fed = {param: key for param in probe.args for key in sorted(returned) if _same_name(param, key)}
+                    if r.tool == tool and r.args == args and reached_round(r) for key in result_keys(r.observation)}
+        fed = {param: key for param in probe.args for key in sorted(returned) if same_name(param, key)}
         if not fed:
             return [plain]
         return [probe.model_copy(update={"setup": setup, "fed": fed, "note": f"{note}, {', '.join(fed)} from its "
@@ -374,10 +374,10 @@ class ProgrammaticPass:
     def _execute(self, probe: Probe) -> tuple[CallOutcome | None, dict[str, Any], CallFacts]:
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
-            results = _set_up(ep, probe)
+            results = set_up(ep, probe)
             if results is None:
                 return None, ep.state, CallFacts()  # the setup did not do again what it did before
-            args = _fed_args(probe, results)
+            args = fed_args(probe, results)
             before = ep.state
             out = ep.call(probe.tool, args)
         finally:
@@ -408,10 +408,10 @@ class ProgrammaticPass:
         """(critical, warnings) from re-running a successful state change on a fresh copy of the state."""
         ep = open_episode(self.runtime, self.candidate, self.config)
         try:
-            results = _set_up(ep, probe)
+            results = set_up(ep, probe)
             if results is None:
                 return [f"replay of {probe.tool}'s setup from the same state failed"], []
-            again = ep.call(probe.tool, _fed_args(probe, results))
+            again = ep.call(probe.tool, fed_args(probe, results))
         finally:
             ep.close()
         tool = probe.tool
@@ -424,52 +424,6 @@ class ProgrammaticPass:
         if not (same_json(again.state, first.state) and same_json(again.result, first.result)):
             return [], [f"nondeterministic values in {tool} (same call, same state, different data)"]
         return [], []
-
-
-def _set_up(ep: Episode, probe: Probe) -> list[dict[str, Any]] | None:
-    """Make the probe's setup calls; their results, or None unless each succeeds again as it did when
-    it was probed."""
-    results = []
-    for tool, args in probe.setup:
-        out = ep.call(tool, args)
-        if not (out.ok and isinstance(out.result, dict) and out.result.get("success") is True):
-            return None
-        results.append(out.result)
-    return results
-
-
-def _result_keys(result: Any, depth: int = 3) -> set[str]:
-    """Keys of a result that hold a string or an integer (what could be an id or a token), nested."""
-    if depth == 0 or not isinstance(result, dict):
-        return set()
-    keys = set()
-    for key, value in result.items():
-        if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
-            keys.add(key)
-        keys |= _result_keys(value, depth - 1)
-    return keys - {"success", "message", "error"}
-
-
-def _same_name(param: str, key: str) -> bool:
-    """`session_token` ~ `session_token`, `token` ~ `session_token`, `order_id` ~ `id`: one name ends
-    the other, and the shorter is a real word of it (4+ characters, or a whole `_`-part)."""
-    if param == key:
-        return True
-    short, long = sorted((param, key), key=len)
-    return long.endswith("_" + short) and (len(short) >= 4 or short == "id")
-
-
-def _fed_args(probe: Probe, results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The probe's arguments with each fed parameter set from the latest setup result holding its key."""
-    if not probe.fed:
-        return probe.args
-    args = dict(probe.args)
-    for param, key in probe.fed.items():
-        value = next((found[0] for found in (values_under(r, key, frozenset()) for r in reversed(results)) if found),
-                     None)
-        if value is not None:
-            args[param] = value
-    return args
 
 
 def reached_outcome(out: CallOutcome) -> bool:
