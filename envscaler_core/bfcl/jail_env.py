@@ -21,14 +21,18 @@ The package `eval`s each call string in its executor's module, where any global 
 argument is a list of code strings runs that code, and because the checker re-executes the model's
 calls in its own process, such a call could rewrite the checker and score itself valid (found by a red
 team). So, on import, the executor is replaced, in its module and in the checker's, by `guarded_execute`:
-only a plain call of a public method of an involved class, with literal arguments, reaches the package;
-any other name gets the text BFCL gives a name it cannot find, and changes nothing.
+only a plain call of a public method of an involved class, with literal arguments, reaches the package.
+Every other call changes nothing and gets BFCL's own text wherever BFCL, too, fails it without running
+anything (a name it refuses, a string that does not compile, which is only compiled here, a call of a
+constant such as `None(...)`, a name it cannot find, a NaN argument); only a call BFCL would run as
+code (a builtin, a module, an attribute, a non-literal argument) gets a refusal or "not defined".
 """
 
 import ast
 import inspect
 import json
 import math
+import re
 
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
@@ -51,25 +55,105 @@ def _methods(instances):
                 n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not n.startswith("_"))
 
 
-def refusal(call, methods):
-    """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
-    observation it gets instead of running. An unknown name reads as BFCL's own NameError text."""
+NOT_ALLOWED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
+"""Names the package's executor refuses before its `eval` ("Function call X is not allowed.")."""
+
+
+def _bfcl_syntax_error(processed):
+    """The text BFCL's `eval(processed)` gives when the string does not compile, else None. Compiling
+    runs nothing; `eval` strips leading spaces and tabs before it compiles, so this does too."""
+    import warnings
+
     try:
-        node = ast.parse(call.strip(), mode="eval").body if isinstance(call, str) else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "'NoneType' object is not callable; perhaps you missed a comma?"
+            compile(processed.lstrip(" \t"), "<string>", "eval")
+    except Exception as exc:  # what eval raises while compiling, caught as the package's loop catches it
+        return f"Error during execution: {exc}"
+    return None
+
+
+def refusal(call, methods, processed=None):
+    """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
+    observation it gets instead of running: BFCL's own text where running it would be an error in BFCL
+    too (a name it refuses, a string that does not compile, a call of a constant, a name it cannot
+    find), and a refusal for anything else (code)."""
+    if not isinstance(call, str):
+        return "Error during execution: refused: not a plain function call"
+    processed = call if processed is None else processed
+    name = processed.split("(")[0] if "(" in processed else processed
+    if "." in name:
+        name = name.split(".")[1]
+    if name in NOT_ALLOWED:
+        return f"Error during execution: Function call {name} is not allowed."
+    syntax = _bfcl_syntax_error(processed)
+    if syntax is not None:
+        return syntax
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         node = None
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+    if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Constant)):
         return "Error during execution: refused: not a plain function call"
-    if node.func.id not in methods:
-        return f"Error during execution: name '{node.func.id}' is not defined"
+    values = (*node.args, *(kw.value for kw in node.keywords))
     try:
-        for value in (*node.args, *(kw.value for kw in node.keywords)):
-            ast.literal_eval(value)
+        for value in values:
+            ast.literal_eval(_without_undefined(value))
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return "Error during execution: refused: the arguments are not literals"
     if any(kw.arg is None for kw in node.keywords):
         return "Error during execution: refused: the arguments are not literals"
+    if isinstance(node.func, ast.Name) and node.func.id not in methods:
+        return f"Error during execution: name '{node.func.id}' is not defined"
+    for value in values:  # Python evaluates the arguments, in order, before it calls
+        undefined = _first_undefined(value)
+        if undefined is not None:
+            return f"Error during execution: name '{undefined}' is not defined"
+    if isinstance(node.func, ast.Constant):  # a tool named None, True, 1: Python's TypeError, as in BFCL
+        return f"Error during execution: '{type(node.func.value).__name__}' object is not callable"
+    callee = node.func.id
+    if callee in methods:
+        return None
+    return f"Error during execution: name '{callee}' is not defined"
+
+
+UNDEFINED_NAMES = ("nan", "inf")
+"""The names `repr` writes for a JSON NaN or Infinity argument; BFCL's `eval` finds neither."""
+
+
+def _without_undefined(node):
+    """`node` with NaN/Infinity names as constants, so a literal with them reads as a literal."""
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, name):
+            return ast.copy_location(ast.Constant(0.0), name) if name.id in UNDEFINED_NAMES else name
+    return Swap().visit(ast.parse(ast.unparse(node), mode="eval").body) if _first_undefined(node) else node
+
+
+def _first_undefined(node):
+    """The first NaN/Infinity name Python meets evaluating the literal `node`, or None."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in UNDEFINED_NAMES else None
+    if isinstance(node, ast.Dict):
+        children = [child for pair in zip(node.keys, node.values) for child in pair if child is not None]
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        found = _first_undefined(child)
+        if found is not None:
+            return found
     return None
+
+
+def _instance_names(involved_classes, model_name, test_entry_id, is_eval_run):
+    """{public method: instance name} as the package's executor maps them (the later class wins)."""
+    if is_eval_run:
+        model_name += "_eval"
+    mapping = {}
+    for class_name in involved_classes:
+        instance_name = re.sub(r"[-./:]", "_", f"{model_name}_{test_entry_id}_{class_name}_instance")
+        for method_name in sorted(_methods_of_class.get(class_name, ())):
+            mapping[method_name] = instance_name
+    return mapping
 
 
 def guarded_execute(func_call_list, initial_config, involved_classes, model_name, test_entry_id,
@@ -81,7 +165,9 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
         _, instances = _package_execute([], *args)
         _methods(instances)
     methods = frozenset().union(*(_methods_of_class[name] for name in involved_classes))
-    refused = [refusal(call, methods) for call in func_call_list]
+    mapping = _instance_names(involved_classes, model_name, test_entry_id, is_evaL_run)
+    refused = [refusal(call, methods, _utils._process_method_calls(call, mapping) if isinstance(call, str) else None)
+               for call in func_call_list]
     allowed = [call for call, why in zip(func_call_list, refused) if why is None]
     if allowed or instances is None:
         ran, instances = _package_execute(allowed, *args)
