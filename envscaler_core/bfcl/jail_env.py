@@ -44,6 +44,7 @@ DETAILS_CAP = 20000
 
 _package_execute = _utils.execute_multi_turn_func_call
 _methods_of_class = {}
+_last_member_of_class = {}
 
 
 def _methods(instances):
@@ -51,12 +52,26 @@ def _methods(instances):
     per class name, remembered: a class's methods are fixed once it is imported."""
     for class_name, instance in instances.items():
         if class_name not in _methods_of_class:
-            _methods_of_class[class_name] = frozenset(
-                n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not n.startswith("_"))
+            members = [n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod)]
+            _methods_of_class[class_name] = frozenset(n for n in members if not n.startswith("_"))
+            _last_member_of_class[class_name] = members[-1]
 
 
 NOT_ALLOWED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
 """Names the package's executor refuses before its `eval` ("Function call X is not allowed.")."""
+
+
+EXECUTOR_LOCALS = {
+    "func_call_list": "list", "initial_config": "dict", "involved_classes": "list", "model_name": "str",
+    "test_entry_id": "str", "long_context": "bool", "is_evaL_run": "bool", "class_method_name_mapping": "dict",
+    "involved_instances": "dict", "class_name": "str", "module_name": "str", "instance_name": "str",
+    "method_name": "str", "execution_results": "list", "func_call": "str", "func_call_copy": "str",
+}
+"""The local variables of the package's executor at its `eval` (which sees them) that hold data: a call
+of one gets Python's "'<type>' object is not callable", as in BFCL. `class_instance` (the last involved
+class's instance) reads the same with that class's name; `method` is a bound method (see `_alias`).
+`module`, `class_` and `class_initial_config` exist only in the call that built the instances (never in
+BFCL's play, which builds them first with no calls; the checker's first step): read as not defined."""
 
 
 def _bfcl_syntax_error(processed):
@@ -73,11 +88,11 @@ def _bfcl_syntax_error(processed):
     return None
 
 
-def refusal(call, methods, processed=None):
+def refusal(call, methods, processed=None, last_class=None):
     """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
     observation it gets instead of running: BFCL's own text where running it would be an error in BFCL
-    too (a name it refuses, a string that does not compile, a call of a constant, a name it cannot
-    find), and a refusal for anything else (code)."""
+    too (a name it refuses, a string that does not compile, a call of a constant or of a data-holding
+    local of its executor, a name it cannot find), and a refusal for anything else (code)."""
     if not isinstance(call, str):
         return "Error during execution: refused: not a plain function call"
     processed = call if processed is None else processed
@@ -103,7 +118,8 @@ def refusal(call, methods, processed=None):
         return "Error during execution: refused: the arguments are not literals"
     if any(kw.arg is None for kw in node.keywords):
         return "Error during execution: refused: the arguments are not literals"
-    if isinstance(node.func, ast.Name) and node.func.id not in methods:
+    if isinstance(node.func, ast.Name) and node.func.id not in methods and node.func.id not in EXECUTOR_LOCALS \
+            and node.func.id != "class_instance":
         return f"Error during execution: name '{node.func.id}' is not defined"
     for value in values:  # Python evaluates the arguments, in order, before it calls
         undefined = _first_undefined(value)
@@ -114,6 +130,10 @@ def refusal(call, methods, processed=None):
     callee = node.func.id
     if callee in methods:
         return None
+    if callee in EXECUTOR_LOCALS:
+        return f"Error during execution: '{EXECUTOR_LOCALS[callee]}' object is not callable"
+    if callee == "class_instance" and last_class is not None:
+        return f"Error during execution: '{last_class}' object is not callable"
     return f"Error during execution: name '{callee}' is not defined"
 
 
@@ -144,6 +164,20 @@ def _first_undefined(node):
     return None
 
 
+def _alias(call, last_method):
+    """`method(...)` as BFCL runs it: its executor's loop variable `method`, which its `eval` sees, is
+    left bound to the last method `inspect.getmembers` lists for the last involved class, so the call
+    runs that method (a real state change) under that method's own name."""
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return call
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "method":
+        stripped = call.strip()
+        return last_method + stripped[len("method"):]
+    return call
+
+
 def _instance_names(involved_classes, model_name, test_entry_id, is_eval_run):
     """{public method: instance name} as the package's executor maps them (the later class wins)."""
     if is_eval_run:
@@ -166,9 +200,12 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
         _methods(instances)
     methods = frozenset().union(*(_methods_of_class[name] for name in involved_classes))
     mapping = _instance_names(involved_classes, model_name, test_entry_id, is_evaL_run)
-    refused = [refusal(call, methods, _utils._process_method_calls(call, mapping) if isinstance(call, str) else None)
-               for call in func_call_list]
-    allowed = [call for call, why in zip(func_call_list, refused) if why is None]
+    last_class = involved_classes[-1]
+    last_method = _last_member_of_class[last_class]
+    calls = [_alias(call, last_method) if isinstance(call, str) else call for call in func_call_list]
+    refused = [refusal(call, methods, _utils._process_method_calls(call, mapping) if isinstance(call, str) else None,
+                       last_class) for call in calls]
+    allowed = [call for call, why in zip(calls, refused) if why is None]
     if allowed or instances is None:
         ran, instances = _package_execute(allowed, *args)
     else:

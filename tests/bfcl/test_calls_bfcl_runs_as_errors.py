@@ -1,5 +1,5 @@
 """Spec: a call BFCL runs as an error (a keyword as a name, a tool named `None`, an argument nested
-70 deep or holding a lone surrogate) is one failed call, as
+70 deep or holding a lone surrogate, a local name of the package's executor) is one failed call, as
 in BFCL: the rest of its step runs and the turn goes on, and the observations and the verdict are the
 package's own (its executor and checker, in this process, are the reference)."""
 
@@ -60,8 +60,10 @@ NESTED_70 = json.dumps({"a": json.loads("[" * 70 + "]" * 70)})
     ("multi_turn_base_4", "ls", NESTED_70, None),
     ("multi_turn_base_2", "exit", '{"class": 1}', "Error during execution: Function call exit is not allowed."),
     ("multi_turn_base_2", "ls", '{"x": NaN}', "Error during execution: name 'nan' is not defined"),
+    ("multi_turn_base_2", "long_context", "{}", "Error during execution: 'bool' object is not callable"),
+    ("multi_turn_base_2", "class_instance", "{}", None),
 ], ids=["keyword-key", "keyword-key-2", "None", "lambda", "True", "lone-surrogate", "nested-70", "not-allowed",
-        "nan"])
+        "nan", "executor-local", "executor-instance"])
 def test_a_call_bfcl_runs_as_an_error_fails_alone_and_the_step_goes_on(
         bfcl_pool: SandboxPool, task_id: str, name: str, arguments: str, observation: str | None) -> None:
     played, expected, verdict, expected_verdict = _both(task_id, name, arguments, bfcl_pool)
@@ -71,3 +73,14 @@ def test_a_call_bfcl_runs_as_an_error_fails_alone_and_the_step_goes_on(
     assert played.decoded == expected.decoded and len(played.decoded[0][0]) > 1  # the gold calls ran too
     assert (verdict.valid, verdict.error_type) == (expected_verdict.valid, expected_verdict.error_type)
     assert verdict.valid  # an extra failed call changes no state: the gold play stays valid, as in BFCL
+
+
+@pytest.mark.parametrize("task_id", ["multi_turn_base_107", "multi_turn_base_115"])
+def test_a_tool_named_method_runs_what_bfcls_executor_calls_method(bfcl_pool: SandboxPool, task_id: str) -> None:
+    """BFCL's `eval` sees its executor's loop variable `method`: the last method of the last involved
+    class (TradingBot's `withdraw_funds` here), which changes the state and so the verdict."""
+    played, expected, verdict, expected_verdict = _both(task_id, "method", '{"amount": 100.0}', bfcl_pool)
+    assert played.observations == expected.observations
+    assert "Withdrawal successful" in played.observations[0]
+    assert (verdict.valid, verdict.error_type) == (False, "multi_turn:instance_state_mismatch")
+    assert (expected_verdict.valid, expected_verdict.error_type) == (verdict.valid, verdict.error_type)
