@@ -41,6 +41,12 @@ from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn
 MODEL_NAME = "envscaler"  # part of the package's instance names; must be identifier-safe
 TAG = "__py__"
 DETAILS_CAP = 20000
+STATE_DEPTH = 48
+"""Levels a class's rendered state may nest in the episode's state (the wire allows 64, and the frame
+around a state takes a few): deeper parts travel as canonical JSON text (`fold`)."""
+DETAILS_DEPTH = 24
+"""Levels the checker's details may nest: a verdict is also stored inside a result record, whose JSON
+rules (64 levels) the details must leave room for; deeper or longer details are kept as text."""
 
 _package_execute = _utils.execute_multi_turn_func_call
 _methods_of_class = {}
@@ -263,9 +269,36 @@ def render(value, ancestors=()):
     return {TAG: type(value).__name__, "repr": repr(value)}
 
 
-def render_instance(instance):
-    """The attributes `multi_turn_checker` compares (public ones), rendered."""
-    return {k: render(v) for k, v in vars(instance).items() if not k.startswith("_")}
+def _depth(value):
+    """How deeply lists and dicts nest in a rendered value (a scalar is 0), without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def fold(value, room):
+    """A rendered value that nests at most `room` levels: whatever part would nest deeper becomes
+    `{TAG: "json", "text": <its canonical JSON>}` at the deepest level left, so the sandbox's wire
+    (64 levels) carries any state BFCL can hold. Equal values fold to equal renderings; a deep part
+    that changes changes its text."""
+    if _depth(value) <= room:
+        return value
+    if room <= 1:
+        return {TAG: "json", "text": _canonical(value)}
+    if isinstance(value, dict):
+        return {k: fold(v, room - 1) for k, v in value.items()}
+    return [fold(v, room - 1) for v in value]
+
+
+def render_instance(instance, room=STATE_DEPTH - 2):
+    """The attributes `multi_turn_checker` compares (public ones), rendered, nesting at most `room`
+    levels (the state puts each class two levels down: classes -> class name)."""
+    return fold({k: render(v) for k, v in vars(instance).items() if not k.startswith("_")}, room)
 
 
 class BFCLEnvironment:
@@ -319,10 +352,44 @@ class BFCLEnvironment:
 
 
 def _json_safe(value):
-    text = json.dumps(render(value), ensure_ascii=False)
-    if len(text) > DETAILS_CAP:
-        return {"truncated": True, "text": text[:DETAILS_CAP]}
+    """The checker's details as JSON every later step can carry: rendered, and as ASCII text (cut to
+    `DETAILS_CAP`) when they are longer than that, nest deeper than `DETAILS_DEPTH`, or hold what the
+    wire refuses (a lone surrogate, an integer beyond 64 bits); a value too deep even to render is
+    named. Never an error: the verdict does not depend on its details."""
+    try:
+        rendered = render(value)
+        text = json.dumps(rendered, ensure_ascii=False)
+    except (RecursionError, MemoryError) as exc:
+        return {"unrenderable": f"{type(exc).__name__}: the details nest too deeply to render"}
+    if len(text) > DETAILS_CAP or _depth(rendered) > DETAILS_DEPTH or not _wire_plain(rendered, text):
+        ascii_text = json.dumps(rendered, ensure_ascii=True)
+        return {"truncated": len(ascii_text) > DETAILS_CAP, "text": ascii_text[:DETAILS_CAP]}
     return json.loads(text)
+
+
+def _wire_text(text):
+    """A verdict's text as the wire carries it (a lone surrogate written as its escape)."""
+    if not isinstance(text, str):
+        return None if text is None else _wire_text(str(text))
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _wire_plain(rendered, text):
+    """No lone surrogate and no integer beyond 64 bits in a rendered value (its JSON `text`)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    stack = [rendered]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, int) and not isinstance(node, bool) and not -(1 << 63) <= node < (1 << 63):
+            return False
+    return True
 
 
 class BFCLScorer:
@@ -341,9 +408,13 @@ class BFCLScorer:
         _forget_instances()
         entry = {"id": spec["id"], "initial_config": spec["initial_config"],
                  "involved_classes": spec["involved_classes"]}
-        verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
-        out = {"valid": bool(verdict.get("valid")), "error_type": verdict.get("error_type"),
-               "error_message": verdict.get("error_message")}
+        try:
+            verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
+        except Exception as exc:  # e.g. a RecursionError comparing a state nested hundreds of levels deep
+            return {"valid": False, "error_type": "multi_turn:checker_error",
+                    "error_message": _wire_text(f"multi_turn_checker raised {type(exc).__name__}: {str(exc)[:500]}")}
+        out = {"valid": bool(verdict.get("valid")), "error_type": _wire_text(verdict.get("error_type")),
+               "error_message": _wire_text(verdict.get("error_message"))}
         extra = {k: v for k, v in verdict.items() if k not in ("valid", "error_type", "error_message")}
         if extra:
             out["details"] = _json_safe(extra)
