@@ -56,7 +56,7 @@ class BFCLGymEnv:
             index = matches[0]
         else:
             index = options.get("task_index", self._rng.randrange(len(self.tasks)))
-            if not isinstance(index, int) or not 0 <= index < len(self.tasks):
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.tasks):
                 raise ValueError(f"task_index {index!r} out of range 0..{len(self.tasks) - 1}")
         self.close()
         self.task = self.tasks[index]

@@ -68,6 +68,17 @@ def test_gym_reset_refuses_an_option_it_does_not_know(bfcl_pool: SandboxPool) ->
     env.close()
 
 
+def test_gym_reset_refuses_a_task_index_that_is_not_an_integer(bfcl_pool: SandboxPool) -> None:
+    """`True` is an int to Python; it was accepted as task 1."""
+    import pytest
+
+    env = load_bfcl_set("base", bfcl_pool, limit=2)
+    for index in (True, False, 1.0, "1"):
+        with pytest.raises(ValueError, match="task_index"):
+            env.reset(options={"task_index": index})
+    env.close()
+
+
 def _step_of(task: Any, calls: list[str]) -> list[dict[str, Any]]:
     return [dict(zip(("tool", "args"), parse_call(text, task.involved_classes))) for text in calls]
 
