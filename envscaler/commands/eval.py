@@ -25,7 +25,7 @@ def _print_table(summary: dict, agent: str, model: str) -> None:
     typer.echo(f"{'subset':<16}{'tasks':>7}{'valid':>7}{'accuracy %':>12}")
     for name, s in summary["subsets"].items():
         typer.echo(f"{name:<16}{s['tasks']:>7}{s['valid']:>7}{100 * s['accuracy']:>12.2f}")
-    if len(summary["subsets"]) > 1 and summary.get("overall") is not None:
+    if summary.get("overall") is not None:  # with one subset too, as --json always has it
         typer.echo(f"{'overall (mean)':<30}{100 * summary['overall']:>12.2f}")
 
 

@@ -173,7 +173,7 @@ async def run_eval(store: Any, runtime: EnvRuntime, gateway: Any, run_id: str, r
 def results_table(report: BFCLEvalReport) -> list[list[str]]:
     """Rows for printing: subset, tasks, valid, accuracy (%), then the unweighted overall."""
     rows = [[name, str(s.tasks), str(s.valid), f"{100 * s.accuracy:.2f}"] for name, s in report.subsets.items()]
-    if len(report.subsets) > 1 and report.overall is not None:
+    if report.overall is not None:  # with one subset too: the JSON summary always has it
         rows.append(["overall (mean)", "", "", f"{100 * report.overall:.2f}"])
     return rows
 
