@@ -62,6 +62,11 @@ def _begin(store: Any, run_id: str, request: EvalRequest, settings: Any) -> None
         if (previous.agent, previous.model) != (request.agent, request.model):
             raise EvalConflict(f"run {run_id} evaluated agent {previous.agent} with model {previous.model}; "
                                f"resume it with the same --agent/--model or pick another --run-id")
+        if previous.temperature != request.temperature:
+            was = "no temperature (the endpoint's default)" if previous.temperature is None \
+                else f"--temperature {previous.temperature:g}"
+            raise EvalConflict(f"run {run_id} sampled with {was}; resume it with the same --temperature or pick "
+                               "another --run-id (answers at two temperatures are not one evaluation)")
         if (previous.subsets, previous.limit) != (request.subsets, request.limit):
             # a resume with other tasks would mark the run complete on them and hide what it had scored
             limit = f" --limit {previous.limit}" if previous.limit else " (no --limit)"

@@ -25,7 +25,7 @@ def _print_table(summary: dict, agent: str, model: str) -> None:
     typer.echo(f"{'subset':<16}{'tasks':>7}{'valid':>7}{'accuracy %':>12}")
     for name, s in summary["subsets"].items():
         typer.echo(f"{name:<16}{s['tasks']:>7}{s['valid']:>7}{100 * s['accuracy']:>12.2f}")
-    if len(summary["subsets"]) > 1 and summary.get("overall") is not None:
+    if summary.get("overall") is not None:  # with one subset too, as --json always has it
         typer.echo(f"{'overall (mean)':<30}{100 * summary['overall']:>12.2f}")
 
 
@@ -39,12 +39,16 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         agent: str = typer.Option("gold", "--agent", help="gold (replay the ground truth: a harness self-test) "
                                   "| llm (the configured endpoint)."),
         model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
+        temperature: float | None = typer.Option(None, "--temperature", min=0.0, max=2.0, help=(
+            "Sampling temperature sent with every --agent llm request (default: BFCL's 0.001). "
+            "A resume must repeat it.")),
         run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id resumes it."),
         db: str | None = typer.Option(None, "--db", help=DB_HELP),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
         json_out: bool = typer.Option(False, "--json", help="Print the results as JSON."),
     ) -> None:
         from envscaler.runner import check_endpoint, new_run_id, settings_from
+        from envscaler_core.bfcl.data import DEFAULT_TEMPERATURE
         from envscaler_core.bfcl.evaluate import GOLD_MODEL, EvalRequest, parse_subsets
         from envscaler_core.bfcl.package import BFCLUnavailable, package_dir
         from envscaler_core.config import public_config
@@ -55,6 +59,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"--agent must be gold or llm, got {agent!r}")
         if agent == "gold" and model is not None:
             fail("--model only applies to --agent llm (the gold agent replays the ground truth)")
+        if agent == "gold" and temperature is not None:
+            fail("--temperature only applies to --agent llm (the gold agent replays the ground truth)")
         if model is not None and not model.strip():  # "$MODEL" unset in a script: not the default model silently
             fail("--model is empty; give a model name, or leave the option out for llm.models.agent")
         try:
@@ -66,7 +72,9 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if agent == "llm":
             check_endpoint(settings)
         request = EvalRequest(subsets=subsets, limit=limit, agent=agent,
-                              model=GOLD_MODEL if agent == "gold" else (model or settings.llm.models.agent))
+                              model=GOLD_MODEL if agent == "gold" else (model or settings.llm.models.agent),
+                              temperature=None if agent == "gold" else
+                              (DEFAULT_TEMPERATURE if temperature is None else temperature))
         rid = run_id or new_run_id("bfcl")
         summary = _run(settings, rid, request, public_config(settings))
         if json_out:
@@ -145,6 +153,8 @@ def resume_options(request: Any) -> str:
         options += f" --limit {request.limit}"
     if request.agent == "llm":  # the gold agent takes no --model
         options += f" --model {request.model}"
+        if request.temperature is not None:
+            options += f" --temperature {request.temperature:g}"
     return options
 
 

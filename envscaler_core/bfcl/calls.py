@@ -1,11 +1,14 @@
 """Between OpenAI tool calls and BFCL's call strings.
 
 * `decode_tool_calls`: an assistant message's tool calls -> `name(k=repr(v),...)` strings, exactly as
-  the package's `convert_to_function_call` (FC mode) builds them. One deliberate difference: BFCL
-  `eval`s those strings, so a function name or argument key that is not a Python identifier would be
-  code, not a name; such a step is *undecodable* here (BFCL's loop treats an undecodable step as the
-  end of the turn, and its checker skips it), so model output can only ever call functions by name
-  with literal arguments. The strings still only run inside the sandbox.
+  the package's `convert_to_function_call` (FC mode) builds them, whatever the names and values: a
+  name BFCL cannot run (`class` as a key, a tool named `None`, `lambda`, `1`) makes only that call an
+  error when it runs, as in BFCL, and the rest of the step runs. Only the package's own decoding
+  failures make a step undecodable (BFCL's loop ends the turn there, and its checker skips it):
+  arguments that are not a JSON object, or nested too deeply to read or render. One deliberate
+  difference: a function name or argument key holding a lone surrogate (BFCL: the call fails to
+  encode) cannot cross the sandbox's JSON wire, so that step is undecodable. The strings run only
+  inside the sandbox, where `jail_env.guarded_execute` lets only `method(literals)` reach the package.
 * `parse_call`: a ground-truth string back to (name, keyword arguments), for the gold agent and the
   mock LLM; positional arguments are named from the API classes' method signatures, read from the
   package's source with `ast` (never imported or executed on the host).
@@ -20,9 +23,18 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
-from envscaler_core.llm.replies.structured import ReplyProblem
-from envscaler_core.llm.replies.tool_calls import checked_arguments
-from envscaler_core.models.env import is_python_identifier
+
+
+def _shown(name: Any) -> str:
+    return repr(str(name)[:80]).encode("ascii", "backslashreplace").decode("ascii")
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class UndecodableCalls(ValueError):
@@ -39,25 +51,25 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
             raise UndecodableCalls("a tool call has no function object")
         name, raw = fn.get("name"), fn.get("arguments")
         if only is not None and name not in only:
-            raise UndecodableCalls(f"unknown function {str(name)[:80]!r}: not one of this task's functions")
+            raise UndecodableCalls(f"unknown function {_shown(name)}: not one of this task's functions")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
             args = json.loads(raw) if isinstance(raw, str) else raw
         except RecursionError:
-            raise UndecodableCalls(f"arguments of {str(name)[:80]!r} nest too deeply to read") from None
+            raise UndecodableCalls(f"arguments of {_shown(name)} nest too deeply to read") from None
         except ValueError as exc:  # not JSON, or an integer past Python's digit limit
-            raise UndecodableCalls(f"arguments of {str(name)[:80]!r} are not JSON: {str(exc)[:200]}") from None
+            raise UndecodableCalls(f"arguments of {_shown(name)} are not JSON: {str(exc)[:200]}") from None
         if not isinstance(args, dict):
-            raise UndecodableCalls(f"arguments of {str(name)[:80]!r} are not a JSON object")
-        try:
-            checked_arguments(args)
-        except ReplyProblem as exc:
-            raise UndecodableCalls(f"arguments of {str(name)[:80]!r}: {exc}") from None
-        if not is_python_identifier(name):
-            raise UndecodableCalls(f"function name {str(name)[:80]!r} is not a Python identifier")
-        bad = [k for k in args if not is_python_identifier(k)]
-        if bad:
-            raise UndecodableCalls(f"argument name {str(bad[0])[:80]!r} of {name} is not a Python identifier")
-        out.append(f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})")
+            raise UndecodableCalls(f"arguments of {_shown(name)} are not a JSON object")
+        if not isinstance(name, str):
+            raise UndecodableCalls(f"a tool call's function name is {type(name).__name__}, not text")
+        for text in (name, *args):
+            if not isinstance(text, str) or _has_lone_surrogate(text):
+                raise UndecodableCalls(f"the call {_shown(name)} has a name holding text that is not valid Unicode "
+                                       "(a lone surrogate), which the sandbox cannot carry")
+        try:  # BFCL's own f-string: repr escapes a lone surrogate in a value, so the string is always valid
+            out.append(f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})")
+        except RecursionError:
+            raise UndecodableCalls(f"arguments of {_shown(name)} nest too deeply to render") from None
     return out
 
 

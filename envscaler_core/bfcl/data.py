@@ -31,6 +31,8 @@ HELD_OUT_PROMPT = "I have updated some more functions you can choose from. What 
 """`DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC` of the package."""
 MAX_STEPS_PER_TURN = 20
 """`MAXIMUM_STEP_LIMIT`: a turn with more tool-calling steps than this force-quits the task."""
+DEFAULT_TEMPERATURE = 0.001
+"""The temperature BFCL's generation sends by default (`bfcl_eval/__main__.py`, `--temperature`)."""
 
 
 class BFCLDataError(ValueError):

@@ -13,7 +13,7 @@ import asyncio
 import time
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from envscaler_core.bfcl.data import SUBSET_SIZE, SUBSETS, BFCLTask, Subset, load_tasks
 from envscaler_core.bfcl.executor import SandboxedTask, Verdict
@@ -35,6 +35,15 @@ class EvalRequest(Model):
     limit: int | None = Field(default=None, ge=1, description="First N tasks of each subset.")
     agent: EvalAgent = "gold"
     model: str = GOLD_MODEL
+    temperature: float | None = Field(default=None, ge=0, le=2, description=(
+        "Sent with every request of --agent llm (the CLI's default is BFCL's 0.001); None for the gold agent, "
+        "and for an evaluation stored before the option existed (its requests carried none)."))
+
+    @model_validator(mode="after")
+    def _temperature_is_the_models(self) -> EvalRequest:
+        if self.agent == "gold" and self.temperature is not None:
+            raise ValueError("a temperature only applies to --agent llm (the gold agent replays the ground truth)")
+        return self
 
     @field_validator("limit")
     @classmethod
@@ -86,7 +95,7 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
     """Play `task` in a sandbox episode and score it; infrastructure errors (endpoint down, budget)
     propagate so the task stays pending, a model that answers unusably makes the task invalid."""
     if agent is None:
-        agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model)
+        agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model, request.temperature)
     started = time.perf_counter()
     executor = await asyncio.to_thread(SandboxedTask, runtime, task)
     play, verdict = Playthrough(), None
@@ -164,7 +173,7 @@ async def run_eval(store: Any, runtime: EnvRuntime, gateway: Any, run_id: str, r
 def results_table(report: BFCLEvalReport) -> list[list[str]]:
     """Rows for printing: subset, tasks, valid, accuracy (%), then the unweighted overall."""
     rows = [[name, str(s.tasks), str(s.valid), f"{100 * s.accuracy:.2f}"] for name, s in report.subsets.items()]
-    if len(report.subsets) > 1 and report.overall is not None:
+    if report.overall is not None:  # with one subset too: the JSON summary always has it
         rows.append(["overall (mean)", "", "", f"{100 * report.overall:.2f}"])
     return rows
 

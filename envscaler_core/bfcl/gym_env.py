@@ -1,12 +1,14 @@
 """BFCL multi-turn tasks behind the gym-style API (`envscaler_core.gym` conventions).
 
 One episode is one task. `reset` opens a sandbox episode on the task's initial configuration and
-returns the first user turn; `step` takes a tool call (`{"tool", "args"}` or an OpenAI tool_call)
-and returns BFCL's observation text, or `{"done": true}`, which ends the current turn (as a reply
-without tool calls does in BFCL) and returns the next user turn. After the last turn the reward is
-1.0 when `multi_turn_checker` finds the episode valid, else 0.0 (0 before that). More than
-`MAX_STEPS_PER_TURN` tool calls in one turn truncate the episode with reward 0, as BFCL force-quits.
-`info["tools"]` is the turn's tool list (held-out functions appear at their turn).
+returns the first user turn; `step` takes one model step: a tool call (`{"tool", "args"}` or an
+OpenAI tool_call), whose observation is BFCL's text, or a list of them (the calls of one assistant
+message, run in order as BFCL runs a step), whose observation is the list of BFCL's texts; or
+`{"done": true}`, which ends the current turn (as a reply without tool calls does in BFCL) and
+returns the next user turn. After the last turn the reward is 1.0 when `multi_turn_checker` finds the
+episode valid, else 0.0 (0 before that). More than `MAX_STEPS_PER_TURN` steps in one turn (each
+action with calls is one step, however many calls it carries) truncate the episode with reward 0, as
+BFCL force-quits. `info["tools"]` is the turn's tool list (held-out functions appear at their turn).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from envscaler_core.bfcl.executor import SandboxedTask
 from envscaler_core.bfcl.schemas import function_names, tools_for
 from envscaler_core.runtime import EnvRuntime
 
-StepResult = tuple[str, float, bool, bool, dict[str, Any]]
+StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
+"""(observation: a text, or a list of texts for a list action; reward; terminated; truncated; info)."""
 
 
 class BFCLGymEnv:
@@ -53,7 +56,7 @@ class BFCLGymEnv:
             index = matches[0]
         else:
             index = options.get("task_index", self._rng.randrange(len(self.tasks)))
-            if not isinstance(index, int) or not 0 <= index < len(self.tasks):
+            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.tasks):
                 raise ValueError(f"task_index {index!r} out of range 0..{len(self.tasks) - 1}")
         self.close()
         self.task = self.tasks[index]
@@ -66,25 +69,29 @@ class BFCLGymEnv:
         assert self.task is not None
         return "\n".join(m["content"] for m in self.task.user_messages(self._turn))
 
-    def step(self, action: dict[str, Any]) -> StepResult:
+    def step(self, action: dict[str, Any] | list[dict[str, Any]]) -> StepResult:
         if self._over or self._live is None or self.task is None:
             raise RuntimeError("the episode is over (or was never started): call reset() first")
         if isinstance(action, dict) and action.get("done") is True:
             return self._end_turn()
-        call = action_call(action)
+        actions = action if isinstance(action, list) else [action]
+        calls = [action_call(one, i) for i, one in enumerate(actions)]
         try:
-            strings = decode_tool_calls([call], only=self._names) if call is not None else None
+            strings = decode_tool_calls(calls, only=self._names) if calls and None not in calls else None
         except UndecodableCalls as exc:
             strings, error = None, f"Error during decoding: {exc}"
         else:
-            error = "Error during decoding: expected {'tool', 'args'}, an OpenAI tool_call or {'done': true}"
+            error = ("Error during decoding: expected {'tool', 'args'}, an OpenAI tool_call, a non-empty list of "
+                     "them (one step) or {'done': true}")
         if not strings:
             return error, 0.0, False, False, self._info(is_error=True)
-        observation = self._live.execute(strings[0])
+        observations = self._live.execute_step(strings)
         self._steps.append(strings)
+        observation: Any = observations if isinstance(action, list) else observations[0]
         if len(self._steps) > MAX_STEPS_PER_TURN:
             return self._finish(observation, truncated=True)
-        return observation, 0.0, False, False, self._info(is_error=observation.startswith("Error during execution"))
+        is_error = any(text.startswith("Error during execution") for text in observations)
+        return observation, 0.0, False, False, self._info(is_error=is_error)
 
     def _end_turn(self) -> StepResult:
         assert self.task is not None
@@ -116,7 +123,7 @@ class BFCLGymEnv:
             live.close()
 
 
-def action_call(action: Any) -> dict[str, Any] | None:
+def action_call(action: Any, index: int = 0) -> dict[str, Any] | None:
     from envscaler_core.gym import action_to_call
 
-    return action_to_call(action, 0)
+    return action_to_call(action, index)

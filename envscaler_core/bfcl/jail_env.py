@@ -21,14 +21,18 @@ The package `eval`s each call string in its executor's module, where any global 
 argument is a list of code strings runs that code, and because the checker re-executes the model's
 calls in its own process, such a call could rewrite the checker and score itself valid (found by a red
 team). So, on import, the executor is replaced, in its module and in the checker's, by `guarded_execute`:
-only a plain call of a public method of an involved class, with literal arguments, reaches the package;
-any other name gets the text BFCL gives a name it cannot find, and changes nothing.
+only a plain call of a public method of an involved class, with literal arguments, reaches the package.
+Every other call changes nothing and gets BFCL's own text wherever BFCL, too, fails it without running
+anything (a name it refuses, a string that does not compile, which is only compiled here, a call of a
+constant such as `None(...)`, a name it cannot find, a NaN argument); only a call BFCL would run as
+code (a builtin, a module, an attribute, a non-literal argument) gets a refusal or "not defined".
 """
 
 import ast
 import inspect
 import json
 import math
+import re
 
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
@@ -37,9 +41,16 @@ from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn
 MODEL_NAME = "envscaler"  # part of the package's instance names; must be identifier-safe
 TAG = "__py__"
 DETAILS_CAP = 20000
+STATE_DEPTH = 48
+"""Levels a class's rendered state may nest in the episode's state (the wire allows 64, and the frame
+around a state takes a few): deeper parts travel as canonical JSON text (`fold`)."""
+DETAILS_DEPTH = 24
+"""Levels the checker's details may nest: a verdict is also stored inside a result record, whose JSON
+rules (64 levels) the details must leave room for; deeper or longer details are kept as text."""
 
 _package_execute = _utils.execute_multi_turn_func_call
 _methods_of_class = {}
+_last_member_of_class = {}
 
 
 def _methods(instances):
@@ -47,29 +58,142 @@ def _methods(instances):
     per class name, remembered: a class's methods are fixed once it is imported."""
     for class_name, instance in instances.items():
         if class_name not in _methods_of_class:
-            _methods_of_class[class_name] = frozenset(
-                n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod) if not n.startswith("_"))
+            members = [n for n, _ in inspect.getmembers(instance, predicate=inspect.ismethod)]
+            _methods_of_class[class_name] = frozenset(n for n in members if not n.startswith("_"))
+            _last_member_of_class[class_name] = members[-1]
 
 
-def refusal(call, methods):
-    """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
-    observation it gets instead of running. An unknown name reads as BFCL's own NameError text."""
+NOT_ALLOWED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
+"""Names the package's executor refuses before its `eval` ("Function call X is not allowed.")."""
+
+
+EXECUTOR_LOCALS = {
+    "func_call_list": "list", "initial_config": "dict", "involved_classes": "list", "model_name": "str",
+    "test_entry_id": "str", "long_context": "bool", "is_evaL_run": "bool", "class_method_name_mapping": "dict",
+    "involved_instances": "dict", "class_name": "str", "module_name": "str", "instance_name": "str",
+    "method_name": "str", "execution_results": "list", "func_call": "str", "func_call_copy": "str",
+}
+"""The local variables of the package's executor at its `eval` (which sees them) that hold data: a call
+of one gets Python's "'<type>' object is not callable", as in BFCL. `class_instance` (the last involved
+class's instance) reads the same with that class's name; `method` is a bound method (see `_alias`).
+`module`, `class_` and `class_initial_config` exist only in the call that built the instances (never in
+BFCL's play, which builds them first with no calls; the checker's first step): read as not defined."""
+
+
+def _bfcl_syntax_error(processed):
+    """The text BFCL's `eval(processed)` gives when the string does not compile, else None. Compiling
+    runs nothing; `eval` strips leading spaces and tabs before it compiles, so this does too."""
+    import warnings
+
     try:
-        node = ast.parse(call.strip(), mode="eval").body if isinstance(call, str) else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "'NoneType' object is not callable; perhaps you missed a comma?"
+            compile(processed.lstrip(" \t"), "<string>", "eval")
+    except Exception as exc:  # what eval raises while compiling, caught as the package's loop catches it
+        return f"Error during execution: {exc}"
+    return None
+
+
+def refusal(call, methods, processed=None, last_class=None):
+    """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
+    observation it gets instead of running: BFCL's own text where running it would be an error in BFCL
+    too (a name it refuses, a string that does not compile, a call of a constant or of a data-holding
+    local of its executor, a name it cannot find), and a refusal for anything else (code)."""
+    if not isinstance(call, str):
+        return "Error during execution: refused: not a plain function call"
+    processed = call if processed is None else processed
+    name = processed.split("(")[0] if "(" in processed else processed
+    if "." in name:
+        name = name.split(".")[1]
+    if name in NOT_ALLOWED:
+        return f"Error during execution: Function call {name} is not allowed."
+    syntax = _bfcl_syntax_error(processed)
+    if syntax is not None:
+        return syntax
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         node = None
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+    if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Constant)):
         return "Error during execution: refused: not a plain function call"
-    if node.func.id not in methods:
-        return f"Error during execution: name '{node.func.id}' is not defined"
+    values = (*node.args, *(kw.value for kw in node.keywords))
     try:
-        for value in (*node.args, *(kw.value for kw in node.keywords)):
-            ast.literal_eval(value)
+        for value in values:
+            ast.literal_eval(_without_undefined(value))
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
         return "Error during execution: refused: the arguments are not literals"
     if any(kw.arg is None for kw in node.keywords):
         return "Error during execution: refused: the arguments are not literals"
+    if isinstance(node.func, ast.Name) and node.func.id not in methods and node.func.id not in EXECUTOR_LOCALS \
+            and node.func.id != "class_instance":
+        return f"Error during execution: name '{node.func.id}' is not defined"
+    for value in values:  # Python evaluates the arguments, in order, before it calls
+        undefined = _first_undefined(value)
+        if undefined is not None:
+            return f"Error during execution: name '{undefined}' is not defined"
+    if isinstance(node.func, ast.Constant):  # a tool named None, True, 1: Python's TypeError, as in BFCL
+        return f"Error during execution: '{type(node.func.value).__name__}' object is not callable"
+    callee = node.func.id
+    if callee in methods:
+        return None
+    if callee in EXECUTOR_LOCALS:
+        return f"Error during execution: '{EXECUTOR_LOCALS[callee]}' object is not callable"
+    if callee == "class_instance" and last_class is not None:
+        return f"Error during execution: '{last_class}' object is not callable"
+    return f"Error during execution: name '{callee}' is not defined"
+
+
+UNDEFINED_NAMES = ("nan", "inf")
+"""The names `repr` writes for a JSON NaN or Infinity argument; BFCL's `eval` finds neither."""
+
+
+def _without_undefined(node):
+    """`node` with NaN/Infinity names as constants, so a literal with them reads as a literal."""
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, name):
+            return ast.copy_location(ast.Constant(0.0), name) if name.id in UNDEFINED_NAMES else name
+    return Swap().visit(ast.parse(ast.unparse(node), mode="eval").body) if _first_undefined(node) else node
+
+
+def _first_undefined(node):
+    """The first NaN/Infinity name Python meets evaluating the literal `node`, or None."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in UNDEFINED_NAMES else None
+    if isinstance(node, ast.Dict):
+        children = [child for pair in zip(node.keys, node.values) for child in pair if child is not None]
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        found = _first_undefined(child)
+        if found is not None:
+            return found
     return None
+
+
+def _alias(call, last_method):
+    """`method(...)` as BFCL runs it: its executor's loop variable `method`, which its `eval` sees, is
+    left bound to the last method `inspect.getmembers` lists for the last involved class, so the call
+    runs that method (a real state change) under that method's own name."""
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return call
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "method":
+        stripped = call.strip()
+        return last_method + stripped[len("method"):]
+    return call
+
+
+def _instance_names(involved_classes, model_name, test_entry_id, is_eval_run):
+    """{public method: instance name} as the package's executor maps them (the later class wins)."""
+    if is_eval_run:
+        model_name += "_eval"
+    mapping = {}
+    for class_name in involved_classes:
+        instance_name = re.sub(r"[-./:]", "_", f"{model_name}_{test_entry_id}_{class_name}_instance")
+        for method_name in sorted(_methods_of_class.get(class_name, ())):
+            mapping[method_name] = instance_name
+    return mapping
 
 
 def guarded_execute(func_call_list, initial_config, involved_classes, model_name, test_entry_id,
@@ -81,8 +205,13 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
         _, instances = _package_execute([], *args)
         _methods(instances)
     methods = frozenset().union(*(_methods_of_class[name] for name in involved_classes))
-    refused = [refusal(call, methods) for call in func_call_list]
-    allowed = [call for call, why in zip(func_call_list, refused) if why is None]
+    mapping = _instance_names(involved_classes, model_name, test_entry_id, is_evaL_run)
+    last_class = involved_classes[-1]
+    last_method = _last_member_of_class[last_class]
+    calls = [_alias(call, last_method) if isinstance(call, str) else call for call in func_call_list]
+    refused = [refusal(call, methods, _utils._process_method_calls(call, mapping) if isinstance(call, str) else None,
+                       last_class) for call in calls]
+    allowed = [call for call, why in zip(calls, refused) if why is None]
     if allowed or instances is None:
         ran, instances = _package_execute(allowed, *args)
     else:
@@ -140,9 +269,36 @@ def render(value, ancestors=()):
     return {TAG: type(value).__name__, "repr": repr(value)}
 
 
-def render_instance(instance):
-    """The attributes `multi_turn_checker` compares (public ones), rendered."""
-    return {k: render(v) for k, v in vars(instance).items() if not k.startswith("_")}
+def _depth(value):
+    """How deeply lists and dicts nest in a rendered value (a scalar is 0), without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def fold(value, room):
+    """A rendered value that nests at most `room` levels: whatever part would nest deeper becomes
+    `{TAG: "json", "text": <its canonical JSON>}` at the deepest level left, so the sandbox's wire
+    (64 levels) carries any state BFCL can hold. Equal values fold to equal renderings; a deep part
+    that changes changes its text."""
+    if _depth(value) <= room:
+        return value
+    if room <= 1:
+        return {TAG: "json", "text": _canonical(value)}
+    if isinstance(value, dict):
+        return {k: fold(v, room - 1) for k, v in value.items()}
+    return [fold(v, room - 1) for v in value]
+
+
+def render_instance(instance, room=STATE_DEPTH - 2):
+    """The attributes `multi_turn_checker` compares (public ones), rendered, nesting at most `room`
+    levels (the state puts each class two levels down: classes -> class name)."""
+    return fold({k: render(v) for k, v in vars(instance).items() if not k.startswith("_")}, room)
 
 
 class BFCLEnvironment:
@@ -196,10 +352,44 @@ class BFCLEnvironment:
 
 
 def _json_safe(value):
-    text = json.dumps(render(value), ensure_ascii=False)
-    if len(text) > DETAILS_CAP:
-        return {"truncated": True, "text": text[:DETAILS_CAP]}
+    """The checker's details as JSON every later step can carry: rendered, and as ASCII text (cut to
+    `DETAILS_CAP`) when they are longer than that, nest deeper than `DETAILS_DEPTH`, or hold what the
+    wire refuses (a lone surrogate, an integer beyond 64 bits); a value too deep even to render is
+    named. Never an error: the verdict does not depend on its details."""
+    try:
+        rendered = render(value)
+        text = json.dumps(rendered, ensure_ascii=False)
+    except (RecursionError, MemoryError) as exc:
+        return {"unrenderable": f"{type(exc).__name__}: the details nest too deeply to render"}
+    if len(text) > DETAILS_CAP or _depth(rendered) > DETAILS_DEPTH or not _wire_plain(rendered, text):
+        ascii_text = json.dumps(rendered, ensure_ascii=True)
+        return {"truncated": len(ascii_text) > DETAILS_CAP, "text": ascii_text[:DETAILS_CAP]}
     return json.loads(text)
+
+
+def _wire_text(text):
+    """A verdict's text as the wire carries it (a lone surrogate written as its escape)."""
+    if not isinstance(text, str):
+        return None if text is None else _wire_text(str(text))
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _wire_plain(rendered, text):
+    """No lone surrogate and no integer beyond 64 bits in a rendered value (its JSON `text`)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    stack = [rendered]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, int) and not isinstance(node, bool) and not -(1 << 63) <= node < (1 << 63):
+            return False
+    return True
 
 
 class BFCLScorer:
@@ -218,9 +408,13 @@ class BFCLScorer:
         _forget_instances()
         entry = {"id": spec["id"], "initial_config": spec["initial_config"],
                  "involved_classes": spec["involved_classes"]}
-        verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
-        out = {"valid": bool(verdict.get("valid")), "error_type": verdict.get("error_type"),
-               "error_message": verdict.get("error_message")}
+        try:
+            verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
+        except Exception as exc:  # e.g. a RecursionError comparing a state nested hundreds of levels deep
+            return {"valid": False, "error_type": "multi_turn:checker_error",
+                    "error_message": _wire_text(f"multi_turn_checker raised {type(exc).__name__}: {str(exc)[:500]}")}
+        out = {"valid": bool(verdict.get("valid")), "error_type": _wire_text(verdict.get("error_type")),
+               "error_message": _wire_text(verdict.get("error_message"))}
         extra = {k: v for k, v in verdict.items() if k not in ("valid", "error_type", "error_message")}
         if extra:
             out["details"] = _json_safe(extra)

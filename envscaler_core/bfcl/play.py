@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
-from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
+from envscaler_core.bfcl.data import DEFAULT_TEMPERATURE, MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import TaskExecutor
 from envscaler_core.bfcl.schemas import tools_for
 from envscaler_core.llm.replies import normalise_assistant
@@ -91,12 +91,14 @@ def steps_this_turn(messages: list[dict[str, Any]]) -> int:
 class ModelAgent:
     """The model behind the gateway, in native function calling, with BFCL's (empty) system prompt."""
 
-    def __init__(self, gateway: Any, model: str) -> None:
-        self.gateway, self.name = gateway, model
+    def __init__(self, gateway: Any, model: str, temperature: float | None = DEFAULT_TEMPERATURE) -> None:
+        self.gateway, self.name, self.temperature = gateway, model, temperature
 
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
-        """The message as the endpoint sent it: `play_task` reads its calls as BFCL does."""
-        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name)
+        """The message as the endpoint sent it: `play_task` reads its calls as BFCL does. Every request
+        carries the temperature, as BFCL's handlers send theirs."""
+        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name,
+                                        temperature=self.temperature)
         sent = getattr(reply, "sent", None)
         return AgentTurn(message=dict(sent if sent is not None else reply.message),
                          usage=usage_of(getattr(reply, "usage", None)))

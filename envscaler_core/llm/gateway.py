@@ -404,13 +404,16 @@ class LLMGateway(SyncCalls):
         return await self._audited(call, body)
 
     async def chat(self, messages: Sequence[dict[str, Any]], prompt: ChatPrompt | None = None, stage: str = "agent",
-                   tools: list[dict[str, Any]] | None = None, model: str | None = None, sample: int = 0) -> ChatReply:
+                   tools: list[dict[str, Any]] | None = None, model: str | None = None, sample: int = 0,
+                   temperature: float | None = None) -> ChatReply:
         """One assistant turn. `sample` only enters the cache key: independent rollouts of the same
-        scenario pass different samples so they are not served each other's cached turns."""
+        scenario pass different samples so they are not served each other's cached turns. A
+        `temperature` is sent with the request (and keys the cache); None sends none (the endpoint's)."""
         msgs = [dict(m) for m in messages]
         model_name = self.model_for(stage, model)
         tag = prompt.tag if prompt is not None else None
-        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample}, tag)  # what is sent
+        sampling: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
+        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample, **sampling}, tag)
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
@@ -423,7 +426,7 @@ class LLMGateway(SyncCalls):
         async def body() -> ChatReply:
             headers = {PROMPT_HEADER: tag} if tag else {}
             what = f"chat {tag}" if tag else "chat request"
-            exchange = await self._complete(call, msgs, tools, {}, headers, what)
+            exchange = await self._complete(call, msgs, tools, sampling, headers, what)
             if exchange.incomplete:
                 reason = cut_off_reason(exchange)
                 await self._record(call, "output_invalid", error=reason)

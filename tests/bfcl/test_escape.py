@@ -4,7 +4,7 @@ BFCL `eval`s call strings built from the model's tool calls, so a crafted call i
 package's own in-process executor, `open(file=..., mode='w')` writes on the host. Through our harness
 only the involved classes' public methods run (any other name reads as BFCL's "not defined"), in
 the jail, in play and in the checker's re-execution, so a call naming the executor itself cannot
-rewrite the checker; names that are not Python identifiers are never turned into code; and a
+rewrite the checker; names that are not Python identifiers are never run as code; and a
 *patched* package (a malicious class method, a
 malicious module top level) still cannot write to the host, reach the network or read our secrets.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
+from envscaler_core.bfcl.calls import decode_tool_calls
 from envscaler_core.bfcl.data import find_task
 from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
 from envscaler_core.bfcl.package import jail_imports, package_dir
@@ -90,14 +90,20 @@ def test_a_name_that_is_no_method_of_the_task_reads_as_not_defined_and_changes_n
     assert after == before
 
 
-@pytest.mark.parametrize("name,args", [
-    ("__import__('os').system", {"command": "id"}),
-    ("ls", {"a=__import__('os').system('id'),b": 1}),
-    ("ls;import os", {}),
+@pytest.mark.parametrize("name,args,observation", [
+    ("__import__('os').system", {"command": "id"}, "Error during execution: refused: not a plain function call"),
+    ("ls", {"a=__import__('os').system('id'),b": 1}, "Error during execution: refused: the arguments are not literals"),
+    ("ls;import os", {}, "Error during execution: invalid syntax (<string>, line 1)"),
 ])
-def test_names_that_are_not_identifiers_never_become_code(name: str, args: dict) -> None:
-    with pytest.raises(UndecodableCalls, match="not a Python identifier"):
-        decode_tool_calls([_tool_call(name, args)])
+def test_names_that_are_not_identifiers_never_become_code(bfcl_pool: SandboxPool, name: str, args: dict,
+                                                          observation: str) -> None:
+    """Such a call is decoded as BFCL decodes it (the step goes on, as in BFCL), but in the jail it is
+    only compiled, never run: BFCL's syntax error where it does not compile, else a refusal."""
+    [call] = decode_tool_calls([_tool_call(name, args)])
+    with SandboxedTask(bfcl_pool, find_task(TASK)) as sandboxed:
+        before = sandboxed.state["classes"]
+        assert sandboxed.execute(call) == observation
+        assert sandboxed.state["classes"] == before
 
 
 def _patched_package(root: Path, marker: Path, module_marker: Path, port: int) -> Path:

@@ -68,6 +68,51 @@ def test_gym_reset_refuses_an_option_it_does_not_know(bfcl_pool: SandboxPool) ->
     env.close()
 
 
+def test_gym_reset_refuses_a_task_index_that_is_not_an_integer(bfcl_pool: SandboxPool) -> None:
+    """`True` is an int to Python; it was accepted as task 1."""
+    import pytest
+
+    env = load_bfcl_set("base", bfcl_pool, limit=2)
+    for index in (True, False, 1.0, "1"):
+        with pytest.raises(ValueError, match="task_index"):
+            env.reset(options={"task_index": index})
+    env.close()
+
+
+def _step_of(task: Any, calls: list[str]) -> list[dict[str, Any]]:
+    return [dict(zip(("tool", "args"), parse_call(text, task.involved_classes))) for text in calls]
+
+
+def test_a_gym_action_carries_one_model_step_so_a_34_call_turn_earns_the_reward(bfcl_pool: SandboxPool) -> None:
+    """long_context 38's first turn is one step of 34 calls in the gold play; with one call per action
+    it was truncated after the 21st call (BFCL force-quits after 20 *steps*)."""
+    env = load_bfcl_set("long_context", bfcl_pool)
+    env.reset(options={"task_id": "multi_turn_long_context_38"})
+    task, observations = env.task, []
+    assert len(task.ground_truth[0]) > 20
+    for calls in task.ground_truth:
+        if calls:
+            obs, reward, terminated, truncated, info = env.step(_step_of(task, calls))
+            assert isinstance(obs, list) and len(obs) == len(calls) and not truncated
+            observations.extend(obs)
+        obs, reward, terminated, truncated, info = env.step({"done": True})
+    reference = InProcessTask(task)
+    assert observations == reference.execute_step([c for calls in task.ground_truth for c in calls])
+    reference.close()
+    assert (reward, terminated, truncated, info["verdict"]["valid"]) == (1.0, True, False, True)
+
+
+def test_the_gym_counts_steps_not_calls_towards_bfcls_step_limit(bfcl_pool: SandboxPool) -> None:
+    env = load_bfcl_set("base", bfcl_pool, limit=1)
+    env.reset(options={"task_index": 0})
+    for _ in range(20):  # 20 steps of 3 calls: 60 calls, within the limit
+        obs, reward, terminated, truncated, info = env.step([{"tool": "pwd", "args": {}}] * 3)
+        assert len(obs) == 3 and not truncated
+    obs, reward, terminated, truncated, info = env.step({"tool": "pwd", "args": {}})  # the 21st step
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert info["verdict"]["error_type"] == "multi_turn:force_terminated"
+
+
 def test_serve_mcp_refuses_run_and_scenario_options_for_a_bfcl_task(tmp_path: Path) -> None:
     import subprocess
 

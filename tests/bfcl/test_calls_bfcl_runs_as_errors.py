@@ -1,0 +1,86 @@
+"""Spec: a call BFCL runs as an error (a keyword as a name, a tool named `None`, an argument nested
+70 deep or holding a lone surrogate, a local name of the package's executor) is one failed call, as
+in BFCL: the rest of its step runs and the turn goes on, and the observations and the verdict are the
+package's own (its executor and checker, in this process, are the reference)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from envscaler_core.bfcl.data import find_task
+from envscaler_core.bfcl.executor import SandboxedTask
+from envscaler_core.bfcl.play import GoldAgent, play_task
+from envscaler_core.bfcl.reference import InProcessTask, score_in_process
+from envscaler_core.rollout.agents import AgentTurn
+from sandbox import SandboxPool
+
+
+class GoldPlusOne:
+    """The gold agent, with one more call in front of the first step of turn 0."""
+
+    def __init__(self, task: Any, name: str, arguments: str) -> None:
+        self.gold, self.extra = GoldAgent(task), {"id": "extra", "type": "function",
+                                                   "function": {"name": name, "arguments": arguments}}
+
+    async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        turn = await self.gold.step(messages, tools)
+        calls = turn.message.get("tool_calls")
+        if calls and sum(m["role"] == "user" for m in messages) == 1:
+            return AgentTurn(message={**turn.message, "tool_calls": [self.extra, *calls]})
+        return turn
+
+
+def _both(task_id: str, name: str, arguments: str, pool: SandboxPool) -> tuple[Any, Any, Any, Any]:
+    task = find_task(task_id)
+    reference = InProcessTask(task)
+    try:
+        expected = asyncio.run(play_task(task, GoldPlusOne(task, name, arguments), reference))
+    finally:
+        reference.close()
+    with SandboxedTask(pool, task) as sandboxed:
+        played = asyncio.run(play_task(task, GoldPlusOne(task, name, arguments), sandboxed))
+        verdict = sandboxed.score(played.decoded)
+    return played, expected, verdict, score_in_process(task, expected.decoded)
+
+
+NESTED_70 = json.dumps({"a": json.loads("[" * 70 + "]" * 70)})
+
+
+@pytest.mark.parametrize(("task_id", "name", "arguments", "observation"), [
+    ("multi_turn_base_2", "ls", '{"class": 1}', "Error during execution: invalid syntax (<string>, line 1)"),
+    ("multi_turn_base_4", "pwd", '{"from": "x"}', "Error during execution: invalid syntax (<string>, line 1)"),
+    ("multi_turn_base_5", "None", "{}", "Error during execution: 'NoneType' object is not callable"),
+    ("multi_turn_base_6", "lambda", "{}", "Error during execution: invalid syntax (<string>, line 1)"),
+    ("multi_turn_base_7", "True", "{}", "Error during execution: 'bool' object is not callable"),
+    ("multi_turn_base_2", "ls", '{"a": "\\ud800"}', None),
+    ("multi_turn_base_4", "ls", NESTED_70, None),
+    ("multi_turn_base_2", "exit", '{"class": 1}', "Error during execution: Function call exit is not allowed."),
+    ("multi_turn_base_2", "ls", '{"x": NaN}', "Error during execution: name 'nan' is not defined"),
+    ("multi_turn_base_2", "long_context", "{}", "Error during execution: 'bool' object is not callable"),
+    ("multi_turn_base_2", "class_instance", "{}", None),
+], ids=["keyword-key", "keyword-key-2", "None", "lambda", "True", "lone-surrogate", "nested-70", "not-allowed",
+        "nan", "executor-local", "executor-instance"])
+def test_a_call_bfcl_runs_as_an_error_fails_alone_and_the_step_goes_on(
+        bfcl_pool: SandboxPool, task_id: str, name: str, arguments: str, observation: str | None) -> None:
+    played, expected, verdict, expected_verdict = _both(task_id, name, arguments, bfcl_pool)
+    assert played.observations == expected.observations
+    if observation is not None:
+        assert played.observations[0] == observation
+    assert played.decoded == expected.decoded and len(played.decoded[0][0]) > 1  # the gold calls ran too
+    assert (verdict.valid, verdict.error_type) == (expected_verdict.valid, expected_verdict.error_type)
+    assert verdict.valid  # an extra failed call changes no state: the gold play stays valid, as in BFCL
+
+
+@pytest.mark.parametrize("task_id", ["multi_turn_base_107", "multi_turn_base_115"])
+def test_a_tool_named_method_runs_what_bfcls_executor_calls_method(bfcl_pool: SandboxPool, task_id: str) -> None:
+    """BFCL's `eval` sees its executor's loop variable `method`: the last method of the last involved
+    class (TradingBot's `withdraw_funds` here), which changes the state and so the verdict."""
+    played, expected, verdict, expected_verdict = _both(task_id, "method", '{"amount": 100.0}', bfcl_pool)
+    assert played.observations == expected.observations
+    assert "Withdrawal successful" in played.observations[0]
+    assert (verdict.valid, verdict.error_type) == (False, "multi_turn:instance_state_mismatch")
+    assert (expected_verdict.valid, expected_verdict.error_type) == (verdict.valid, verdict.error_type)
