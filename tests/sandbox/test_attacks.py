@@ -293,11 +293,13 @@ def test_huge_or_odd_return_values_are_errors(heavy_attack, body: str, kind: str
     assert a.after.state == {"n": 1}, "the previous state was not kept"
 
 
-def test_a_returned_dict_whose_items_raise_is_unserializable_not_a_crash(attack) -> None:
+def test_a_returned_dict_whose_items_raise_is_sent_as_what_it_holds_not_a_crash(attack) -> None:
+    """The worker reads containers through the base types' own methods (docs/sandbox.md, "Wire"): a
+    subclass's raising `items()`/`__iter__` neither crashes the episode nor chooses what the host sees."""
     a = attack("class D(dict):\n    def items(self):\n        raise RuntimeError('no items')\n"
                "    def __iter__(self):\n        raise RuntimeError('no keys')\nreturn D(a=1)")
-    assert _kinds(a.out) == (False, "unserializable"), a.out.error
-    assert "no items" in a.out.error or "no keys" in a.out.error
+    assert _kinds(a.out) == (True, None), a.out.error
+    assert a.out.result == {"a": 1}
     assert a.after.state == {"n": 1}
 
 
