@@ -253,7 +253,7 @@ class LLMGateway(SyncCalls):
                 try:
                     return parse_completion(raw)
                 except ValueError as exc:  # an HTML page, an empty or cut body: asked again
-                    raise BadAnswer(f"a body that is not a chat completion ({exc})") from None
+                    raise BadAnswer(f"a body that is not a chat completion ({exc})", getattr(exc, "usage", None)) from None
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))

@@ -131,7 +131,7 @@ def merged_fragments(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for raw in calls:
         index = raw.get("index")
         first = by_index.get(index) if isinstance(index, int) else None
-        if first is not None and _continues(first, raw):
+        if first is not None and continues_call(first, raw):
             fn, more = _fn(first), _fn(raw)
             if isinstance(more.get("arguments"), str):
                 fn["arguments"] = str(fn.get("arguments") or "") + more["arguments"]
@@ -149,7 +149,10 @@ def merged_fragments(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _continues(first: dict[str, Any], raw: dict[str, Any]) -> bool:
+def continues_call(first: dict[str, Any], raw: dict[str, Any]) -> bool:
+    """Whether entry `raw` is more of the call `first` (shared by the non-streamed reader's entries that
+    share an index and the stream reader's fragments): not when it names another tool or id, nor when it
+    names a tool and `first`'s arguments already read."""
     name = _fn(raw).get("name")
     if name and name != _fn(first).get("name"):
         return False
