@@ -331,9 +331,16 @@ def cached_prompt_tokens(usage: Any) -> int:
     return 0
 
 
+SENT_BACK = ("reasoning_details",)
+"""Reasoning a provider needs back with the turn: OpenRouter's `reasoning_details` carry encrypted reasoning
+and Gemini's thought signatures (a tool-call turn sent back without them is refused with HTTP 400
+"Function call is missing a thought_signature"), as `extra_content` does on a Gemini call sent directly."""
+
+
 def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> list[dict[str, Any]]:
     """Messages as sent: earlier turns' reasoning stays in the trajectory but is not sent back (several
-    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read).
+    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read), except the
+    opaque state a provider needs back (`SENT_BACK`).
     `keep_reasoning`: for an endpoint that refused a history without it (`needs_reasoning_back`), each
     assistant turn with tool calls carries its `reasoning_content` (a single space when the turn had none:
     servers that test the field for truth, and relays that drop empty strings, take "" for missing)."""
@@ -342,7 +349,7 @@ def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> li
         if m.get("role") != "assistant":
             out.append(m)
             continue
-        kept = {k: v for k, v in m.items() if k not in REASONING_FIELDS}
+        kept = {k: v for k, v in m.items() if k not in REASONING_FIELDS or k in SENT_BACK}
         if keep_reasoning and m.get("tool_calls"):
             reasoning = m.get("reasoning_content")
             kept["reasoning_content"] = reasoning if isinstance(reasoning, str) and reasoning.strip() else " "

@@ -168,6 +168,20 @@ def test_a_legacy_function_call_streamed_in_pieces_is_the_call(endpoint) -> None
     assert calls_of(gateway(endpoint).chat_sync(USER, tools=TOOLS).message) == [("cancel_order", {"order_id": "4"})]
 
 
+def test_streamed_reasoning_details_are_the_reasoning_and_kept_whole(endpoint) -> None:
+    endpoint.script(sse([
+        chunk({"role": "assistant", "content": "", "reasoning_details": [
+            {"type": "reasoning.text", "text": "think ", "format": "unknown", "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "text": "it over", "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": "CiQB", "index": 1}]}),
+        chunk({"content": "answer"}), chunk(finish="stop")]))
+    message = gateway(endpoint).chat_sync(USER).message
+    assert (message["content"], message["reasoning_content"]) == ("answer", "think it over")
+    assert message["reasoning_details"] == [
+        {"type": "reasoning.text", "text": "think it over", "format": "unknown", "index": 0},
+        {"type": "reasoning.encrypted", "data": "CiQB", "index": 1}]
+
+
 def test_a_streamed_calls_extra_content_is_kept_with_it(endpoint) -> None:
     signature = {"google": {"thought_signature": "CqQB"}}
     endpoint.script(sse([chunk({"role": "assistant", "tool_calls": [{
@@ -181,4 +195,29 @@ def test_a_streamed_legacy_text_choice_is_the_content(endpoint) -> None:
     pieces = [{"choices": [{"index": 0, "text": t, "finish_reason": None}]} for t in ("Order 4 ", "is cancelled.")]
     endpoint.script(sse(pieces + [{"choices": [{"index": 0, "text": "", "finish_reason": "stop"}]}]))
     assert gateway(endpoint).chat_sync(USER).message["content"] == "Order 4 is cancelled."
+
+
+# ---- 4: OpenRouter's reasoning state goes back with its turn ------------------------------------------
+
+def test_openrouter_reasoning_details_go_back_with_the_turn_and_stay_out_of_exports(endpoint) -> None:
+    """Gemini through OpenRouter refuses a tool-call turn sent back without its `reasoning_details` (the
+    encrypted thought signature): HTTP 400 "Provider returned error", and the run stopped at the first
+    rollout."""
+    from envscaler_core.export.sft import clean_messages
+
+    details = [{"type": "reasoning.text", "text": "I should cancel it", "format": "google-gemini-v1", "index": 0},
+               {"type": "reasoning.encrypted", "data": "CiQB0e2Kb", "id": "tool_1", "format": "google-gemini-v1",
+                "index": 1}]
+    endpoint.script(completion(None, finish="tool_calls", reasoning="I should cancel it", reasoning_details=details,
+                               tool_calls=[{"id": "tool_1", "type": "function", "function": {
+                                   "name": "cancel_order", "arguments": '{"order_id": "4"}'}}]),
+                    completion("Order 4 is cancelled."))
+    gw = gateway(endpoint)
+    first = gw.chat_sync(USER, tools=TOOLS)
+    assert first.message["reasoning_content"] == "I should cancel it"
+    history = [*USER, first.message, {"role": "tool", "tool_call_id": "tool_1", "content": "ok"}]
+    gw.chat_sync(history, tools=TOOLS)
+    sent = endpoint.requests[1]["messages"][1]
+    assert sent["reasoning_details"] == details and "reasoning_content" not in sent
+    assert "reasoning_details" not in clean_messages(history)[1]
 
