@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 import openai
 
 from envscaler_core.llm.errors import LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.exchange import by_index
 
 T = TypeVar("T")
 
@@ -131,7 +132,7 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
         if body.get("object") == "error":
             raise ErrorInBody({k: v for k, v in body.items() if k != "object"}, usage=body.get("usage"))
     elif field == "choices":
-        first = body[field][0] if isinstance(body[field], list) and body[field] else None
+        first = by_index(body[field])[0] if isinstance(body[field], list) and body[field] else None  # the answer's
         if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
             # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its
             # message may hold a partial or empty turn): the failure its code says, never an answer

@@ -221,3 +221,14 @@ def test_openrouter_reasoning_details_go_back_with_the_turn_and_stay_out_of_expo
     assert sent["reasoning_details"] == details and "reasoning_content" not in sent
     assert "reasoning_details" not in clean_messages(history)[1]
 
+
+# ---- 8: choices are read by their index -------------------------------------------------------------
+
+def test_choices_are_read_by_their_index_not_their_place_in_the_list(endpoint) -> None:
+    body = completion("FIRST")
+    body["choices"] = [{"index": 1, "message": {"role": "assistant", "content": "SECO"}, "finish_reason": "length"},
+                       {"index": 0, "message": {"role": "assistant", "content": "FIRST"}, "finish_reason": "stop"}]
+    endpoint.script(body)
+    assert gateway(endpoint).chat_sync(USER).message["content"] == "FIRST"
+    assert len(endpoint.requests) == 1  # index 1's cut-off is not the answer's: not asked again
+
