@@ -412,11 +412,14 @@ class LLMGateway(SyncCalls):
         tag = prompt.tag if prompt is not None else None
         fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample}, tag)  # what is sent
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
+        # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
+        # reply's place among the conversation's assistant turns (the rollout loop's step number)
+        turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
             await self._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
-            return ChatReply(message=normalise_assistant(hit["message"], tools), usage=usage, cached=True,
+            return ChatReply(message=normalise_assistant(hit["message"], tools, turn), usage=usage, cached=True,
                              usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")),
                              sent=hit["message"])
 
@@ -429,7 +432,7 @@ class LLMGateway(SyncCalls):
                 await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
-            message = normalise_assistant(exchange.message, tools)
+            message = normalise_assistant(exchange.message, tools, turn)
             said = message.get("tool_calls") or (message.get("content") or "").strip()
             if not said and message.get("reasoning_content"):
                 reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"

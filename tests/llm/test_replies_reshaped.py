@@ -232,3 +232,17 @@ def test_choices_are_read_by_their_index_not_their_place_in_the_list(endpoint) -
     assert gateway(endpoint).chat_sync(USER).message["content"] == "FIRST"
     assert len(endpoint.requests) == 1  # index 1's cut-off is not the answer's: not asked again
 
+
+# ---- 9: a call id the endpoint left out is unique in the trajectory -----------------------------------
+
+def test_call_ids_the_endpoint_left_out_are_numbered_by_turn(endpoint) -> None:
+    def legacy() -> dict:
+        return completion(None, finish="function_call", function_call={"name": "list_orders", "arguments": "{}"})
+
+    endpoint.script(legacy(), legacy())
+    gw = gateway(endpoint)
+    history = list(USER)
+    for _ in range(2):
+        message = gw.chat_sync(history, tools=TOOLS).message
+        history += [message, {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "[]"}]
+    assert [m["tool_calls"][0]["id"] for m in history if m["role"] == "assistant"] == ["call_1_0", "call_2_0"]
