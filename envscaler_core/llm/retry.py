@@ -141,8 +141,14 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
     return resp
 
 
+TRANSIENT = frozenset({408, 409, 425, 429, 499})
+"""4xx statuses about the moment, not the request: timeout, conflict, 425 Too Early (a TLS early-data
+request the server will take when repeated), rate limit, nginx's 499 (the connection closed before the
+upstream answered, relayed by some gateways)."""
+
+
 def _retryable_status(status: int) -> bool:
-    return status not in NEVER_RETRY and (status == 429 or status == 408 or status == 409 or status >= 500)
+    return status not in NEVER_RETRY and (status in TRANSIENT or status >= 500)
 
 
 def classify(exc: BaseException) -> Failure | None:

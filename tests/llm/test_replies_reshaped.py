@@ -246,3 +246,13 @@ def test_call_ids_the_endpoint_left_out_are_numbered_by_turn(endpoint) -> None:
         message = gw.chat_sync(history, tools=TOOLS).message
         history += [message, {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "[]"}]
     assert [m["tool_calls"][0]["id"] for m in history if m["role"] == "assistant"] == ["call_1_0", "call_2_0"]
+
+
+# ---- 6: statuses about the moment are retried ---------------------------------------------------------
+
+@pytest.mark.parametrize("status", [425, 499])
+def test_too_early_and_client_closed_are_retried(endpoint, status) -> None:
+    endpoint.script({"__http_status__": status, "error": {"message": f"upstream said {status}", "code": status}},
+                    completion("Order 4 is cancelled."))
+    assert gateway(endpoint).chat_sync(USER).message["content"] == "Order 4 is cancelled."
+    assert len(endpoint.requests) == 2
