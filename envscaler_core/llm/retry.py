@@ -8,6 +8,7 @@ the only place that decides.
 from __future__ import annotations
 
 import html
+import json
 import random
 import re
 import time
@@ -86,7 +87,7 @@ class ErrorInBody(openai.OpenAIError):
         detail = error if isinstance(error, dict) else {"message": error}
         code = detail.get("code", detail.get("status"))
         self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
-        self.detail = _one_line(str(detail.get("message") or detail))
+        self.detail = _one_line(_message_of(detail) or str(detail))
         self.error = detail
         super().__init__(f"HTTP 200 carrying an error{'' if self.status_code is None else f' {self.status_code}'}: "
                          f"{self.detail}")
@@ -213,13 +214,37 @@ def _message_of(body: Any) -> str:
         found = [_message_of(item.get("error")) for item in body if isinstance(item, dict) and item.get("error")]
         return "; ".join(text for text in found if text)
     if isinstance(body, dict):
+        relayed = _relayed_text(body)
         for key in ("message", "error", "detail", "msg"):
             value = body.get(key)
             if isinstance(value, str) and value.strip():
-                return _message_of(value)
+                text = _message_of(value)
+                return f"{text} ({relayed})" if relayed and relayed not in text else text
             if isinstance(value, dict | list) and (inner := _message_of(value)):
                 return inner
+        return relayed
     return ""
+
+
+def _relayed(body: Any) -> Any:
+    """The upstream provider's own error body that a relay wrapped in its error: OpenRouter's
+    `error.metadata.raw` (the provider's JSON body as a string, or its text), None when there is none."""
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip()[:1] in ("{", "[") else raw
+        except (ValueError, RecursionError):
+            return raw
+    return raw if isinstance(raw, dict | list) else None
+
+
+def _relayed_text(body: dict[str, Any]) -> str:
+    """The wrapped provider's words, named after it when the relay says which it was."""
+    inner = _relayed(body)
+    text = _message_of(inner) if inner is not None else ""
+    provider = body["metadata"].get("provider_name") if text else None
+    return f"{provider}: {text}" if isinstance(provider, str) and provider else text
 
 
 def provider_text(exc: openai.APIStatusError) -> str:
@@ -246,6 +271,8 @@ def _codes(body: Any) -> str:
         names.append(str(inner["code"]))
     if isinstance(body.get("error"), dict):
         names.append(_codes(body["error"]))
+    if isinstance(relayed := _relayed(body), dict | list):  # the wrapped provider's own codes
+        names.append(_codes(relayed))
     return " ".join(names).lower()
 
 

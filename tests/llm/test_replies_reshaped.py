@@ -256,3 +256,43 @@ def test_too_early_and_client_closed_are_retried(endpoint, status) -> None:
                     completion("Order 4 is cancelled."))
     assert gateway(endpoint).chat_sync(USER).message["content"] == "Order 4 is cancelled."
     assert len(endpoint.requests) == 2
+
+
+# ---- 5: the provider's words a relay wrapped -----------------------------------------------------------
+
+ANTHROPIC_TOO_LONG = json.dumps({"type": "error", "error": {"type": "invalid_request_error",
+                                                          "message": "prompt is too long: 215000 tokens > 200000 maximum"}})
+
+
+def openrouter_error(status: int, raw: str, provider: str = "Anthropic") -> dict:
+    return {"__http_status__": status, "error": {"message": "Provider returned error", "code": status,
+                                                 "metadata": {"raw": raw, "provider_name": provider}}}
+
+
+def test_a_prompt_too_long_relayed_by_openrouter_is_this_prompts_refusal_quoting_the_provider(endpoint) -> None:
+    """It was "HTTP 400: Provider returned error", a rejected request, and the whole run stopped."""
+    from envscaler_core.llm.errors import LLMPromptRefused
+
+    endpoint.script(openrouter_error(400, ANTHROPIC_TOO_LONG))
+    with pytest.raises(LLMPromptRefused, match=r"Provider returned error \(Anthropic: prompt is too long: 215000"):
+        gateway(endpoint).chat_sync(USER)
+    assert len(endpoint.requests) == 1
+
+
+def test_a_relayed_error_in_a_200_body_quotes_the_provider(endpoint) -> None:
+    from envscaler_core.llm.errors import LLMUnavailableError
+
+    endpoint.script({"error": {"message": "Provider returned error", "code": 502,
+                               "metadata": {"raw": "upstream overloaded", "provider_name": "Google AI Studio"}}})
+    with pytest.raises(LLMUnavailableError, match=r"Provider returned error \(Google AI Studio: upstream overloaded\)"):
+        gateway(endpoint, max_retries=1).chat_sync(USER)
+
+
+def test_a_relayed_gemini_refusal_is_quoted(endpoint) -> None:
+    from envscaler_core.llm.errors import LLMRequestRejected
+
+    raw = json.dumps({"error": {"code": 400, "message": "Function call is missing a thought_signature in "
+                                "functionCall parts.", "status": "INVALID_ARGUMENT"}}, indent=2)
+    endpoint.script(openrouter_error(400, raw, "Google AI Studio"))
+    with pytest.raises(LLMRequestRejected, match="Google AI Studio: Function call is missing a thought_signature"):
+        gateway(endpoint).chat_sync(USER)
