@@ -71,6 +71,43 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(value: str) -> float | None:
+    """OpenAI's rate-limit durations ("2s", "1m30s", "150ms", "6m0s", "1h2m3.5s"; a bare number is
+    seconds) in seconds; None when it is not one."""
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        pieces = _DURATION.findall(text)
+        if not pieces or "".join(n + u for n, u in pieces) != text:
+            return None
+        seconds = sum(float(n) * _UNIT_S[u] for n, u in pieces)
+    return seconds if seconds >= 0 and seconds == seconds and seconds != float("inf") else None
+
+
+def rate_limit_reset(headers: Mapping[str, str] | None) -> float | None:
+    """How long until the exhausted rate limit resets, from `x-ratelimit-reset-requests` /
+    `x-ratelimit-reset-tokens` (OpenAI, Azure, Groq and others send them with a 429 that has no
+    Retry-After): the one whose `x-ratelimit-remaining-*` is 0, else the longer of the two. None when
+    neither is given."""
+    if not headers:
+        return None
+    resets = {}
+    for kind in ("requests", "tokens"):
+        value = headers.get(f"x-ratelimit-reset-{kind}")
+        seconds = parse_duration(value) if value is not None else None
+        if seconds is not None:
+            resets[kind] = seconds
+    if not resets:
+        return None
+    exhausted = [s for kind, s in resets.items() if str(headers.get(f"x-ratelimit-remaining-{kind}", "")).strip() == "0"]
+    return max(exhausted or resets.values())
+
+
 def _one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -175,8 +212,11 @@ def classify(exc: BaseException) -> Failure | None:
         retryable = kind is None and (
             _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED))
         headers = exc.response.headers if exc.response is not None else None
+        wait = parse_retry_after(headers)
+        if wait is None and status == 429:  # no Retry-After: when the exhausted limit resets
+            wait = rate_limit_reset(headers)
         return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
-                       parse_retry_after(headers), kind=kind, text=text or None)
+                       wait, kind=kind, text=text or None)
     return None
 
 

@@ -28,7 +28,7 @@ USAGE = {"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49}
 
 
 def gateway(endpoint, store=None, **overrides) -> LLMGateway:
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_max_s=0.05, **overrides)
+    settings = mock_llm_settings(endpoint.base_url, **{"cache": False, "backoff_max_s": 0.05, **overrides})
     return LLMGateway(settings, store=store, run_id="r1" if store is not None else None)
 
 
@@ -296,3 +296,29 @@ def test_a_relayed_gemini_refusal_is_quoted(endpoint) -> None:
     endpoint.script(openrouter_error(400, raw, "Google AI Studio"))
     with pytest.raises(LLMRequestRejected, match="Google AI Studio: Function call is missing a thought_signature"):
         gateway(endpoint).chat_sync(USER)
+
+
+# ---- 11: a 429 without Retry-After waits until the exhausted limit resets -------------------------
+
+def test_openai_rate_limit_durations_are_read() -> None:
+    from envscaler_core.llm.retry import parse_duration
+
+    assert [parse_duration(v) for v in ("2s", "1m30s", "150ms", "6m0s", "1h2m3.5s", "0.5", "soon", "", "-1s")] == [
+        2.0, 90.0, 0.15, 360.0, 3723.5, 0.5, None, None, None]
+
+
+@pytest.mark.parametrize(("headers", "waited"), [
+    ({"x-ratelimit-reset-requests": "600ms", "x-ratelimit-reset-tokens": "1m30s", "x-ratelimit-remaining-requests": "0"},
+     0.6),  # the exhausted limit's reset
+    ({"x-ratelimit-reset-requests": "2s", "x-ratelimit-reset-tokens": "1m30s"}, 1.0),  # the longer, capped
+], ids=["requests-exhausted", "capped"])
+def test_a_429_without_retry_after_waits_for_the_rate_limit_reset(endpoint, headers, waited) -> None:
+    """It was retried after plain backoff (0.13 s), into the same limit."""
+    import time
+
+    endpoint.script({"__http_status__": 429, "__headers__": headers,
+                     "error": {"message": "Rate limit reached for requests", "code": "rate_limit_exceeded"}},
+                    completion("Order 4 is cancelled."))
+    started = time.monotonic()
+    gateway(endpoint, backoff_base_s=0.01, backoff_max_s=1.0).chat_sync(USER)
+    assert waited <= time.monotonic() - started < waited + 0.8
