@@ -322,3 +322,58 @@ def test_a_429_without_retry_after_waits_for_the_rate_limit_reset(endpoint, head
     started = time.monotonic()
     gateway(endpoint, backoff_base_s=0.01, backoff_max_s=1.0).chat_sync(USER)
     assert waited <= time.monotonic() - started < waited + 0.8
+
+
+# ---- 7: answers already on their way when the run stops are recorded ------------------------------
+
+def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(endpoint, store) -> None:
+    """The run stops (a run-stopping error cancels the work in flight): an answer that arrives within the
+    grace is recorded like any answer, so the resume is served it from the cache. Before, the store held
+    a third of what the proxy delivered, and the resume paid for the rest again."""
+    import asyncio
+
+    from tests.llm.scripted_endpoint import TRICKLE
+
+    endpoint.script({TRICKLE: (0.3, 2), **completion("Order 4 is cancelled.")})
+    settings = mock_llm_settings(endpoint.base_url, backoff_max_s=0.05)
+
+    async def stopped_run() -> None:
+        gw = LLMGateway(settings, store=store, run_id="r1")
+        call = asyncio.ensure_future(gw.chat(USER))
+        await asyncio.sleep(0.2)  # the request is in flight, its answer on the way
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await gw.aclose()
+
+    asyncio.run(stopped_run())
+    [row] = call_rows(store, "r1")
+    assert (row["status"], row["prompt_tokens"], row["completion_tokens"]) == ("ok", 11, 7)
+    resumed = LLMGateway(settings, store=store, run_id="r1").chat_sync(USER)
+    assert resumed.cached and resumed.message["content"] == "Order 4 is cancelled." and len(endpoint.requests) == 1
+
+
+def test_an_answer_later_than_the_grace_is_cut_and_the_stop_stays_bounded(endpoint, store) -> None:
+    import asyncio
+    import time
+
+    from envscaler_core.llm import gateway as gateway_module
+    from tests.llm.scripted_endpoint import TRICKLE
+
+    endpoint.script({TRICKLE: (0.5, 4), **completion("late")})
+    settings = mock_llm_settings(endpoint.base_url, timeout_s=1.0)
+
+    async def stopped_run() -> float:
+        gw = LLMGateway(settings, store=store, run_id="r1")
+        call = asyncio.ensure_future(gw.chat(USER))
+        await asyncio.sleep(0.2)
+        call.cancel()
+        started = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await gw.aclose()
+        return time.monotonic() - started
+
+    assert gateway_module.STOP_GRACE_S > 1.0  # here the attempt's deadline (timeout_s) is the bound
+    assert asyncio.run(stopped_run()) < 1.2
+    assert call_rows(store, "r1") == []  # nothing arrived: nothing paid, nothing recorded
