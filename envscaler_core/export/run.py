@@ -42,8 +42,16 @@ class UnknownRunError(ExportError):
     pass
 
 
+_LINE_BREAKS_IN_STRINGS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
+"""Characters that str.splitlines() (and some JSONL readers) take for a line end, although JSON does not:
+escaped, so every reader sees one row per line (they can only occur inside strings; json.dumps already
+escapes the C0 controls)."""
+
+
 def _line(obj: Any) -> bytes:
-    return (json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One JSON Lines row: the one writer of every export's `.jsonl` rows."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return (text.translate(_LINE_BREAKS_IN_STRINGS) + "\n").encode("utf-8")
 
 
 def _generic(reason: str) -> str:

@@ -11,7 +11,7 @@ Azure), the Responses API's `input_tokens_details.cached_tokens`, DeepSeek's `pr
 a top-level `cached_tokens` (Moonshot) and Anthropic's `cache_read_input_tokens` (through proxies).
 Anthropic's usage relayed as is has no `prompt_tokens`: its prompt is `input_tokens` (the uncached
 part) plus the cache reads and writes (`prompt_token_count`). Counts sent as numeric strings count.
-The answer is the first choice that says something, under `message`, `delta` or the legacy `text`.
+The answer is the first choice by `index` that says something, under `message`, `delta` or the legacy `text`.
 
 A cut-off reply is retried with more room: the output limit doubles from what the cut-off reply
 used (at least `MIN_ROOM`), up to `llm.max_output_tokens`, at most `MAX_LENGTH_RETRIES` times.
@@ -201,10 +201,21 @@ def _says_something(message: Any) -> bool:
                 or any(message.get(k) for k in REASONING_FIELDS))
 
 
+def by_index(choices: list[Any]) -> list[Any]:
+    """Choices in the order of their `index` (0 is the answer), not of the list: a server or proxy may
+    list them in any order (one sent index 1, cut off, before index 0). A choice without an index keeps
+    its place in the list."""
+    def key(item: tuple[int, Any]) -> int:
+        index = _field(item[1], "index")
+        return index if isinstance(index, int) and not isinstance(index, bool) else item[0]
+
+    return [c for _, c in sorted(enumerate(choices), key=key)]
+
+
 def answer_choice(resp: Any) -> Any:
-    """The choice that holds the answer: the first that says something (servers asked for one choice
-    sometimes send several, the first of them empty), else the first."""
-    choices = [c for c in choices_of(resp) if isinstance(c, dict) or hasattr(c, "model_fields")]
+    """The choice that holds the answer: by `index`, the first that says something (servers asked for
+    one choice sometimes send several, the first of them empty), else index 0."""
+    choices = by_index([c for c in choices_of(resp) if isinstance(c, dict) or hasattr(c, "model_fields")])
     return next((c for c in choices if _says_something(choice_message(c) or {})), choices[0])
 
 
@@ -331,9 +342,16 @@ def cached_prompt_tokens(usage: Any) -> int:
     return 0
 
 
+SENT_BACK = ("reasoning_details",)
+"""Reasoning a provider needs back with the turn: OpenRouter's `reasoning_details` carry encrypted reasoning
+and Gemini's thought signatures (a tool-call turn sent back without them is refused with HTTP 400
+"Function call is missing a thought_signature"), as `extra_content` does on a Gemini call sent directly."""
+
+
 def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> list[dict[str, Any]]:
     """Messages as sent: earlier turns' reasoning stays in the trajectory but is not sent back (several
-    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read).
+    servers reject `reasoning_content` in requests, and reasoning is not meant to be re-read), except the
+    opaque state a provider needs back (`SENT_BACK`).
     `keep_reasoning`: for an endpoint that refused a history without it (`needs_reasoning_back`), each
     assistant turn with tool calls carries its `reasoning_content` (a single space when the turn had none:
     servers that test the field for truth, and relays that drop empty strings, take "" for missing)."""
@@ -342,7 +360,7 @@ def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> li
         if m.get("role") != "assistant":
             out.append(m)
             continue
-        kept = {k: v for k, v in m.items() if k not in REASONING_FIELDS}
+        kept = {k: v for k, v in m.items() if k not in REASONING_FIELDS or k in SENT_BACK}
         if keep_reasoning and m.get("tool_calls"):
             reasoning = m.get("reasoning_content")
             kept["reasoning_content"] = reasoning if isinstance(reasoning, str) and reasoning.strip() else " "

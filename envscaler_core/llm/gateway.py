@@ -48,6 +48,11 @@ T = TypeVar("T")
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 EMBED_BATCH = 512  # inputs per embeddings request (the API allows 2048; smaller keeps requests light)
 STRUCTURED_SAMPLING: dict[str, Any] = {"response_format": {"type": "json_object"}}
+STOP_GRACE_S = 5.0
+"""When the run stops (its in-flight work is cancelled), how long an answer already on its way is still
+waited for, at most (and never past its attempt's `llm.timeout_s`), so it is recorded and a resume does
+not pay for it again."""
+STOPPED = "the run stopped before this call finished"
 
 
 class _ReasoningWanted(Exception):
@@ -81,6 +86,8 @@ class _Call:
     cost_usd: float = 0.0
     started: float = 0.0
     holds_slot: bool = False  # a concurrency slot, held from the first answer until the row is durable
+    stopping: bool = False  # cancelled (the run is stopping): an answer within the grace is recorded, then it ends
+    recorded: bool = False
 
     def __post_init__(self) -> None:
         self.started = time.perf_counter()
@@ -166,6 +173,8 @@ class LLMGateway(SyncCalls):
         client = self._client()
         tries = 0
         while True:
+            if call.stopping:  # the run stopped: no more attempts (repair turns, retries) for this call
+                raise asyncio.CancelledError()
             await self._pacer.wait()
             # An answered call keeps its slot until its audit row is durable (journaled, or committed
             # where there is no journal; `_release`): a kill can then repeat at most `max_concurrency`
@@ -174,16 +183,23 @@ class LLMGateway(SyncCalls):
                 await self._cap.acquire()
                 call.holds_slot = True
             tries += 1
+            attempt = asyncio.ensure_future(op(client))
             try:
                 # The SDK's timeout bounds each read; a body trickled a byte at a time (servers that keep a
                 # queued request's connection alive) would reset it forever: the attempt as a whole is bounded.
                 try:
                     async with asyncio.timeout(cfg.timeout_s) as deadline:
-                        return await op(client)
+                        return await asyncio.shield(attempt)
+                    # (the shield keeps the exchange going when the run is cancelled: see `_in_grace`)
                 except TimeoutError:
                     if not deadline.expired():
                         raise
                     raise AttemptTimeout(cfg.timeout_s) from None
+                except asyncio.CancelledError:
+                    return await self._in_grace(call, attempt, deadline.when())
+                finally:
+                    if not attempt.done():
+                        attempt.cancel()
             except openai.OpenAIError as exc:
                 self._release(call)
                 self._count_billed(call, exc)
@@ -198,6 +214,28 @@ class LLMGateway(SyncCalls):
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
+
+    async def _in_grace(self, call: _Call, attempt: asyncio.Future[T], deadline: float | None) -> T:
+        """The run is stopping (this call was cancelled with the rest of its work): an answer already on
+        its way is waited for, at most STOP_GRACE_S and never past the attempt's deadline, and returned,
+        so the call records it (cache and usage) before it ends cancelled (`_audited`); a resume then does
+        not pay for it again. An answer later than that is cut by the client and lost (paid again)."""
+        call.stopping = True
+        loop = asyncio.get_running_loop()
+        grace = STOP_GRACE_S if deadline is None else min(STOP_GRACE_S, deadline - loop.time())
+        try:
+            done, _ = await asyncio.wait({attempt}, timeout=max(grace, 0.0))
+        except asyncio.CancelledError:  # cancelled again: no more waiting
+            attempt.cancel()
+            raise
+        if not done:
+            attempt.cancel()
+            raise asyncio.CancelledError()
+        try:
+            return attempt.result()
+        except openai.OpenAIError as exc:  # a failure: what it billed still counts, then the call ends
+            self._count_billed(call, exc)
+            raise asyncio.CancelledError() from None
 
     def _count_billed(self, call: _Call, exc: BaseException) -> None:
         """A reply refused as an answer (a 200 whose choice ended in "error", an error body) that reports
@@ -253,7 +291,7 @@ class LLMGateway(SyncCalls):
                 try:
                     return parse_completion(raw)
                 except ValueError as exc:  # an HTML page, an empty or cut body: asked again
-                    raise BadAnswer(f"a body that is not a chat completion ({exc})") from None
+                    raise BadAnswer(f"a body that is not a chat completion ({exc})", getattr(exc, "usage", None)) from None
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
@@ -313,6 +351,7 @@ class LLMGateway(SyncCalls):
     async def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
                       response: dict[str, Any] | None = None) -> None:
         cached = status == "cached"
+        call.recorded = True
         self.ledger.add(call.stage, calls=1, cached=cached)
         if status == "ok" and response is not None and self.settings.cache:
             self._memory.put(call.fingerprint, response)
@@ -340,19 +379,31 @@ class LLMGateway(SyncCalls):
             self._cap.release()
 
     async def _audited(self, call: _Call, body: Callable[[], Awaitable[T]]) -> T:
-        """Run a logical call; failures still leave an `error` row (output_invalid records itself)."""
+        """Run a logical call; failures still leave an `error` row (output_invalid records itself). A call
+        cancelled while its answer was on the way (`_in_grace`) records what it got, then ends cancelled
+        whatever that answer was: the run is stopping, and its caller must not go on with it."""
         try:
-            return await body()
-        except (LLMNoAnswer, LLMPromptRefused) as exc:  # no answer to repair: the call itself failed
-            await self._record(call, "error", error=str(exc))
-            raise
-        except LLMOutputInvalid:
-            raise
-        except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
-            await self._record(call, "error", error=str(exc))
-            raise
+            try:
+                result = await body()
+            except (LLMNoAnswer, LLMPromptRefused) as exc:  # no answer to repair: the call itself failed
+                await self._record(call, "error", error=str(exc))
+                raise
+            except LLMOutputInvalid:
+                raise
+            except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
+                await self._record(call, "error", error=str(exc))
+                raise
+        except BaseException:
+            if not call.stopping:
+                raise
+            if not call.recorded and (call.prompt_tokens or call.completion_tokens):
+                await self._record(call, "error", error=STOPPED)  # what it paid for (an answer to repair) counts
+            raise asyncio.CancelledError() from None
         finally:
             self._release(call)  # whatever path the call took, its slot goes back
+        if call.stopping:
+            raise asyncio.CancelledError()
+        return result
 
     # ---- public API ------------------------------------------------------------------------------
 
@@ -415,11 +466,14 @@ class LLMGateway(SyncCalls):
         sampling: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
         fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample, **sampling}, tag)
         call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
+        # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
+        # reply's place among the conversation's assistant turns (the rollout loop's step number)
+        turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
             await self._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
-            return ChatReply(message=normalise_assistant(hit["message"], tools), usage=usage, cached=True,
+            return ChatReply(message=normalise_assistant(hit["message"], tools, turn), usage=usage, cached=True,
                              usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")),
                              sent=hit["message"])
 
@@ -432,7 +486,7 @@ class LLMGateway(SyncCalls):
                 await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
-            message = normalise_assistant(exchange.message, tools)
+            message = normalise_assistant(exchange.message, tools, turn)
             said = message.get("tool_calls") or (message.get("content") or "").strip()
             if not said and message.get("reasoning_content"):
                 reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"

@@ -8,6 +8,7 @@ the only place that decides.
 from __future__ import annotations
 
 import html
+import json
 import random
 import re
 import time
@@ -18,6 +19,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 import openai
 
 from envscaler_core.llm.errors import LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.exchange import by_index
 
 T = TypeVar("T")
 
@@ -69,6 +71,43 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = Non
     return max(when.timestamp() - (time.time() if now is None else now), 0.0)
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|h|m|s)")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(value: str) -> float | None:
+    """OpenAI's rate-limit durations ("2s", "1m30s", "150ms", "6m0s", "1h2m3.5s"; a bare number is
+    seconds) in seconds; None when it is not one."""
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        pieces = _DURATION.findall(text)
+        if not pieces or "".join(n + u for n, u in pieces) != text:
+            return None
+        seconds = sum(float(n) * _UNIT_S[u] for n, u in pieces)
+    return seconds if seconds >= 0 and seconds == seconds and seconds != float("inf") else None
+
+
+def rate_limit_reset(headers: Mapping[str, str] | None) -> float | None:
+    """How long until the exhausted rate limit resets, from `x-ratelimit-reset-requests` /
+    `x-ratelimit-reset-tokens` (OpenAI, Azure, Groq and others send them with a 429 that has no
+    Retry-After): the one whose `x-ratelimit-remaining-*` is 0, else the longer of the two. None when
+    neither is given."""
+    if not headers:
+        return None
+    resets = {}
+    for kind in ("requests", "tokens"):
+        value = headers.get(f"x-ratelimit-reset-{kind}")
+        seconds = parse_duration(value) if value is not None else None
+        if seconds is not None:
+            resets[kind] = seconds
+    if not resets:
+        return None
+    exhausted = [s for kind, s in resets.items() if str(headers.get(f"x-ratelimit-remaining-{kind}", "")).strip() == "0"]
+    return max(exhausted or resets.values())
+
+
 def _one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -85,7 +124,7 @@ class ErrorInBody(openai.OpenAIError):
         detail = error if isinstance(error, dict) else {"message": error}
         code = detail.get("code", detail.get("status"))
         self.status_code = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
-        self.detail = _one_line(str(detail.get("message") or detail))
+        self.detail = _one_line(_message_of(detail) or str(detail))
         self.error = detail
         super().__init__(f"HTTP 200 carrying an error{'' if self.status_code is None else f' {self.status_code}'}: "
                          f"{self.detail}")
@@ -131,7 +170,7 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
         if body.get("object") == "error":
             raise ErrorInBody({k: v for k, v in body.items() if k != "object"}, usage=body.get("usage"))
     elif field == "choices":
-        first = body[field][0] if isinstance(body[field], list) and body[field] else None
+        first = by_index(body[field])[0] if isinstance(body[field], list) and body[field] else None  # the answer's
         if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
             # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its
             # message may hold a partial or empty turn): the failure its code says, never an answer
@@ -140,8 +179,14 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
     return resp
 
 
+TRANSIENT = frozenset({408, 409, 425, 429, 499})
+"""4xx statuses about the moment, not the request: timeout, conflict, 425 Too Early (a TLS early-data
+request the server will take when repeated), rate limit, nginx's 499 (the connection closed before the
+upstream answered, relayed by some gateways)."""
+
+
 def _retryable_status(status: int) -> bool:
-    return status not in NEVER_RETRY and (status == 429 or status == 408 or status == 409 or status >= 500)
+    return status not in NEVER_RETRY and (status in TRANSIENT or status >= 500)
 
 
 def classify(exc: BaseException) -> Failure | None:
@@ -167,8 +212,11 @@ def classify(exc: BaseException) -> Failure | None:
         retryable = kind is None and (
             _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED))
         headers = exc.response.headers if exc.response is not None else None
+        wait = parse_retry_after(headers)
+        if wait is None and status == 429:  # no Retry-After: when the exhausted limit resets
+            wait = rate_limit_reset(headers)
         return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
-                       parse_retry_after(headers), kind=kind, text=text or None)
+                       wait, kind=kind, text=text or None)
     return None
 
 
@@ -206,13 +254,37 @@ def _message_of(body: Any) -> str:
         found = [_message_of(item.get("error")) for item in body if isinstance(item, dict) and item.get("error")]
         return "; ".join(text for text in found if text)
     if isinstance(body, dict):
+        relayed = _relayed_text(body)
         for key in ("message", "error", "detail", "msg"):
             value = body.get(key)
             if isinstance(value, str) and value.strip():
-                return _message_of(value)
+                text = _message_of(value)
+                return f"{text} ({relayed})" if relayed and relayed not in text else text
             if isinstance(value, dict | list) and (inner := _message_of(value)):
                 return inner
+        return relayed
     return ""
+
+
+def _relayed(body: Any) -> Any:
+    """The upstream provider's own error body that a relay wrapped in its error: OpenRouter's
+    `error.metadata.raw` (the provider's JSON body as a string, or its text), None when there is none."""
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw) if raw.strip()[:1] in ("{", "[") else raw
+        except (ValueError, RecursionError):
+            return raw
+    return raw if isinstance(raw, dict | list) else None
+
+
+def _relayed_text(body: dict[str, Any]) -> str:
+    """The wrapped provider's words, named after it when the relay says which it was."""
+    inner = _relayed(body)
+    text = _message_of(inner) if inner is not None else ""
+    provider = body["metadata"].get("provider_name") if text else None
+    return f"{provider}: {text}" if isinstance(provider, str) and provider else text
 
 
 def provider_text(exc: openai.APIStatusError) -> str:
@@ -239,6 +311,8 @@ def _codes(body: Any) -> str:
         names.append(str(inner["code"]))
     if isinstance(body.get("error"), dict):
         names.append(_codes(body["error"]))
+    if isinstance(relayed := _relayed(body), dict | list):  # the wrapped provider's own codes
+        names.append(_codes(relayed))
     return " ".join(names).lower()
 
 

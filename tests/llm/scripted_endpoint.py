@@ -32,6 +32,8 @@ RAW = "__raw_body__"
 """A scripted response with this key sends its value (a str) verbatim as the JSON body."""
 MEDIA = "__media_type__"
 """With RAW: the Content-Type to send it with (`text/html`, `text/event-stream`); JSON by default."""
+HEADERS = "__headers__"
+"""A scripted response with this key is sent with these extra response headers (the key itself is not sent)."""
 TRICKLE = "__trickle__"
 """`(interval_s, count)`: send the headers, then one blank line every `interval_s`, `count` times, then the
 rest of the response as its body (servers that keep a queued request's connection alive this way)."""
@@ -78,6 +80,7 @@ class ScriptedEndpoint:
             self.requests.append(body)
             response = self.responses.pop(0) if len(self.responses) > 1 else self.responses[0]
         status = response.get(STATUS, 200)
+        headers = response.get(HEADERS)
         if TRICKLE in response:
             interval, count = response[TRICKLE]
             rest = json.dumps({k: v for k, v in response.items() if k not in (STATUS, TRICKLE)}).encode()
@@ -91,7 +94,8 @@ class ScriptedEndpoint:
             return StreamingResponse(trickle(), status_code=status, media_type="application/json")
         if RAW in response:
             return Response(response[RAW], status_code=status, media_type=response.get(MEDIA, "application/json"))
-        return JSONResponse({k: v for k, v in response.items() if k != STATUS}, status_code=status)
+        return JSONResponse({k: v for k, v in response.items() if k not in (STATUS, HEADERS)}, status_code=status,
+                            headers=headers)
 
     def start(self) -> "ScriptedEndpoint":
         self._thread.start()

@@ -128,8 +128,10 @@ def reasoning_field(message: dict[str, Any]) -> str | None:
             value = "\n".join(str(v.get("text") or v.get("summary") or "") for v in value if isinstance(v, dict))
         if isinstance(value, dict):  # e.g. {"content": "..."} or {"text": "..."}
             value = value.get("content") or value.get("text")
-        if isinstance(value, str) and value.strip() and clean_text(value) not in found:
-            found.append(clean_text(value))  # vLLM sends the same text as `reasoning` and `reasoning_content`
+        if isinstance(value, str) and value.strip() and not any(clean_text(value) in f for f in found):
+            # vLLM sends the same text as `reasoning` and `reasoning_content`; OpenRouter's
+            # `reasoning_details` repeat its `reasoning` (and a normalised turn's `reasoning_content`)
+            found.append(clean_text(value))
     return "\n\n".join(found) or None
 
 

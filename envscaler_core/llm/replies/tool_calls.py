@@ -18,7 +18,9 @@ Accepted, because each has exactly one meaning:
 - a chat turn swallowed by a reasoning parser (the reasoning never closed, nothing else sent): read
   as the turn, as a person would: the calls that end it, else (only when a server's reasoning
   parser separated it) its text; a `<think>` the model opened and never closed stays reasoning;
-- a `refusal` with no content becomes the content (the turn is still a turn).
+- a `refusal` with no content becomes the content (the turn is still a turn);
+- OpenRouter's `reasoning_details` (opaque reasoning state: encrypted reasoning, thought signatures)
+  are kept whole on the turn, to be sent back with it (their text is also the turn's reasoning).
 Arguments that cannot be read stay as the model wrote them: running the call then reports the precise
 problem to the model as an observation, which is what a real env does.
 """
@@ -131,7 +133,7 @@ def merged_fragments(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for raw in calls:
         index = raw.get("index")
         first = by_index.get(index) if isinstance(index, int) else None
-        if first is not None and _continues(first, raw):
+        if first is not None and continues_call(first, raw):
             fn, more = _fn(first), _fn(raw)
             if isinstance(more.get("arguments"), str):
                 fn["arguments"] = str(fn.get("arguments") or "") + more["arguments"]
@@ -149,7 +151,10 @@ def merged_fragments(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _continues(first: dict[str, Any], raw: dict[str, Any]) -> bool:
+def continues_call(first: dict[str, Any], raw: dict[str, Any]) -> bool:
+    """Whether entry `raw` is more of the call `first` (shared by the non-streamed reader's entries that
+    share an index and the stream reader's fragments): not when it names another tool or id, nor when it
+    names a tool and `first`'s arguments already read."""
     name = _fn(raw).get("name")
     if name and name != _fn(first).get("name"):
         return False
@@ -217,6 +222,10 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
         out["tool_calls"] = calls
     if reasoning:
         out["reasoning_content"] = reasoning
+    if isinstance(message.get("reasoning_details"), list) and message["reasoning_details"]:
+        # OpenRouter's reasoning state (encrypted reasoning, Gemini's thought signatures) goes back with
+        # the turn, as `extra_content` does with a call: the next request is refused without it
+        out["reasoning_details"] = message["reasoning_details"]
     return out
 
 
