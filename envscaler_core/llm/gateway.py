@@ -13,7 +13,6 @@ import asyncio
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 import openai
@@ -27,16 +26,17 @@ from envscaler_core.llm.errors import (
     LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, estimate_tokens, failed_generation, is_loopback,
+    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, failed_generation, is_loopback,
     more_room, needs_reasoning_back, outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
-from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
+from envscaler_core.llm.call import Call
+from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.sync_calls import SyncCalls
 from envscaler_core.llm.retry import (
-    AttemptTimeout, BadAnswer, answer_or_error, backoff_delay, classify, completion_or_error, give_up,
+    AttemptTimeout, BadAnswer, backoff_delay, classify, completion_or_error, give_up,
     unsupported_parameter,
 )
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
@@ -46,7 +46,6 @@ O = TypeVar("O", bound=BaseModel)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
-EMBED_BATCH = 512  # inputs per embeddings request (the API allows 2048; smaller keeps requests light)
 STRUCTURED_SAMPLING: dict[str, Any] = {"response_format": {"type": "json_object"}}
 STOP_GRACE_S = 5.0
 """When the run stops (its in-flight work is cancelled), how long an answer already on its way is still
@@ -69,31 +68,7 @@ class ChatReply(BaseModel):
     sent: dict[str, Any] | None = None  # the message as the endpoint sent it, for readers stricter than us
 
 
-@dataclass
-class _Call:
-    """Bookkeeping for one logical call (retries and repair turns folded in)."""
-
-    fingerprint: str
-    stage: str
-    model: str
-    prompt_id: str | None
-    retries: int = 0  # HTTP attempts beyond the first of each exchange
-    repairs: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prefix cache
-    completion_tokens: int = 0
-    estimated_tokens: int = 0  # of the tokens above, how many the endpoint did not report (estimated)
-    cost_usd: float = 0.0
-    started: float = 0.0
-    holds_slot: bool = False  # a concurrency slot, held from the first answer until the row is durable
-    stopping: bool = False  # cancelled (the run is stopping): an answer within the grace is recorded, then it ends
-    recorded: bool = False
-
-    def __post_init__(self) -> None:
-        self.started = time.perf_counter()
-
-
-class LLMGateway(SyncCalls):
+class LLMGateway(EmbedCalls, SyncCalls):
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
@@ -165,7 +140,7 @@ class LLMGateway(SyncCalls):
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
-    async def _send(self, call: _Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
+    async def _send(self, call: Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
         """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
         completion (`retry.BadAnswer`) with backoff."""
         cfg = self.settings
@@ -215,7 +190,7 @@ class LLMGateway(SyncCalls):
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
 
-    async def _in_grace(self, call: _Call, attempt: asyncio.Future[T], deadline: float | None) -> T:
+    async def _in_grace(self, call: Call, attempt: asyncio.Future[T], deadline: float | None) -> T:
         """The run is stopping (this call was cancelled with the rest of its work): an answer already on
         its way is waited for, at most STOP_GRACE_S and never past the attempt's deadline, and returned,
         so the call records it (cache and usage) before it ends cancelled (`_audited`); a resume then does
@@ -237,7 +212,7 @@ class LLMGateway(SyncCalls):
             self._count_billed(call, exc)
             raise asyncio.CancelledError() from None
 
-    def _count_billed(self, call: _Call, exc: BaseException) -> None:
+    def _count_billed(self, call: Call, exc: BaseException) -> None:
         """A reply refused as an answer (a 200 whose choice ended in "error", an error body) that reports
         `usage` was still billed: its tokens count toward the call, the stage, the cost and the budget."""
         billed = billed_usage(getattr(exc, "usage", None))
@@ -245,7 +220,7 @@ class LLMGateway(SyncCalls):
             prompt, completion, cached = billed
             self._count(call, prompt, completion, 0, cached)
 
-    def _count(self, call: _Call, prompt: int, completion: int, estimated: int = 0, cached: int = 0) -> None:
+    def _count(self, call: Call, prompt: int, completion: int, estimated: int = 0, cached: int = 0) -> None:
         cost = self.ledger.cost(call.model, prompt, completion, cached)
         call.prompt_tokens += prompt
         call.cached_tokens += cached
@@ -255,7 +230,7 @@ class LLMGateway(SyncCalls):
         self.ledger.add(call.stage, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
                         estimated_tokens=estimated, cached_tokens=cached)
 
-    async def _complete(self, call: _Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
+    async def _complete(self, call: Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
                         headers: dict[str, str], what: str) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
         as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off.
@@ -348,7 +323,7 @@ class LLMGateway(SyncCalls):
                 self._memory.put(fingerprint, hit)
         return hit
 
-    async def _record(self, call: _Call, status: LLMCallStatus, *, error: str | None = None,
+    async def _record(self, call: Call, status: LLMCallStatus, *, error: str | None = None,
                       response: dict[str, Any] | None = None) -> None:
         cached = status == "cached"
         call.recorded = True
@@ -373,12 +348,12 @@ class LLMGateway(SyncCalls):
         finally:
             self._release(call)
 
-    def _release(self, call: _Call) -> None:
+    def _release(self, call: Call) -> None:
         if call.holds_slot:
             call.holds_slot = False
             self._cap.release()
 
-    async def _audited(self, call: _Call, body: Callable[[], Awaitable[T]]) -> T:
+    async def _audited(self, call: Call, body: Callable[[], Awaitable[T]]) -> T:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself). A call
         cancelled while its answer was on the way (`_in_grace`) records what it got, then ends cancelled
         whatever that answer was: the run is stopping, and its caller must not go on with it."""
@@ -414,7 +389,7 @@ class LLMGateway(SyncCalls):
         messages = prompt_spec.render(input)
         model_name = self.model_for(stage, model)
         fp = request_fingerprint("structured", model_name, messages, None, STRUCTURED_SAMPLING, prompt_spec.tag)
-        call = _Call(fp, stage, model_name, prompt_spec.id)
+        call = Call(fp, stage, model_name, prompt_spec.id)
         hit = await self._lookup(fp)
         if hit is not None:
             try:
@@ -465,7 +440,7 @@ class LLMGateway(SyncCalls):
         tag = prompt.tag if prompt is not None else None
         sampling: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
         fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample, **sampling}, tag)
-        call = _Call(fp, stage, model_name, prompt.id if prompt is not None else None)
+        call = Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
         # reply's place among the conversation's assistant turns (the rollout loop's step number)
         turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
@@ -495,48 +470,6 @@ class LLMGateway(SyncCalls):
             await self._record(call, "ok", response={"message": exchange.message, "usage": recorded_usage(exchange)})
             return ChatReply(message=message, usage=exchange.usage,
                              usage_estimated=exchange.estimated_tokens > 0, sent=exchange.message)
-
-        return await self._audited(call, body)
-
-    async def embed(self, texts: Sequence[str], stage: str = "embedding", model: str | None = None) -> list[list[float]]:
-        """Embedding vectors in input order; batches of `EMBED_BATCH`, each cached on its own."""
-        model_name = self.model_for(stage, model)
-        texts = list(texts)
-        out: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            out.extend(await self._embed_batch(texts[start:start + EMBED_BATCH], stage, model_name))
-        return out
-
-    async def _embed_batch(self, texts: list[str], stage: str, model_name: str) -> list[list[float]]:
-        fp = request_fingerprint("embed", model_name, texts, None, {}, None)
-        call = _Call(fp, stage, model_name, None)
-        hit = await self._lookup(fp)
-        if hit is not None and isinstance(hit.get("embeddings"), list) and len(hit["embeddings"]) == len(texts):
-            await self._record(call, "cached")
-            return [list(v) for v in hit["embeddings"]]
-
-        async def body() -> list[list[float]]:
-            try:
-                resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
-                    c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
-            except LLMPromptRefused as exc:  # a batch of the run's topic texts is no one item: the run stops
-                raise LLMRequestRejected(
-                    f"LLM endpoint {self.settings.base_url} refused embeddings ({len(texts)} texts): {exc.reason}; "
-                    "a batch of the run's topic texts is no one item, so the run stops", exc.status_code,
-                    exc.detail) from None
-            reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
-            if reported is None:
-                estimated = estimate_tokens(sum(len(t) for t in texts))
-                self._count(call, estimated, 0, estimated)
-            else:
-                self._count(call, int(reported), 0)
-            try:
-                vectors = read_vectors(resp, len(texts))
-            except EmbeddingsInvalid as exc:
-                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered embeddings ({len(texts)} texts) "
-                                          f"with a body that is not usable: {exc}") from None
-            await self._record(call, "ok", response={"embeddings": vectors})
-            return vectors
 
         return await self._audited(call, body)
 

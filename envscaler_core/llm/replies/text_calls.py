@@ -149,7 +149,7 @@ def functionary(text: str, offered: Offered) -> Found:
     """MeetKai Functionary v3 (llama.cpp / vLLM without its parser): `>>>name\\n{…}` per call,
     `>>>all\\n` before text."""
     units = list(_FUNCTIONARY.finditer(text))
-    calls, prose, i = [], [text[:units[0].start()]], units[0].start()
+    calls, prose = [], [text[:units[0].start()]]
     for n, unit in enumerate(units):
         nxt = units[n + 1].start() if n + 1 < len(units) else len(text)
         body = text[unit.end():nxt]
@@ -157,7 +157,6 @@ def functionary(text: str, offered: Offered) -> Found:
             prose.append(body)
         else:
             calls.append(make_call(unit.group(1), body, offered))
-        i = nxt
     if not calls:
         raise Unread("no calls")
     return Found(calls, prose_of(*prose), units[-1].group(1) == "all")
