@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 
@@ -92,8 +92,16 @@ class LLMSettings(_Section):
         "Answer identical requests from the store's LLM cache (across runs; an evaluation only from its own run) "
         "instead of paying for them again; off, a resumed run pays again for what it re-asks."))
     prices: dict[str, Price] = Field(default_factory=_default_prices, description=(
-        "USD per million tokens per model name, for cost figures and budget.max_cost_usd; a model without a "
-        "price costs 0 (warned once). Set in a config file: [llm.prices.\"my-model\"]."))
+        "USD per million tokens per model name, for cost figures and budget.max_cost_usd. Set in a config file: "
+        "[llm.prices.\"my-model\"]; your entries are added to the defaults (an entry for a model that has a default "
+        "price replaces that model's price only). A model without a price costs 0: warned once, named on the run "
+        "summary's cost line, and a run with budget.max_cost_usd is refused while a stage's model has no price."))
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _over_the_default_prices(cls, value: Any) -> Any:
+        """A config file's `[llm.prices."m"]` adds or replaces the price of `m`, never the whole table."""
+        return {**_default_prices(), **value} if isinstance(value, dict) else value
 
 
 SandboxBackend = Literal["auto", "bwrap", "rlimit"]
@@ -390,12 +398,34 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     data = merge_layers(data, overrides or {})
     unmask_urls(data, env)
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         from envscaler_core.config_errors import describe_invalid
 
         raise ConfigError(describe_invalid(exc, path, {k: (v, env[v]) for k, v in origin.items()},
                                            overrides or {})) from None
+    _refuse_an_unpriced_budget(settings, path)
+    return settings
+
+
+def unpriced_models(settings: Settings) -> dict[str, str]:
+    """Stage -> model, for the stages whose model has no entry in `llm.prices` (its calls cost 0)."""
+    return {stage: model for stage, model in settings.llm.models.model_dump().items()
+            if model not in settings.llm.prices}
+
+
+def _refuse_an_unpriced_budget(settings: Settings, path: str | Path | None) -> None:
+    """A cost budget never sees the calls of a model without a price: it would let the run spend without
+    limit while the summary says $0. Refuse the configuration instead of warning in a log."""
+    if settings.budget.max_cost_usd is None or not (missing := unpriced_models(settings)):
+        return
+    models = sorted(set(missing.values()))
+    stages = ", ".join(f"llm.models.{stage}={model!r}" for stage, model in missing.items())
+    entries = " ".join(f'[llm.prices."{m}"]' for m in models)
+    where = f" in {path}" if path else ""
+    raise ConfigError(f"invalid configuration{where}: budget.max_cost_usd={settings.budget.max_cost_usd} cannot see "
+                      f"the calls of a model without a price ({stages}): they would cost 0 and the budget would never "
+                      f"stop the run; add {entries} with input_per_mtok and output_per_mtok, or use budget.max_tokens")
 
 
 def public_config(settings: Settings) -> dict[str, Any]:

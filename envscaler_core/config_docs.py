@@ -151,7 +151,15 @@ def render() -> str:
     lines.append("## `[llm.prices]` entries")
     lines.append("")
     lines.append("Each entry is `[llm.prices.\"<model name>\"]` with `input_per_mtok` and `output_per_mtok` (USD per "
-                 "million tokens, both required, >= 0).")
+                 "million tokens, both required, >= 0), and optionally `cached_input_per_mtok`. Entries are added to "
+                 "the default prices above: an entry for `gpt-4.1` replaces that model's price only, and the other "
+                 "defaults stay.")
+    lines.append("")
+    lines.append("A model with no price costs 0. Its calls are warned about once in the log, and the run summary's "
+                 "cost line names it (`cost $0.0123 (without my-model: no price in llm.prices)`). With "
+                 "`budget.max_cost_usd` set, a configuration where a stage's model (`llm.models.*`) has no price is "
+                 "refused before anything runs (exit 2), since that budget could never stop those calls: add the "
+                 "price, or cap the run with `budget.max_tokens`.")
     return "\n".join(lines).rstrip() + "\n"
 
 

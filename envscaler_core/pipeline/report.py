@@ -47,6 +47,8 @@ class RunSummary(BaseModel):
     notes: list[str] = Field(default_factory=list, description="Which stage came out empty, why, and what it means.")
     judged: Judged | None = None
     mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM (costs are illustrative).")
+    unpriced_models: list[str] = Field(default_factory=list, description=(
+        "Models the run called that have no entry in llm.prices: their calls are counted at cost 0."))
     origin: str = "run"
     evaluation: dict[str, Any] | None = Field(default=None, description="An evaluation run's results (BFCL multi-turn).")
     audit: dict[str, Any] | None = Field(default=None, description="EnvScaler import audit (interop.summary), if any.")
@@ -82,7 +84,16 @@ def top_reasons(reasons: list[str], n: int = 5, width: int = 100) -> list[tuple[
 
 
 def cost_text(s: RunSummary) -> str:
-    return f"${s.cost_usd:.4f}" + (f" ({MOCK_NOTE})" if s.mock_llm else "")
+    unpriced = f" (without {', '.join(s.unpriced_models)}: no price in llm.prices)" if s.unpriced_models else ""
+    return f"${s.cost_usd:.4f}" + unpriced + (f" ({MOCK_NOTE})" if s.mock_llm else "")
+
+
+def unpriced_models_of(config: dict[str, Any], usage: dict[str, dict[str, Any]]) -> list[str]:
+    """The models of the stages that made calls (as the run was configured) that have no price."""
+    llm = config.get("llm") if isinstance(config.get("llm"), dict) else {}
+    models, prices = llm.get("models") or {}, llm.get("prices") or {}
+    return sorted({model for stage, model in models.items()
+                   if isinstance(model, str) and model not in prices and int((usage.get(stage) or {}).get("calls", 0))})
 
 
 def summary_markdown(s: RunSummary) -> str:
@@ -204,12 +215,14 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     from envscaler_core.interop.summary import audit_summary
 
     funnel = store.funnel(run_id)
+    usage = store.llm_usage(run_id)
     audit = audit_summary(store, run_id)
     # an import reads no source tasks: its audit says what it did, not "the run had nothing to work on"
     finished = run.status in ("completed", "empty") and audit is None
     judged = judged_of(store, run_id)
     notes = funnel_notes(funnel, run.stages, judged.stateful + judged.not_stateful, judged.failed) if finished else []
-    return RunSummary(run_id=run_id, status=run.status, funnel=funnel, usage=store.llm_usage(run_id),
+    return RunSummary(run_id=run_id, status=run.status, funnel=funnel, usage=usage,
+                      unpriced_models=unpriced_models_of(run.config or {}, usage),
                       top_failures=top_reasons(reasons), error=run.error, outputs=dict(run.outputs),
                       env_ids=[e.env_id for e in store.query(AcceptedEnv, run_id=run_id)],
                       sources_report=run.sources_report, progress=run.progress,

@@ -67,3 +67,21 @@ def test_an_unknown_section_from_the_environment_names_the_variable():
         load_settings(environ={"ENVSCALER_MINEE__SELECT_N": "3"})
     assert "minee: unknown setting; did you mean mine?" in str(err.value)
     assert "environment variable ENVSCALER_MINEE__SELECT_N='3'" in str(err.value)
+
+
+def test_a_price_in_a_config_file_is_added_to_the_default_prices(tmp_path):
+    path = tmp_path / "cfg.toml"
+    path.write_text('[llm.prices."my-model"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
+                    '[llm.prices."gpt-4.1-mini"]\ninput_per_mtok = 0.5\noutput_per_mtok = 3.0\n')
+    prices = load_settings(path, environ={}).llm.prices
+    assert (prices["my-model"].input_per_mtok, prices["my-model"].output_per_mtok) == (1.0, 2.0)
+    assert (prices["gpt-4.1-mini"].input_per_mtok, prices["gpt-4.1-mini"].cached_input_per_mtok) == (0.5, None)
+    assert prices["gpt-4.1"].output_per_mtok == 8.0 and "text-embedding-3-large" in prices
+
+
+def test_a_cost_budget_with_a_stage_model_without_a_price_is_refused(tmp_path):
+    path = tmp_path / "cfg.toml"
+    path.write_text('[budget]\nmax_cost_usd = 1.0\n[llm.models]\nsynth = "their-model"\n')
+    with pytest.raises(ConfigError, match=r"cfg.toml: budget.max_cost_usd=1.0 .*llm.models.synth='their-model'"):
+        load_settings(path, environ={})
+    assert load_settings(path, environ={}, overrides={"budget": {"max_cost_usd": None}}).llm.models.synth == "their-model"
