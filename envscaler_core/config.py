@@ -393,6 +393,7 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     `validate.threshold: Input should be less than or equal to 1`)."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     env = dict(os.environ if environ is None else environ)
+    _refuse_single_underscores(env)
     from_env, origin = _env_overrides(env)
     data = merge_layers(data, from_env)
     data = merge_layers(data, overrides or {})
@@ -406,6 +407,35 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
                                            overrides or {})) from None
     _refuse_an_unpriced_budget(settings, path)
     return settings
+
+
+def _setting_paths(model: type[BaseModel] = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:  # type: ignore[assignment]
+    """Every setting's path, sections and nested sections included (`("llm", "models", "agent")`)."""
+    paths: list[tuple[str, ...]] = []
+    for name, field in (model or Settings).model_fields.items():
+        path = (*prefix, field.alias or name)
+        paths.append(path)
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            paths += _setting_paths(field.annotation, path)
+    return paths
+
+
+def _refuse_single_underscores(environ: dict[str, str]) -> None:
+    """`ENVSCALER_SCEN_PER_ENV` (one underscore where two belong) would be ignored without a word while
+    the user believes it set `scen.per_env`: refuse a variable that spells a setting that way, naming
+    the right one. Other `ENVSCALER_` names with single underscores (ENVSCALER_DATA_DIR, ...) stay free."""
+    spelled = {"_".join(path): path for path in _setting_paths() if len(path) > 1}
+    for name in sorted(environ):
+        if not name.startswith(_ENV_PREFIX) or name in _ENV_ALIASES:
+            continue
+        rest = name[len(_ENV_PREFIX):]
+        # two underscores where the path has them, one where it has a single one: e.g. LLM__MODELS_AGENT
+        path = spelled.get("_".join(k for k in rest.lower().split("__")))
+        if path is None or "__".join(path) == rest.lower():
+            continue
+        right = _ENV_PREFIX + "__".join(path).upper()
+        raise ConfigError(f"invalid configuration: environment variable {name} is not a setting variable; did you mean "
+                          f"{right} ({'.'.join(path)})? Levels are separated by two underscores; fix or unset it")
 
 
 def unpriced_models(settings: Settings) -> dict[str, str]:

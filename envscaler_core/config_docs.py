@@ -44,7 +44,10 @@ rounds = 20
 
 Environment variables: `ENVSCALER_<SECTION>__<FIELD>` (two underscores between levels, any case), e.g.
 `ENVSCALER_MINE__SELECT_N=50`, `ENVSCALER_LLM__MODELS__AGENT=gpt-4.1`; also `OPENAI_BASE_URL`,
-`OPENAI_API_KEY` and `ENVSCALER_DB_URL`. Two more variables are not settings: `ENVSCALER_DATA_DIR` (where
+`OPENAI_API_KEY` and `ENVSCALER_DB_URL`. A variable that spells a setting with one underscore where two
+belong is refused with the right name, instead of being ignored (`environment variable
+ENVSCALER_SCEN_PER_ENV is not a setting variable; did you mean ENVSCALER_SCEN__PER_ENV (scen.per_env)?`).
+Two more variables are not settings: `ENVSCALER_DATA_DIR` (where
 the default store and run outputs live; default `$XDG_DATA_HOME/envscaler`, else
 `~/.local/share/envscaler`) and `PREFECT_API_URL` (the Prefect server CLI runs report to; see
 [operations](operations.md)).

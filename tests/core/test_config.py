@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from envscaler_core.config import ConfigError, load_settings
@@ -85,3 +87,20 @@ def test_a_cost_budget_with_a_stage_model_without_a_price_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"cfg.toml: budget.max_cost_usd=1.0 .*llm.models.synth='their-model'"):
         load_settings(path, environ={})
     assert load_settings(path, environ={}, overrides={"budget": {"max_cost_usd": None}}).llm.models.synth == "their-model"
+
+
+@pytest.mark.parametrize(("name", "right"), [
+    ("ENVSCALER_SCEN_PER_ENV", "ENVSCALER_SCEN__PER_ENV (scen.per_env)"),
+    ("ENVSCALER_LLM_MODELS_AGENT", "ENVSCALER_LLM__MODELS__AGENT (llm.models.agent)"),
+    ("ENVSCALER_LLM__MODELS_AGENT", "ENVSCALER_LLM__MODELS__AGENT (llm.models.agent)"),
+    ("ENVSCALER_VALIDATE_ROUNDS", "ENVSCALER_VALIDATE__ROUNDS (validate.rounds)"),
+])
+def test_a_setting_variable_with_single_underscores_names_the_right_one(name, right):
+    with pytest.raises(ConfigError, match=rf"environment variable {name} is not a setting variable; did you mean "
+                                          rf"{re.escape(right)}\?"):
+        load_settings(environ={name: "3"})
+
+
+def test_other_single_underscore_variables_are_not_settings_and_stay_free():
+    s = load_settings(environ={"ENVSCALER_DATA_DIR": "/tmp/x", "ENVSCALER_WORKERS": "2", "ENVSCALER_SCEN__PER_ENV": "3"})
+    assert s.scen.per_env == 3
