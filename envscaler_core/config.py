@@ -280,7 +280,12 @@ _ENV_PREFIX = "ENVSCALER_"
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    from envscaler_core.text_files import NotUTF8, read_utf8
+
+    try:  # a UTF-8 byte order mark (Notepad's) is dropped; UTF-16/32 is named with how to convert it
+        text = read_utf8(path)
+    except NotUTF8 as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     try:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
