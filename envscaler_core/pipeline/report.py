@@ -73,12 +73,25 @@ class RunSummary(BaseModel):
                 sum(int(u.get("cached", 0)) for u in self.usage.values()))
 
 
+def clip(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole, or cut at the last word boundary with an ellipsis
+    (mid-word only when one word fills most of the room, such as a long path)."""
+    if len(text) <= width:
+        return text
+    room = text[: width - 1]
+    if not text[width - 1].isspace():
+        space = room.rfind(" ")
+        if space >= width // 2:
+            room = room[:space]
+    return room.rstrip(" ,;:-") + "…"
+
+
 def top_reasons(reasons: list[str], n: int = 5, width: int = 100) -> list[tuple[str, int]]:
-    """The most common reasons, cut to `width` characters so messages that differ only in ids or
-    tracebacks further on count together."""
+    """The most common reasons, cut to `width` characters (at a word, with an ellipsis) so messages that
+    differ only in ids or tracebacks further on count together."""
     def key(reason: str) -> str:
         first = reason.strip().splitlines()[0] if reason.strip() else "?"
-        return first.split(" | ")[0][:width]  # "contract: ... | judge: ..." -> the fact, not the commentary
+        return clip(first.split(" | ")[0], width)  # "contract: ... | judge: ..." -> the fact, not the commentary
 
     return Counter(key(r) for r in reasons).most_common(n)
 
@@ -136,7 +149,7 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     width = max((len(k) for k in s.funnel), default=10)
     lines = [f"run {s.run_id}: {s.status}" + (" (nothing produced)" if s.status == "empty" else "")]
     if s.error and s.status not in ("completed", "empty"):
-        lines.append(f"  error: {s.error.strip().splitlines()[0][:400]}")
+        lines.append(f"  error: {clip(s.error.strip().splitlines()[0], 400)}")
     lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
     lines += [f"  note: {note}" for note in s.notes]
     if s.judged is not None and s.judged.not_stateful_examples and any(n.startswith("stateful tasks: 0") for n in s.notes):
@@ -172,8 +185,8 @@ def judged_lines(judged: Judged, limit: int = 5) -> list[str]:
              "source tasks" + (f" ({judged.failed} could not be judged)" if judged.failed else "")]
     for item in judged.not_stateful_examples[:limit]:
         task = " ".join(item.task.split())
-        lines.append(f"    - {task[:70] + '…' if len(task) > 70 else task}  ({item.origin})")
-        lines.append(f"      judge: {' '.join(item.reason.split())[:220]}")
+        lines.append(f"    - {clip(task, 70)}  ({item.origin})")
+        lines.append(f"      judge: {clip(' '.join(item.reason.split()), 220)}")
     if judged.not_stateful > limit:
         lines.append(f"    ... {judged.not_stateful - limit} more (all in `envscaler report`)")
     return lines
@@ -185,7 +198,7 @@ def evaluation_text(s: RunSummary) -> str:
     lines = [f"run {s.run_id}: {s.status} · BFCL multi-turn evaluation{state}: agent {ev.get('agent')}, "
              f"model {ev.get('model')}"]
     if s.error and s.status != "completed":
-        lines.append(f"  error: {s.error.strip().splitlines()[0][:400]}")
+        lines.append(f"  error: {clip(s.error.strip().splitlines()[0], 400)}")
     lines.append(f"  {'subset':<16}{'tasks':>7}{'valid':>7}{'accuracy %':>12}")
     for name, sc in (ev.get("subsets") or {}).items():
         lines.append(f"  {name:<16}{sc['tasks']:>7}{sc['valid']:>7}{100 * sc['accuracy']:>12.2f}")
