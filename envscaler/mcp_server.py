@@ -105,11 +105,12 @@ def listen_http(host: str, port: int) -> socket.socket:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
         return socket.create_server((host, port), family=family, backlog=2048)
     except socket.gaierror as exc:
-        raise PortUnavailable(f"cannot listen on {host}:{port}: --host {host!r} is not an address here ({exc.strerror})") from None
+        raise PortUnavailable(f"cannot listen on {host}:{port}: --host {host!r} is not an address here "
+                              f"({exc.strerror})") from None
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise PortUnavailable(f"cannot serve over http://{host}:{port}/mcp: port {port} is already in use by another "
-                                  "process; pick a free one with --port") from None
+            raise PortUnavailable(f"cannot serve over http://{host}:{port}/mcp: port {port} is already in use by "
+                                  "another process; pick a free one with --port") from None
         raise PortUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 

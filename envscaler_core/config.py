@@ -414,7 +414,7 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     return settings
 
 
-def _setting_paths(model: type[BaseModel] = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:  # type: ignore[assignment]
+def _setting_paths(model: type[BaseModel] | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every setting's path, sections and nested sections included (`("llm", "models", "agent")`)."""
     paths: list[tuple[str, ...]] = []
     for name, field in (model or Settings).model_fields.items():

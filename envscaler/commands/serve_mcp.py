@@ -3,7 +3,8 @@ calls in one sandbox episode started from a scenario's initial state.
 
 Exit code 2 (nothing served) for an unknown env/run/scenario, an env without a verified scenario,
 a sandbox that cannot start, or (HTTP) an address that cannot be listened on: the port is taken before
-the "serving" line is printed, so a busy port is one `error:` line, never "serving" then a crash. Status lines go to stderr: in stdio mode stdout is the protocol."""
+the "serving" line is printed, so a busy port is one `error:` line, never "serving" then a crash.
+Status lines go to stderr: in stdio mode stdout is the protocol."""
 
 from __future__ import annotations
 

@@ -86,7 +86,8 @@ def test_a_cost_budget_with_a_stage_model_without_a_price_is_refused(tmp_path):
     path.write_text('[budget]\nmax_cost_usd = 1.0\n[llm.models]\nsynth = "their-model"\n')
     with pytest.raises(ConfigError, match=r"cfg.toml: budget.max_cost_usd=1.0 .*llm.models.synth='their-model'"):
         load_settings(path, environ={})
-    assert load_settings(path, environ={}, overrides={"budget": {"max_cost_usd": None}}).llm.models.synth == "their-model"
+    unbudgeted = load_settings(path, environ={}, overrides={"budget": {"max_cost_usd": None}})
+    assert unbudgeted.llm.models.synth == "their-model"
 
 
 @pytest.mark.parametrize(("name", "right"), [
