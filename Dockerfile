@@ -13,5 +13,9 @@ COPY tasks ./tasks
 COPY flows ./flows
 COPY deployments ./deployments
 RUN pip install --no-cache-dir .
+# BFCL's multi-turn package for `envscaler eval bfcl-mt`, installed as `make bfcl` does: WITHOUT its declared
+# dependencies (torch, faiss, provider SDKs, a numpy pin that would replace ours); it needs only mpmath.
+# Keep the pins equal to BFCL_PACKAGES in the Makefile (tests/ops/test_compose.py checks it; docs/bfcl.md).
+RUN pip install --no-cache-dir --no-deps bfcl-eval==2026.3.23 mpmath==1.3.0
 ENV ENVSCALER_SANDBOX__PYTHON=/usr/bin/python3.11
 ENTRYPOINT ["envscaler"]

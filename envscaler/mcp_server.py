@@ -13,6 +13,7 @@ one episode.
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import anyio
@@ -90,11 +91,35 @@ async def serve_stdio(server: Server[Any]) -> None:
         release()
 
 
-def serve_http(server: Server[Any], host: str, port: int) -> None:
-    """Streamable HTTP at http://host:port/mcp (blocks), each POST body checked as stdio's lines are."""
+class PortUnavailable(OSError):
+    """The HTTP address cannot be listened on; the message is one line a user can act on."""
+
+
+def listen_http(host: str, port: int) -> socket.socket:
+    """A socket bound and listening on host:port, taken BEFORE the command says it serves: uvicorn binds
+    only once it runs, so a busy port came out as "serving ... over http://..." then uvicorn's own
+    "ERROR: [Errno 98] ..." and exit 3. PortUnavailable (one line) when the address cannot be had."""
+    import errno
+
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0][0]
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except socket.gaierror as exc:
+        raise PortUnavailable(f"cannot listen on {host}:{port}: --host {host!r} is not an address here "
+                              f"({exc.strerror})") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise PortUnavailable(f"cannot serve over http://{host}:{port}/mcp: port {port} is already in use by "
+                                  "another process; pick a free one with --port") from None
+        raise PortUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def serve_http(server: Server[Any], host: str, sock: socket.socket) -> None:
+    """Streamable HTTP at http://host:port/mcp on `sock` (from `listen_http`; blocks), each POST body
+    checked as stdio's lines are."""
     import uvicorn
 
     from envscaler.mcp_stdio import CheckedPosts
 
     app = CheckedPosts(server.streamable_http_app(host=host))
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])

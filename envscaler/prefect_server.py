@@ -9,6 +9,7 @@ report its final state to it (the flow then retried against a dead port for minu
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -125,14 +126,49 @@ def ensure_prefect_server(home: Path, port: int = 4200, wait_s: float = 180.0, *
     proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the Prefect server exited with {proc.returncode}; see {home / 'server.log'}")
-        if healthy(api_url):
-            return PrefectServer(api_url, proc.pid, proc)
-        time.sleep(0.3)
-    proc.kill()
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the Prefect server exited with {proc.returncode}; see {home / 'server.log'}")
+            if healthy(api_url):
+                return PrefectServer(api_url, proc.pid, proc)
+            time.sleep(0.3)
+    except BaseException as exc:
+        # Ctrl-C (or any failure) while it starts: it runs in its own session, out of reach of the terminal's
+        # Ctrl-C, so nobody else would ever stop it, and it would hold the port with no record of it
+        stop_group(proc)
+        if isinstance(exc, KeyboardInterrupt):
+            raise StartInterrupted(proc.pid) from None
+        raise
+    stop_group(proc)
     raise RuntimeError(f"the Prefect server did not answer within {wait_s:.0f}s; see {home / 'server.log'}")
+
+
+class StartInterrupted(KeyboardInterrupt):
+    """Ctrl-C while `ensure_prefect_server` waited for the server it started; that server was stopped."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(pid)
+        self.pid = pid
+
+
+def stop_group(proc: subprocess.Popen[bytes], grace_s: float = 10.0) -> None:
+    """SIGTERM the process group `proc` leads (a server started with start_new_session, with any worker
+    process it forked), SIGKILL after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=grace_s)
+            if sig == signal.SIGTERM:
+                os.killpg(proc.pid, signal.SIGKILL)  # stragglers left in the group, if any
+            break
+        except subprocess.TimeoutExpired:
+            continue
+        except (ProcessLookupError, PermissionError):
+            break
 
 
 # -- the local server later commands reuse --------------------------------------------------------------

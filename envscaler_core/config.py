@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 
@@ -92,8 +92,16 @@ class LLMSettings(_Section):
         "Answer identical requests from the store's LLM cache (across runs; an evaluation only from its own run) "
         "instead of paying for them again; off, a resumed run pays again for what it re-asks."))
     prices: dict[str, Price] = Field(default_factory=_default_prices, description=(
-        "USD per million tokens per model name, for cost figures and budget.max_cost_usd; a model without a "
-        "price costs 0 (warned once). Set in a config file: [llm.prices.\"my-model\"]."))
+        "USD per million tokens per model name, for cost figures and budget.max_cost_usd. Set in a config file: "
+        "[llm.prices.\"my-model\"]; your entries are added to the defaults (an entry for a model that has a default "
+        "price replaces that model's price only). A model without a price costs 0: warned once, named on the run "
+        "summary's cost line, and a run with budget.max_cost_usd is refused while a stage's model has no price."))
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _over_the_default_prices(cls, value: Any) -> Any:
+        """A config file's `[llm.prices."m"]` adds or replaces the price of `m`, never the whole table."""
+        return {**_default_prices(), **value} if isinstance(value, dict) else value
 
 
 SandboxBackend = Literal["auto", "bwrap", "rlimit"]
@@ -272,7 +280,12 @@ _ENV_PREFIX = "ENVSCALER_"
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    text = path.read_text(encoding="utf-8")
+    from envscaler_core.text_files import NotUTF8, read_utf8
+
+    try:  # a UTF-8 byte order mark (Notepad's) is dropped; UTF-16/32 is named with how to convert it
+        text = read_utf8(path)
+    except NotUTF8 as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     try:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
@@ -385,17 +398,69 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     `validate.threshold: Input should be less than or equal to 1`)."""
     data: dict[str, Any] = _read_file(Path(path)) if path else {}
     env = dict(os.environ if environ is None else environ)
+    _refuse_single_underscores(env)
     from_env, origin = _env_overrides(env)
     data = merge_layers(data, from_env)
     data = merge_layers(data, overrides or {})
     unmask_urls(data, env)
     try:
-        return Settings.model_validate(data)
+        settings = Settings.model_validate(data)
     except ValidationError as exc:
         from envscaler_core.config_errors import describe_invalid
 
         raise ConfigError(describe_invalid(exc, path, {k: (v, env[v]) for k, v in origin.items()},
                                            overrides or {})) from None
+    _refuse_an_unpriced_budget(settings, path)
+    return settings
+
+
+def _setting_paths(model: type[BaseModel] | None = None, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every setting's path, sections and nested sections included (`("llm", "models", "agent")`)."""
+    paths: list[tuple[str, ...]] = []
+    for name, field in (model or Settings).model_fields.items():
+        path = (*prefix, field.alias or name)
+        paths.append(path)
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            paths += _setting_paths(field.annotation, path)
+    return paths
+
+
+def _refuse_single_underscores(environ: dict[str, str]) -> None:
+    """`ENVSCALER_SCEN_PER_ENV` (one underscore where two belong) would be ignored without a word while
+    the user believes it set `scen.per_env`: refuse a variable that spells a setting that way, naming
+    the right one. Other `ENVSCALER_` names with single underscores (ENVSCALER_DATA_DIR, ...) stay free."""
+    spelled = {"_".join(path): path for path in _setting_paths() if len(path) > 1}
+    for name in sorted(environ):
+        if not name.startswith(_ENV_PREFIX) or name in _ENV_ALIASES:
+            continue
+        rest = name[len(_ENV_PREFIX):]
+        # two underscores where the path has them, one where it has a single one: e.g. LLM__MODELS_AGENT
+        path = spelled.get("_".join(k for k in rest.lower().split("__")))
+        if path is None or "__".join(path) == rest.lower():
+            continue
+        right = _ENV_PREFIX + "__".join(path).upper()
+        raise ConfigError(f"invalid configuration: environment variable {name} is not a setting variable; did you mean "
+                          f"{right} ({'.'.join(path)})? Levels are separated by two underscores; fix or unset it")
+
+
+def unpriced_models(settings: Settings) -> dict[str, str]:
+    """Stage -> model, for the stages whose model has no entry in `llm.prices` (its calls cost 0)."""
+    return {stage: model for stage, model in settings.llm.models.model_dump().items()
+            if model not in settings.llm.prices}
+
+
+def _refuse_an_unpriced_budget(settings: Settings, path: str | Path | None) -> None:
+    """A cost budget never sees the calls of a model without a price: it would let the run spend without
+    limit while the summary says $0. Refuse the configuration instead of warning in a log."""
+    if settings.budget.max_cost_usd is None or not (missing := unpriced_models(settings)):
+        return
+    models = sorted(set(missing.values()))
+    stages = ", ".join(f"llm.models.{stage}={model!r}" for stage, model in missing.items())
+    entries = " ".join(f'[llm.prices."{m}"]' for m in models)
+    where = f" in {path}" if path else ""
+    raise ConfigError(f"invalid configuration{where}: budget.max_cost_usd={settings.budget.max_cost_usd} cannot see "
+                      f"the calls of a model without a price ({stages}): they would cost 0 and the budget would never "
+                      f"stop the run; add {entries} with input_per_mtok and output_per_mtok, or use budget.max_tokens")
 
 
 def public_config(settings: Settings) -> dict[str, Any]:

@@ -44,7 +44,10 @@ rounds = 20
 
 Environment variables: `ENVSCALER_<SECTION>__<FIELD>` (two underscores between levels, any case), e.g.
 `ENVSCALER_MINE__SELECT_N=50`, `ENVSCALER_LLM__MODELS__AGENT=gpt-4.1`; also `OPENAI_BASE_URL`,
-`OPENAI_API_KEY` and `ENVSCALER_DB_URL`. Two more variables are not settings: `ENVSCALER_DATA_DIR` (where
+`OPENAI_API_KEY` and `ENVSCALER_DB_URL`. A variable that spells a setting with one underscore where two
+belong is refused with the right name, instead of being ignored (`environment variable
+ENVSCALER_SCEN_PER_ENV is not a setting variable; did you mean ENVSCALER_SCEN__PER_ENV (scen.per_env)?`).
+Two more variables are not settings: `ENVSCALER_DATA_DIR` (where
 the default store and run outputs live; default `$XDG_DATA_HOME/envscaler`, else
 `~/.local/share/envscaler`) and `PREFECT_API_URL` (the Prefect server CLI runs report to; see
 [operations](operations.md)).
@@ -151,7 +154,15 @@ def render() -> str:
     lines.append("## `[llm.prices]` entries")
     lines.append("")
     lines.append("Each entry is `[llm.prices.\"<model name>\"]` with `input_per_mtok` and `output_per_mtok` (USD per "
-                 "million tokens, both required, >= 0).")
+                 "million tokens, both required, >= 0), and optionally `cached_input_per_mtok`. Entries are added to "
+                 "the default prices above: an entry for `gpt-4.1` replaces that model's price only, and the other "
+                 "defaults stay.")
+    lines.append("")
+    lines.append("A model with no price costs 0. Its calls are warned about once in the log, and the run summary's "
+                 "cost line names it (`cost $0.0123 (without my-model: no price in llm.prices)`). With "
+                 "`budget.max_cost_usd` set, a configuration where a stage's model (`llm.models.*`) has no price is "
+                 "refused before anything runs (exit 2), since that budget could never stop those calls: add the "
+                 "price, or cap the run with `budget.max_tokens`.")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -32,7 +32,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         home = Path(os.environ["PREFECT_HOME"]).expanduser()
         _make_prefect_home(home)
         from envscaler.demo import DEMO_OVERRIDES, SLICE, where_to_look
-        from envscaler.prefect_server import ensure_prefect_server, record_server
+        from envscaler.prefect_server import (PrefectServer, StartInterrupted, ensure_prefect_server, record_server,
+                                              recorded_server)
         from envscaler.runner import RunRequest, new_run_id, run_factory, settings_from
         from envscaler.status import print_summary
         from mock_llm.server import MockServer
@@ -43,15 +44,27 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if prefect == "server":
             typer.echo(f"[demo] Prefect: looking for a local server (or starting one on 127.0.0.1:{port}; "
                        "starting takes 30-60 s) ...")
+            earlier = recorded_server()  # a server an earlier demo started, still running (its pid is alive)
             try:
                 server = ensure_prefect_server(home, port)
+            except StartInterrupted as exc:
+                typer.echo(f"[demo] interrupted while the Prefect server it started was coming up: stopped it "
+                           f"(pid {exc.pid}); nothing is left running on 127.0.0.1:{port}", err=True)
+                raise typer.Exit(130) from None
             except RuntimeError as exc:
                 fail(str(exc))
             os.environ["PREFECT_API_URL"] = server.api_url
-            if server.pid is None:  # a server that was already answering: say whose it is not
+            started_by = "`envscaler demo`"
+            if server.pid is None and earlier is not None and earlier[0].pid is not None \
+                    and earlier[0].api_url == server.api_url:
+                # the demo's own server from an earlier demo: keep its pid, so the stop hint stays
+                server, started_by = PrefectServer(server.api_url, earlier[0].pid), earlier[1]
+                typer.echo(f"[demo] Prefect: reporting to the server an earlier demo started at {server.ui_url} "
+                           f"(pid {server.pid})")
+            elif server.pid is None:  # a server that was already answering: say whose it is not
                 typer.echo(f"[demo] Prefect: reporting to the server already answering at {server.ui_url} (not started "
                            "by the demo; --prefect-port N or --prefect ephemeral to use one of its own)")
-            record_server(server, "`envscaler demo`")
+            record_server(server, started_by)
         with MockServer() as mock:
             typer.echo(f"[demo] MOCK LLM (scripted, not a model) at {mock.base_url}")
             overrides = {**DEMO_OVERRIDES, "mine": {**DEMO_OVERRIDES["mine"], "max_tasks": max_tasks},

@@ -17,9 +17,13 @@ from envscaler.commands._common import fail
 
 
 def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+    from envscaler_core.text_files import NotUTF8, read_utf8
+
+    try:  # a UTF-8 byte order mark is dropped; UTF-16/32 is named with how to convert it
+        return json.loads(read_utf8(path))
+    except NotUTF8 as exc:
+        fail(f"{what} {path}: cannot read: {exc}")
+    except OSError as exc:
         fail(f"{what} {path}: cannot read: {exc.__class__.__name__}: {exc}")
     except ValueError as exc:
         fail(f"{what} {path}: not valid JSON: {exc}")
@@ -87,9 +91,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     ) -> None:
         from envscaler_core.runtime import EnvLoadError
 
+        from envscaler_core.text_files import NotUTF8, read_utf8
+
         try:
-            source = code.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            source = read_utf8(code)
+        except NotUTF8 as exc:
+            fail(f"--code {code}: cannot read: {exc}")
+        except OSError as exc:
             fail(f"--code {code}: cannot read: {exc.__class__.__name__}: {exc}")
         plan = _parse_calls(_read_json(calls, "--calls"), calls)
         initial = None

@@ -2,7 +2,9 @@
 calls in one sandbox episode started from a scenario's initial state.
 
 Exit code 2 (nothing served) for an unknown env/run/scenario, an env without a verified scenario,
-or a sandbox that cannot start. Status lines go to stderr: in stdio mode stdout is the protocol."""
+a sandbox that cannot start, or (HTTP) an address that cannot be listened on: the port is taken before
+the "serving" line is printed, so a busy port is one `error:` line, never "serving" then a crash.
+Status lines go to stderr: in stdio mode stdout is the protocol."""
 
 from __future__ import annotations
 
@@ -11,6 +13,18 @@ from pathlib import Path
 import typer
 
 from envscaler.commands._common import DB_HELP, fail
+
+
+def _listen(transport: str, host: str, port: int):  # type: ignore[no-untyped-def]
+    """The listening socket for --transport http (None for stdio), or a one-line exit 2."""
+    if transport != "http":
+        return None
+    from envscaler.mcp_server import PortUnavailable, listen_http
+
+    try:
+        return listen_http(host, port)
+    except PortUnavailable as exc:
+        fail(str(exc))
 
 
 def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # type: ignore[no-untyped-def]
@@ -81,6 +95,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 env, scenario, rid = _find(store, env_id, run_id, scenario_fp)
         except StoreError as exc:
             fail(str(exc))
+        sock = _listen(transport, host, port)
         try:
             pool = SandboxPool(settings.sandbox.model_copy(update={"workers": 1}))
         except SandboxUnavailable as exc:
@@ -99,11 +114,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 if transport == "stdio":
                     anyio.run(serve_stdio, server)
                 else:
-                    serve_http(server, host, port)
+                    serve_http(server, host, sock)
             finally:
                 episode.close()
         finally:
             pool.close()
+            if sock is not None:
+                sock.close()
 
 
 def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int) -> None:  # type: ignore[no-untyped-def]
@@ -122,6 +139,7 @@ def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int) ->
         imports = JailImports(**jail_imports())
     except (BFCLDataError, BFCLUnavailable) as exc:
         fail(str(exc))
+    sock = _listen(transport, host, port)
     try:
         pool = SandboxPool(settings.sandbox.model_copy(update={"workers": 1}), imports=imports)
     except SandboxUnavailable as exc:
@@ -138,8 +156,10 @@ def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int) ->
             if transport == "stdio":
                 anyio.run(serve_stdio, server)
             else:
-                serve_http(server, host, port)
+                serve_http(server, host, sock)
         finally:
             live.close()
     finally:
         pool.close()
+        if sock is not None:
+            sock.close()

@@ -44,9 +44,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
         if mode not in ("programmatic", "llm", "both"):
             fail("--mode must be programmatic, llm or both")
-        try:
-            source = code.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+        from envscaler_core.text_files import NotUTF8, read_utf8
+
+        try:  # a UTF-8 byte order mark is dropped, as Python itself and our source readers do
+            source = read_utf8(code)
+        except NotUTF8 as exc:
+            fail(f"cannot read {code}: {exc}")
+        except OSError as exc:
             fail(f"cannot read {code}: {exc}")
         if class_name is None:
             class_name = _only_class(code, source)
@@ -62,7 +66,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         test_state = None
         if state is not None:
             try:
-                test_state = json.loads(state.read_text(encoding="utf-8"))
+                test_state = json.loads(read_utf8(state))
             except (OSError, ValueError) as exc:
                 fail(f"--state {state}: {exc}")
             except RecursionError:

@@ -113,6 +113,11 @@ def load_json(path: Path) -> Any:
     except FileNotFoundError:
         raise FileError(f"{path}: no such file") from None
     except UnicodeDecodeError as exc:
+        from envscaler_core.text_files import not_utf8_reason, wide_encoding
+
+        data = path.read_bytes()
+        if wide_encoding(data[:4]) is not None:
+            raise FileError(f"{path}: {not_utf8_reason(path, data, exc)}") from None
         raise FileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise FileError(f"{path}: cannot read ({exc.strerror or exc})") from None

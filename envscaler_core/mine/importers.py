@@ -236,8 +236,11 @@ def _records(path: Path) -> Iterator[tuple[str, _Raw]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        yield "unknown", _Raw(line=line, error=f"not UTF-8 text: {exc.reason} at byte {exc.start}; file skipped")
+        from envscaler_core.text_files import not_utf8_reason, wide_encoding
+
+        data = path.read_bytes()
+        line = 1 if wide_encoding(data[:4]) else data[: exc.start].count(b"\n") + 1
+        yield "unknown", _Raw(line=line, error=f"{not_utf8_reason(path.name, data, exc)}; file skipped")
         return
     if text.lstrip().startswith("["):
         try:

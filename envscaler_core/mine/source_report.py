@@ -113,6 +113,14 @@ def _why_no_task(path: Path, entry: SourceFileReport) -> str:
         looks = guess_format(path)
         return f"the file is empty ({looks})" if looks and looks != "empty" else "the file is empty"
     if entry.malformed == entry.records:
+        from envscaler_core.text_files import wide_encoding, wide_text_advice
+
+        try:
+            encoding = wide_encoding(path.read_bytes()[:4])
+        except OSError:
+            encoding = None
+        if encoding is not None:
+            return f"it is {wide_text_advice(path, encoding)} ({SUPPORTED})"
         looks = guess_format(path)
         head = f"it looks like {looks}" if looks else "none of its records could be read"
         first = f"; first problem: {entry.problems[0]}" if entry.problems else ""
@@ -135,6 +143,10 @@ def guess_format(path: Path) -> str | None:
         return "Parquet (convert it to JSON Lines)"
     if head[:4] in (b"PK\x03\x04",) or head[:2] == b"\x1f\x8b":
         return "a compressed archive (unpack it first)"
+    from envscaler_core.text_files import wide_encoding
+
+    if (encoding := wide_encoding(head[:4])) is not None:
+        return f"{encoding} text, not UTF-8"
     if b"\x00" in head[:1024]:
         return "a binary file"
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()

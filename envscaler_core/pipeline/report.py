@@ -47,6 +47,8 @@ class RunSummary(BaseModel):
     notes: list[str] = Field(default_factory=list, description="Which stage came out empty, why, and what it means.")
     judged: Judged | None = None
     mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM (costs are illustrative).")
+    unpriced_models: list[str] = Field(default_factory=list, description=(
+        "Models the run called that have no entry in llm.prices: their calls are counted at cost 0."))
     origin: str = "run"
     evaluation: dict[str, Any] | None = Field(default=None, description="An evaluation run's results (BFCL multi-turn).")
     audit: dict[str, Any] | None = Field(default=None, description="EnvScaler import audit (interop.summary), if any.")
@@ -71,18 +73,40 @@ class RunSummary(BaseModel):
                 sum(int(u.get("cached", 0)) for u in self.usage.values()))
 
 
+def clip(text: str, width: int) -> str:
+    """`text` in at most `width` characters: whole, or cut at the last word boundary with an ellipsis
+    (mid-word only when one word fills most of the room, such as a long path)."""
+    if len(text) <= width:
+        return text
+    room = text[: width - 1]
+    if not text[width - 1].isspace():
+        space = room.rfind(" ")
+        if space >= width // 2:
+            room = room[:space]
+    return room.rstrip(" ,;:-") + "…"
+
+
 def top_reasons(reasons: list[str], n: int = 5, width: int = 100) -> list[tuple[str, int]]:
-    """The most common reasons, cut to `width` characters so messages that differ only in ids or
-    tracebacks further on count together."""
+    """The most common reasons, cut to `width` characters (at a word, with an ellipsis) so messages that
+    differ only in ids or tracebacks further on count together."""
     def key(reason: str) -> str:
         first = reason.strip().splitlines()[0] if reason.strip() else "?"
-        return first.split(" | ")[0][:width]  # "contract: ... | judge: ..." -> the fact, not the commentary
+        return clip(first.split(" | ")[0], width)  # "contract: ... | judge: ..." -> the fact, not the commentary
 
     return Counter(key(r) for r in reasons).most_common(n)
 
 
 def cost_text(s: RunSummary) -> str:
-    return f"${s.cost_usd:.4f}" + (f" ({MOCK_NOTE})" if s.mock_llm else "")
+    unpriced = f" (without {', '.join(s.unpriced_models)}: no price in llm.prices)" if s.unpriced_models else ""
+    return f"${s.cost_usd:.4f}" + unpriced + (f" ({MOCK_NOTE})" if s.mock_llm else "")
+
+
+def unpriced_models_of(config: dict[str, Any], usage: dict[str, dict[str, Any]]) -> list[str]:
+    """The models of the stages that made calls (as the run was configured) that have no price."""
+    llm = config.get("llm") if isinstance(config.get("llm"), dict) else {}
+    models, prices = llm.get("models") or {}, llm.get("prices") or {}
+    return sorted({model for stage, model in models.items()
+                   if isinstance(model, str) and model not in prices and int((usage.get(stage) or {}).get("calls", 0))})
 
 
 def summary_markdown(s: RunSummary) -> str:
@@ -125,7 +149,7 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     width = max((len(k) for k in s.funnel), default=10)
     lines = [f"run {s.run_id}: {s.status}" + (" (nothing produced)" if s.status == "empty" else "")]
     if s.error and s.status not in ("completed", "empty"):
-        lines.append(f"  error: {s.error.strip().splitlines()[0][:400]}")
+        lines.append(f"  error: {clip(s.error.strip().splitlines()[0], 400)}")
     lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
     lines += [f"  note: {note}" for note in s.notes]
     if s.judged is not None and s.judged.not_stateful_examples and any(n.startswith("stateful tasks: 0") for n in s.notes):
@@ -161,8 +185,8 @@ def judged_lines(judged: Judged, limit: int = 5) -> list[str]:
              "source tasks" + (f" ({judged.failed} could not be judged)" if judged.failed else "")]
     for item in judged.not_stateful_examples[:limit]:
         task = " ".join(item.task.split())
-        lines.append(f"    - {task[:70] + '…' if len(task) > 70 else task}  ({item.origin})")
-        lines.append(f"      judge: {' '.join(item.reason.split())[:220]}")
+        lines.append(f"    - {clip(task, 70)}  ({item.origin})")
+        lines.append(f"      judge: {clip(' '.join(item.reason.split()), 220)}")
     if judged.not_stateful > limit:
         lines.append(f"    ... {judged.not_stateful - limit} more (all in `envscaler report`)")
     return lines
@@ -174,7 +198,7 @@ def evaluation_text(s: RunSummary) -> str:
     lines = [f"run {s.run_id}: {s.status} · BFCL multi-turn evaluation{state}: agent {ev.get('agent')}, "
              f"model {ev.get('model')}"]
     if s.error and s.status != "completed":
-        lines.append(f"  error: {s.error.strip().splitlines()[0][:400]}")
+        lines.append(f"  error: {clip(s.error.strip().splitlines()[0], 400)}")
     lines.append(f"  {'subset':<16}{'tasks':>7}{'valid':>7}{'accuracy %':>12}")
     for name, sc in (ev.get("subsets") or {}).items():
         lines.append(f"  {name:<16}{sc['tasks']:>7}{sc['valid']:>7}{100 * sc['accuracy']:>12.2f}")
@@ -204,12 +228,14 @@ def build_summary(store: Any, run_id: str) -> RunSummary:
     from envscaler_core.interop.summary import audit_summary
 
     funnel = store.funnel(run_id)
+    usage = store.llm_usage(run_id)
     audit = audit_summary(store, run_id)
     # an import reads no source tasks: its audit says what it did, not "the run had nothing to work on"
     finished = run.status in ("completed", "empty") and audit is None
     judged = judged_of(store, run_id)
     notes = funnel_notes(funnel, run.stages, judged.stateful + judged.not_stateful, judged.failed) if finished else []
-    return RunSummary(run_id=run_id, status=run.status, funnel=funnel, usage=store.llm_usage(run_id),
+    return RunSummary(run_id=run_id, status=run.status, funnel=funnel, usage=usage,
+                      unpriced_models=unpriced_models_of(run.config or {}, usage),
                       top_failures=top_reasons(reasons), error=run.error, outputs=dict(run.outputs),
                       env_ids=[e.env_id for e in store.query(AcceptedEnv, run_id=run_id)],
                       sources_report=run.sources_report, progress=run.progress,

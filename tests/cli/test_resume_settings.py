@@ -21,7 +21,8 @@ def run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Run:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ENVSCALER_DATA_DIR", str(tmp_path / "data"))
     settings = load_settings(environ={}, overrides={
-        "llm": {"base_url": OLD_ENDPOINT, "api_key": "sk-old", "models": {"agent": "run-agent"}},
+        "llm": {"base_url": OLD_ENDPOINT, "api_key": "sk-old", "models": {"agent": "run-agent"},
+                "prices": {"run-agent": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}}},
         "mine": {"select_n": 5}, "budget": {"max_tokens": 1000}, "store": {"url": str(tmp_path / "old.duckdb")}})
     return Run(run_id="r1", config=public_config(settings), sources=["/x.jsonl"])
 
@@ -66,6 +67,19 @@ def test_budget_flags_raise_the_budget(run: Run) -> None:
     settings = resume_settings(run, None, None, max_tokens=50_000, max_cost=2.5)
     assert settings.budget.max_tokens == 50_000 and settings.budget.max_cost_usd == 2.5
     assert settings.mine.select_n == 5
+
+
+def test_a_cost_budget_for_a_run_with_an_unpriced_model_is_refused(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run's agent model has no price: a cost cap could never see its calls (exit 2, one line)."""
+    import typer
+
+    unpriced = run.model_copy(update={"config": {**run.config, "llm": {**run.config["llm"], "prices": {}}}})
+    assert resume_settings(unpriced, None, None, max_tokens=50_000).budget.max_tokens == 50_000
+    with pytest.raises(typer.Exit) as stopped:
+        resume_settings(unpriced, None, None, max_cost=2.5)
+    assert stopped.value.exit_code == 2
+    assert ("budget.max_cost_usd=2.5 cannot see the calls of a model without a price (llm.models.agent='run-agent')"
+            in capsys.readouterr().err)
 
 
 def test_a_raised_budget_is_what_the_next_resume_starts_from(run: Run) -> None:

@@ -86,6 +86,13 @@ def test_bad_config_value_names_the_field(tmp_path: Path) -> None:
     assert_one_line_error(out, "validate.threshold")
 
 
+def test_a_setting_variable_with_one_underscore_is_refused_with_the_right_name(tmp_path: Path) -> None:
+    """Ignored, it would leave the user believing scen.per_env is 3 for the whole run."""
+    out = envscaler("run", "-s", str(SLICE), tmp_path=tmp_path, ENVSCALER_SCEN_PER_ENV="3")
+    assert_one_line_error(out, "ENVSCALER_SCEN_PER_ENV", "did you mean ENVSCALER_SCEN__PER_ENV (scen.per_env)?")
+    assert not (tmp_path / "cli.duckdb").exists()
+
+
 @pytest.mark.parametrize("verb", ["status", "resume"])
 def test_unknown_run(verb: str, tmp_path: Path) -> None:
     assert_one_line_error(envscaler(verb, "no-such-run", tmp_path=tmp_path), "no run 'no-such-run'")

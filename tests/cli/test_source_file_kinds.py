@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.helpers import assert_one_line_error, clean_env, envscaler
 
 
@@ -30,6 +32,34 @@ def test_a_fifo_given_as_a_source_is_said_to_be_no_regular_file(tmp_path: Path) 
     out, db = _run(tmp_path, tmp_path / "tasks.jsonl")
     line = assert_one_line_error(out, str(tmp_path / "tasks.jsonl"), "is not a regular file")  # type: ignore[arg-type]
     assert "not found" not in line and not db.exists()
+
+
+@pytest.mark.parametrize(("bom_and_text", "encoding"), [
+    (lambda text: text.encode("utf-16"), "UTF-16 (little-endian)"),
+    (lambda text: b"\xfe\xff" + text.encode("utf-16-be"), "UTF-16 (big-endian)"),
+    (lambda text: text.encode("utf-32"), "UTF-32 (little-endian)"),
+])
+def test_a_utf16_or_utf32_source_is_named_as_such_with_how_to_convert_it(tmp_path: Path, bom_and_text: Any,
+                                                                         encoding: str) -> None:
+    """Windows' "Unicode" (PowerShell 5's `>`) writes UTF-16 with a byte order mark: not a binary file."""
+    source = tmp_path / "tasks.jsonl"
+    source.write_bytes(bom_and_text('{"task": "Book a table for two."}\n'))
+    out, db = _run(tmp_path, source)
+    family = encoding.split()[0]
+    line = assert_one_line_error(out, f"{encoding} text, not UTF-8",  # type: ignore[arg-type]
+                                 f"iconv -f {family} -t UTF-8 {source}")
+    assert "binary" not in line and not db.exists()
+
+
+def test_a_utf16_config_file_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    config = tmp_path / "factory.toml"
+    config.write_bytes("[mine]\nselect_n = 3\n".encode("utf-16"))
+    source = tmp_path / "tasks.jsonl"
+    source.write_text('{"task": "Book a table for two."}\n')
+    out = envscaler("run", "-s", str(source), "-c", str(config), "--db", str(tmp_path / "s.duckdb"),
+                    env=clean_env(tmp_path / "home"), timeout=120)
+    assert_one_line_error(out, str(config), "UTF-16 (little-endian) text, not UTF-8")
 
 
 def test_a_missing_source_is_still_not_found(tmp_path: Path) -> None:

@@ -266,3 +266,26 @@ def test_a_class_defining_the_sandboxs_own_hook_is_refused_before_anything_runs(
     assert out.returncode == 2, out
     assert "static check failed: sandbox-hook: '__sandbox_state__' names one of the sandbox's own hooks" in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+@pytest.mark.parametrize("which", ["code", "state"])
+def test_a_utf8_byte_order_mark_in_the_code_or_the_state_is_not_data(which: str, tmp_path: Path) -> None:
+    """Windows editors write one; Python runs such a file, and sources and `import` accept it too."""
+    code, state = files(tmp_path)
+    path = Path(code if which == "code" else state)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic")
+    assert out.returncode == 0, out.stderr
+    assert full(out)["accepted"]
+
+
+@pytest.mark.parametrize(("which", "option"), [("code", "cannot read"), ("state", "--state")])
+def test_a_utf16_code_or_state_file_is_named_with_how_to_convert_it(which: str, option: str, tmp_path: Path) -> None:
+    code, state = files(tmp_path)
+    path = Path(code if which == "code" else state)
+    path.write_bytes(path.read_text().encode("utf-16"))  # with its byte order mark, as Windows writes it
+    out = envscaler(tmp_path, "--code", code, "--state", state, "--mode", "programmatic")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {option}"), out.stderr
+    assert "UTF-16 (little-endian) text, not UTF-8" in lines[0] and f"iconv -f UTF-16 -t UTF-8 {path}" in lines[0]

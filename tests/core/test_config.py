@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from envscaler_core.config import ConfigError, load_settings
@@ -67,3 +69,39 @@ def test_an_unknown_section_from_the_environment_names_the_variable():
         load_settings(environ={"ENVSCALER_MINEE__SELECT_N": "3"})
     assert "minee: unknown setting; did you mean mine?" in str(err.value)
     assert "environment variable ENVSCALER_MINEE__SELECT_N='3'" in str(err.value)
+
+
+def test_a_price_in_a_config_file_is_added_to_the_default_prices(tmp_path):
+    path = tmp_path / "cfg.toml"
+    path.write_text('[llm.prices."my-model"]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n'
+                    '[llm.prices."gpt-4.1-mini"]\ninput_per_mtok = 0.5\noutput_per_mtok = 3.0\n')
+    prices = load_settings(path, environ={}).llm.prices
+    assert (prices["my-model"].input_per_mtok, prices["my-model"].output_per_mtok) == (1.0, 2.0)
+    assert (prices["gpt-4.1-mini"].input_per_mtok, prices["gpt-4.1-mini"].cached_input_per_mtok) == (0.5, None)
+    assert prices["gpt-4.1"].output_per_mtok == 8.0 and "text-embedding-3-large" in prices
+
+
+def test_a_cost_budget_with_a_stage_model_without_a_price_is_refused(tmp_path):
+    path = tmp_path / "cfg.toml"
+    path.write_text('[budget]\nmax_cost_usd = 1.0\n[llm.models]\nsynth = "their-model"\n')
+    with pytest.raises(ConfigError, match=r"cfg.toml: budget.max_cost_usd=1.0 .*llm.models.synth='their-model'"):
+        load_settings(path, environ={})
+    unbudgeted = load_settings(path, environ={}, overrides={"budget": {"max_cost_usd": None}})
+    assert unbudgeted.llm.models.synth == "their-model"
+
+
+@pytest.mark.parametrize(("name", "right"), [
+    ("ENVSCALER_SCEN_PER_ENV", "ENVSCALER_SCEN__PER_ENV (scen.per_env)"),
+    ("ENVSCALER_LLM_MODELS_AGENT", "ENVSCALER_LLM__MODELS__AGENT (llm.models.agent)"),
+    ("ENVSCALER_LLM__MODELS_AGENT", "ENVSCALER_LLM__MODELS__AGENT (llm.models.agent)"),
+    ("ENVSCALER_VALIDATE_ROUNDS", "ENVSCALER_VALIDATE__ROUNDS (validate.rounds)"),
+])
+def test_a_setting_variable_with_single_underscores_names_the_right_one(name, right):
+    with pytest.raises(ConfigError, match=rf"environment variable {name} is not a setting variable; did you mean "
+                                          rf"{re.escape(right)}\?"):
+        load_settings(environ={name: "3"})
+
+
+def test_other_single_underscore_variables_are_not_settings_and_stay_free():
+    s = load_settings(environ={"ENVSCALER_DATA_DIR": "/tmp/x", "ENVSCALER_WORKERS": "2", "ENVSCALER_SCEN__PER_ENV": "3"})
+    assert s.scen.per_env == 3

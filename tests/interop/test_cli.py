@@ -79,6 +79,15 @@ def test_a_missing_file_fails_in_one_line_and_writes_nothing(tmp_path: Path) -> 
     assert not (tmp_path / "x.duckdb").exists()
 
 
+def test_a_utf16_file_is_named_with_how_to_convert_it(envscaler_dir: Path, tmp_path: Path) -> None:
+    envs = tmp_path / "env_metadata.json"
+    envs.write_bytes((envscaler_dir / "env_metadata.json").read_text(encoding="utf-8").encode("utf-16"))
+    db = f"duckdb:///{tmp_path / 'x.duckdb'}"
+    done = _cli("import", "envscaler", "--envs", str(envs), "--db", db, "--run-id", "r")
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert "UTF-16 (little-endian) text, not UTF-8" in done.stderr and f"iconv -f UTF-16 -t UTF-8 {envs}" in done.stderr
+
+
 @pytest.mark.prefect
 def test_the_flow_variant_publishes_the_audit_as_an_artifact(prefect_api: str, envscaler_dir: Path, tmp_path: Path) -> None:
     from prefect.client.orchestration import get_client

@@ -163,6 +163,21 @@ def http_server(db_url: str) -> Iterator[str]:
             proc.wait()
 
 
+@pytest.mark.parametrize("target", ["env_library_test", "bfcl:multi_turn_base_0"])
+def test_http_on_a_busy_port_is_one_error_line_exit_2_and_never_says_serving(db_url: str, target: str) -> None:
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as busy:  # another process's server, as Prefect's on :4200
+        port = busy.getsockname()[1]
+        out = subprocess.run([sys.executable, "-m", "envscaler.cli", "serve-mcp", target, "--db", db_url,
+                              "--transport", "http", "--port", str(port)],
+                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert out.returncode == 2, out.stderr
+    assert lines == [f"error: cannot serve over http://127.0.0.1:{port}/mcp: port {port} is already in use by "
+                     "another process; pick a free one with --port"], out.stderr
+
+
 def test_http_transport_serves_the_same_tools(http_server: str) -> None:
     async def main() -> Any:
         async with Client(http_server, read_timeout_seconds=60) as client:

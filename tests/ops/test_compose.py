@@ -210,3 +210,20 @@ def test_sandbox_python_of_the_image_is_installed_by_the_dockerfile(compose: dic
     assert f"ENV ENVSCALER_SANDBOX__PYTHON={python}" in dockerfile
     assert {"seccomp=unconfined", "apparmor=unconfined"} <= set(compose["services"]["worker"]["security_opt"])
 
+
+
+def test_the_image_installs_bfcl_eval_the_way_the_makefile_does(dockerfile: list[str]) -> None:
+    """`envscaler eval bfcl-mt` needs bfcl-eval, which is not in pyproject.toml (pip would resolve its torch,
+    faiss and numpy pin): `make bfcl` installs it with --no-deps beside mpmath, and so must the image."""
+    makefile = (REPO / "Makefile").read_text()
+    [pins] = [line.split(":=", 1)[1].split() for line in makefile.splitlines() if line.startswith("BFCL_PACKAGES")]
+    assert any(p.startswith("bfcl-eval==") for p in pins) and any(p.startswith("mpmath==") for p in pins), pins
+    installs = [line.split() for line in dockerfile if line.startswith("RUN") and "pip install" in line]
+    bfcl = [words for words in installs if any(w.startswith("bfcl-eval") for w in words)]
+    assert len(bfcl) == 1, f"the Dockerfile does not install bfcl-eval: {installs}"
+    [words] = bfcl
+    assert "--no-deps" in words, words
+    assert sorted(w for w in words if "==" in w) == sorted(pins), (words, pins)
+    runs = [i for i, line in enumerate(dockerfile) if line.startswith("RUN") and "pip install" in line]
+    bfcl_at = next(i for i in runs if "bfcl-eval" in dockerfile[i])
+    assert runs[0] < bfcl_at, "bfcl-eval installed before the project, whose resolution could then replace mpmath"

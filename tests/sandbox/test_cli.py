@@ -64,6 +64,22 @@ def test_unusable_input_exits_2_with_one_line(files: Path, mutate, needle: str) 
     assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("name", ["env.py", "state.json", "calls.json"])
+def test_exec_drops_a_utf8_byte_order_mark_from_its_files(files: Path, name: str) -> None:
+    (files / name).write_bytes(b"\xef\xbb\xbf" + (files / name).read_bytes())
+    proc = run("exec", "--code", str(files / "env.py"), "--class", "Counter",
+               "--state", str(files / "state.json"), "--calls", str(files / "calls.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[-1]) == {"final_state": {"n": 7}}
+
+
+def test_exec_names_a_utf16_file_with_how_to_convert_it(files: Path) -> None:
+    (files / "calls.json").write_bytes((files / "calls.json").read_text().encode("utf-16"))
+    proc = run("exec", "--code", str(files / "env.py"), "--class", "Counter", "--calls", str(files / "calls.json"))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    assert "UTF-16 (little-endian) text, not UTF-8" in proc.stderr and "iconv -f UTF-16 -t UTF-8" in proc.stderr
+
+
 def test_check_names_the_backend() -> None:
     proc = run("check")
     assert proc.returncode == 0, proc.stderr

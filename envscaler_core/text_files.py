@@ -1,0 +1,48 @@
+"""Reading the text files users give us (sources, EnvScaler imports, `validate --code/--state`, config
+files): UTF-8, with a leading UTF-8 byte order mark dropped (Windows tools write one; it is not data).
+A file in UTF-16 or UTF-32 (Windows' "Unicode", PowerShell 5's `>` and `Out-File` default) starts with
+its own byte order mark: it is named as what it is, with the command that converts it, instead of
+being called binary or "not UTF-8" at some byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# longest first: the UTF-32 little-endian mark begins with the UTF-16 one
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+              (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"))
+
+
+class NotUTF8(ValueError):
+    """A file that is not UTF-8 text; the message says what it is and, for UTF-16/32, how to convert it."""
+
+
+def wide_encoding(head: bytes) -> str | None:
+    """'UTF-16 (little-endian)' etc. when `head` starts with a UTF-16 or UTF-32 byte order mark."""
+    for bom, name, order in _WIDE_BOMS:
+        if head.startswith(bom):
+            return f"{name} ({order})"
+    return None
+
+
+def wide_text_advice(path: Path | str, encoding: str) -> str:
+    family = encoding.split()[0]
+    return (f"{encoding} text, not UTF-8 (it starts with a {family} byte order mark); convert it, e.g. "
+            f"`iconv -f {family} -t UTF-8 {path} > utf8.{Path(path).name}`")
+
+
+def not_utf8_reason(path: Path | str, data: bytes, exc: UnicodeDecodeError) -> str:
+    """Why `data` (the file's bytes) is not UTF-8, in words a user can act on."""
+    encoding = wide_encoding(data[:4])
+    if encoding is not None:
+        return wide_text_advice(path, encoding)
+    return f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+
+
+def read_utf8(path: Path | str) -> str:
+    """The file's text (UTF-8, a leading BOM dropped); NotUTF8 naming what it is otherwise. OSError passes."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotUTF8(not_utf8_reason(path, data, exc)) from None
