@@ -3,7 +3,6 @@ sources), then one section per env. One file, inline CSS and a few lines of scri
 
 from __future__ import annotations
 
-import html
 from datetime import UTC
 from typing import Any
 
