@@ -22,6 +22,7 @@ from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import BFCLTask
 from envscaler_core.bfcl.executor import SandboxedTask
 from envscaler_core.bfcl.schemas import all_tools, function_names
+from envscaler_core.runtime import EpisodeBreach
 
 ERROR_PREFIXES = ("Error during execution", "Error during decoding")
 
@@ -40,7 +41,10 @@ def build_bfcl_server(task: BFCLTask, live: SandboxedTask) -> Server[Any]:
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         async with lock:
             if params.name == STATE_TOOL:
-                return _text(await anyio.to_thread.run_sync(lambda: live.state))
+                try:
+                    return _text(await anyio.to_thread.run_sync(lambda: live.state))
+                except EpisodeBreach as exc:  # its replies may be forged: no state to show
+                    return _text({"error": str(exc), "error_kind": "crash"}, is_error=True)
             try:
                 [call] = decode_tool_calls([{"function": {"name": params.name, "arguments": json.dumps(
                     params.arguments or {})}}], only=names)

@@ -6,7 +6,8 @@ a rollout. The env's tool schemas are advertised as-is (they are already JSON Sc
 tool's return value goes back as JSON text; a call the sandbox rejects or that raises comes back
 with `isError` and `{"error", "error_kind"}`, the same observation rollouts give a model.
 `envscaler_get_state` is an extra, clearly-named helper (not an env tool) returning the current state,
-for debugging and for clients that verify outcomes. With the HTTP transport all clients share the
+for debugging and for clients that verify outcomes; once the episode's process was caught forging
+replies it returns an error (`crash`, naming the breach) instead, as every later call does. With the HTTP transport all clients share the
 one episode.
 """
 
@@ -23,7 +24,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from envscaler_core.models import AcceptedEnv, Scenario
-from envscaler_core.runtime import Episode
+from envscaler_core.runtime import Episode, EpisodeBreach
 
 STATE_TOOL = "envscaler_get_state"
 
@@ -56,7 +57,10 @@ def build_server(env: AcceptedEnv, scenario: Scenario, episode: Episode) -> Serv
         args = dict(params.arguments or {})
         async with lock:
             if params.name == STATE_TOOL and STATE_TOOL not in names:
-                return _text(await anyio.to_thread.run_sync(lambda: episode.state))
+                try:
+                    return _text(await anyio.to_thread.run_sync(lambda: episode.state))
+                except EpisodeBreach as exc:  # its replies may be forged: no state to show, a crashed episode
+                    return _text({"error": str(exc), "error_kind": "crash"}, is_error=True)
             out = await anyio.to_thread.run_sync(episode.call, params.name, args)
         if out.ok:
             return _text(out.result)

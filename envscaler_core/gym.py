@@ -24,7 +24,7 @@ from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
 from envscaler_core.rollout.agents import system_text
 from envscaler_core.rollout.loop import observation
-from envscaler_core.runtime import Episode, EnvRuntime
+from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
 Action = dict[str, Any]
@@ -106,7 +106,10 @@ class ScenarioEnv:
             self.env.class_code, self.env.class_name, scenario.initial_state, tools=self.tools
         )
         self._scenario, self._steps, self._over = scenario, 0, False
-        self._loaded_state = self._episode.state  # the checks' initial_state, as in EnvScaler
+        try:
+            self._loaded_state = self._episode.state  # the checks' initial_state, as in EnvScaler
+        except EpisodeBreach:  # sticky: the final read raises it again and the episode scores nothing
+            self._loaded_state = None
         info = {
             "env_id": self.env.env_id,
             "scenario_fp": scenario.fingerprint,
@@ -148,7 +151,14 @@ class ScenarioEnv:
 
     def _finish(self, obs: str, *, terminated: bool, truncated: bool, info: dict[str, Any]) -> StepResult:
         assert self._episode is not None and self._scenario is not None
-        final_state = self._episode.state
+        try:
+            final_state = self._episode.state
+        except EpisodeBreach as exc:  # its replies may be forged: a crashed episode, no state, no reward
+            self._over = True
+            self._close_episode()
+            info.update({"steps": self._steps, "all_passed": False, "check_results": [], "final_state": None,
+                         "breach": f"the env's process forged replies, so the episode was not scored: {exc}"})
+            return obs, 0.0, terminated, truncated, info
         self._over = True
         self._close_episode()
         reward, all_passed, results = score_checks(

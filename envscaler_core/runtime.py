@@ -51,6 +51,12 @@ class EnvLoadError(Exception):
     """The code does not compile, the class is missing, or the initial state is rejected."""
 
 
+class EpisodeBreach(Exception):
+    """Reading an episode's state after its process was caught sending frames the host never asked for:
+    its replies (results and states, earlier ones included) may be forged, so nothing from it may be
+    scored or shown as its outcome. Readers treat the episode as crashed; the message says why."""
+
+
 def _summary(value: Any) -> str:
     if isinstance(value, dict | list):
         return f"{type(value).__name__} of {len(value)} entr{'y' if len(value) == 1 else 'ies'}"
@@ -82,7 +88,9 @@ def config_not_loaded(config: dict[str, Any] | None, state: dict[str, Any],
 
 class Episode(Protocol):
     @property
-    def state(self) -> dict[str, Any]: ...
+    def state(self) -> dict[str, Any]:
+        """The last committed state; raises EpisodeBreach once the episode is known to have forged replies."""
+        ...
 
     def call(self, tool: str, args: dict[str, Any]) -> CallOutcome: ...
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from envscaler_core.runtime import CallOutcome, EnvLoadError, config_not_loaded
+from envscaler_core.runtime import CallOutcome, EnvLoadError, EpisodeBreach, config_not_loaded
 from sandbox.child import Child, ChildFailure, encode
 from sandbox.diff import state_diff
 from sandbox.schema import check_call, index_tools
@@ -179,9 +179,13 @@ class SandboxEpisode:
     @property
     def state(self) -> dict[str, Any]:
         """The last committed state. Reading it first makes sure the unit sent nothing after its last reply
-        (a frame a tool wrote itself would have shifted it); if it did, the episode ends (`breach`)."""
+        (a frame a tool wrote itself would have shifted it); if it did, the episode ends (`breach`) and this
+        raises EpisodeBreach, as does every later read: the replies taken before the extra frame was found,
+        and so this state, may be forged."""
         with self._lock:
             self._sync()
+            if self.breach is not None:
+                raise EpisodeBreach(self.breach)
             return _clone(self._state)
 
     def _next_seq(self) -> int:

@@ -191,7 +191,12 @@ class EpisodeChild:
     def public_state(self) -> dict:
         """The state the host sees: the instance's public attributes, or its own `__sandbox_state__`."""
         if self.hooks is None:  # base methods only: a str subclass key cannot answer startswith() itself
-            return {k: v for k, v in dict.items(vars(self.inst)) if not str.startswith(k, "_")}
+            d = vars(self.inst)
+            for k in dict.keys(d):
+                if not isinstance(k, str):  # `self.__dict__[101] = 1`: no attribute, and JSON would write "101"
+                    raise TypeError(f"the instance's __dict__ holds the non-string key {_key_repr(k)}; attributes "
+                                    "are named by strings")
+            return {k: v for k, v in dict.items(d) if not str.startswith(k, "_")}
         state = self.hooks[0](self.inst)
         if not isinstance(state, dict):
             raise TypeError(f"__sandbox_state__ returned {type(state).__name__}, not a dict")
@@ -202,8 +207,8 @@ class EpisodeChild:
         if self.hooks is not None:
             return self.hooks[1](self.inst, state)
         d = vars(self.inst)
-        for key in [k for k in dict.keys(d) if not str.startswith(k, "_")]:
-            dict.__delitem__(d, key)
+        for key in [k for k in dict.keys(d) if not isinstance(k, str) or not str.startswith(k, "_")]:
+            dict.__delitem__(d, key)  # non-string keys too: a committed state never holds one
         dict.update(d, state)
 
     def rollback(self) -> None:  # back to the last committed state
@@ -347,6 +352,13 @@ class EpisodeChild:
         text, _, _ = self.serialise_state()
         if text != self.committed:
             self.rollback()
+
+
+def _key_repr(key: object) -> str:
+    """A key of a foreign type, named without running its code (no `__repr__` of the env's own)."""
+    base = next((b for b in (bool, int, float, complex, bytes, type(None)) if isinstance(key, b)), None)
+    name = type(key).__name__[:40]
+    return f"of type {name}" if base is None else f"{base.__repr__(key)[:80]} ({name})"
 
 
 def warm_episode(episode: dict, limits: dict) -> None:

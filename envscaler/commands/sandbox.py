@@ -2,7 +2,9 @@
 
 `exec` prints one JSON line per call and a final `{"final_state": ...}` line; it exits 0 whenever the
 run completed (failed calls are data, not errors) and 2 with one line on stderr when it could not run
-at all (unreadable or invalid files, a class that does not load, no usable sandbox backend).
+at all (unreadable or invalid files, a class that does not load, no usable sandbox backend). An episode
+whose process was caught forging frames (`breach`) has no final state to believe: the last line is
+`{"breach": ...}` instead, stderr says so and the exit status is 3.
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ def _open_pool(config: Path | None) -> Any:
         fail(f"no usable sandbox: {exc}")
 
 
+BREACH_EXIT = 3  # the run completed, but its process forged frames: none of its lines is to be believed
+
 # Line breaks to str.splitlines() (and to JavaScript, for U+2028/9) that json.dumps leaves raw with
 # ensure_ascii=False: inside a result they would split one JSON line into two for such a consumer.
 _LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
@@ -89,7 +93,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         state: Path | None = typer.Option(None, "--state", help="Initial state JSON object (init_config)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section)."),
     ) -> None:
-        from envscaler_core.runtime import EnvLoadError
+        from envscaler_core.runtime import EnvLoadError, EpisodeBreach
 
         from envscaler_core.text_files import NotUTF8, read_utf8
 
@@ -117,7 +121,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                     line = {"tool": out.tool, "ok": out.ok, "result": out.result, "error": out.error,
                             "error_kind": out.error_kind, "state_diff": out.state_diff, "elapsed_ms": out.elapsed_ms}
                     typer.echo(json_line(line))
-                typer.echo(json_line({"final_state": episode.state}))
+                try:
+                    final = episode.state
+                except EpisodeBreach as exc:  # the lines above may hold forged replies: say so, no final state
+                    typer.echo(json_line({"breach": str(exc)}))
+                    fail(f"{code}: the episode is not to be believed: {exc}", code=BREACH_EXIT)
+                typer.echo(json_line({"final_state": final}))
 
     @sub.command("check", help="Start the sandbox and print the backend it picked and what it protects.")
     def check(config: Path | None = typer.Option(None, "--config", "-c", help="Config file (sandbox section).")) -> None:

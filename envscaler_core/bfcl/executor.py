@@ -20,7 +20,7 @@ from pydantic import Field
 from envscaler_core.bfcl.data import BFCLTask
 from envscaler_core.bfcl.package import episode_code
 from envscaler_core.models.base import Model
-from envscaler_core.runtime import CallOutcome, EnvLoadError, Episode, EnvRuntime
+from envscaler_core.runtime import CallOutcome, EnvLoadError, Episode, EnvRuntime, EpisodeBreach
 
 ENV_CLASS = "BFCLEnvironment"
 SCORER_CLASS = "BFCLScorer"
@@ -116,6 +116,8 @@ class SandboxedTask:
             return score_in_runtime(self.runtime, self.task, decoded)
         try:
             result = episode.state.get("verdict")
+        except EpisodeBreach:  # its answer may be forged: ask again in a fresh unit
+            result = None
         finally:
             episode.close()
         if not isinstance(result, dict):
@@ -166,6 +168,8 @@ def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[lis
         raise CheckerFailed(f"{task.id}: the checker did not finish in the sandbox: {exc}") from None
     try:
         result = episode.state.get("verdict")
+    except EpisodeBreach as exc:
+        raise CheckerFailed(f"{task.id}: the checker's process forged replies: {exc}") from None
     finally:
         episode.close()
     if not isinstance(result, dict):

@@ -20,7 +20,7 @@ from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import SandboxedTask
 from envscaler_core.bfcl.schemas import function_names, tools_for
-from envscaler_core.runtime import EnvRuntime
+from envscaler_core.runtime import EnvRuntime, EpisodeBreach
 
 StepResult = tuple[Any, float, bool, bool, dict[str, Any]]
 """(observation: a text, or a list of texts for a list action; reward; terminated; truncated; info)."""
@@ -105,7 +105,13 @@ class BFCLGymEnv:
     def _finish(self, observation: str, truncated: bool) -> StepResult:
         assert self.task is not None and self._live is not None
         self._over = True
-        final_state = self._live.state
+        try:
+            final_state = self._live.state
+        except EpisodeBreach as exc:  # its replies may be forged: a crashed episode, no state, no reward
+            self.close()
+            return observation, 0.0, not truncated, truncated, self._info(
+                verdict={"error_type": "sandbox:breach", "error_message": str(exc)}, final_state=None,
+                decoded=self._decoded)
         try:
             if truncated:
                 valid, verdict = False, {"error_type": "multi_turn:force_terminated"}

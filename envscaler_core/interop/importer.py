@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings, public_config
 from envscaler_core.interop.classify import about_the_state
-from envscaler_core.interop.sandboxed import parallel
+from envscaler_core.interop.sandboxed import has_markers, parallel
+from envscaler_core.interop.served_form import SERVED_FORM, served_form_problem
 from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions, scenario_key
@@ -170,8 +171,9 @@ def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[
     return stopped
 
 
-NOT_PROMOTED = ("verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted to a "
-                "factory scenario (gym, RL export, rollouts), where its reference solution does not pass: ")
+NOT_PROMOTED_HEAD = ("verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted to a "
+                     "factory scenario (gym, RL export, rollouts)")
+NOT_PROMOTED = NOT_PROMOTED_HEAD + ", where its reference solution does not pass: "
 
 
 def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], runtime: EnvRuntime,
@@ -180,14 +182,21 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
     (`verify_scenario`: our loader with markers flattened, states without `_private` attributes, checks
     on those states), or why not. The audit judged it as EnvScaler's runtime does; a scenario whose own
     solution fails here would be an RL row that can never be rewarded (markers read by datetime methods,
-    a check reading a private attribute), so it stays verified in the import and is not promoted."""
+    a check reading a private attribute), so it stays verified in the import and is not promoted. Nor is a
+    scenario holding markers whose env, validated in that served form, is rejected (`served_form`)."""
     jobs = [((i, k), _factory_scenario(s, verdict.solution), outcome.env)
             for i, (mine, outcome) in enumerate(zip(groups, outcomes)) if outcome.env is not None
             for k, (s, verdict) in enumerate(zip(mine, outcome.scenarios)) if verdict.audit == "verified"]
     timeout = settings.scen.check_timeout_s
+    envs = sorted({i for (i, _), _, _ in jobs})
+    problems = dict(zip(envs, parallel(lambda i: served_form_problem(
+        outcomes[i].candidate, [groups[i][k].config for (j, k), _, _ in jobs if j == i], runtime, settings), envs,
+        threads)))
 
     def check(job: tuple[tuple[int, int], Scenario, Any]) -> Scenario | str:
-        _, scenario, env = job
+        (i, k), scenario, env = job
+        if problems[i] is not None and has_markers(groups[i][k].config):
+            return NOT_PROMOTED_HEAD + ": " + SERVED_FORM + str(problems[i])
         try:
             report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=about_the_state)
         except EnvLoadError as exc:

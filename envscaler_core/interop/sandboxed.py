@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
-from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode, EpisodeBreach
 
 JAIL_SIDE_SOURCE = Path(jail_side.__file__).read_text(encoding="utf-8")
 MARKER = '"__type__"'
@@ -178,6 +178,10 @@ def load_state(runtime: EnvRuntime, code: str, class_name: str, config: Any, bre
         return Loaded(error=text, killed=killed)
     try:
         return Loaded(state=episode.state)
+    except EpisodeBreach as exc:  # a crash: its state may be forged
+        text = f"crash: the env's process forged replies: {exc}"
+        breaker.killed(text)
+        return Loaded(error=text, killed=True)
     finally:
         episode.close()
 
@@ -215,6 +219,10 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
                 breaker.killed(f"{outcome.error_kind}: {error}")
         out.state = episode.state
         return out
+    except EpisodeBreach as exc:  # a crash: the statuses above and the state may be forged
+        text = f"crash: the env's process forged replies: {exc}"
+        breaker.killed(text)
+        return Replayed(error=text, killed=True)
     finally:
         episode.close()
 

@@ -20,7 +20,7 @@ from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
-from envscaler_core.runtime import Episode, EnvRuntime
+from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
 USER_OPENING = "Hi! How can I help you today?"
@@ -127,22 +127,33 @@ async def run_rollout(
         {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},
     ]
     ep = await asyncio.to_thread(runtime.open_episode, env.class_code, env.class_name, scenario.initial_state, tools)
+    play = _Play()
+    breach: str | None = None
     try:
-        loaded_state = await asyncio.to_thread(lambda: ep.state)  # the checks' initial_state, as in EnvScaler
-        play = _Play()
         try:
-            await play.run(agent, user, ep, messages, tools, cfg.max_steps)
-        except LLMError as exc:
-            if not _ends_episode(exc):
-                raise
-            # What the agent did so far is still scored (visible; dropped by the filters, with the reason).
-            play.termination, play.error = "error", str(exc)
-        final_state = await asyncio.to_thread(lambda: ep.state)
+            loaded_state = await asyncio.to_thread(lambda: ep.state)  # the checks' initial_state, as in EnvScaler
+            try:
+                await play.run(agent, user, ep, messages, tools, cfg.max_steps)
+            except LLMError as exc:
+                if not _ends_episode(exc):
+                    raise
+                # What the agent did so far is still scored (visible; dropped by the filters, with the reason).
+                play.termination, play.error = "error", str(exc)
+            final_state = await asyncio.to_thread(lambda: ep.state)
+        except EpisodeBreach as exc:  # its replies may be forged: a crashed episode, no state, no reward
+            breach = f"the env's process forged replies, so the episode was not scored: {exc}"
     finally:
         await asyncio.to_thread(ep.close)
     usage, steps, tool_errors, termination = play.usage, play.steps, play.tool_errors, play.termination
     if user:
         usage = _add(usage, user.usage)
+    if breach is not None:
+        return Trajectory(
+            scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
+            messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination="error",
+            initial_state=scenario.initial_state, final_state={}, check_results=[], reward=0.0, all_passed=False,
+            usage=usage, error=breach,
+        )
     reward, all_passed, results = await asyncio.to_thread(
         score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s, loaded_state
     )

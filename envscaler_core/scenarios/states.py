@@ -14,7 +14,7 @@ from typing import Any
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.prompts.scen import INITIAL_STATE
 from envscaler_core.prompts.validate import StateInput
-from envscaler_core.runtime import EnvLoadError, EnvRuntime
+from envscaler_core.runtime import EnvLoadError, EnvRuntime, EpisodeBreach
 
 
 class StateRejected(Exception):
@@ -77,7 +77,10 @@ def check_state(env: AcceptedEnv, state: dict[str, Any], runtime: EnvRuntime) ->
                 failures.append(f"{tool}({args}) failed: {json.dumps(out.result, default=str)[:200]}")
         if failures:
             raise StateRejected("query tools cannot read this state: " + "; ".join(failures))
+        ep.state  # noqa: B018 - the probes' answers count only if the process sent nothing more (EpisodeBreach)
         return loaded
+    except EpisodeBreach as exc:
+        raise StateRejected(f"the env's process forged replies on this state: {exc}") from None
     finally:
         ep.close()
 

@@ -17,7 +17,7 @@ from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
-from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach
 
 Failure = Literal["load", "solution", "check_error", "vacuous", "unsatisfied", "empty", "contract"]
 
@@ -104,7 +104,8 @@ def score_checks(
 
 
 def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> tuple[list[SolutionStep], dict[str, Any]]:
-    """Run the reference solution in one fresh episode; returns per-step outcomes and the final state."""
+    """Run the reference solution in one fresh episode; returns per-step outcomes and the final state.
+    Raises EpisodeBreach when the episode's process forged replies (nothing of it is to be believed)."""
     steps, _, final_state = _play_plan(env, scenario, runtime)
     return steps, final_state
 
@@ -171,6 +172,9 @@ def verify_scenario(
         steps, loaded_state, final_state = _play_plan(env, scenario, runtime)
     except EnvLoadError as exc:
         return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}")
+    except EpisodeBreach as exc:  # the plan's results and states may be forged: no check is run on them
+        return VerificationReport(ok=False, failure="contract",
+                                  reason=f"the env's process forged replies while the reference solution ran: {exc}")
     init_outcomes = _run_checks(runtime, scenario, loaded_state, check_timeout_s, loaded_state)
     diags: list[CheckDiagnostic] = []
     broken_initially: set[int] = set()

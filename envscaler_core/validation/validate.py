@@ -30,7 +30,8 @@ from envscaler_core.models.env import AcceptedEnv, EnvCandidate
 from envscaler_core.models.spec import EnvSpec
 from envscaler_core.models.validation import ToolKindLabel, ValidationReport, ValidationRound
 from envscaler_core.prompts.validate import TEST_STATE, TOOL_KINDS, StateInput, ToolKindsInput, ToolToLabel
-from envscaler_core.runtime import EnvLoadError, EnvRuntime
+from envscaler_core.runtime import EnvLoadError, EnvRuntime, EpisodeBreach
+from envscaler_core.validation.breach_watch import BreachWatch
 from envscaler_core.synth.tool_schema import class_header, method_sources, state_attributes
 from envscaler_core.validation.llm_pass import LLMPass
 from envscaler_core.validation.own_thread import in_own_thread
@@ -117,7 +118,33 @@ async def validate_candidate(
     `test_state` replaces the LLM-written one (it must still load).
 
     Infrastructure errors (LLM endpoint down, budget) propagate so the orchestrator can retry or stop;
-    everything the candidate itself is responsible for ends in a report."""
+    everything the candidate itself is responsible for ends in a report. An episode whose process was
+    caught forging replies (`EpisodeBreach`, or a breach found when a pass closed it) rejects the
+    candidate: the rounds judged on its replies may be forged."""
+    watch = BreachWatch(runtime)
+    outcome: ValidationOutcome | None = None
+    try:
+        outcome = await _validate(candidate, watch, gateway, settings, spec=spec, test_state=test_state)
+    except EpisodeBreach as exc:
+        watch.breaches.append(str(exc))
+    if not watch.breaches:
+        assert outcome is not None
+        return outcome
+    reason = f"the env's process forged replies to the sandbox, so no round of it is believed: {watch.breaches[0]}"
+    if outcome is None:
+        cfg = settings.validate_
+        report = ValidationReport(accepted=False, score=0.0, threshold=cfg.threshold, mode=cfg.mode, rounds=0,
+                                  critical=[reason], reasons=[reason])
+        return ValidationOutcome(candidate_fp=candidate.fingerprint, report=report, test_state=test_state)
+    report = outcome.report.model_copy(update={"accepted": False, "critical": [reason, *outcome.report.critical],
+                                               "reasons": [reason, *outcome.report.reasons][:10]})
+    return outcome.model_copy(update={"report": report, "env": None})
+
+
+async def _validate(
+    candidate: EnvCandidate, runtime: EnvRuntime, gateway: Any, settings: Settings, *, spec: EnvSpec | None,
+    test_state: dict[str, Any] | None,
+) -> ValidationOutcome:
     cfg = settings.validate_
     introduction = spec.introduction if spec else candidate.class_name
     rules = list(spec.rules) if spec else []

@@ -13,7 +13,7 @@ from envscaler_core.gym import ScenarioEnv, load_rl_set
 from envscaler_core.scenarios import score_checks
 from envscaler_core.store import Store
 from tests.export.records import Populated, lend_dune, verified
-from tests.scenarios.helpers import LENT_B1, PLAN, STATE, VACUOUS, library_env, scenario
+from tests.scenarios.helpers import LENT_B1, PLAN, STATE, VACUOUS, forging_library_env, library_env, scenario
 
 
 @pytest.fixture
@@ -159,3 +159,18 @@ def test_a_refused_done_action_says_what_is_wrong_with_it(gym: ScenarioEnv, acti
     assert says in error and error.endswith("(nothing was run)"), error
     assert ("not both" in error) == ("tool" in action)
     assert info["is_error"] and reward == 0.0 and not (terminated or truncated)
+
+
+def test_an_episode_whose_replies_were_forged_earns_nothing(runtime) -> None:  # type: ignore[no-untyped-def]
+    """Red team sandbox-4 F7: every lend is refused but reported (forged) as done, with a state to match;
+    before, `done` paid 1.0 on that forged state."""
+    gym = ScenarioEnv(forging_library_env().model_copy(update={"env_id": "env_library_test"}),
+                      [verified(scenario())], runtime)
+    try:
+        gym.reset(options={"scenario_index": 0})
+        steps = _replay(gym, [{"tool": c.tool, "args": c.args} for c in PLAN])
+        _, reward, terminated, _, info = steps[-1]
+        assert reward == 0.0 and terminated and not info["all_passed"] and info["check_results"] == []
+        assert info["final_state"] is None and "did not ask for" in info["breach"]
+    finally:
+        gym.close()

@@ -222,3 +222,25 @@ def test_an_envscaler_style_class_serves_the_scenario_state(tmp_path: Path) -> N
     assert _json(book)["data"] == {"book_id": "b1", "title": "Dune", "status": "available"}
     assert _json(lent) == {"success": True, "message": "lent"}
     assert _json(state)["books"]["b1"]["status"] == "lent" and "b3" in _json(state)["init_config"]["books"]
+
+
+def test_a_state_read_after_forged_replies_is_an_error_not_the_forged_state(tmp_path: Path) -> None:
+    """Red team sandbox-4 F7: the env's lend is refused but reported (forged) as done, with a state to
+    match; the state helper showed that forged state. Once the extra frame is found, the episode is a crash."""
+    from tests.export.records import verified
+    from tests.scenarios.helpers import forging_library_env
+
+    url = f"duckdb:///{tmp_path / 'forging.duckdb'}"
+    with Store.from_url(url) as store:
+        store.save_run(Run(run_id=RUN_ID))
+        store.upsert([forging_library_env().model_copy(update={"env_id": "env_library_test"}), verified(scenario())],
+                     RUN_ID)
+
+    async def script(client: Client) -> Any:
+        await client.call_tool("lend_book", {"book_id": "b1", "member": "Ana"})  # the forged reply, taken
+        state = await client.call_tool("envscaler_get_state", {})
+        return state, await client.call_tool("get_book", {"book_id": "b1"})
+
+    state, after = _session(url, script)
+    assert state.is_error and _json(state)["error_kind"] == "crash" and "did not ask for" in _json(state)["error"]
+    assert after.is_error and _json(after)["error_kind"] == "crash"

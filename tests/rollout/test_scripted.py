@@ -13,7 +13,7 @@ from envscaler_core.llm.errors import LLMOutputInvalid, LLMUnavailableError
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.rollout import AgentTurn, ScriptedAgent, do_nothing_agent, replay_agent, run_rollout
 from envscaler_core.scenarios import score_checks
-from tests.scenarios.helpers import LENT_B1, PLAN, STATE, VACUOUS, library_env, scenario
+from tests.scenarios.helpers import LENT_B1, PLAN, STATE, VACUOUS, forging_library_env, library_env, scenario
 
 
 def roll(runtime, agent, sc=None, **rollout: Any):
@@ -130,3 +130,13 @@ def test_unusable_model_answer_ends_as_error_and_is_still_scored(runtime):
 def test_unreachable_model_propagates_so_the_episode_is_replayed_on_resume(runtime):
     with pytest.raises(LLMUnavailableError):
         roll(runtime, FailingAgent(LLMUnavailableError("endpoint down")))
+
+
+def test_an_episode_whose_replies_were_forged_ends_in_an_error_with_no_reward(runtime):
+    """Red team sandbox-4 F7: every lend is refused but reported (forged) as done, with a state to match;
+    before, the rollout scored that forged state 1.0. The breach is found when the final state is read."""
+    traj = asyncio.run(run_rollout(forging_library_env(), scenario(), runtime, None, Settings(),
+                                   agent=replay_agent(PLAN)))
+    assert traj.termination == "error" and traj.reward == 0.0 and not traj.all_passed
+    assert traj.check_results == [] and traj.final_state == {}
+    assert "forged replies" in traj.error and "did not ask for" in traj.error

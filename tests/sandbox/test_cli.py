@@ -148,3 +148,24 @@ def test_check_lists_the_pool_caps_and_the_disk_limit() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "pool-wide caps on the pool's parent cgroup: pids.max" in proc.stdout
     assert "disk reads per unit" in proc.stdout or "NO per-unit disk I/O limit" in proc.stdout
+
+
+def test_exec_reports_a_breach_instead_of_a_final_state_and_exits_3(tmp_path: Path) -> None:
+    """Red team sandbox-4 F7: a forged refund printed as the final state, exit 0, breach not mentioned.
+    (Run as `python -m` from this tree, so that the spec exercises this tree's code.)"""
+    from tests.sandbox.test_wire import FORGE_STATE
+
+    (tmp_path / "env.py").write_text(FORGE_STATE)
+    (tmp_path / "state.json").write_text('{"orders": {"o1": {"status": "open"}, "o2": {"status": "open"}}}')
+    (tmp_path / "calls.json").write_text(json.dumps([{"tool": "get_order", "args": {"order_id": "o1"}},
+                                                     {"tool": "refund_order", "args": {"order_id": "o1"}}]))
+    proc = subprocess.run([sys.executable, "-m", "envscaler.cli", "sandbox", "exec", "--code", str(tmp_path / "env.py"),
+                           "--class", "Shop", "--state", str(tmp_path / "state.json"),
+                           "--calls", str(tmp_path / "calls.json")],
+                          capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 3, (proc.returncode, proc.stdout, proc.stderr)
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(lines) == 3 and "final_state" not in lines[-1]
+    assert "did not ask for" in lines[-1]["breach"]
+    assert "not to be believed" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "refunded" not in proc.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from envscaler_core.models.scenario import CheckSpec, ToolCall
 from envscaler_core.scenarios import score_checks, verify_scenario
-from tests.scenarios.helpers import LENT_B1, LOAN_ANA, NEVER, STATE, VACUOUS, library_env, scenario
+from tests.scenarios.helpers import LENT_B1, LOAN_ANA, NEVER, STATE, VACUOUS, forging_library_env, library_env, scenario
 
 TIMEOUT = 2.0
 
@@ -103,3 +103,13 @@ def test_a_refused_step_that_changes_state_is_a_contract_failure(runtime):
     report = verify_scenario(scenario(plan=plan), env, runtime, TIMEOUT)
     assert not report.ok and report.failure == "contract"
     assert "#2 lend_book reported failure but changed state" in report.reason, report.reason
+
+
+def test_a_plan_whose_replies_were_forged_is_a_contract_failure_and_no_check_judges_it(runtime):
+    """Red team sandbox-4 F7: the env forges a successful lend, with the state to match, while the real
+    call refused; the extra frame is found when the final state is read. Before, that forged state was
+    verified (ok, every check True); nothing of the episode may be believed."""
+    report = verify_scenario(scenario(), forging_library_env(), runtime, TIMEOUT)
+    assert not report.ok and report.failure == "contract"
+    assert "forged replies" in report.reason and "did not ask for" in report.reason, report.reason
+    assert report.checks == [] and report.final_state is None

@@ -1,0 +1,41 @@
+"""The env as the factory serves it, validated before any of its scenarios is promoted (red team sandbox-4 F4).
+
+The import audit validates an env with EnvScaler's type markers restored (sets as sets: its faithful
+form). The factory scenarios it promotes are served plain (the gym, MCP, rollouts and the RL export load
+`env_execution_config`: sets as lists, datetimes as strings, the class's code without the adapter), so a
+class can keep its contract only in the faithful form (`get_book` changing state when `self.vip` is a
+list) and still earn rewards from the served one. Promotion replays only the reference solution, which
+shows nothing of the kind. So before a scenario whose state holds markers is promoted, the env's tools
+are validated in the served form too, on the flattened states of those scenarios (at most
+`MAX_TEST_STATES`, chosen by content as the audit chooses); if any is rejected, none of them is promoted.
+A scenario without markers is served exactly as it was audited and needs nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from envscaler_core.config import Settings
+from envscaler_core.interop.envjob import _programmatic, test_states
+from envscaler_core.interop.read import env_execution_config
+from envscaler_core.interop.sandboxed import has_markers
+from envscaler_core.models.env import EnvCandidate
+from envscaler_core.runtime import EnvRuntime
+from envscaler_core.validation import validate_candidate
+
+SERVED_FORM = "its env is not accepted in the form the gym, MCP and the RL export serve it (markers flattened): "
+
+
+def served_form_problem(candidate: EnvCandidate, configs: list[Any], runtime: EnvRuntime,
+                        settings: Settings) -> str | None:
+    """Why `candidate` (its own code, no marker adapter) fails validation on the flattened form of any of
+    the marker-holding `configs`, or None (also when none holds a marker)."""
+    for config in test_states([c for c in configs if has_markers(c)]):
+        plain = env_execution_config(config)
+        outcome = asyncio.run(validate_candidate(candidate, runtime, None, _programmatic(settings),
+                                                 test_state=plain if isinstance(plain, dict) else {}))
+        report = outcome.report
+        if outcome.failure or not report.accepted:
+            return outcome.failure or "; ".join((report.critical or report.blocking or report.reasons)[:3])
+    return None
