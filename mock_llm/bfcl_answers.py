@@ -16,7 +16,6 @@ observation has shown yet), it plays the first candidate, the base task. Deliber
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
