@@ -151,8 +151,12 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
             if existing is not None and request.continued is not None:
                 checked = (settings.mine.strict_sources, settings.mine.max_tasks)
                 settings = request.continued(existing)  # the run's own settings, as `resume` builds them
-                if report and checked != (settings.mine.strict_sources, settings.mine.max_tasks):
-                    report = check_sources(sources, settings)
+                added = report and request.add_sources and set(sources) - set(existing.sources)
+                if added or (report and checked != (settings.mine.strict_sources, settings.mine.max_tasks)):
+                    # files added to a run are judged after the ones it read: its tasks are their duplicates
+                    from envscaler_core.mine.source_report import reading_order
+
+                    report = check_sources(reading_order(existing.sources_report, sources), settings)
         check_sources_unchanged(store, run_id, sources, stages)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
