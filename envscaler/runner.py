@@ -25,7 +25,7 @@ import typer
 from envscaler.cli_name import cli_call, resume_call
 from envscaler.commands._common import fail
 from envscaler.endpoint import check_endpoint
-from envscaler.prefect_session import drain_prefect, prefect_api
+from envscaler.prefect_session import configured_api_problem, drain_prefect, prefect_api
 from envscaler.store_claim import claimed_store, publish_starting
 from envscaler_core.config import ConfigError, Settings, load_settings, public_config
 
@@ -160,6 +160,9 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         check_sources_unchanged(store, run_id, sources, stages)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
+        if (problem := configured_api_problem()) is not None:  # refused before the run's row is written
+            fail(problem)
+        before = store.get_run(run_id)
         from envscaler.live_progress import LiveProgress
         from envscaler_core.store.urls import human_store
 
@@ -185,16 +188,21 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                 _interrupted(store, run_id, received[0] if received else "SIGINT")
             except typer.Exit:  # Prefect could not be reached or started: the error line said why
                 if not flow_started:
-                    _not_started(store, run_id)
+                    _not_started(store, run_id, before)
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _not_started(store: Any, run_id: str) -> None:
-    """A run recorded for its resume hint whose flow never began is marked so: `status` would otherwise
-    take the row that still says running for a killed process."""
-    _mark_interrupted(store, run_id, f"stopped before its flow started (no Prefect API); "
-                                     f"`{resume_call(run_id, store.url)}` continues it once one answers")
+def _not_started(store: Any, run_id: str, before: Any) -> None:
+    """A run recorded for its resume hint whose flow never began (no Prefect API could be reached or
+    started) is taken back: a refusal writes nothing, as for bad sources or config. A new run's row is
+    removed, an existing run's row is put back as it was (`status` listed a run that never ran as
+    `interrupted`). Never raises: the store's own trouble must not hide the error line."""
+    with contextlib.suppress(Exception):
+        if before is None:
+            store.forget_run(run_id)
+        else:
+            store.save_run(before)
 
 
 def _mark_interrupted(store: Any, run_id: str, error: str) -> Any:
