@@ -289,15 +289,44 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     except SourceError as exc:
         fail(f"run {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
-        fail(f"run {run_id} stopped: {exc} (resume with `{resume_call(run_id, settings.store.url)}`)")
+        kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {exc}")
+        fail(f"run {run_id} stopped: {exc}{kept} (resume with `{resume_call(run_id, settings.store.url)}`)")
     except Exception as exc:
         if debug_enabled():
             raise
         if store is not None and (finished := _finished_without_prefect(store, run_id, exc)) is not None:
             return finished
-        fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+        fail(f"run {run_id} failed: {type(exc).__name__}: {first}{kept}"
              f" (see `{cli_call('status ' + run_id)}`; rerun with --debug for the traceback; resume with "
              f"`{resume_call(run_id, settings.store.url)}`)", code=1)
+
+
+def _unrecorded(store: Any, settings: Settings, run_id: str, status: str, error: str) -> str:
+    """After the flow raised: a run whose row still says running had its end refused by the store (a full
+    disk refused the flow's last write and the progress file beside the store alike; `status` then blamed
+    a kill). Try the write once more; failing that, keep the end under ENVSCALER_DATA_DIR, where `status`
+    and `report` find it. Returns what the error line adds ('' when the store recorded it)."""
+    from envscaler.status import ACTIVE, note_unrecorded
+
+    if store is None:
+        return ""
+    try:
+        run = store.get_run(run_id)
+    except Exception:  # noqa: BLE001 - a store that cannot even be read: note the end below
+        run = None
+    else:
+        if run is None or run.status not in ACTIVE:
+            return ""
+        try:
+            store.save_run(run.model_copy(update={"status": status, "error": error, "updated_at": datetime.now(UTC)}))
+            return ""
+        except Exception:  # noqa: BLE001 - the store refuses writes: say where the end went instead
+            pass
+    kept = note_unrecorded(settings.store.url, run_id, status, error)
+    return (f"; the store could not record this end, kept in {kept} for `{cli_call('status ' + run_id)}`" if kept
+            else "; the store could not record this end")
 
 
 FINISHED = ("completed", "empty", "stopped_budget", "failed")
