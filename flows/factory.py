@@ -27,6 +27,7 @@ from envscaler_core.pipeline import stages as S
 from envscaler_core.pipeline import termination
 from envscaler_core.pipeline.funnel_notes import produced_nothing
 from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
+from envscaler_core.store.claims import claimed_run
 from envscaler_core.pipeline.progress import ProgressTracker
 from flows.progress import artifact_key, make_tracker, publishing
 from flows.stale_runs import crash_stale_runs
@@ -337,10 +338,13 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
     ctx = await asyncio.to_thread(open_context, settings, run_id)
     chosen = list(stages or STAGES)
     try:
-        await crash_stale_runs(settings.store.url)  # only now: the open store's lock proves the others dead
-        tracker = make_tracker(ctx, (shard_index, shard_count))
-        async with publishing(tracker, planned_steps(chosen, sources, streamed_stages(ctx, chosen))):
-            summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)
+        # a run (or shard) another live process works on is refused before anything is written; the CLI
+        # claimed it already in this process (envscaler_core/store/claims.py)
+        with claimed_run(ctx.store, run_id, (shard_index, shard_count)):
+            await crash_stale_runs(settings.store.url)  # only now: the open store's lock proves the others dead
+            tracker = make_tracker(ctx, (shard_index, shard_count))
+            async with publishing(tracker, planned_steps(chosen, sources, streamed_stages(ctx, chosen))):
+                summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)
     finally:
         await ctx.gateway.aclose()  # its HTTP pool belongs to this event loop, which ends with the flow
         await asyncio.to_thread(ctx.close)
