@@ -45,16 +45,27 @@ def _say(message: str, quiet: bool) -> None:
         typer.echo(message, err=True)
 
 
+def configured_api_problem() -> str | None:
+    """Why the PREFECT_API_URL set cannot be used (it does not answer), or None (unset, or answering). A run
+    asks before it writes its row: a refusal for a configured API that does not answer writes nothing."""
+    from envscaler.prefect_server import healthy
+
+    configured = os.environ.get("PREFECT_API_URL")
+    if configured and not healthy(configured, timeout=5):
+        return (f"PREFECT_API_URL={configured} does not answer; start that server or unset the variable "
+                "(a temporary one is then started for the run)")
+    return None
+
+
 @contextlib.contextmanager
 def prefect_api(quiet: bool = False) -> Iterator[str]:
     """Yield the API URL in use (also set as PREFECT_API_URL for this process while the block runs)."""
-    from envscaler.prefect_server import healthy, recorded_server
+    from envscaler.prefect_server import recorded_server
 
     configured = os.environ.get("PREFECT_API_URL")
     if configured:
-        if not healthy(configured, timeout=5):
-            fail(f"PREFECT_API_URL={configured} does not answer; start that server or unset the variable "
-                 "(a temporary one is then started for the run)")
+        if (problem := configured_api_problem()) is not None:
+            fail(problem)
         _say(f"Prefect: reporting to PREFECT_API_URL={configured}", quiet)
         yield configured
         return

@@ -25,7 +25,7 @@ import typer
 from envscaler.cli_name import cli_call, resume_call
 from envscaler.commands._common import fail
 from envscaler.endpoint import check_endpoint
-from envscaler.prefect_session import drain_prefect, prefect_api
+from envscaler.prefect_session import configured_api_problem, drain_prefect, prefect_api
 from envscaler.store_claim import claimed_store, publish_starting
 from envscaler_core.config import ConfigError, Settings, load_settings, public_config
 
@@ -151,11 +151,18 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
             if existing is not None and request.continued is not None:
                 checked = (settings.mine.strict_sources, settings.mine.max_tasks)
                 settings = request.continued(existing)  # the run's own settings, as `resume` builds them
-                if report and checked != (settings.mine.strict_sources, settings.mine.max_tasks):
-                    report = check_sources(sources, settings)
+                added = report and request.add_sources and set(sources) - set(existing.sources)
+                if added or (report and checked != (settings.mine.strict_sources, settings.mine.max_tasks)):
+                    # files added to a run are judged after the ones it read: its tasks are their duplicates
+                    from envscaler_core.mine.source_report import reading_order
+
+                    report = check_sources(reading_order(existing.sources_report, sources), settings)
         check_sources_unchanged(store, run_id, sources, stages)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
+        if (problem := configured_api_problem()) is not None:  # refused before the run's row is written
+            fail(problem)
+        before = store.get_run(run_id)
         from envscaler.live_progress import LiveProgress
         from envscaler_core.store.urls import human_store
 
@@ -181,16 +188,21 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                 _interrupted(store, run_id, received[0] if received else "SIGINT")
             except typer.Exit:  # Prefect could not be reached or started: the error line said why
                 if not flow_started:
-                    _not_started(store, run_id)
+                    _not_started(store, run_id, before)
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _not_started(store: Any, run_id: str) -> None:
-    """A run recorded for its resume hint whose flow never began is marked so: `status` would otherwise
-    take the row that still says running for a killed process."""
-    _mark_interrupted(store, run_id, f"stopped before its flow started (no Prefect API); "
-                                     f"`{resume_call(run_id, store.url)}` continues it once one answers")
+def _not_started(store: Any, run_id: str, before: Any) -> None:
+    """A run recorded for its resume hint whose flow never began (no Prefect API could be reached or
+    started) is taken back: a refusal writes nothing, as for bad sources or config. A new run's row is
+    removed, an existing run's row is put back as it was (`status` listed a run that never ran as
+    `interrupted`). Never raises: the store's own trouble must not hide the error line."""
+    with contextlib.suppress(Exception):
+        if before is None:
+            store.forget_run(run_id)
+        else:
+            store.save_run(before)
 
 
 def _mark_interrupted(store: Any, run_id: str, error: str) -> Any:
@@ -277,15 +289,44 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     except SourceError as exc:
         fail(f"run {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
-        fail(f"run {run_id} stopped: {exc} (resume with `{resume_call(run_id, settings.store.url)}`)")
+        kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {exc}")
+        fail(f"run {run_id} stopped: {exc}{kept} (resume with `{resume_call(run_id, settings.store.url)}`)")
     except Exception as exc:
         if debug_enabled():
             raise
         if store is not None and (finished := _finished_without_prefect(store, run_id, exc)) is not None:
             return finished
-        fail(f"run {run_id} failed: {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+        fail(f"run {run_id} failed: {type(exc).__name__}: {first}{kept}"
              f" (see `{cli_call('status ' + run_id)}`; rerun with --debug for the traceback; resume with "
              f"`{resume_call(run_id, settings.store.url)}`)", code=1)
+
+
+def _unrecorded(store: Any, settings: Settings, run_id: str, status: str, error: str) -> str:
+    """After the flow raised: a run whose row still says running had its end refused by the store (a full
+    disk refused the flow's last write and the progress file beside the store alike; `status` then blamed
+    a kill). Try the write once more; failing that, keep the end under ENVSCALER_DATA_DIR, where `status`
+    and `report` find it. Returns what the error line adds ('' when the store recorded it)."""
+    from envscaler.status import ACTIVE, note_unrecorded
+
+    if store is None:
+        return ""
+    try:
+        run = store.get_run(run_id)
+    except Exception:  # noqa: BLE001 - a store that cannot even be read: note the end below
+        run = None
+    else:
+        if run is None or run.status not in ACTIVE:
+            return ""
+        try:
+            store.save_run(run.model_copy(update={"status": status, "error": error, "updated_at": datetime.now(UTC)}))
+            return ""
+        except Exception:  # noqa: BLE001 - the store refuses writes: say where the end went instead
+            pass
+    kept = note_unrecorded(settings.store.url, run_id, status, error)
+    return (f"; the store could not record this end, kept in {kept} for `{cli_call('status ' + run_id)}`" if kept
+            else "; the store could not record this end")
 
 
 FINISHED = ("completed", "empty", "stopped_budget", "failed")

@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -82,6 +83,66 @@ def held_while_running(url: str) -> bool:
     from envscaler_core.store.urls import parse_store_url
 
     return parse_store_url(url).backend == "duckdb"
+
+
+def unrecorded_path(url: str, run_id: str) -> Path:
+    """Where a run's end that its store could not record is kept: under ENVSCALER_DATA_DIR, not beside the
+    store, whose disk is the likely culprit (a full disk took the run row and the progress file at once)."""
+    import hashlib
+
+    from envscaler_core.config import envscaler_data_dir
+    from envscaler_core.store.urls import human_store
+
+    key = hashlib.sha256(human_store(url).encode()).hexdigest()[:16]
+    return envscaler_data_dir() / "unrecorded" / key / f"{run_id}.json"
+
+
+def note_unrecorded(url: str, run_id: str, status: str, error: str) -> Path | None:
+    """Keep the end of a run whose store refused to record it; the path, or None if that failed too."""
+    from envscaler_core.models.base import utcnow
+    from envscaler_core.pipeline.progress import write_text_atomic
+
+    path = unrecorded_path(url, run_id)
+    try:
+        write_text_atomic(path, json.dumps({"run_id": run_id, "status": status, "error": error,
+                                            "at": utcnow().isoformat()}))
+    except OSError:
+        return None
+    return path
+
+
+def unrecorded_end(url: str, run_id: str, since: Any = None) -> dict[str, Any] | None:
+    """The end noted for a run its store could not record, if it is newer than the row (`since`, its
+    updated_at): a later resume that wrote the row again makes the note old news."""
+    from datetime import UTC, datetime
+
+    try:
+        note = json.loads(unrecorded_path(url, run_id).read_text())
+        at = datetime.fromisoformat(note["at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if since is not None:
+        row = since if since.tzinfo else since.replace(tzinfo=UTC)
+        if (at if at.tzinfo else at.replace(tzinfo=UTC)) < row:
+            return None
+    return note
+
+
+def gone_verdict(run_id: str, status: str, evaluation: bool, url: str, updated_at: Any = None) -> tuple[str, str] | None:
+    """(status, reason) to show for a run recorded as running in a DuckDB file no process holds; None when the
+    row can be believed. A run that failed on an error its store could not record (a full disk) shows that
+    failure, noted beside the user's data (`note_unrecorded`); any other is shown interrupted, killed."""
+    why = killed_reason(run_id, status, evaluation, url)
+    if why is None:
+        return None
+    note = unrecorded_end(url, run_id, updated_at)
+    if note is None:
+        return "interrupted", why
+    from envscaler.cli_name import resume_call
+
+    return (str(note.get("status") or "failed"),
+            f"{note.get('error')} (the store could not record this end; it was kept in {unrecorded_path(url, run_id)}); "
+            f"continue it with `{resume_call(run_id, url)}` once the store can be written")
 
 
 def killed_reason(run_id: str, status: str, evaluation: bool, url: str) -> str | None:

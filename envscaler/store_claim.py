@@ -26,8 +26,13 @@ line (`error: ... (waited 15 s for it)`)."""
 
 @contextlib.contextmanager
 def claimed_store(settings: Settings, run_id: str | None = None) -> Iterator[Any]:
+    """The store, opened for writing, and with `run_id` the run claimed in it (`envscaler_core.store.claims`):
+    a run another live process works on is refused in one line naming that process and how to shard
+    instead, on PostgreSQL (where both used to run it whole, paying twice) as on DuckDB (where the second
+    process used to wait 15 s, taking the run for a reader, then name only the file's lock)."""
     from envscaler.status import is_locked, published_progress
     from envscaler_core.store import Store, StoreError
+    from envscaler_core.store.claims import RunHeld, claimed_run, refusal
 
     started = time.monotonic()
     while True:
@@ -35,7 +40,12 @@ def claimed_store(settings: Settings, run_id: str | None = None) -> Iterator[Any
             store = Store.from_url(settings.store.url)
             break
         except StoreError as exc:
-            held_by_run = any(p.run_id != run_id for p in published_progress(settings.store.url))
+            active = published_progress(settings.store.url)
+            same = [p for p in active if p.run_id == run_id]
+            if same and is_locked(exc):
+                fail(refusal(run_id or "", (0, 1), [f"envscaler pid {p.pid} on this host, {p.status}" for p in same])
+                     + "; a DuckDB store takes one process at a time: shards need a PostgreSQL store")
+            held_by_run = any(p.run_id != run_id for p in active)
             waited = time.monotonic() - started
             if not is_locked(exc) or held_by_run:
                 fail(str(exc))
@@ -43,7 +53,13 @@ def claimed_store(settings: Settings, run_id: str | None = None) -> Iterator[Any
                 fail(f"{exc} (waited {waited:.0f} s for it)")
             time.sleep(0.3)
     try:
-        yield store
+        with contextlib.ExitStack() as claims:
+            if run_id is not None:
+                try:
+                    claims.enter_context(claimed_run(store, run_id))
+                except RunHeld as exc:
+                    fail(str(exc))
+            yield store
     finally:
         store.close()
 

@@ -27,6 +27,7 @@ from envscaler_core.pipeline import stages as S
 from envscaler_core.pipeline import termination
 from envscaler_core.pipeline.funnel_notes import produced_nothing
 from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
+from envscaler_core.store.claims import claimed_run, live_shards
 from envscaler_core.pipeline.progress import ProgressTracker
 from flows.progress import artifact_key, make_tracker, publishing
 from flows.stale_runs import crash_stale_runs
@@ -277,7 +278,10 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
                 await _run_step(ctx, name, pending, task, shard, tracker)
                 await _sandbox_started(ctx, wait=False)
         status, error = "completed", None
-        if "export" not in stages or len(stages) > 1:  # an export-only pass judges nothing
+        left = left_to_other_shards(ctx, stages, shard) if shard[1] > 1 else {}
+        if left:  # this shard's part is done, not the run: the run is settled by the shard that ends it
+            status, error = _shard_outcome(ctx, shard, left)
+        elif "export" not in stages or len(stages) > 1:  # an export-only pass judges nothing
             run = ctx.store.get_run(ctx.run_id)
             if produced_nothing(ctx.store.funnel(ctx.run_id), run.stages if run and run.stages else stages):
                 status = "empty"
@@ -289,9 +293,12 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
         with contextlib.suppress(Exception):  # a broken store must not hide why the run stopped
             error = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) if final == "failed" else \
                 f"interrupted ({type(exc).__name__}); continue with `envscaler resume {ctx.run_id}{store_option(ctx.settings.store.url)}`"
+            if shard[1] > 1:
+                error = f"shard {shard[0]} of {shard[1]} {final}: {error}"
             ctx.update_run(status=final, error=error, **changes)
         raise
-    progress = tracker.finish(status) if tracker else None
+    progress = tracker.finish("completed" if status in ("running", "interrupted") and shard[1] > 1 else status) \
+        if tracker else None
     ctx.update_run(stage=ctx.store.get_run(ctx.run_id).stage or "done", status=status, error=error,
                    **({"progress": progress} if progress else {}))
     if report := _write_report(ctx):
@@ -300,6 +307,53 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
     summary = build_summary(ctx.store, ctx.run_id)
     await _publish(summary)
     return summary.model_copy(update={"status": run.status})
+
+
+def left_to_other_shards(ctx: RunContext, stages: Sequence[str], shard: tuple[int, int]) -> dict[int, dict[str, int]]:
+    """Items of the run's other shards that no shard has tried yet, per shard index and step: what a
+    shard finishing its own part must not call a completed run (an outside check: one shard of two
+    failed at start, the other set the whole run `completed` with 3 of its 6 topics never built).
+    Items another shard tried and failed are its own business, as in an unsharded run."""
+    from envscaler_core.models import StageFailure
+
+    tried = {f.item_fp for f in ctx.store.query(StageFailure, run_id=ctx.run_id)}
+    left: dict[int, dict[str, int]] = {}
+    for stage in stages:
+        for name, pending, _ in _STEPS.get(stage, []):
+            if pending is None:
+                continue
+            todo = [fp for fp in pending(ctx) if fp not in tried]
+            if not todo:
+                continue
+            root = _topic_of(ctx, name)
+            for fp in todo:
+                owner = int(root(fp)[:12], 16) % shard[1]
+                if owner != shard[0]:
+                    counts = left.setdefault(owner, {})
+                    counts[name] = counts.get(name, 0) + 1
+    return left
+
+
+def _shard_outcome(ctx: RunContext, shard: tuple[int, int], left: dict[int, dict[str, int]]) -> tuple[str, str | None]:
+    """The run's status when this shard ends with other shards' items still pending: still `running`
+    while another shard's process works on it (PostgreSQL: its claim is held; it settles the run when
+    it ends), else `interrupted` naming the shards that did not finish, or the `failed` another shard
+    recorded, kept."""
+    others = live_shards(ctx.store, ctx.run_id, shard)
+    if others:
+        return "running", None
+    run = ctx.store.get_run(ctx.run_id)
+    if run is not None and run.status == "failed" and run.error:
+        return "failed", run.error
+    index, count = shard
+    what = "; ".join(f"shard {i}: " + ", ".join(f"{n} {step}" for step, n in sorted(steps.items()))
+                     for i, steps in sorted(left.items()))
+    missing = ", ".join(str(i) for i in sorted(left))
+    return "interrupted", (
+        f"shard {index} of {count} finished its part, but shard(s) {missing} did not: items no shard has tried are "
+        f"still pending ({what}); that shard failed, was stopped or has not run yet. Run it (shard_index {missing}, "
+        f"shard_count {count}), or `envscaler resume {ctx.run_id}{store_option(ctx.settings.store.url)}` to finish "
+        "them in one process")
 
 
 async def _sandbox_started(ctx: RunContext, wait: bool) -> None:
@@ -337,10 +391,13 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
     ctx = await asyncio.to_thread(open_context, settings, run_id)
     chosen = list(stages or STAGES)
     try:
-        await crash_stale_runs(settings.store.url)  # only now: the open store's lock proves the others dead
-        tracker = make_tracker(ctx, (shard_index, shard_count))
-        async with publishing(tracker, planned_steps(chosen, sources, streamed_stages(ctx, chosen))):
-            summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)
+        # a run (or shard) another live process works on is refused before anything is written; the CLI
+        # claimed it already in this process (envscaler_core/store/claims.py)
+        with claimed_run(ctx.store, run_id, (shard_index, shard_count)):
+            await crash_stale_runs(settings.store.url)  # only now: the open store's lock proves the others dead
+            tracker = make_tracker(ctx, (shard_index, shard_count))
+            async with publishing(tracker, planned_steps(chosen, sources, streamed_stages(ctx, chosen))):
+                summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)
     finally:
         await ctx.gateway.aclose()  # its HTTP pool belongs to this event loop, which ends with the flow
         await asyncio.to_thread(ctx.close)

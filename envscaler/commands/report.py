@@ -23,7 +23,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                                            "docs/configuration.md."),
     ) -> None:
         from envscaler.runner import settings_from, sigterm_as_interrupt
-        from envscaler.status import killed_reason, open_store
+        from envscaler.status import gone_verdict, open_store
         from envscaler_core.report import write_report
         from envscaler_core.store.urls import human_store
 
@@ -39,7 +39,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"{target} is a database file (the store?): the report would replace it; pass --out <file>.html")
             if out is not None:
                 check_out(target)
-            killed = killed_reason(run_id, run.status, "eval" in run.config, settings.store.url)
+            verdict = gone_verdict(run_id, run.status, "eval" in run.config, settings.store.url, run.updated_at)
+            killed = verdict[1] if verdict else None
             try:
                 with sigterm_as_interrupt():
                     written = write_report(store, run_id, target, killed=killed)

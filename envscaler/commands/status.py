@@ -43,7 +43,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _list(url: str, json_out: bool) -> None:
-    from envscaler.status import ACTIVE, held_while_running, open_for_reading, published_progress, run_table
+    from envscaler.status import ACTIVE, gone_verdict, held_while_running, open_for_reading, published_progress, run_table
     from envscaler_core.store import StoreError, StoreMissing
     from envscaler_core.store.urls import human_store
 
@@ -65,8 +65,10 @@ def _list(url: str, json_out: bool) -> None:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
                        f"`{cli_call(f'status {p.run_id} --watch')}`)")
         return
-    if held_while_running(url):  # nobody holds the file: a run still marked running was killed
-        runs = [r.model_copy(update={"status": "interrupted"}) if r.status in ACTIVE else r for r in runs]
+    if held_while_running(url):  # nobody holds the file: a run still marked running was killed, or failed unrecorded
+        runs = [r.model_copy(update={"status": gone_verdict(r.run_id, r.status, "eval" in r.config, url,
+                                                            r.updated_at)[0]})  # type: ignore[index]
+                if r.status in ACTIVE else r for r in runs]
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
     elif not runs:
@@ -88,7 +90,8 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     active = is_active(live)
     try:
         with open_for_reading(url) as store:
-            if store.get_run(run_id) is None:
+            row = store.get_run(run_id)
+            if row is None:
                 if active:  # starting up: not recorded yet
                     raise StoreMissing("not recorded yet")
                 known = [r.run_id for r in store.list_runs()][-5:]
@@ -107,7 +110,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     if active and live is not None:
         summary = summary.model_copy(update={"progress": live})
     else:
-        summary = _gone(summary, url)
+        summary = _gone(summary, url, row.updated_at)
     if clear:
         typer.echo("\033[2J\033[H", nl=False)
     try:
@@ -119,8 +122,11 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     return not active
 
 
-def _gone(summary: Any, url: str) -> Any:
-    from envscaler.status import killed_reason
+def _gone(summary: Any, url: str, updated_at: Any = None) -> Any:
+    from envscaler.status import gone_verdict
 
-    why = killed_reason(summary.run_id, summary.status, summary.evaluation, url)
-    return summary.model_copy(update={"status": "interrupted", "error": summary.error or why}) if why else summary
+    verdict = gone_verdict(summary.run_id, summary.status, summary.evaluation, url, updated_at)
+    if verdict is None:
+        return summary
+    status, why = verdict
+    return summary.model_copy(update={"status": status, "error": why if status != "interrupted" else summary.error or why})

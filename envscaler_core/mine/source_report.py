@@ -75,6 +75,16 @@ def inspect_sources(paths: Sequence[Path | str], max_tasks: int | None = None) -
     return report.model_copy(update={"max_tasks": max_tasks})
 
 
+def reading_order(earlier: SourceReport | None, paths: Sequence[Path | str]) -> list[str]:
+    """The files a run reads, in the order duplicates are judged: those it read before (its stored report)
+    first, then the ones given now that are new to it. A file added with `--add-sources` read alone
+    counted the tasks the run already had as "kept" (an outside check: "7 kept, 0 duplicate" for a file
+    holding the run's 7 tasks again)."""
+    before = [f.path for f in earlier.files] if earlier is not None else []
+    given = [str(p) for p in paths]
+    return list(dict.fromkeys(before + given))
+
+
 def source_errors(report: SourceReport, *, strict: bool = False) -> list[str]:
     """One line per reason the run must not start; empty when it may."""
     errors = [f"source {f.path} yields no task: {f.fatal}" for f in report.files if f.fatal]

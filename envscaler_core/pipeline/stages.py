@@ -102,17 +102,20 @@ class SourceError(ValueError):
 
 def ingest(ctx: RunContext, paths: Sequence[Path]) -> BatchReport:
     """Read, filter and dedup the source files into `source_tasks` (idempotent), and keep the per-file
-    report on the run. Unusable sources raise `SourceError` before any task is written."""
-    from envscaler_core.mine.source_report import build_source_report, changed_sources, source_errors
+    report on the run. Unusable sources raise `SourceError` before any task is written. Files added to
+    a run later (`--add-sources`) are read after the ones it read before, so their report counts a task
+    the run already has as a duplicate (first seen wins, across all files)."""
+    from envscaler_core.mine.source_report import build_source_report, changed_sources, reading_order, source_errors
 
+    before = ctx.store.get_run(ctx.run_id)
+    earlier = before.sources_report if before is not None else None
+    paths = reading_order(earlier, paths)
     gone = [str(p) for p in paths if not Path(p).is_file()]
     if gone:  # moved or deleted since the run began: its resume must say so, not fail on a FileNotFoundError
         raise SourceError(f"source file(s) not found: {', '.join(gone)} (the run read its tasks from there; put "
                           "the file back at that path to continue the run)")
     result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks)
     sources_report = build_source_report(paths, result, ctx.settings.mine.max_tasks)
-    before = ctx.store.get_run(ctx.run_id)
-    earlier = before.sources_report if before is not None else None
     changed = changed_sources(earlier, sources_report)
     if changed:
         raise SourceError("; ".join(changed) + "; a run id names one run over one dataset: start the new contents "

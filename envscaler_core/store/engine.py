@@ -46,21 +46,35 @@ def naive_utc(moment: datetime) -> datetime:
 
 def open_engine(location: StoreURL, *, create: bool = True) -> Engine:
     """Create the engine, connect once (so lock/corruption/auth errors surface now) and set up the schema.
-    With `create=False` a DuckDB file that does not exist is `StoreMissing`, and nothing is created."""
+    With `create=False` (the read-only verbs) a DuckDB file that does not exist is `StoreMissing`, nothing
+    is created, and an existing file is opened read-only: it can be read in a read-only directory or from
+    a read-only file (an outside check's `status` failed there with "cannot create the DuckDB store")."""
+    read_only = False
     if location.backend == "duckdb":
         assert location.path is not None
         if not create and not location.path.exists():
             raise StoreMissing(f"no store at {location.path}: nothing has run with it yet (start one with "
                                "`envscaler run` or `envscaler demo`, or point --db / ENVSCALER_DB_URL at your store)")
         _check_duckdb_file(location.path, create)
-        _make_parent(location)
-        engine = create_engine(location.url)
+        with _open_here_lock:  # DuckDB refuses a second open of a file with another configuration in one process
+            read_only = not create and not _open_here.get(location.path)
+        if read_only:
+            engine = create_engine(location.url, connect_args={"read_only": True})
+        else:
+            _make_parent(location)
+            engine = create_engine(location.url)
     else:
         connect_args = {} if "connect_timeout" in location.url.query else {"connect_timeout": 10}
         engine = create_engine(location.url, pool_pre_ping=True, connect_args=connect_args)
     try:
         with engine.begin() as conn:
-            _ensure_schema(conn, location)
+            _ensure_schema(conn, location, writable=not read_only)
+    except _NeedsWriter:
+        engine.dispose()
+        assert location.path is not None
+        if not _writable(location.path):
+            raise
+        return open_engine(location, create=True)  # an older store, where it may be written: migrated as before
     except StoreError:
         engine.dispose()
         raise
@@ -127,18 +141,36 @@ def release_dialect(engine: Engine) -> None:
         cached.cache_clear()
 
 
+class _NeedsWriter(StoreError):
+    """A store opened read-only whose schema must be made or migrated first."""
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+
+
 def _make_parent(location: StoreURL) -> None:
+    """A store opened for writing needs its directory writable (DuckDB writes its `.wal` beside the file)
+    and, when it exists, the file itself; the error says which, and that reading it still works."""
     assert location.path is not None
+    path = location.path
     try:
-        location.path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        blocker = next((p for p in location.path.parents if p.exists() and not p.is_dir()), None)
+        blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
         why = f"{blocker} is a file, not a directory" if blocker else (exc.strerror or str(exc))
-        raise StoreError(f"cannot create the DuckDB store {location.path}: {why}; pass --db <writable file path> "
+        raise StoreError(f"cannot create the DuckDB store {path}: {why}; pass --db <writable file path> "
                          "or set ENVSCALER_DB_URL") from exc
-    if not location.path.parent.is_dir() or not os.access(location.path.parent, os.W_OK):
-        raise StoreError(f"cannot create the DuckDB store {location.path}: directory {location.path.parent} is not "
-                         "writable; pass --db <writable file path> or set ENVSCALER_DB_URL")
+    exists = path.exists()
+    verb = "write to" if exists else "create"
+    readable = "; read-only commands (status, report, export) can still read it" if exists else ""
+    if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+        raise StoreError(f"cannot {verb} the DuckDB store {path}: directory {path.parent} is not writable "
+                         f"(DuckDB keeps its write-ahead log beside the file){readable}; pass --db <writable file "
+                         "path> or set ENVSCALER_DB_URL")
+    if exists and not os.access(path, os.W_OK):
+        raise StoreError(f"cannot write to the DuckDB store {path}: the file is read-only{readable}; pass --db "
+                         "<writable file path> or set ENVSCALER_DB_URL")
 
 
 def _open_error(location: StoreURL, exc: SQLAlchemyError) -> StoreError:
@@ -159,10 +191,19 @@ def _open_error(location: StoreURL, exc: SQLAlchemyError) -> StoreError:
 STORE_ID = "store_id"
 
 
-def _ensure_schema(conn: Connection, location: StoreURL) -> None:
+def _ensure_schema(conn: Connection, location: StoreURL, writable: bool = True) -> None:
     if location.backend == "postgres":
         conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_SCHEMA_LOCK})
     found = _stored_version(conn)
+    if not writable:  # a read-only open reads the schema it finds; making or migrating one takes a writer
+        missing = sorted(set(metadata.tables) - set(inspect(conn).get_table_names()))
+        if found != SCHEMA_VERSION or missing:
+            what = f"has schema version {found}" if found != SCHEMA_VERSION else f"lacks the table(s) {', '.join(missing)}"
+            newer = found is not None and found > SCHEMA_VERSION
+            raise _NeedsWriter(f"store {location.display} {what}; this envscaler reads version {SCHEMA_VERSION}: "
+                             + ("upgrade envscaler" if newer else "a command that writes (run, resume) brings it up "
+                                "to date; a read-only command does not change it"))
+        return
     if found is not None and found < SCHEMA_VERSION and all(v in MIGRATIONS for v in range(found, SCHEMA_VERSION)):
         for version in range(found, SCHEMA_VERSION):
             for statement in MIGRATIONS[version]:

@@ -219,6 +219,12 @@ class Store:
         with self._write(f"save_run {run.run_id!r}") as conn:
             conn.execute(stmt)
 
+    def forget_run(self, run_id: str) -> None:
+        """Remove a run's row. Only for a row the command that wrote it takes back before the run did anything
+        (its other rows, if any, are left as they are)."""
+        with self._write(f"forget_run {run_id!r}") as conn:
+            conn.execute(runs.delete().where(runs.c.run_id == run_id))
+
     def get_run(self, run_id: str) -> Run | None:
         with self._read(f"get_run {run_id!r}") as conn:
             data = conn.execute(select(runs.c.data).where(runs.c.run_id == run_id)).scalar_one_or_none()

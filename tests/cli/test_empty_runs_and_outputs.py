@@ -128,6 +128,18 @@ def test_add_sources_adds_them_to_the_run(empty_run: dict[str, Any], tmp_path: P
     assert data["funnel"]["source_tasks"] == 5 and data["judged"]["not_stateful"] == 5
 
 
+def test_a_file_added_to_a_run_counts_the_runs_tasks_as_duplicates(empty_run: dict[str, Any], tmp_path: Path) -> None:
+    """Duplicates are counted across all the run's files, first seen wins: a file holding only tasks the
+    run already has adds no task, and is refused as any file that yields none (it used to be reported
+    "3 kept, 0 duplicate" while source_tasks stayed the same)."""
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(empty_run["source"].read_text())
+    out = envscaler("run", "-s", str(copy), "--run-id", RUN, "--add-sources", env=empty_run["env"])
+    assert_one_line_error(out, f"source {copy} yields no task", "3 duplicates of earlier tasks")
+    report = json.loads(envscaler("status", RUN, "--json", env=empty_run["env"]).stdout)["sources_report"]
+    assert "copy.jsonl" not in [Path(f["path"]).name for f in report["files"]], "nothing was recorded"
+
+
 def test_adding_sources_without_out_keeps_the_runs_output_directory(empty_run: dict[str, Any], tmp_path: Path) -> None:
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     first.write_text('{"task": "What is 2 plus 2?"}\n')

@@ -76,7 +76,7 @@ def test_a_demo_run_resumes_against_the_mock_started_again(user: dict[str, Any])
     tasks = ['{"task": "Spell the word necessary."}', '{"task": "What is 2 plus 2?"}',
              '{"task": "Who wrote Hamlet?"}']
     _budget_stopped(user["env"], user["tmp"], "demo-like", tasks)
-    with Store.from_url(str(user["store"]), create=False) as store:
+    with Store.from_url(str(user["store"])) as store:  # it writes: create=False opens read-only
         run = store.get_run("demo-like")
         assert run is not None
         config = {**run.config, "llm": {**run.config["llm"], "base_url": DEAD_ENDPOINT}}

@@ -129,20 +129,29 @@ def test_a_run_id_that_would_leave_the_output_directory_is_a_usage_error(args: l
     assert not (tmp_path / "cli.duckdb").exists()
 
 
-def test_a_run_that_could_not_reach_prefect_can_be_resumed_as_its_banner_says(tmp_path: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
-    """The banner names the resume command before Prefect is reached: the run row exists by then (a run
-    killed while a temporary server started used to answer `resume` with "no run"), and a start that
-    fails leaves it interrupted with the way on, not 'running' as if its process had been killed."""
-    import json
-
+def test_a_run_refused_because_prefect_does_not_answer_leaves_no_run(tmp_path: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
+    """Like every other exit-2 refusal, a configured Prefect API that does not answer writes nothing: `status`
+    used to list the run that never ran as `interrupted`. No resume hint either: there is nothing to resume."""
     out = envscaler("run", "-s", str(SLICE), "--run-id", "noprefect", tmp_path=tmp_path,
                     PREFECT_API_URL="http://127.0.0.1:9/api", OPENAI_BASE_URL=mock_server.base_url, OPENAI_API_KEY="mock")
+    assert out.returncode == 2 and "PREFECT_API_URL=http://127.0.0.1:9/api does not answer" in out.stderr, out.stderr
+    assert "resume noprefect" not in out.stderr
+    assert_one_line_error(envscaler("status", "noprefect", tmp_path=tmp_path), "no run 'noprefect'")
+
+
+def test_an_existing_run_refused_because_prefect_does_not_answer_is_left_as_it_was(tmp_path: Path, mock_server) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from envscaler_core.models import Run
+    from envscaler_core.store import Store
+
+    with Store.from_url(str(tmp_path / "cli.duckdb")) as store:
+        store.save_run(Run(run_id="stopped", status="stopped_budget", error="budget spent", sources=[str(SLICE)]))
+    out = envscaler("run", "-s", str(SLICE), "--run-id", "stopped", tmp_path=tmp_path,
+                    PREFECT_API_URL="http://127.0.0.1:9/api", OPENAI_BASE_URL=mock_server.base_url, OPENAI_API_KEY="mock")
     assert out.returncode == 2 and "does not answer" in out.stderr, out.stderr
-    assert "resume noprefect" in out.stderr
-    shown = envscaler("status", "noprefect", "--json", tmp_path=tmp_path)
-    assert shown.returncode == 0, shown.stderr
-    run = json.loads(shown.stdout)
-    assert run["status"] == "interrupted" and "before its flow started" in run["error"] and "resume noprefect" in run["error"]
+    shown = json.loads(envscaler("status", "stopped", "--json", tmp_path=tmp_path).stdout)
+    assert (shown["status"], shown["error"]) == ("stopped_budget", "budget spent")
 
 
 def test_a_demo_workdir_that_cannot_be_made_is_named(tmp_path: Path) -> None:

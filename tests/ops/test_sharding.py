@@ -1,8 +1,13 @@
-"""Spec: shards may run at different times and still leave nothing behind.
+"""Spec: shards may run at different times and still leave nothing behind, and the run's status says
+whether all of them have done their part.
 
 The scale-out spec runs its shards at the same time; here shard 0 runs to completion before shard 1
-starts (a slow worker, a late trigger), in this process over a DuckDB file. Each shard must carry
-its own topics through every stage, so the second shard finds nothing the first one left to it.
+starts (a slow worker, a late trigger, or a shard that failed), in this process over a DuckDB file.
+Each shard must carry its own topics through every stage, so the second shard finds nothing the first
+one left to it. Until the second has run, the run is not `completed`: it is `interrupted`, naming the
+shard whose items no shard has tried (each shard used to mark the whole run completed when its own
+pass ended). On PostgreSQL, a shard that ends while another shard's process still works on the run
+leaves it `running`: the last one settles it.
 """
 
 from __future__ import annotations
@@ -26,9 +31,12 @@ LATER = ["synth", "validate", "scen", "rollout"]
 RUN_ID = "late-shard"
 
 
-def _rows(url: str) -> dict[str, list[Any]]:
+def _rows(url: str) -> dict[str, Any]:
     with Store.from_url(url) as store:
-        return {m.__name__: store.query(m, run_id=RUN_ID) for m in (EnvTopic, EnvCandidate, AcceptedEnv, Scenario, Trajectory)}
+        rows: dict[str, Any] = {m.__name__: store.query(m, run_id=RUN_ID)
+                                for m in (EnvTopic, EnvCandidate, AcceptedEnv, Scenario, Trajectory)}
+        rows["run"] = store.get_run(RUN_ID)
+    return rows
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +84,42 @@ def test_after_both_shards_every_verified_scenario_was_rolled_out(sequential: di
     rows = sequential["final"]
     verified = {s.fingerprint for s in rows["Scenario"] if s.status == "verified"}
     assert verified and verified <= {t.scenario_fp for t in rows["Trajectory"]}
+
+
+def test_after_the_first_shard_alone_the_run_is_not_completed(sequential: dict[str, Any]) -> None:
+    run = sequential["after_first"]["run"]
+    assert run.status == "interrupted", run.error
+    assert "shard 0 of 2 finished its part, but shard(s) 1 did not" in run.error
+    assert "synth" in run.error and f"envscaler resume {RUN_ID}" in run.error
+
+
+def test_after_both_shards_the_run_is_completed(sequential: dict[str, Any]) -> None:
+    run = sequential["final"]["run"]
+    assert (run.status, run.error) == ("completed", None)
+
+
+@pytest.mark.postgres
+def test_a_shard_that_ends_while_another_works_leaves_the_run_running(
+        prefect_api: str, mock_server: Any, postgres_url: str) -> None:
+    """The other shard's process is a real one holding its claim (tests/store/test_claims.py)."""
+    from tests.store.test_claims import _Holder
+
+    overrides = {"mine": {"max_tasks": 30, "select_n": 4}, "flow": {"batch_size": 2}, "store": {"url": postgres_url},
+                 "llm": mock_llm_settings(mock_server.base_url).model_dump(mode="json")}
+    config = public_config(load_settings(environ={}, overrides=overrides))
+
+    def run(stages: list[str], index: int = 0, count: int = 1) -> None:
+        asyncio.run(factory_flow(run_id=RUN_ID, sources=[str(SLICE)], config=config, stages=stages,
+                                 shard_index=index, shard_count=count))
+
+    run(["mine"])
+    other = _Holder(postgres_url, RUN_ID, (1, 2))
+    try:
+        run(["synth"], 0, 2)
+        with Store.from_url(postgres_url) as store:
+            assert store.get_run(RUN_ID).status == "running"
+    finally:
+        other.stop()
+    run(["synth"], 1, 2)
+    with Store.from_url(postgres_url) as store:
+        assert store.get_run(RUN_ID).status == "completed"

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from envscaler_core.config import Settings
-from envscaler_core.models import EnvCandidate, EnvTopic, Run, StageFailure
+from envscaler_core.models import EnvCandidate, EnvTopic, Run, SourceTask, StageFailure
 from envscaler_core.pipeline import RunContext
 from envscaler_core.pipeline import stages as S
 from envscaler_core.store import Store
@@ -140,11 +141,25 @@ def test_a_file_added_later_does_not_erase_the_first_files_digest(ctx: RunContex
     change to that file is still caught (an outside check mixed two datasets this way)."""
     first = _source(tmp_path / "first.jsonl", 4)
     S.ingest(ctx, [first])
-    S.ingest(ctx, [_source(tmp_path / "added.jsonl", 2)])
+    (tmp_path / "added.jsonl").write_text(json.dumps({"task": "Rent a bike for two days at the harbour shop."}) + "\n")
+    S.ingest(ctx, [tmp_path / "added.jsonl"])
     assert [Path(f.path).name for f in ctx.store.get_run("r").sources_report.files] == ["first.jsonl", "added.jsonl"]
     _source(first, 6)
     with pytest.raises(S.SourceError, match="first.jsonl changed since this run first read it"):
         S.ingest(ctx, [first, tmp_path / "added.jsonl"])
+
+
+def test_a_file_added_later_counts_the_runs_tasks_as_duplicates(ctx: RunContext, tmp_path: Path) -> None:
+    """Duplicates are counted across all of a run's files, first seen wins, also for a file added later:
+    read alone, the added copy of the run's tasks was reported "4 kept, 0 duplicate"."""
+    first = _source(tmp_path / "first.jsonl", 4)
+    S.ingest(ctx, [first])
+    added = tmp_path / "added.jsonl"
+    added.write_text(first.read_text() + json.dumps({"task": "A brand new task about renting a bike for two days."}) + "\n")
+    S.ingest(ctx, [added])
+    entry = {Path(f.path).name: f for f in ctx.store.get_run("r").sources_report.files}["added.jsonl"]
+    assert (entry.records, entry.kept, entry.duplicates) == (5, 1, 4)
+    assert len(ctx.store.query(SourceTask, run_id="r")) == 5
 
 
 def test_a_source_moved_away_stops_the_ingest_naming_it(ctx: RunContext, tmp_path: Path) -> None:
