@@ -23,7 +23,9 @@ from envscaler_core.runtime import CallOutcome, EnvLoadError, EnvRuntime, Episod
 from envscaler_core.validation.code_effects import ClassEffects
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
+from envscaler_core.validation.sequence import SequenceChecks, reached_outcome, reached_round
 from envscaler_core.validation.setup_calls import fed_args, result_keys, same_name, set_up
+from envscaler_core.validation.state_match import Path, volatile_paths
 
 SEARCH = "search"  # a refused positive attempt: shown, never counted
 PROBE_THREADS = 4  # probes of different tools at once; each waits on its own sandbox episode
@@ -31,10 +33,6 @@ MAX_SETUPS = 6  # setups (other tools' state changes) tried before a state-chang
 SETUP_VARIANTS = 2  # ... per tool: its accepted call and its next positive
 MAX_SETUP_POSITIVES = 2  # ... with its best positive candidates
 MAX_SETUP_DEPTH = 3  # rounds of that, each able to start from a tool the round before reached
-SEQUENCE_CALLS = 32  # the one-episode run of every accepted call, cycled to this many calls (past max_steps)
-SETTLE_S = 0.1  # ... then a pause before the last witness queries, for a change a timer makes after a reply
-SETTLED = "the pause"
-MAX_BEFORE_CHANGE = 12  # refusals and queries each tried once before an accepted state change  # marks those last witness queries
 _Record = tuple[Probe, CallOutcome, dict[str, Any], CallFacts, str]  # what `_record` turns into a round
 
 
@@ -56,7 +54,7 @@ def class_effects(candidate: EnvCandidate) -> ClassEffects | None:
         return None
 
 
-class ProgrammaticPass:
+class ProgrammaticPass(SequenceChecks):
     def __init__(self, candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
                  kinds: dict[str, str], start: int = 0, limit: int | None = None,
                  effects: ClassEffects | None = None) -> None:
@@ -66,6 +64,9 @@ class ProgrammaticPass:
         # threads at once ("AST constructor recursion depth mismatch"), and run() goes to a worker
         self.effects = effects if effects is not None else class_effects(candidate)
         self.rounds: list[ValidationRound] = []
+        self.volatile: dict[str, set[Path]] = {}
+        """Per state-changing tool, the paths at which its replay from the same state differed."""
+        self.started = time.monotonic()
         self.breaches: list[str] = []
         """Contract breaches that hold whatever the tools' labels are (a query that changed state is not
         one of them: another labeller could call that tool a state change)."""
@@ -91,10 +92,6 @@ class ProgrammaticPass:
                     self._record(*record)
                 optional += boundaries
             self._after_setup(plans, pool)  # before the optional boundaries: coverage decides acceptance
-            if only is None and not search_only:
-                pending = self._before_a_change(pool)  # its episodes run beside the sequence's
-                self._sequence()
-                self._judge_before_a_change(*pending)
             done = 0
             while done < len(optional) and (self.limit is None or self.counted() < self.limit):
                 room = len(optional) - done if self.limit is None else self.limit - self.counted()
@@ -103,6 +100,10 @@ class ProgrammaticPass:
                     if out is not None:  # the window fits the room left, so the limit is never passed
                         self._record(probe, out, before, facts, "boundary")
                 done += len(window)
+            if only is None and not search_only:  # after the boundaries: their refusals are idle calls too
+                pending = self._before_a_change(pool)  # its episodes run beside the sequence's
+                self._sequence()
+                self._judge_before_a_change(pending)
         return self.rounds
 
     def _after_setup(self, plans: list[ToolPlan], pool: ThreadPoolExecutor) -> None:
@@ -131,174 +132,6 @@ class ProgrammaticPass:
             stuck = [plan for plan in stuck if plan not in progressed]
             if not progressed or not stuck:
                 return
-
-    def _sequence(self) -> None:
-        """Every accepted call again (every probe a tool said yes to: positives, edges, setups), one after
-        another in a single episode, cycled to SEQUENCE_CALLS calls, more than a rollout's default 30
-        steps: each probe above is one call in a fresh episode, so a class that only breaks once an
-        episode has seen a few calls (a counter, a list it outgrows, a trap) would pass them all and
-        fail every scenario. A refusal here is fine (earlier calls changed the state); an exception, a
-        crash, a non-dict answer, a failure that changed state or a query that changed state (on its
-        second call, say) is a breach. Only breaking calls are recorded, so a sound class's rounds and
-        score are what the probes made them.
-
-        A change can also show up one call late: left by a thread the call started, a finaliser, or a
-        write the class kept back and makes during its next call. Behind a state change that succeeds
-        it would pass as that call's own, so when an accepted query exists, it runs as a *witness*
-        after every other call (and twice more after a pause at the end, for timers): a change in a
-        witness's diff is a query that changed state, named with the call it followed."""
-        accepted = [(r.tool, r.args) for r in self.rounds if r.check != SEARCH and reached_round(r)]
-        if not accepted:
-            return
-        witness = next((call for call in accepted if self.kinds.get(call[0]) == "query"), None)
-        calls = [accepted[i % len(accepted)] for i in range(max(SEQUENCE_CALLS, len(accepted)))]
-        steps: list[tuple[str, dict[str, Any], str | None]] = []
-        for k, (tool, args) in enumerate(calls):
-            steps.append((tool, args, None))
-            if witness is not None and (tool, args) != witness:
-                steps.append((*witness, f"{tool} (call {k + 1})"))
-        if witness is not None:
-            steps += [(*witness, SETTLED), (*witness, SETTLED)]
-        trace: list[tuple[str, dict[str, Any], CallOutcome]] = []  # every step that ran, in order
-        ep = open_episode(self.runtime, self.candidate, self.config)
-        try:
-            for n, (tool, args, after) in enumerate(steps):
-                if after == SETTLED and steps[n - 1][2] != SETTLED:
-                    time.sleep(SETTLE_S)  # the unit is frozen meanwhile: a timer fires when the next call resumes it
-                before = ep.state
-                out = ep.call(tool, args)
-                if not out.ok and out.error_kind == "schema":
-                    continue
-                facts = call_facts(out, before, self.kinds.get(tool))
-                if facts.critical:
-                    where = f"call {n + 1} of one episode running every accepted call in turn"
-                    if after is None and n:
-                        after = f"{steps[n - 1][0]} (call {n})"
-                    if after is not None and facts.changed:
-                        where += (f", right after {after}" if after != SETTLED else
-                                  f", a query run {SETTLE_S} s after the last call")
-                        where += ("; the change is its own or was left behind by an earlier call (a thread, "
-                                  "a finaliser, a deferred write)")
-                    facts.critical = [f"{c} ({where}; the same call passed in a fresh episode)" for c in facts.critical]
-                    probe = Probe(tool=tool, args=args, case_type="positive", purpose="sequence",
-                                  note=f"after {n} earlier call(s) in the same episode")
-                    self._record(probe, out, before, facts, "sequence")
-                    return
-                if out.error_kind in ("timeout", "crash"):
-                    return
-                trace.append((tool, args, out))
-        finally:
-            ep.close()
-        self._without_idle_calls(trace)
-
-    def _without_idle_calls(self, trace: list[tuple[str, dict[str, Any], CallOutcome]]) -> None:
-        """The sequence again without its queries and refused calls, which change nothing in a sound class,
-        so every state change left must leave the very state it left with them. A change that a refusal
-        or a query kept back and made during a later state change that succeeded (or left to a thread or
-        a finaliser that fired then) passes as that call's own in the diffs; here it is a difference.
-        With nondeterministic values (a new uuid per call) only which attributes changed, and how often,
-        is compared."""
-        kept = [n for n, (tool, _, out) in enumerate(trace) if self.kinds.get(tool) != "query" and reached_outcome(out)]
-        if len(kept) == len(trace) or not kept:
-            return
-        exact = not any("nondeterministic" in r.reason for r in self.rounds)
-        ep = open_episode(self.runtime, self.candidate, self.config)
-        try:
-            start = before = ep.state
-            for n in kept:
-                tool, args, out = trace[n]
-                again = ep.call(tool, args)
-                if again.error_kind in ("timeout", "crash"):
-                    return  # its own probes and the sequence judge those
-                earlier = trace[n - 1][2].state if n else start
-                same = reached_outcome(again) and (
-                    _same_but_clock(again.state, out.state) if exact else _shape(before, again.state) == _shape(earlier, out.state))
-                if not same:
-                    self._record_idle_change(trace, kept, n, again, before)
-                    return
-                before = again.state
-        finally:
-            ep.close()
-
-    def _record_idle_change(self, trace: list[tuple[str, dict[str, Any], CallOutcome]], kept: list[int], n: int,
-                            again: CallOutcome, before: dict[str, Any]) -> None:
-        """One `sequence` round for a state change whose outcome depended on the queries and refusals before it."""
-        idle = [trace[m] for m in range(n) if m not in kept]
-        refused = Counter(tool for tool, _, out in idle if self.kinds.get(tool) != "query")
-        queries = Counter(tool for tool, _, out in idle if self.kinds.get(tool) == "query")
-        named = "; ".join(f"{what}: " + ", ".join(f"{t} x{c}" for t, c in counts.items())
-                          for what, counts in (("refused", refused), ("queries", queries)) if counts)
-        tool, args, _ = trace[n]
-        reason = (f"a refused call or a query changed state later on: {tool} (call {n + 1} of one episode running "
-                  f"every accepted call in turn) left another state, or another answer, once the calls before it "
-                  f"that must change nothing were left out ({named}); a change kept back, or left to a thread or "
-                  "a finaliser, showed up in a later call's diff")
-        facts = CallFacts(critical=[reason], changed=True)
-        probe = Probe(tool=tool, args=args, case_type="positive", purpose="sequence",
-                      note=f"the sequence without its {len(idle)} queries and refusals")
-        self._record(probe, again, before, facts, "sequence", labels_decide=bool(queries))
-
-    def _before_a_change(self, pool: ThreadPoolExecutor) -> tuple[ValidationRound | None, list[Any]]:
-        """Each refusal and each accepted query the probes saw, then an accepted state change, in a fresh
-        episode: they change nothing in a sound class, so the state change must leave the state it left
-        in its own probe. A change a refusal or a query keeps back for the next state change (a pending
-        write, a finaliser that a collection runs) passes as that change's own in every diff; here it
-        is a difference, a `sequence` round naming the call that kept it back. At most MAX_BEFORE_CHANGE
-        such episodes, started here on the pool and judged by `_judge_before_a_change`."""
-        change = next((r for r in self.rounds if r.check == "contract" and reached_round(r) and r.state_after
-                       is not None and self.kinds.get(r.tool) == "state_change" and "after " not in r.reason), None)
-        if change is None:
-            return None, []
-        idle: list[tuple[str, dict[str, Any]]] = []
-        for r in self.rounds:
-            refused = isinstance(r.observation, dict) and r.observation.get("success") is False and r.verdict != "fail"
-            query = reached_round(r) and self.kinds.get(r.tool) == "query"
-            if (refused or query) and "after " not in r.reason and (r.tool, r.args) not in idle:
-                idle.append((r.tool, r.args))
-
-        def run(first: tuple[str, dict[str, Any]]) -> tuple[CallOutcome, dict[str, Any]] | None:
-            ep = open_episode(self.runtime, self.candidate, self.config)
-            try:
-                opening = ep.call(*first)
-                idle_again = opening.ok and isinstance(opening.result, dict) and (
-                    opening.result.get("success") is False or self.kinds.get(first[0]) == "query")
-                if not idle_again:  # its probe ran after a setup, say, and here it did something else
-                    return None
-                before = ep.state
-                return ep.call(change.tool, change.args), before
-            finally:
-                ep.close()
-
-        return change, [(first, pool.submit(run, first)) for first in idle[:MAX_BEFORE_CHANGE]]
-
-    def _judge_before_a_change(self, change: ValidationRound | None, started: list[Any]) -> None:
-        """The first of those episodes, in the probes' order, whose state change left another state (only
-        which attributes changed, and how often, when the class showed nondeterministic values)."""
-        exact = not any("nondeterministic" in r.reason for r in self.rounds)
-        broken = any(r.check == "sequence" for r in self.rounds)
-        for first, future in started:
-            try:
-                done = future.result()
-            except EnvLoadError:  # the config loaded before: nothing to judge about this call
-                continue
-            if done is None:
-                continue
-            out, before = done
-            if broken or change is None or out.error_kind in ("timeout", "crash"):
-                continue  # the sequence already said it, or its own probes judge that
-            same = reached_outcome(out) and (_same_but_clock(out.state, change.state_after) if exact else
-                                             _shape(before, out.state) == _shape(change.state_before or {}, change.state_after))
-            if same:
-                continue
-            what = "a query" if self.kinds.get(first[0]) == "query" else "a refused call"
-            reason = (f"{what} changed state later on: {change.tool} {change.args} right after {first[0]} {first[1]} left "
-                      "another state, or gave another answer, than in a fresh episode; a change kept back, or left "
-                      f"to a thread or a finaliser, showed up in {change.tool}'s diff")
-            probe = Probe(tool=change.tool, args=change.args, case_type="positive", purpose="sequence",
-                          note=f"after {first[0]}")
-            self._record(probe, out, before, CallFacts(critical=[reason], changed=True), "sequence",
-                         labels_decide=what == "a query")
-            broken = True
 
     def _reach_after(self, plan: ToolPlan, tried: list[list[tuple[str, dict[str, Any]]]],
                      setups: list[list[tuple[str, dict[str, Any]]]], pool: ThreadPoolExecutor) -> bool:
@@ -422,46 +255,15 @@ class ProgrammaticPass:
         if first_ok != again_ok or _shape(before, first.state) != _shape(before, again.state):
             return [f"replay of {tool} from the same state behaved differently"], []
         if not (same_json(again.state, first.state) and same_json(again.result, first.result)):
+            self.volatile.setdefault(tool, set()).update(volatile_paths(first.state, again.state))
             return [], [f"nondeterministic values in {tool} (same call, same state, different data)"]
         return [], []
 
 
-def reached_outcome(out: CallOutcome) -> bool:
-    return out.ok and isinstance(out.result, dict) and out.result.get("success") is True
-
-
-def reached_round(r: ValidationRound) -> bool:
-    return isinstance(r.observation, dict) and r.observation.get("success") is True
-
-
 def _shape(before: dict[str, Any], after: dict[str, Any]) -> Counter[str]:
-    """Which top-level attributes changed and how often: equal under harmless nondeterminism (new
-    uuids, timestamps), different when a replay really did something else."""
+    """Which top-level attributes changed and how often: a replay that changed other attributes, or
+    some more often, did something else (not a new uuid or a timestamp)."""
     return Counter(p.split("/")[1] for p in changed_paths(before, after))
-
-
-_CLOCK = re.compile(r"\d{4}-\d\d-\d\d|\d\d:\d\d")
-
-
-def _same_but_clock(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """The same JSON, except for strings that read as a date or time on both sides: a class stamping its
-    records with the time of day (to the second, which one replay may not show as nondeterministic)
-    stamps them differently a fraction of a second later, and that is not a change kept back."""
-    if same_json(a, b):
-        return True
-    for path in changed_paths(a, b):
-        x, y = _at(a, path), _at(b, path)
-        if not (isinstance(x, str) and isinstance(y, str) and _CLOCK.search(x) and _CLOCK.search(y)):
-            return False
-    return True
-
-
-def _at(doc: Any, path: str) -> Any:
-    for key in path.split("/")[1:]:
-        if not isinstance(doc, dict) or key not in doc:
-            return None
-        doc = doc[key]
-    return doc
 
 
 def _refusal(out: CallOutcome) -> str:
