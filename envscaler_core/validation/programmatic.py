@@ -10,7 +10,6 @@ probed further (each further probe would only wait for the same limit again).
 
 from __future__ import annotations
 
-import re
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -19,11 +18,11 @@ from typing import Any
 from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
-from envscaler_core.runtime import CallOutcome, EnvLoadError, EnvRuntime, Episode
+from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
 from envscaler_core.validation.code_effects import ClassEffects
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
-from envscaler_core.validation.sequence import SequenceChecks, reached_outcome, reached_round
+from envscaler_core.validation.sequence import SequenceChecks, reached_round
 from envscaler_core.validation.setup_calls import fed_args, result_keys, same_name, set_up
 from envscaler_core.validation.state_match import Path, volatile_paths
 
