@@ -256,12 +256,20 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     """Fold one verification attempt into the verdict. Only success changes the class: a failed
     attempt is not a reference solution, so the scenario stays as it was, the attempt is noted, and
     the reason names the attempt's real failure (it said "no reference solution yet" although one had
-    been given and had failed, outside check F7a)."""
-    cls, _ = scenario_class(audits)
+    been given and had failed, outside check F7a). The one exception: a check that returns a non-bool
+    after the solution makes the scenario `not_bool` (third interop check, F2)."""
+    cls, reasons = scenario_class(audits)
     if problem is None and cls == "verified":
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
                                           "origin": origin})
     who = "the agent's solution" if origin == "agent" else "the reference solution"
+    if problem is None and cls == "not_bool":
+        # A check that returns a non-bool on the solved state scores 0 there under EnvScaler's
+        # run_check_function whatever the solution did (only an isinstance(result, bool) result counts):
+        # the check, not the attempt, is what is wrong (a non-bool on the initial state is only "not
+        # True there": classify.initial_audits).
+        return verdict.model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": None,
+                                          "attempts": [*verdict.attempts, safe(f"{origin}: {reasons[0]}")]})
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
