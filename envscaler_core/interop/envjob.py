@@ -98,6 +98,9 @@ MAX_TEST_STATES = 3
 FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
                  "validated for its env (EnvScaler's generator asserts they match)")
 NOT_LOADED = "no scenario's initial state loaded"
+UNCARRIED_STATE = ("loads, but its state holds a value JSON with EnvScaler's type markers cannot carry (EnvScaler's "
+                   "runtime keeps the instance in memory; our sandbox returns the state as JSON: sets, tuples, "
+                   "datetimes, Decimals and inf/nan are carried, other objects are not)")
 NO_SCENARIO = "the files give it no scenario"
 EMPTY_STATE_REASON = "validated on an empty state, since {why}: "
 EMPTY_STATE_NOTE = "validated on an empty state only ({why}), so these tools never got past their guards: {tools}"
@@ -113,7 +116,9 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
     candidate = candidate_of(env)
     reasons = list(static)
     notes: list[str] = []
-    if load_error is not None:
+    if load_error is not None and "not JSON-serialisable" in load_error:
+        reasons.append(f"{UNCARRIED_STATE}: {short(load_error, 300)}")
+    elif load_error is not None:
         reasons.append(f"does not load the way EnvScaler's runtime loads it: {short(load_error, 300)}")
     score, rounds = 0.0, []
     if not reasons:
