@@ -98,6 +98,14 @@ MAX_TEST_STATES = 3
 FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
                  "validated for its env (EnvScaler's generator asserts they match)")
 NOT_LOADED = "no scenario's initial state loaded"
+STRICTER_CONTRACT = (
+    "how to adapt the class: a query, or a call that reports failure, must leave the state as it was. This is "
+    "the factory's contract, which its data depends on (probes, replays and rewards compare states), and it is "
+    "stricter than EnvScaler's own stage 3, where an LLM judges the class and its runtime rewards such a class; "
+    "keep bookkeeping a query or a refused call writes (an access log, an audit trail, a cache, a last-queried "
+    "timestamp, a record created on first read with setdefault, a failed-attempts counter) in `_private` "
+    "attributes, which the state leaves out (docs/validation.md, 'Queries and refusals change nothing')")
+_STATE_CHANGE_BREACHES = (" changed state", "changed state later on")
 UNCARRIED_STATE = ("loads, but its state holds a value JSON with EnvScaler's type markers cannot carry (EnvScaler's "
                    "runtime keeps the instance in memory; our sandbox returns the state as JSON: sets, tuples, "
                    "datetimes, Decimals and inf/nan are carried, other objects are not)")
@@ -146,6 +154,8 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
                                + (f" ({report.reasons[0]})" if report.reasons else ""))
                 if on_empty:
                     reasons = [EMPTY_STATE_REASON.format(why=empty_why) + r for r in reasons]
+    if any(any(b in r for b in _STATE_CHANGE_BREACHES) and "accepted invalid arguments" not in r for r in reasons):
+        reasons.append(STRICTER_CONTRACT)
     accepted = not reasons
     candidate = candidate.model_copy(update={"status": "accepted" if accepted else "rejected",
                                              "failure_reason": None if accepted else "; ".join(reasons)[:2000]})
