@@ -29,6 +29,16 @@ def test_audit_counts_are_exactly_those_the_fixtures_plant(fixture_import: dict[
     assert len(summary["reasons"]["malformed"]) == 11
 
 
+def test_rejected_env_reasons_count_each_rejected_env_once(fixture_import: dict[str, Any]) -> None:
+    """`reasons.rejected_envs` is reason -> envs: env_3, rejected for a query that changed state (with
+    more reasons and the advice after it), is counted once, so the counts add up to the rejected envs
+    (outside check 3, F8: five rejected envs gave eleven entries)."""
+    summary = fixture_import["report"].summary
+    counted = summary["reasons"]["rejected_envs"]
+    assert sum(counted.values()) == summary["envs"]["rejected"] == 2
+    assert any("query tool get_slot changed state" in r for r in counted), counted
+
+
 def test_json_summary_has_exactly_the_documented_shape(fixture_import: dict[str, Any]) -> None:
     summary = fixture_import["report"].summary
     assert list(summary) == ["run_id", "envs", "scenarios", "reasons"]
