@@ -282,8 +282,10 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
         # A check that returns a non-bool on the solved state scores 0 there under EnvScaler's
         # run_check_function whatever the solution did (only an isinstance(result, bool) result counts):
         # the check, not the attempt, is what is wrong (a non-bool on the initial state is only "not
-        # True there": classify.initial_audits).
+        # True there": classify.initial_audits). The solution is kept as the evidence, so an export
+        # carries it and a re-import reaches the same class.
         return verdict.model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": None,
+                                          "solution": kept, "origin": origin,
                                           "attempts": [*verdict.attempts, safe(f"{origin}: {reasons[0]}")]})
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)

@@ -94,3 +94,11 @@ def test_a_non_bool_after_the_solution_stays_not_bool(audited: dict[str, Any]) -
     assert scenario.audit == "not_bool"
     assert [c.outcome for c in scenario.checks] == ["verified", "not_bool"]
     assert scenario.reasons == ["after the reference solution: check_func returned int, not bool"]
+
+
+def test_the_solution_that_showed_the_non_bool_is_kept_for_the_export(audited: dict[str, Any]) -> None:
+    """`export --format envscaler` writes it to the solutions sidecar, so a re-import is not_bool again
+    instead of merely unproven."""
+    scenario = audited["scenarios"]["int-after-solution"]
+    assert [(c.tool, c.args) for c in scenario.reference_solution] == [("lend", {"loan_id": "L9", "member_id": "M7"})]
+    assert scenario.solution_origin == "file"
