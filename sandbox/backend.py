@@ -26,6 +26,16 @@ log = logging.getLogger("sandbox")
 NOBODY = 65534
 PYTHON_CANDIDATES = ("/usr/bin/python3.11", "/usr/bin/python3")
 JAIL_WORKDIR = "/sandbox"
+# The jail interpreter's flags: what `-I` implies minus `-E` (-s: no user site, -P: the script's directory
+# is not put on sys.path), plus -S (no site) and -B (no bytecode). `-E` is left out on purpose: it would
+# also ignore PYTHONHASHSEED, and a fixed hash seed is what makes str/bytes hash() and so set and frozenset
+# iteration order the same in every zygote, unit and replay (a state built with list(some_set) would
+# otherwise differ between two runs of the same calls). The environment the interpreter sees is exactly
+# JAIL_ENV (bwrap --clearenv, and the rlimit backend's Popen gets only it), so no other PYTHON* variable
+# can reach it; worker.py refuses to start if one does or if hash randomisation is on.
+PYTHON_FLAGS = ("-s", "-P", "-S", "-B")
+HASH_SEED = "0"
+JAIL_ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": HASH_SEED}
 
 
 class SandboxUnavailable(RuntimeError):
@@ -46,9 +56,9 @@ class Backend:
         if self.drop_to_nobody:
             prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
         if self.name == "rlimit":
-            return prefix + [self.python, "-I", "-S", "-B", str(Path(host_workdir) / "worker.py"), *worker_args]
+            return prefix + [self.python, *PYTHON_FLAGS, str(Path(host_workdir) / "worker.py"), *worker_args]
         jail = ["bwrap", "--unshare-all", "--new-session", "--cap-drop", "ALL", "--clearenv",
-                "--setenv", "PATH", "/usr/bin", "--hostname", "sandbox"]
+                "--setenv", "PATH", "/usr/bin", "--setenv", "PYTHONHASHSEED", HASH_SEED, "--hostname", "sandbox"]
         for path in self.binds:
             jail += ["--ro-bind", path, path]
         for top in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
@@ -60,7 +70,11 @@ class Backend:
         jail += ["--ro-bind", host_workdir, JAIL_WORKDIR, "--proc", "/proc", "--dev", "/dev",
                  "--tmpfs", "/tmp", "--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/",
                  "--chdir", "/tmp", "--"]
-        return prefix + jail + [self.python, "-I", "-S", "-B", f"{JAIL_WORKDIR}/worker.py", *worker_args]
+        return prefix + jail + [self.python, *PYTHON_FLAGS, f"{JAIL_WORKDIR}/worker.py", *worker_args]
+
+    def env(self) -> dict[str, str]:
+        """The whole environment the zygote is started with (bwrap clears it again and sets its own)."""
+        return dict(JAIL_ENV)
 
 
 def _world_usable(path: Path) -> str | None:
@@ -134,7 +148,7 @@ def bwrap_backend(settings: SandboxSettings, probe_dir: str) -> Backend:
         name="bwrap", python=python, binds=tuple(binds), drop_to_nobody=drop,
         protections=(
             f"uid {NOBODY if drop else os.getuid()} in a user namespace, all capabilities dropped",
-            "empty environment (--clearenv)",
+            "empty environment (--clearenv) but PATH and a fixed PYTHONHASHSEED",
             "network namespace with only a down loopback (no network)",
             "pid/ipc/uts/cgroup namespaces (host processes invisible)",
             "read-only filesystem: only /usr, the interpreter and the worker are visible; /tmp and /dev read-only",
@@ -156,7 +170,7 @@ def rlimit_backend(settings: SandboxSettings) -> Backend:
         name="rlimit", python=python, drop_to_nobody=drop,
         protections=(
             f"uid {NOBODY if drop else os.getuid()}" + ("" if drop else " (NOT dropped: not root)"),
-            "empty environment",
+            "empty environment but PATH and a fixed PYTHONHASHSEED",
             "per-process rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0)",
             "wall-clock timeout per call",
             "NO filesystem isolation, NO network namespace, host processes visible",

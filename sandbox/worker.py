@@ -1,6 +1,7 @@
 """The in-jail half of the sandbox: the zygote's entry point and what a unit's member runs.
 
-This file runs under the jail's interpreter (`python -I -S -B worker.py '<limits json>'`) and imports
+This file runs under the jail's interpreter (`python -s -P -S -B worker.py '<limits json>'`, environment
+PATH and PYTHONHASHSEED=0 only: backend.py) and imports
 the standard library only (plus the jail_* modules and seccomp_filter.py copied next to it). The
 zygote (jail_zygote.py) only ever runs trusted code; untrusted code (env classes, check functions) is
 exec'd exclusively in a unit's member process (jail_unit.py), after it has dropped its capabilities,
@@ -41,7 +42,12 @@ import types  # noqa: E402
 
 if sys.version_info < (3, 11):
     sys.exit("the jail interpreter must be Python >= 3.11 (sandbox.python)")
-# `-I` keeps the script's own directory off sys.path; the other jail modules sit next to this file in
+# Started without -E so that PYTHONHASHSEED applies (backend.PYTHON_FLAGS): refuse to run if the hash seed
+# is not fixed or if any other PYTHON* variable reached us, so that can never change silently.
+_stray = sorted(k for k in os.environ if k.startswith("PYTHON") and k != "PYTHONHASHSEED")
+if sys.flags.hash_randomization or os.environ.get("PYTHONHASHSEED") != "0" or _stray:
+    sys.exit(f"the jail interpreter needs PYTHONHASHSEED=0 and no other PYTHON* variable (got {_stray or 'no fixed seed'})")
+# `-P` keeps the script's own directory off sys.path; the other jail modules sit next to this file in
 # the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_hooks  # noqa: E402

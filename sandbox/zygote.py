@@ -113,7 +113,7 @@ class Zygote:
         try:
             self.proc = subprocess.Popen(
                 self.backend.command(self.workdir, [args]), pass_fds=(jail.fileno(),), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=err_w, env={"PATH": "/usr/bin:/bin"}, cwd=self.workdir,
+                stdout=subprocess.DEVNULL, stderr=err_w, env=self.backend.env(), cwd=self.workdir,
                 start_new_session=True)
         finally:
             jail.close()

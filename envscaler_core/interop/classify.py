@@ -4,7 +4,11 @@ A check's class (see docs/interop.md):
 * `check_error`: the source does not compile, defines no `check_func`, names something that does not
   exist (`NameError`), times out or was killed, or raises on the state after a reference solution;
   also every check of a scenario whose initial state does not load;
-* `not_bool`: it returned something other than a real `bool` (EnvScaler scores that as a failure);
+* `not_bool`: it returned something other than a real `bool` after a reference solution (EnvScaler's
+  `run_check_function` only keeps an `isinstance(result, bool)` result, so that check scores 0 on the
+  solved state). On the initial state a non-bool (`None`, `[]`, `''`, `0` from `return loan and ...`) is
+  "not True there", exactly like a raise: EnvScaler scores it 0 there too, and the check is judged after
+  the reference solution;
 * `vacuous`: True on the initial state: it rewards doing nothing;
 * `unproven`: False on the initial state, and no reference solution has made it True yet. A check
   that raises there (`final_state['reservations']['R001']` before the reservation exists) is False
@@ -24,6 +28,7 @@ SFT_NO_CHECKS = "SFT record: no check functions"
 VACUOUS = "check already True on the initial state (rewards doing nothing)"
 EMPTY_CHECKLIST = "checklist_with_func is empty (EnvScaler's reward divides by zero)"
 RAISES_INITIALLY = "raises on the initial state (False there, as EnvScaler's reward counts it)"
+NOT_BOOL_INITIALLY = "not a bool on the initial state (0 there, as EnvScaler's reward counts it)"
 _NOT_THE_STATE = ("timeout", "crash", "oversize", "unserializable", "check source must be",
                   "Function 'check_func' not found", "not run", "no result")
 _CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError")
@@ -72,7 +77,7 @@ def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
         elif kind == "error":
             cls = "check_error"
         elif kind == "not_bool":
-            cls = "not_bool"
+            cls, error = "unproven", f"{NOT_BOOL_INITIALLY}: {short(error)}"
         else:
             cls = "vacuous" if value else "unproven"
         audits.append(CheckAudit(index=index, item=item, outcome=cls, on_initial=value, error=error))

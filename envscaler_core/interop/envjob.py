@@ -98,6 +98,17 @@ MAX_TEST_STATES = 3
 FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
                  "validated for its env (EnvScaler's generator asserts they match)")
 NOT_LOADED = "no scenario's initial state loaded"
+STRICTER_CONTRACT = (
+    "how to adapt the class: a query, or a call that reports failure, must leave the state as it was. This is "
+    "the factory's contract, which its data depends on (probes, replays and rewards compare states), and it is "
+    "stricter than EnvScaler's own stage 3, where an LLM judges the class and its runtime rewards such a class; "
+    "keep bookkeeping a query or a refused call writes (an access log, an audit trail, a cache, a last-queried "
+    "timestamp, a record created on first read with setdefault, a failed-attempts counter) in `_private` "
+    "attributes, which the state leaves out (docs/validation.md, 'Queries and refusals change nothing')")
+_STATE_CHANGE_BREACHES = (" changed state", "changed state later on")
+UNCARRIED_STATE = ("loads, but its state holds a value JSON with EnvScaler's type markers cannot carry (EnvScaler's "
+                   "runtime keeps the instance in memory; our sandbox returns the state as JSON: sets, tuples, "
+                   "datetimes, Decimals and inf/nan are carried, other objects are not)")
 NO_SCENARIO = "the files give it no scenario"
 EMPTY_STATE_REASON = "validated on an empty state, since {why}: "
 EMPTY_STATE_NOTE = "validated on an empty state only ({why}), so these tools never got past their guards: {tools}"
@@ -113,7 +124,9 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
     candidate = candidate_of(env)
     reasons = list(static)
     notes: list[str] = []
-    if load_error is not None:
+    if load_error is not None and "not JSON-serialisable" in load_error:
+        reasons.append(f"{UNCARRIED_STATE}: {short(load_error, 300)}")
+    elif load_error is not None:
         reasons.append(f"does not load the way EnvScaler's runtime loads it: {short(load_error, 300)}")
     score, rounds = 0.0, []
     if not reasons:
@@ -141,6 +154,8 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
                                + (f" ({report.reasons[0]})" if report.reasons else ""))
                 if on_empty:
                     reasons = [EMPTY_STATE_REASON.format(why=empty_why) + r for r in reasons]
+    if any(any(b in r for b in _STATE_CHANGE_BREACHES) and "accepted invalid arguments" not in r for r in reasons):
+        reasons.append(STRICTER_CONTRACT)
     accepted = not reasons
     candidate = candidate.model_copy(update={"status": "accepted" if accepted else "rejected",
                                              "failure_reason": None if accepted else "; ".join(reasons)[:2000]})
@@ -256,12 +271,22 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     """Fold one verification attempt into the verdict. Only success changes the class: a failed
     attempt is not a reference solution, so the scenario stays as it was, the attempt is noted, and
     the reason names the attempt's real failure (it said "no reference solution yet" although one had
-    been given and had failed, outside check F7a)."""
-    cls, _ = scenario_class(audits)
+    been given and had failed, outside check F7a). The one exception: a check that returns a non-bool
+    after the solution makes the scenario `not_bool` (third interop check, F2)."""
+    cls, reasons = scenario_class(audits)
     if problem is None and cls == "verified":
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
                                           "origin": origin})
     who = "the agent's solution" if origin == "agent" else "the reference solution"
+    if problem is None and cls == "not_bool":
+        # A check that returns a non-bool on the solved state scores 0 there under EnvScaler's
+        # run_check_function whatever the solution did (only an isinstance(result, bool) result counts):
+        # the check, not the attempt, is what is wrong (a non-bool on the initial state is only "not
+        # True there": classify.initial_audits). The solution is kept as the evidence, so an export
+        # carries it and a re-import reaches the same class.
+        return verdict.model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": None,
+                                          "solution": kept, "origin": origin,
+                                          "attempts": [*verdict.attempts, safe(f"{origin}: {reasons[0]}")]})
     if problem is None:
         broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"

@@ -1,7 +1,9 @@
 """EnvScaler's type markers, on both sides of the sandbox wall (standard library only).
 
 EnvScaler's files carry sets, tuples, datetimes and Decimals as `{"__type__": ...}` markers, which its
-`read_file` restores before any code sees them; our sandbox only moves JSON. So the importer sends
+`read_file` restores before any code sees them; our sandbox only moves JSON. One marker is ours, not
+EnvScaler's: `{"__type__": "float", "value": "inf"|"-inf"|"nan"}` carries a non-finite float a class keeps
+(`self.lowest_bid = float("inf")`), which JSON cannot hold; EnvScaler's runtime keeps it in memory. So the importer sends
 marker JSON and this module's source text runs *inside* the env's or the check's own isolation unit
 (appended by `interop/sandboxed.py`), where it restores markers on the way in and writes them on the
 way out. The host imports the same module for the same helpers, so there is one implementation.
@@ -12,6 +14,9 @@ unit can only affect its own result (docs/sandbox.md).
 
 import datetime
 import decimal
+import math
+
+NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
 class UnsupportedValue(TypeError):
@@ -34,6 +39,8 @@ def restore_markers(obj):
             return datetime.datetime.fromisoformat(obj["value"])
         if kind == "decimal" and isinstance(obj.get("value"), str):
             return decimal.Decimal(obj["value"])
+        if kind == "float" and obj.get("value") in NON_FINITE:
+            return NON_FINITE[obj["value"]]
         if kind == "key" and "value" in obj:
             return restore_markers(obj["value"])
         if kind == "dict" and isinstance(items, list):
@@ -66,6 +73,10 @@ def _ordered(items):
 def save_markers(obj):
     """Inverse of `restore_markers`, lossless: non-string keys (and a real `__type__` key) use the
     dict marker, so an int key stays an int (EnvScaler's own save turns it into a string)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        # JSON has no inf/nan; EnvScaler's runtime keeps them in memory (`self.lowest_bid = float("inf")`)
+        # and its json.dump would write the non-standard `Infinity`/`NaN`. Ours is a marker of our own.
+        return {"__type__": "float", "value": "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")}
     if obj is None or isinstance(obj, (str, bool, int, float)):
         return obj
     if isinstance(obj, list):

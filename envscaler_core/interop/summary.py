@@ -5,7 +5,9 @@
      "reasons": {"rejected_envs": {reason: n}, "<class>": {reason: n}, "malformed": {"file[index]: why": 1}}}
 
 Every imported scenario (RL and SFT) has exactly one class, so the scenario counts add up to the
-records imported; malformed records were skipped and appear only under `reasons.malformed`.
+records imported; malformed records were skipped and appear only under `reasons.malformed`. Each
+rejected env is counted once in `rejected_envs`, under its first reason, so those counts add up to
+`envs.rejected`; a scenario is counted once under each distinct reason of its class.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ def summarize(run_id: str, envs: list[ImportedEnv], scenarios: list[ImportedScen
     env_counts = Counter(e.status for e in envs)
     classes = Counter(s.audit for s in scenarios)
     reasons: dict[str, dict[str, int]] = {}
-    rejected = Counter(r for e in envs if e.status == "rejected" for r in (e.reasons or ["rejected"]))
+    # one count per rejected env, under its first reason (what rejected it; the rest, and the advice the
+    # import appends, are in the env's record): the counts add up to envs.rejected (interop check 3, F8)
+    rejected = Counter((e.reasons or ["rejected"])[0] for e in envs if e.status == "rejected")
     if rejected:
         reasons["rejected_envs"] = dict(rejected.most_common())
     for cls in AUDIT_CLASSES:

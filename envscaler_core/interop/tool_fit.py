@@ -11,6 +11,10 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   (`synth.tool_schema.annotation_schema`: `Union[int, str]` -> integer or string), or by no constraint
   at all when there is no annotation; a placeholder whose annotation *is* a mapping (`Dict`, a TypedDict
   or class name) stays an object;
+* a parameter whose default is `None` (`priority: str = None`) is written as its annotation's type only
+  (`{"type": "string"}`), so an explicit null, which is what the default means and which EnvScaler's
+  runtime passes through, would be refused: here it is nullable (`["string", "null"]`, or a null branch
+  in an `anyOf`), as the factory's own schema extraction writes it (`synth.tool_schema.nullable`);
 * `*args` and `**kwargs` become ordinary properties (`tags`, `fields`): EnvScaler's runtime calls
   `getattr(env, name)(**arguments)`, so `fields="x"` lands in the method as the key `fields` and `tags=...`
   raises TypeError; here `*args` is no parameter and `**kwargs` allows further arguments by name
@@ -30,7 +34,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.models.env import ToolSchema
-from envscaler_core.synth.tool_schema import SchemaError, annotation_schema
+from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, none_defaulted, nullable
 
 _PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
 
@@ -81,6 +85,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     optional: list[str] = []
     widened: list[str] = []
     variadic: list[str] = []
+    nulls: list[str] = []
     fitted = []
     for tool in public:
         fn = methods.get(tool.function.name)
@@ -96,6 +101,10 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                 if better is not None:
                     props[name] = better
                     widened.append(f"{tool.function.name}.{name}")
+        for name in sorted(none_defaulted(fn) & set(props)):
+            if isinstance(props[name], dict) and nullable(props[name]) != props[name]:
+                props[name] = nullable(props[name])
+                nulls.append(f"{tool.function.name}.{name}")
         extra: dict[str, Any] = {}
         for star, keyword in ((fn.args.vararg, False), (fn.args.kwarg, True)):
             if star is None:
@@ -117,6 +126,10 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         notes.append(f"{len(optional)} parameter(s) with a default made optional ({', '.join(optional[:8])}"
                      f"{', ...' if len(optional) > 8 else ''}): EnvScaler's step6 lists every parameter as required, "
                      "its runtime uses the default")
+    if nulls:
+        notes.append(f"{len(nulls)} parameter(s) whose default is None made nullable ({', '.join(nulls[:8])}"
+                     f"{', ...' if len(nulls) > 8 else ''}): EnvScaler's step6 writes the annotation's type only, "
+                     "its runtime passes an explicit null through to the method, whose default it is")
     if variadic:
         notes.append(f"{len(variadic)} variadic parameter(s) not offered as one argument ({', '.join(variadic[:8])}"
                      f"{', ...' if len(variadic) > 8 else ''}): EnvScaler's step6 lists them as ordinary properties, "

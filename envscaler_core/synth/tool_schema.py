@@ -1,7 +1,8 @@
 """AST analysis of a generated environment class: OpenAI tool schemas, state attributes, sources.
 
 Fixes the reference's schema defects: the description is the docstring's summary paragraph (not the
-whole docstring), `Args:` entries become parameter descriptions, defaults make a parameter optional,
+whole docstring), `Args:` entries become parameter descriptions, defaults make a parameter optional
+(and a `None` default makes it nullable: `x: str = None` takes an explicit null),
 `X | None`, `list[T]`, `dict[K, V]` and `Literal[...]` are understood, private methods are not tools,
 `**kwargs` allows further arguments (`additionalProperties`), `*args` is no parameter (a keyword call
 cannot fill it), and an unannotated parameter raises `SchemaError` (a named static-check problem) instead of crashing.
@@ -46,6 +47,38 @@ def _with_null(schema: dict[str, Any]) -> dict[str, Any]:
         return schema
     types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
     return {**schema, "type": [*types, "null"] if "null" not in types else types}
+
+
+_META_KEYS = ("description", "title")
+
+
+def nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` widened to accept null too (a parameter whose default is `None`: calling with an explicit
+    null is what the default means, and EnvScaler's runtime passes it on unchecked). No constraint stays
+    none; a `type` gains "null" (and an `enum` gains None), an `anyOf` a null branch, anything else
+    becomes `anyOf: [schema, null]` with its description kept outside."""
+    body = {k: v for k, v in schema.items() if k not in _META_KEYS}
+    if not body:
+        return schema
+    if isinstance(schema.get("anyOf"), list):
+        if any(isinstance(b, dict) and b.get("type") == "null" for b in schema["anyOf"]):
+            return schema
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    if "type" in schema:
+        out = _with_null(schema)
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out = {**out, "enum": [*out["enum"], None]}
+        return out
+    return {**{k: v for k, v in schema.items() if k in _META_KEYS}, "anyOf": [body, {"type": "null"}]}
+
+
+def none_defaulted(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Parameters whose default is the constant `None` (`x: str = None`)."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
 
 
 def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
@@ -163,10 +196,13 @@ def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:
     # `**fields` takes any further keyword (`email=...`), so the schema allows additional properties
     properties: dict[str, Any] = {}
     required: list[str] = []
+    takes_none = none_defaulted(fn)
     for arg in [*positional, *args.kwonlyargs]:
         if arg.annotation is None:
             raise SchemaError(f"method {fn.name!r}: parameter {arg.arg!r} has no type annotation")
         schema = annotation_schema(arg.annotation)
+        if arg.arg in takes_none:
+            schema = nullable(schema)
         if arg.arg in arg_docs:
             schema = {**schema, "description": arg_docs[arg.arg]}
         properties[arg.arg] = schema

@@ -20,7 +20,7 @@ FILES = ("env_metadata.json", "rl_scenario_metadata.json", "sft_scenario_metadat
 
 EXPECTED_RL = {  # index in rl_scenario_metadata.json -> audit class (see tests/fixtures/envscaler/README.md)
     0: "verified", 1: "verified", 2: "unproven", 3: "vacuous", 4: "check_error", 5: "check_error", 6: "not_bool",
-    7: "not_bool", 8: "unproven", 9: "check_error", 10: "check_error", 11: "check_error", 12: "check_error",
+    7: "vacuous", 8: "unproven", 9: "check_error", 10: "check_error", 11: "check_error", 12: "check_error",
     13: "unproven", 14: "verified", 15: "unproven", 16: "env_rejected", 17: "env_rejected", 18: "env_rejected",
 }
 EXPECTED_SFT = {0: "unproven", 1: "unproven", 2: "unproven", 3: "unproven", 4: "env_rejected"}

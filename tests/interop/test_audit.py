@@ -24,9 +24,19 @@ def _scenarios(fixture_import: dict[str, Any]) -> list[ImportedScenario]:
 def test_audit_counts_are_exactly_those_the_fixtures_plant(fixture_import: dict[str, Any]) -> None:
     summary = fixture_import["report"].summary
     assert summary["envs"] == {"accepted": 2, "rejected": 2}
-    assert summary["scenarios"] == {"verified": 3, "unproven": 8, "vacuous": 1, "check_error": 6, "not_bool": 2,
+    assert summary["scenarios"] == {"verified": 3, "unproven": 8, "vacuous": 2, "check_error": 6, "not_bool": 1,
                                     "env_rejected": 4}
     assert len(summary["reasons"]["malformed"]) == 11
+
+
+def test_rejected_env_reasons_count_each_rejected_env_once(fixture_import: dict[str, Any]) -> None:
+    """`reasons.rejected_envs` is reason -> envs: env_3, rejected for a query that changed state (with
+    more reasons and the advice after it), is counted once, so the counts add up to the rejected envs
+    (outside check 3, F8: five rejected envs gave eleven entries)."""
+    summary = fixture_import["report"].summary
+    counted = summary["reasons"]["rejected_envs"]
+    assert sum(counted.values()) == summary["envs"]["rejected"] == 2
+    assert any("query tool get_slot changed state" in r for r in counted), counted
 
 
 def test_json_summary_has_exactly_the_documented_shape(fixture_import: dict[str, Any]) -> None:
@@ -98,8 +108,9 @@ def test_type_markers_reach_checks_as_python_types(fixture_import: dict[str, Any
 
 def test_each_check_is_classified_on_its_own(fixture_import: dict[str, Any]) -> None:
     mixed = next(s for s in _scenarios(fixture_import) if s.task_id == "0301-101507")
-    assert [c.outcome for c in mixed.checks] == ["not_bool", "vacuous"]
-    assert mixed.checks[0].error == "check_func returned NoneType, not bool"
+    assert [c.outcome for c in mixed.checks] == ["unproven", "vacuous"]
+    assert mixed.checks[0].error == ("not a bool on the initial state (0 there, as EnvScaler's reward counts it): "
+                                     "check_func returned NoneType, not bool")
 
 
 def test_the_run_holds_factory_records_for_the_rest_of_the_factory(fixture_import: dict[str, Any]) -> None:

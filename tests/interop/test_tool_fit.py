@@ -4,7 +4,8 @@ could not express in the tool list, and the list offered to agents holds only to
 EnvScaler's step6 lists every parameter as required (also `days: int = 7`), writes a placeholder
 `{"type": "object"}` for `list[str]`, `Union[int, str]`, `X | None`, ..., and makes every `_helper` a
 tool; its runtime calls `getattr(env, name)(**arguments)` without checking anything. Imported, the
-tools follow the method's real signature: a defaulted parameter is optional, a placeholder takes the
+tools follow the method's real signature: a defaulted parameter is optional (and takes null when its
+default is None), a placeholder takes the
 annotation's type (one for a mapping stays an object), and private helpers are left out (their calls
 are still refused). Every consumer reads that one list: validation, gym, MCP, rollouts, exports."""
 
@@ -35,7 +36,7 @@ class LendingDesk:
     def _item(self, item_id: str) -> Optional[dict]:
         return self.items.get(item_id)
 
-    def lend(self, item_id: str, member: str, days: int = 7) -> dict:
+    def lend(self, item_id: str, member: str, days: int = 7, note: str = None) -> dict:
         """
         Lend an item to a member.
 
@@ -43,6 +44,7 @@ class LendingDesk:
             item_id (str): The item.
             member (str): Who borrows it.
             days (int): Loan length in days; 7 when left out.
+            note (str): A note on the loan, if any.
 
         Returns:
             dict: {"success": True, "message": str} or {"success": False, "error": str}
@@ -51,7 +53,7 @@ class LendingDesk:
         if item is None or item["lent"]:
             return {"success": False, "error": "not available"}
         item["lent"] = True
-        self.loans.append({"item_id": item_id, "member": member, "days": days, "from": self._today()})
+        self.loans.append({"item_id": item_id, "member": member, "days": days, "note": note, "from": self._today()})
         return {"success": True, "message": f"{item_id} lent for {days} days"}
 
     def retag(self, item_id: str, labels: list[str]) -> dict:
@@ -115,7 +117,8 @@ def step6(name: str, params: dict[str, Any]) -> dict[str, Any]:
 
 OBJECT = {"type": "object"}
 TOOLS = [step6("_today", {}), step6("_item", {"item_id": {"type": "string"}}),
-         step6("lend", {"item_id": {"type": "string"}, "member": {"type": "string"}, "days": {"type": "integer"}}),
+         step6("lend", {"item_id": {"type": "string"}, "member": {"type": "string"}, "days": {"type": "integer"},
+                        "note": {"type": "string"}}),
          step6("retag", {"item_id": {"type": "string"}, "labels": OBJECT}),
          step6("set_shelf", {"item_id": {"type": "string"}, "shelf": OBJECT}),
          step6("annotate", {"item_id": {"type": "string"}, "note": OBJECT})]
@@ -130,7 +133,7 @@ CHECKS = [("lent for a week", "def check_func(final_state):\n"
            "    return any(l['item_id'] == 'i1' and l['days'] == 7 for l in final_state['loans'])"),
           ("retagged", "def check_func(final_state):\n    return final_state['items']['i1']['labels'] == ['new', 'kids']"),
           ("on the reserve shelf", "def check_func(final_state):\n    return final_state['items']['i1']['shelf'] == 'reserve'")]
-PLAN = [{"name": "lend", "arguments": {"item_id": "i1", "member": "ana"}},
+PLAN = [{"name": "lend", "arguments": {"item_id": "i1", "member": "ana", "note": None}},
         {"name": "retag", "arguments": {"item_id": "i1", "labels": ["new", "kids"]}},
         {"name": "set_shelf", "arguments": {"item_id": "i1", "shelf": "reserve"}}]
 
@@ -164,6 +167,15 @@ def test_the_env_is_accepted_and_its_scenario_verified_and_promoted(imported: di
 
 def test_a_parameter_with_a_default_is_not_required(imported: dict[str, Any]) -> None:
     assert params(imported, "lend")["required"] == ["item_id", "member"]
+
+
+def test_a_parameter_whose_default_is_none_takes_an_explicit_null(imported: dict[str, Any]) -> None:
+    """step6 writes `note: str = None` as a plain string; the plan's `note: null` (the default, which
+    EnvScaler's runtime passes through) must not be refused by the promotion's replay, the gym or MCP
+    (third interop check, F6)."""
+    assert params(imported, "lend")["properties"]["note"] == {"type": ["string", "null"]}
+    note = next(n for n in imported["report"].notes if "made nullable" in n)
+    assert "1 parameter(s) whose default is None made nullable (lend.note)" in note
 
 
 def test_a_placeholder_object_takes_the_annotations_type(imported: dict[str, Any]) -> None:

@@ -44,6 +44,22 @@ def test_parameters_with_defaults_are_not_required() -> None:
     assert params["required"] == ["a"]
 
 
+@pytest.mark.parametrize(("signature", "schema"), [
+    ("x: str = None", {"type": ["string", "null"]}),
+    ("x: Optional[str] = None", {"type": ["string", "null"]}),
+    ("x: Literal['low', 'high'] = None", {"type": ["string", "null"], "enum": ["low", "high", None]}),
+    ("*, x: int = None", {"type": ["integer", "null"]}),
+    ("x: Any = None", {}),
+])
+def test_a_parameter_whose_default_is_none_takes_an_explicit_null(signature: str, schema: dict[str, Any]) -> None:
+    """Calling `op(x=None)` is what the default means, so the schema must not refuse null."""
+    assert params_of(signature)["properties"]["x"] == schema
+
+
+def test_another_default_does_not_make_a_parameter_nullable() -> None:
+    assert params_of("x: str = 'low'")["properties"]["x"] == {"type": "string"}
+
+
 def test_optional_without_default_is_still_required() -> None:
     """The method cannot be called without it, so the schema must not let the agent omit it."""
     assert params_of("a: Optional[str]")["required"] == ["a"]
