@@ -111,7 +111,7 @@ def refusal(call, methods, processed=None, last_class=None):
     if syntax is not None:
         return syntax
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = ast.parse(_as_evaluated(call).strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         node = None
     if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Constant)):
@@ -174,14 +174,27 @@ def _alias(call, last_method):
     """`method(...)` as BFCL runs it: its executor's loop variable `method`, which its `eval` sees, is
     left bound to the last method `inspect.getmembers` lists for the last involved class, so the call
     runs that method (a real state change) under that method's own name."""
+    evaluated = _as_evaluated(call)
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = ast.parse(evaluated.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return call
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "method":
-        stripped = call.strip()
+        stripped = evaluated.strip()
         return last_method + stripped[len("method"):]
     return call
+
+
+_NAME_BEFORE_PAREN = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
+"""The pattern of the package's `_process_method_calls`: it rewrites every name before a `(` (with the
+whitespace in between, newlines included) as the name alone, prefixed with its instance when mapped."""
+
+
+def _as_evaluated(call):
+    """`call` as BFCL's `eval` reads it, without the instance prefixes: the whitespace between each name
+    and its `(` dropped, so `"mkdir\\n(dir_name='a')"`, which does not compile as sent, is the call
+    `mkdir(dir_name='a')` that BFCL runs."""
+    return _NAME_BEFORE_PAREN.sub(r"\1", call)
 
 
 def _instance_names(involved_classes, model_name, test_entry_id, is_eval_run):

@@ -84,3 +84,38 @@ def test_a_tool_named_method_runs_what_bfcls_executor_calls_method(bfcl_pool: Sa
     assert "Withdrawal successful" in played.observations[0]
     assert (verdict.valid, verdict.error_type) == (False, "multi_turn:instance_state_mismatch")
     assert (expected_verdict.valid, expected_verdict.error_type) == (verdict.valid, verdict.error_type)
+
+
+class GoldWithSpacedNames:
+    """The gold agent, each call's name followed by one whitespace character (newline, return, form
+    feed, tab in turn), as a model might send `"mkdir\\n"`."""
+
+    SPACES = ("\n", "\r", "\f", "\t")
+
+    def __init__(self, task: Any) -> None:
+        self.gold = GoldAgent(task)
+
+    async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        turn = await self.gold.step(messages, tools)
+        calls = [{**call, "function": {**call["function"], "name": call["function"]["name"] + self.SPACES[i % 4]}}
+                 for i, call in enumerate(turn.message.get("tool_calls") or [])]
+        return AgentTurn(message={**turn.message, "tool_calls": calls}) if calls else turn
+
+
+@pytest.mark.parametrize("task_id", ["multi_turn_base_0", "multi_turn_base_3"])
+def test_whitespace_between_a_name_and_its_parenthesis_runs_the_call_as_in_bfcl(
+        bfcl_pool: SandboxPool, task_id: str) -> None:
+    """BFCL's `_process_method_calls` swallows the whitespace before `(`, so `mkdir\\n(...)` runs."""
+    task = find_task(task_id)
+    reference = InProcessTask(task)
+    try:
+        expected = asyncio.run(play_task(task, GoldWithSpacedNames(task), reference))
+    finally:
+        reference.close()
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        played = asyncio.run(play_task(task, GoldWithSpacedNames(task), sandboxed))
+        verdict = sandboxed.score(played.decoded)
+    assert "\n(" in played.decoded[0][0][0] or "\n(" in str(played.decoded)
+    assert played.observations == expected.observations
+    assert not any("refused" in text for text in played.observations)
+    assert verdict.valid and score_in_process(task, expected.decoded).valid
