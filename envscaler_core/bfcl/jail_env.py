@@ -46,7 +46,7 @@ STATE_DEPTH = 48
 around a state takes a few): deeper parts travel as canonical JSON text (`fold`)."""
 DETAILS_DEPTH = 24
 """Levels the checker's details may nest: a verdict is also stored inside a result record, whose JSON
-rules (64 levels) the details must leave room for; deeper or longer details are kept as text."""
+rules (64 levels) the details must leave room for; deeper parts are kept as their JSON text."""
 
 _package_execute = _utils.execute_multi_turn_func_call
 _methods_of_class = {}
@@ -365,19 +365,98 @@ class BFCLEnvironment:
 
 
 def _json_safe(value):
-    """The checker's details as JSON every later step can carry: rendered, and as ASCII text (cut to
-    `DETAILS_CAP`) when they are longer than that, nest deeper than `DETAILS_DEPTH`, or hold what the
-    wire refuses (a lone surrogate, an integer beyond 64 bits); a value too deep even to render is
-    named. Never an error: the verdict does not depend on its details."""
+    """The checker's details as JSON every later step can carry, readable: rendered, with what the wire
+    refuses made plain (a lone surrogate written as its escape, an integer beyond 64 bits as
+    `{"__py__": "int", "text"}`), parts nested deeper than `DETAILS_DEPTH` as their JSON text (`fold`),
+    and, when longer than `DETAILS_CAP` characters, cut inside its values (`_cut`): the structure and
+    the keys stay, the checker's `differences` are cut last, and `"__cut__"` counts the characters and
+    items left out. A value too deep even to render is named. Never an error: the verdict does not
+    depend on its details."""
     try:
-        rendered = render(value)
+        rendered = fold(_plain(render(value)), DETAILS_DEPTH)
         text = json.dumps(rendered, ensure_ascii=False)
     except (RecursionError, MemoryError) as exc:
         return {"unrenderable": f"{type(exc).__name__}: the details nest too deeply to render"}
-    if len(text) > DETAILS_CAP or _depth(rendered) > DETAILS_DEPTH or not _wire_plain(rendered, text):
-        ascii_text = json.dumps(rendered, ensure_ascii=True)
-        return {"truncated": len(ascii_text) > DETAILS_CAP, "text": ascii_text[:DETAILS_CAP]}
-    return json.loads(text)
+    if len(text) <= DETAILS_CAP:
+        return rendered
+    return _cut(rendered)
+
+
+_CUT_MARK = "__cut__"
+
+
+def _plain(node):
+    """A rendered value with no lone surrogate and no integer beyond 64 bits (the wire refuses both)."""
+    if isinstance(node, str):
+        return node.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(node, bool) or node is None or isinstance(node, float):
+        return node
+    if isinstance(node, int):
+        if -(1 << 63) <= node < (1 << 63):
+            return node
+        try:
+            digits = str(node)
+        except ValueError:  # past Python's digit limit
+            digits = f"an integer of {node.bit_length()} bits"
+        return {TAG: "int", "text": digits}
+    if isinstance(node, list):
+        return [_plain(child) for child in node]
+    if isinstance(node, dict):
+        return {_plain(k): _plain(v) for k, v in node.items()}
+    return node
+
+
+def _shorten(node, limit, counts, whole=()):
+    """`node` with every string over `limit` characters cut to `limit` plus a note of how many were left
+    out, and every list or object over `limit` items cut likewise (a note as its last item or key);
+    the values of keys named in `whole` are left whole."""
+    if isinstance(node, str):
+        if len(node) <= limit:
+            return node
+        counts["characters"] += len(node) - limit
+        return f"{node[:limit]}...[{len(node) - limit} more characters]"
+    if isinstance(node, list):
+        kept = [_shorten(child, limit, counts, whole) for child in node[:max(limit, 1)]]
+        if len(node) > len(kept):
+            counts["items"] += len(node) - len(kept)
+            kept.append(f"...[{len(node) - len(kept)} more items]")
+        return kept
+    if isinstance(node, dict):
+        items = list(node.items())
+        kept = {k: v if k in whole else _shorten(v, limit, counts, whole) for k, v in items[:max(limit, 1)]}
+        if len(items) > len(kept):
+            counts["items"] += len(items) - len(kept)
+            kept["..."] = f"[{len(items) - len(kept)} more keys]"
+        return kept
+    return node
+
+
+def _fit(rendered, whole):
+    """The largest cut of `rendered` (`_shorten`, keeping `whole`) whose JSON fits `DETAILS_CAP`, or None."""
+    best = None
+    low, high = 0, max(len(json.dumps(rendered, ensure_ascii=False)), 1)
+    while low <= high:
+        limit = (low + high) // 2
+        counts = {"characters": 0, "items": 0}
+        cut = _shorten(rendered, limit, counts, whole)
+        if isinstance(cut, dict):
+            cut[_CUT_MARK] = counts
+        if len(json.dumps(cut, ensure_ascii=False)) <= DETAILS_CAP:
+            best, low = cut, limit + 1
+        else:
+            high = limit - 1
+    return best
+
+
+def _cut(rendered):
+    """Details over `DETAILS_CAP`, cut to fit (see `_json_safe`): everything but the checker's
+    `differences` first; if that cannot fit, everything."""
+    if not isinstance(rendered, dict):
+        rendered = {"value": rendered}
+    found = _fit(rendered, ("differences",)) or _fit(rendered, ())
+    if found is None:  # not even the keys fit: name them
+        return {_CUT_MARK: {"keys": [str(k)[:100] for k in list(rendered)[:50]]}}
+    return found
 
 
 def _wire_text(text):
@@ -385,24 +464,6 @@ def _wire_text(text):
     if not isinstance(text, str):
         return None if text is None else _wire_text(str(text))
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _wire_plain(rendered, text):
-    """No lone surrogate and no integer beyond 64 bits in a rendered value (its JSON `text`)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    stack = [rendered]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, int) and not isinstance(node, bool) and not -(1 << 63) <= node < (1 << 63):
-            return False
-    return True
 
 
 class BFCLScorer:
