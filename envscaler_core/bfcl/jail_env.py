@@ -73,6 +73,7 @@ EXECUTOR_LOCALS = {
     "involved_instances": "dict", "class_name": "str", "module_name": "str", "instance_name": "str",
     "method_name": "str", "execution_results": "list", "func_call": "str", "func_call_copy": "str",
 }
+# `func_call_result` exists once a call of the same step has run (see `refusal`'s `result_defined`).
 """The local variables of the package's executor at its `eval` (which sees them) that hold data: a call
 of one gets Python's "'<type>' object is not callable", as in BFCL. `class_instance` (the last involved
 class's instance) reads the same with that class's name; `method` is a bound method (see `_alias`).
@@ -94,11 +95,14 @@ def _bfcl_syntax_error(processed):
     return None
 
 
-def refusal(call, methods, processed=None, last_class=None):
+def refusal(call, methods, processed=None, last_class=None, result_defined=False):
     """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
     observation it gets instead of running: BFCL's own text where running it would be an error in BFCL
     too (a name it refuses, a string that does not compile, a call of a constant or of a data-holding
-    local of its executor, a name it cannot find), and a refusal for anything else (code)."""
+    local of its executor, a name it cannot find), and a refusal for anything else (code). With
+    `result_defined` (a call earlier in the same step ran), the executor's `func_call_result` holds that
+    call's text, so calling it is "'str' object is not callable", as in BFCL; before, it is not defined."""
+    executor_locals = {**EXECUTOR_LOCALS, "func_call_result": "str"} if result_defined else EXECUTOR_LOCALS
     if not isinstance(call, str):
         return "Error during execution: refused: not a plain function call"
     processed = call if processed is None else processed
@@ -124,7 +128,7 @@ def refusal(call, methods, processed=None, last_class=None):
         return "Error during execution: refused: the arguments are not literals"
     if any(kw.arg is None for kw in node.keywords):
         return "Error during execution: refused: the arguments are not literals"
-    if isinstance(node.func, ast.Name) and node.func.id not in methods and node.func.id not in EXECUTOR_LOCALS \
+    if isinstance(node.func, ast.Name) and node.func.id not in methods and node.func.id not in executor_locals \
             and node.func.id != "class_instance":
         return f"Error during execution: name '{node.func.id}' is not defined"
     for value in values:  # Python evaluates the arguments, in order, before it calls
@@ -136,8 +140,8 @@ def refusal(call, methods, processed=None, last_class=None):
     callee = node.func.id
     if callee in methods:
         return None
-    if callee in EXECUTOR_LOCALS:
-        return f"Error during execution: '{EXECUTOR_LOCALS[callee]}' object is not callable"
+    if callee in executor_locals:
+        return f"Error during execution: '{executor_locals[callee]}' object is not callable"
     if callee == "class_instance" and last_class is not None:
         return f"Error during execution: '{last_class}' object is not callable"
     return f"Error during execution: name '{callee}' is not defined"
@@ -222,15 +226,19 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
     last_class = involved_classes[-1]
     last_method = _last_member_of_class[last_class]
     calls = [_alias(call, last_method) if isinstance(call, str) else call for call in func_call_list]
-    refused = [refusal(call, methods, _utils._process_method_calls(call, mapping) if isinstance(call, str) else None,
-                       last_class) for call in calls]
-    allowed = [call for call, why in zip(calls, refused) if why is None]
-    if allowed or instances is None:
-        ran, instances = _package_execute(allowed, *args)
-    else:
-        ran = []
-    ran = iter(ran)
-    return [next(ran) if why is None else why for why in refused], instances
+    results, result_defined = [], False
+    for call in calls:  # in order: whether `func_call_result` exists depends on the calls before
+        processed = _utils._process_method_calls(call, mapping) if isinstance(call, str) else None
+        why = refusal(call, methods, processed, last_class, result_defined)
+        if why is None:
+            ran, instances = _package_execute([call], *args)
+            why = ran[0]
+            # the package's loop assigns `func_call_result` when its `eval` returns (not when it raises)
+            result_defined = result_defined or not why.startswith("Error during execution: ")
+        results.append(why)
+    if instances is None:
+        _, instances = _package_execute([], *args)
+    return results, instances
 
 
 def _forget_instances():
@@ -343,12 +351,15 @@ class BFCLEnvironment:
         return results[0]
 
     def execute_all(self, calls: list) -> list:
-        """The calls of one model step, in order, each exactly as `execute` runs it: one round trip and
-        one state snapshot per step instead of per call (BFCL's loop, too, executes a step's calls
-        back to back, with nothing in between)."""
-        if not isinstance(calls, list):
-            raise TypeError(f"calls must be a list of strings, got {type(calls).__name__}")
-        return [self.execute(call) for call in calls]
+        """The calls of one model step, in order, in one run of the executor, as BFCL's loop passes a
+        step's calls: one round trip and one state snapshot per step, and a call of the executor's
+        `func_call_result` sees the earlier calls of its step, as in BFCL. (A restore replays the calls
+        one at a time: only such a call, which changes nothing, reads differently there.)"""
+        if not isinstance(calls, list) or not all(isinstance(call, str) for call in calls):
+            raise TypeError("calls must be a list of strings")
+        results, self._instances = self._run(list(calls))
+        self._executed.extend(calls)
+        return results
 
     def __sandbox_state__(self):
         classes = {name: render_instance(inst) for name, inst in self._instances.items()}

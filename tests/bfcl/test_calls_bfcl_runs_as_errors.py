@@ -119,3 +119,24 @@ def test_whitespace_between_a_name_and_its_parenthesis_runs_the_call_as_in_bfcl(
     assert played.observations == expected.observations
     assert not any("refused" in text for text in played.observations)
     assert verdict.valid and score_in_process(task, expected.decoded).valid
+
+
+@pytest.mark.parametrize("calls", [
+    ["func_call_result()", "pwd()", "func_call_result()"],
+    ["cd(folder='nowhere')", "func_call_result()", "ls()", "func_call_result(a=1)"],
+], ids=["before-and-after-a-call", "after-a-call-the-api-refused"])
+def test_the_executors_func_call_result_exists_once_a_call_of_the_step_has_run(
+        bfcl_pool: SandboxPool, calls: list[str]) -> None:
+    """BFCL's executor keeps the last result's text in its local `func_call_result`, which its `eval`
+    sees: calling it is "not defined" before any call of the step ran, "'str' object is not callable"
+    after (the package's executor, given the whole step as BFCL's loop gives it, is the reference)."""
+    task = find_task("multi_turn_base_0")
+    reference = InProcessTask(task)
+    try:
+        expected = reference.execute_step(calls)
+    finally:
+        reference.close()
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        assert sandboxed.execute_step(calls) == expected
+    assert expected[0] != expected[-1] or "cd" in calls[0]
+    assert "'str' object is not callable" in expected[-1]
