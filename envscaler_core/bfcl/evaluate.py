@@ -97,7 +97,7 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
     if agent is None:
         agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model, request.temperature)
     started = time.perf_counter()
-    executor = await asyncio.to_thread(SandboxedTask, runtime, task)
+    executor = await asyncio.to_thread(SandboxedTask, runtime, task, request.model)
     play, verdict = Playthrough(), None
     try:
         try:

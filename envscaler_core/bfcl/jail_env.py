@@ -38,7 +38,8 @@ import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
-MODEL_NAME = "envscaler"  # part of the package's instance names; must be identifier-safe
+MODEL_NAME = "envscaler"
+"""The model name in the package's instance names where no model is named (the gym, MCP, warm-up)."""
 TAG = "__py__"
 DETAILS_CAP = 20000
 STATE_DEPTH = 48
@@ -242,12 +243,29 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
 
 
 def _forget_instances():
-    """Drop every instance the package cached in its module globals under our model name: the checker
-    builds its instances only when none is cached under the task's name, so one left by an earlier
-    run in this process (the zygote's warm-up, sandbox/jail_zygote.py) would be scored or played instead."""
+    """Drop every instance the package cached in its module globals: the checker builds its instances
+    only when none is cached under the task's name, so one left by an earlier run in this process (the
+    zygote's warm-up, sandbox/jail_zygote.py) would be scored or played instead."""
     cached = vars(_utils)
-    for name in [n for n in cached if n.startswith(MODEL_NAME + "_") and n.endswith("_instance")]:
+    for name in [n for n in cached if n.endswith("_instance")]:
         del cached[name]
+
+
+def instance_model_name(model):
+    """The model name BFCL puts in its executor's instance names, for the model named `model` (None:
+    `MODEL_NAME`): its handler and checker replace `/`, `-`, `.` (and the executor `:`) with `_`, and
+    the executor's rewrite of method names writes that name into string arguments (`"run ls()"`
+    becomes `"run <name>_<task>_GorillaFileSystem_instance.ls()"`). Where that is no Python
+    identifier (BFCL would then fail every call), every other non-word character becomes `_` and a
+    leading digit gets a `_` in front."""
+    if not isinstance(model, str) or not model:
+        return MODEL_NAME
+    name = re.sub(r"[-./:]", "_", model)
+    if not (name + "_x").isidentifier():
+        name = re.sub(r"\W", "_", name)
+        if not name.isidentifier():
+            name = "_" + name
+    return name
 
 
 _utils.execute_multi_turn_func_call = guarded_execute
@@ -334,7 +352,7 @@ class BFCLEnvironment:
     def _run(self, calls):
         spec = self._spec
         return _utils.execute_multi_turn_func_call(
-            calls, spec["initial_config"], spec["involved_classes"], MODEL_NAME, spec["id"],
+            calls, spec["initial_config"], spec["involved_classes"], instance_model_name(spec.get("model_name")), spec["id"],
             long_context=bool(spec["long_context"]), is_evaL_run=False)
 
     def _load(self):
@@ -494,7 +512,8 @@ class BFCLScorer:
         entry = {"id": spec["id"], "initial_config": spec["initial_config"],
                  "involved_classes": spec["involved_classes"]}
         try:
-            verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
+            verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0],
+                                         instance_model_name(spec.get("model_name")))
         except Exception as exc:  # e.g. a RecursionError comparing a state nested hundreds of levels deep
             return {"valid": False, "error_type": "multi_turn:checker_error",
                     "error_message": _wire_text(f"multi_turn_checker raised {type(exc).__name__}: {str(exc)[:500]}")}

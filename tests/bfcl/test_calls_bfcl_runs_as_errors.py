@@ -140,3 +140,23 @@ def test_the_executors_func_call_result_exists_once_a_call_of_the_step_has_run(
         assert sandboxed.execute_step(calls) == expected
     assert expected[0] != expected[-1] or "cd" in calls[0]
     assert "'str' object is not callable" in expected[-1]
+
+
+def test_method_names_in_string_arguments_are_rewritten_with_the_models_name(bfcl_pool: SandboxPool) -> None:
+    """BFCL's `_process_method_calls` also rewrites `ls(` inside a string argument, with the instance
+    name, which holds the model's name (`/`, `-`, `.` as `_`): the text written is the one BFCL writes
+    for that model, not for a fixed name."""
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    task = find_task("multi_turn_base_0")
+    calls = ["touch(file_name='note.txt')", "echo(content='run ls() then sort (x)', file_name='note.txt')",
+             "cat(file_name='note.txt')"]
+    try:
+        expected, _ = multi_turn_utils.execute_multi_turn_func_call(
+            calls, task.initial_config, task.involved_classes, "scripted_x_1_5", task.id)
+    finally:
+        for name in [n for n in vars(multi_turn_utils) if n.startswith("scripted_x_1_5_")]:
+            delattr(multi_turn_utils, name)
+    assert "scripted_x_1_5_multi_turn_base_0_GorillaFileSystem_instance.ls()" in expected[2]
+    with SandboxedTask(bfcl_pool, task, model_name="scripted/x-1.5") as sandboxed:
+        assert sandboxed.execute_step(calls) == expected
