@@ -55,6 +55,8 @@ class BFCLGymEnv:
         unknown = sorted(set(options) - {"task_index", "task_id"})
         if unknown:  # e.g. a synthesized env's scenario_index: silently ignored, it picked a random task
             raise ValueError(f"unknown reset option(s) {unknown}: a BFCL env takes task_index or task_id")
+        if "task_id" in options and "task_index" in options:
+            raise ValueError("give task_index or task_id, not both")
         if "task_id" in options:
             matches = [i for i, t in enumerate(self.tasks) if t.id == options["task_id"]]
             if not matches:
@@ -62,7 +64,9 @@ class BFCLGymEnv:
             index = matches[0]
         else:
             index = options.get("task_index", self._rng.randrange(len(self.tasks)))
-            if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.tasks):
+            if not isinstance(index, int) or isinstance(index, bool):
+                raise ValueError(f"task_index must be an integer, got {index!r}")
+            if not 0 <= index < len(self.tasks):
                 raise ValueError(f"task_index {index!r} out of range 0..{len(self.tasks) - 1}")
         self.close()
         self.task = self.tasks[index]

@@ -104,8 +104,18 @@ def test_gym_reset_refuses_a_task_index_that_is_not_an_integer(bfcl_pool: Sandbo
 
     env = load_bfcl_set("base", bfcl_pool, limit=2)
     for index in (True, False, 1.0, "1"):
-        with pytest.raises(ValueError, match="task_index"):
+        with pytest.raises(ValueError, match="task_index must be an integer"):
             env.reset(options={"task_index": index})
+    env.close()
+
+
+def test_gym_reset_refuses_a_task_index_and_a_task_id_together(bfcl_pool: SandboxPool) -> None:
+    """The task_id was used and the task_index silently dropped."""
+    import pytest
+
+    env = load_bfcl_set("base", bfcl_pool, limit=6)
+    with pytest.raises(ValueError, match="task_index or task_id, not both"):
+        env.reset(options={"task_index": 0, "task_id": "multi_turn_base_5"})
     env.close()
 
 
