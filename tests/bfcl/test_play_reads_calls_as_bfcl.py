@@ -94,3 +94,12 @@ def test_a_custom_tool_call_makes_the_step_unreadable_and_ends_the_turn() -> Non
 def test_a_list_as_function_name_makes_the_step_unreadable() -> None:
     played = _play({"role": "assistant", "content": None, "tool_calls": [_call(["ls"], "{}")]})  # type: ignore[arg-type]
     assert all(steps == [] for steps in played.decoded) and not played.observations
+
+
+def test_the_history_sends_back_the_models_arguments_exactly_as_written() -> None:
+    """BFCL's handler puts the SDK's argument text in the history: `{"folder":"document"}` and
+    `{"\\u00e9": 1}` go back as written, not re-serialised as `{"folder": "document"}`, `{"é": 1}`."""
+    for arguments in ('{"folder":"document"}', '{"\\u00e9": "document"}', '{ "folder" : "x" }'):
+        played = _play({"role": "assistant", "content": None, "tool_calls": [_call("cd", arguments)]})
+        sent = next(m for m in played.messages if m["role"] == "assistant" and m.get("tool_calls"))
+        assert sent["tool_calls"][0]["function"]["arguments"] == arguments
