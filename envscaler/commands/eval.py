@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         agent: str = typer.Option("gold", "--agent", help="gold (replay the ground truth: a harness self-test) "
                                   "| llm (the configured endpoint)."),
         model: str | None = typer.Option(None, "--model", help="Model for --agent llm (default: llm.models.agent)."),
-        temperature: float | None = typer.Option(None, "--temperature", min=0.0, max=2.0, help=(
+        temperature: float | None = typer.Option(None, "--temperature", callback=_temperature_option, help=(
             "Sampling temperature sent with every --agent llm request (default: BFCL's 0.001). "
             "A resume must repeat it.")),
         run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id resumes it."),
@@ -144,6 +145,16 @@ def _completed_without_prefect(settings: Any, run_id: str, exc: BaseException) -
         return None
     warn_prefect_gone(run_id, run.status, exc)
     return summary_json(reports[-1], run_id)
+
+
+def _temperature_option(value: float | None) -> float | None:
+    """--temperature: a number from 0 to 2 (NaN, which every comparison lets through, is refused by
+    name), -0.0 read as 0.0, so it is stored, sent and named in a resume hint as 0."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or not 0 <= value <= 2:
+        raise typer.BadParameter(f"must be a number from 0 to 2, got {value}")
+    return value + 0.0
 
 
 def resume_options(request: Any) -> str:

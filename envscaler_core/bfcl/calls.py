@@ -2,10 +2,13 @@
 
 * `decode_tool_calls`: an assistant message's tool calls -> `name(k=repr(v),...)` strings, exactly as
   the package's `convert_to_function_call` (FC mode) builds them, whatever the names and values: a
-  name BFCL cannot run (`class` as a key, a tool named `None`, `lambda`, `1`) makes only that call an
-  error when it runs, as in BFCL, and the rest of the step runs. Only the package's own decoding
+  name BFCL cannot run (`class` as a key, a tool named `None`, `lambda`, `1`, a JSON null, number or
+  boolean as the name, or no name) makes only that call an error when it runs, as in BFCL, and the rest
+  of the step runs. Only the package's own decoding
   failures make a step undecodable (BFCL's loop ends the turn there, and its checker skips it):
-  arguments that are not a JSON object, or nested too deeply to read or render. One deliberate
+  arguments that are not a JSON object, or nested too deeply to read or render, a list or object as a
+  function name, and a tool call of type `custom` (the SDK reads it as a custom tool call, with no
+  function, so BFCL reads no calls in that step). One deliberate
   difference: a function name or argument key holding a lone surrogate (BFCL: the call fails to
   encode) cannot cross the sandbox's JSON wire, so that step is undecodable. The strings run only
   inside the sandbox, where `jail_env.guarded_execute` lets only `method(literals)` reach the package.
@@ -37,6 +40,12 @@ def _has_lone_surrogate(text: str) -> bool:
     return False
 
 
+_NAME_TYPES = (str, int, float, bool, type(None))
+"""What a tool call's JSON function name may be for BFCL to build a call string from it: the SDK keeps
+the name as sent, BFCL's f-string writes it (`None()`, `1()`), and that call fails alone when it runs.
+A list or object name cannot key BFCL's `{name: arguments}` dict, so BFCL reads no calls in that step."""
+
+
 class UndecodableCalls(ValueError):
     """An assistant step BFCL could not (or we will not) turn into call strings."""
 
@@ -46,10 +55,14 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
     a function not named there is undecodable (our MCP and gym surfaces; BFCL's own loop has no list)."""
     out = []
     for call in tool_calls or []:
+        if isinstance(call, dict) and call.get("type") == "custom":  # the SDK's custom tool call: no `.function`
+            raise UndecodableCalls("a tool call of type 'custom' is not a function call")
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict):
             raise UndecodableCalls("a tool call has no function object")
-        name, raw = fn.get("name"), fn.get("arguments")
+        name, raw = fn.get("name"), fn.get("arguments")  # a missing name is None, as the SDK reads it
+        if not isinstance(name, _NAME_TYPES):  # BFCL's `{name: arguments}` needs a hashable name
+            raise UndecodableCalls(f"a tool call's function name is {type(name).__name__}, not text")
         if only is not None and name not in only:
             raise UndecodableCalls(f"unknown function {_shown(name)}: not one of this task's functions")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
@@ -60,9 +73,7 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
             raise UndecodableCalls(f"arguments of {_shown(name)} are not JSON: {str(exc)[:200]}") from None
         if not isinstance(args, dict):
             raise UndecodableCalls(f"arguments of {_shown(name)} are not a JSON object")
-        if not isinstance(name, str):
-            raise UndecodableCalls(f"a tool call's function name is {type(name).__name__}, not text")
-        for text in (name, *args):
+        for text in (str(name), *args):
             if not isinstance(text, str) or _has_lone_surrogate(text):
                 raise UndecodableCalls(f"the call {_shown(name)} has a name holding text that is not valid Unicode "
                                        "(a lone surrogate), which the sandbox cannot carry")

@@ -76,10 +76,16 @@ class BFCLTask(Model):
             names.extend(self.held_out[released])
         return names
 
-    def sandbox_spec(self) -> dict[str, Any]:
-        """What the in-jail `BFCLEnvironment`/`BFCLScorer` need (under a private config key)."""
-        return {"_bfcl": {"id": self.id, "initial_config": self.initial_config,
-                          "involved_classes": self.involved_classes, "long_context": self.long_context}}
+    def sandbox_spec(self, model_name: str | None = None) -> dict[str, Any]:
+        """What the in-jail `BFCLEnvironment`/`BFCLScorer` need (under a private config key). `model_name`
+        is the model's name as BFCL's handler knows it: part of the executor's instance names, which
+        its rewrite of method names writes into string arguments (`jail_env.instance_model_name`);
+        without one (the gym, MCP), a fixed name."""
+        spec = {"id": self.id, "initial_config": self.initial_config,
+                "involved_classes": self.involved_classes, "long_context": self.long_context}
+        if model_name is not None:
+            spec["model_name"] = model_name
+        return {"_bfcl": spec}
 
 
 @lru_cache(maxsize=None)

@@ -10,6 +10,7 @@ without running the checker; every other task is what `multi_turn_checker` says,
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
@@ -38,6 +39,15 @@ class EvalRequest(Model):
     temperature: float | None = Field(default=None, ge=0, le=2, description=(
         "Sent with every request of --agent llm (the CLI's default is BFCL's 0.001); None for the gold agent, "
         "and for an evaluation stored before the option existed (its requests carried none)."))
+
+    @field_validator("temperature", mode="before")
+    @classmethod
+    def _finite_and_unsigned(cls, value: Any) -> Any:
+        """NaN and infinities are no temperature (NaN slipped past the range as "less than or equal to 2");
+        -0.0 is 0.0, so a run stored at 0 keeps 0 and its resume hint says --temperature 0."""
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"temperature must be a number from 0 to 2, got {value!r}")
+        return value + 0.0 if isinstance(value, float) and value == 0 else value
 
     @model_validator(mode="after")
     def _temperature_is_the_models(self) -> EvalRequest:
@@ -97,7 +107,7 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
     if agent is None:
         agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model, request.temperature)
     started = time.perf_counter()
-    executor = await asyncio.to_thread(SandboxedTask, runtime, task)
+    executor = await asyncio.to_thread(SandboxedTask, runtime, task, request.model)
     play, verdict = Playthrough(), None
     try:
         try:

@@ -62,14 +62,14 @@ class SandboxedTask:
     """One BFCL task's API instances, live in one sandbox episode (whose unit keeps a clean spare process
     for `score`, where the runtime offers one)."""
 
-    def __init__(self, runtime: EnvRuntime, task: BFCLTask) -> None:
-        self.task, self.runtime = task, runtime
+    def __init__(self, runtime: EnvRuntime, task: BFCLTask, model_name: str | None = None) -> None:
+        self.task, self.runtime, self.model_name = task, runtime, model_name
         if _takes(runtime, "spare"):
             # a rebuild after a crash replays every call run so far, so it may take that many calls' time
-            self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec(), spare=True,
+            self.episode: Episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec(model_name), spare=True,
                                                          load_calls=_replayed_calls)
         else:
-            self.episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec())
+            self.episode = runtime.open_episode(episode_code(), ENV_CLASS, task.sandbox_spec(model_name))
         self.outcomes: list[CallOutcome] = []
 
     def call(self, call: str) -> CallOutcome:
@@ -108,12 +108,12 @@ class SandboxedTask:
         side effects; a checker that fails there too raises `CheckerFailed`, as `score_in_runtime` does."""
         open_spare = getattr(self.episode, "open_spare", None)
         if open_spare is None:
-            return score_in_runtime(self.runtime, self.task, decoded)
+            return score_in_runtime(self.runtime, self.task, decoded, self.model_name)
         try:
-            episode = open_spare(episode_code(), SCORER_CLASS, _scoring_config(self.task, decoded),
+            episode = open_spare(episode_code(), SCORER_CLASS, _scoring_config(self.task, decoded, self.model_name),
                                  load_calls=lambda _: _checker_calls(self.task, decoded))
         except EnvLoadError:
-            return score_in_runtime(self.runtime, self.task, decoded)
+            return score_in_runtime(self.runtime, self.task, decoded, self.model_name)
         try:
             result = episode.state.get("verdict")
         except EpisodeBreach:  # its answer may be forged: ask again in a fresh unit
@@ -121,7 +121,7 @@ class SandboxedTask:
         finally:
             episode.close()
         if not isinstance(result, dict):
-            return score_in_runtime(self.runtime, self.task, decoded)
+            return score_in_runtime(self.runtime, self.task, decoded, self.model_name)
         return Verdict.model_validate(result)
 
     def close(self) -> None:
@@ -153,14 +153,15 @@ def _checker_calls(task: BFCLTask, decoded: list[list[list[str]]]) -> int:
     return 1 + played + sum(len(turn) for turn in task.ground_truth)
 
 
-def _scoring_config(task: BFCLTask, decoded: list[list[list[str]]]) -> dict[str, Any]:
-    return {**task.sandbox_spec(), "_score": {"decoded": decoded, "ground_truth": task.ground_truth}}
+def _scoring_config(task: BFCLTask, decoded: list[list[list[str]]], model_name: str | None = None) -> dict[str, Any]:
+    return {**task.sandbox_spec(model_name), "_score": {"decoded": decoded, "ground_truth": task.ground_truth}}
 
 
-def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[list[str]]]) -> Verdict:
+def score_in_runtime(runtime: EnvRuntime, task: BFCLTask, decoded: list[list[list[str]]],
+                     model_name: str | None = None) -> Verdict:
     """`multi_turn_checker(decoded, ground truth, ...)` in a fresh sandbox episode, which scores while it
     loads (its state is the verdict): one round trip to a unit that ran nothing else."""
-    config = _scoring_config(task, decoded)
+    config = _scoring_config(task, decoded, model_name)
     extra = {"load_calls": lambda _: _checker_calls(task, decoded)} if _takes(runtime, "load_calls") else {}
     try:
         episode = runtime.open_episode(episode_code(), SCORER_CLASS, config, **extra)

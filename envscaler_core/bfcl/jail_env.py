@@ -38,7 +38,8 @@ import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
-MODEL_NAME = "envscaler"  # part of the package's instance names; must be identifier-safe
+MODEL_NAME = "envscaler"
+"""The model name in the package's instance names where no model is named (the gym, MCP, warm-up)."""
 TAG = "__py__"
 DETAILS_CAP = 20000
 STATE_DEPTH = 48
@@ -46,7 +47,7 @@ STATE_DEPTH = 48
 around a state takes a few): deeper parts travel as canonical JSON text (`fold`)."""
 DETAILS_DEPTH = 24
 """Levels the checker's details may nest: a verdict is also stored inside a result record, whose JSON
-rules (64 levels) the details must leave room for; deeper or longer details are kept as text."""
+rules (64 levels) the details must leave room for; deeper parts are kept as their JSON text."""
 
 _package_execute = _utils.execute_multi_turn_func_call
 _methods_of_class = {}
@@ -73,6 +74,7 @@ EXECUTOR_LOCALS = {
     "involved_instances": "dict", "class_name": "str", "module_name": "str", "instance_name": "str",
     "method_name": "str", "execution_results": "list", "func_call": "str", "func_call_copy": "str",
 }
+# `func_call_result` exists once a call of the same step has run (see `refusal`'s `result_defined`).
 """The local variables of the package's executor at its `eval` (which sees them) that hold data: a call
 of one gets Python's "'<type>' object is not callable", as in BFCL. `class_instance` (the last involved
 class's instance) reads the same with that class's name; `method` is a bound method (see `_alias`).
@@ -94,11 +96,14 @@ def _bfcl_syntax_error(processed):
     return None
 
 
-def refusal(call, methods, processed=None, last_class=None):
+def refusal(call, methods, processed=None, last_class=None, result_defined=False):
     """None when `call` is `method(literal, ..., key=literal, ...)` for one of `methods`; else the
     observation it gets instead of running: BFCL's own text where running it would be an error in BFCL
     too (a name it refuses, a string that does not compile, a call of a constant or of a data-holding
-    local of its executor, a name it cannot find), and a refusal for anything else (code)."""
+    local of its executor, a name it cannot find), and a refusal for anything else (code). With
+    `result_defined` (a call earlier in the same step ran), the executor's `func_call_result` holds that
+    call's text, so calling it is "'str' object is not callable", as in BFCL; before, it is not defined."""
+    executor_locals = {**EXECUTOR_LOCALS, "func_call_result": "str"} if result_defined else EXECUTOR_LOCALS
     if not isinstance(call, str):
         return "Error during execution: refused: not a plain function call"
     processed = call if processed is None else processed
@@ -111,7 +116,7 @@ def refusal(call, methods, processed=None, last_class=None):
     if syntax is not None:
         return syntax
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = ast.parse(_as_evaluated(call).strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         node = None
     if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Name, ast.Constant)):
@@ -124,7 +129,7 @@ def refusal(call, methods, processed=None, last_class=None):
         return "Error during execution: refused: the arguments are not literals"
     if any(kw.arg is None for kw in node.keywords):
         return "Error during execution: refused: the arguments are not literals"
-    if isinstance(node.func, ast.Name) and node.func.id not in methods and node.func.id not in EXECUTOR_LOCALS \
+    if isinstance(node.func, ast.Name) and node.func.id not in methods and node.func.id not in executor_locals \
             and node.func.id != "class_instance":
         return f"Error during execution: name '{node.func.id}' is not defined"
     for value in values:  # Python evaluates the arguments, in order, before it calls
@@ -136,8 +141,8 @@ def refusal(call, methods, processed=None, last_class=None):
     callee = node.func.id
     if callee in methods:
         return None
-    if callee in EXECUTOR_LOCALS:
-        return f"Error during execution: '{EXECUTOR_LOCALS[callee]}' object is not callable"
+    if callee in executor_locals:
+        return f"Error during execution: '{executor_locals[callee]}' object is not callable"
     if callee == "class_instance" and last_class is not None:
         return f"Error during execution: '{last_class}' object is not callable"
     return f"Error during execution: name '{callee}' is not defined"
@@ -174,14 +179,27 @@ def _alias(call, last_method):
     """`method(...)` as BFCL runs it: its executor's loop variable `method`, which its `eval` sees, is
     left bound to the last method `inspect.getmembers` lists for the last involved class, so the call
     runs that method (a real state change) under that method's own name."""
+    evaluated = _as_evaluated(call)
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = ast.parse(evaluated.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return call
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "method":
-        stripped = call.strip()
+        stripped = evaluated.strip()
         return last_method + stripped[len("method"):]
     return call
+
+
+_NAME_BEFORE_PAREN = re.compile(r"\b([a-zA-Z_]\w*)\s*(?=\()")
+"""The pattern of the package's `_process_method_calls`: it rewrites every name before a `(` (with the
+whitespace in between, newlines included) as the name alone, prefixed with its instance when mapped."""
+
+
+def _as_evaluated(call):
+    """`call` as BFCL's `eval` reads it, without the instance prefixes: the whitespace between each name
+    and its `(` dropped, so `"mkdir\\n(dir_name='a')"`, which does not compile as sent, is the call
+    `mkdir(dir_name='a')` that BFCL runs."""
+    return _NAME_BEFORE_PAREN.sub(r"\1", call)
 
 
 def _instance_names(involved_classes, model_name, test_entry_id, is_eval_run):
@@ -209,24 +227,45 @@ def guarded_execute(func_call_list, initial_config, involved_classes, model_name
     last_class = involved_classes[-1]
     last_method = _last_member_of_class[last_class]
     calls = [_alias(call, last_method) if isinstance(call, str) else call for call in func_call_list]
-    refused = [refusal(call, methods, _utils._process_method_calls(call, mapping) if isinstance(call, str) else None,
-                       last_class) for call in calls]
-    allowed = [call for call, why in zip(calls, refused) if why is None]
-    if allowed or instances is None:
-        ran, instances = _package_execute(allowed, *args)
-    else:
-        ran = []
-    ran = iter(ran)
-    return [next(ran) if why is None else why for why in refused], instances
+    results, result_defined = [], False
+    for call in calls:  # in order: whether `func_call_result` exists depends on the calls before
+        processed = _utils._process_method_calls(call, mapping) if isinstance(call, str) else None
+        why = refusal(call, methods, processed, last_class, result_defined)
+        if why is None:
+            ran, instances = _package_execute([call], *args)
+            why = ran[0]
+            # the package's loop assigns `func_call_result` when its `eval` returns (not when it raises)
+            result_defined = result_defined or not why.startswith("Error during execution: ")
+        results.append(why)
+    if instances is None:
+        _, instances = _package_execute([], *args)
+    return results, instances
 
 
 def _forget_instances():
-    """Drop every instance the package cached in its module globals under our model name: the checker
-    builds its instances only when none is cached under the task's name, so one left by an earlier
-    run in this process (the zygote's warm-up, sandbox/jail_zygote.py) would be scored or played instead."""
+    """Drop every instance the package cached in its module globals: the checker builds its instances
+    only when none is cached under the task's name, so one left by an earlier run in this process (the
+    zygote's warm-up, sandbox/jail_zygote.py) would be scored or played instead."""
     cached = vars(_utils)
-    for name in [n for n in cached if n.startswith(MODEL_NAME + "_") and n.endswith("_instance")]:
+    for name in [n for n in cached if n.endswith("_instance")]:
         del cached[name]
+
+
+def instance_model_name(model):
+    """The model name BFCL puts in its executor's instance names, for the model named `model` (None:
+    `MODEL_NAME`): its handler and checker replace `/`, `-`, `.` (and the executor `:`) with `_`, and
+    the executor's rewrite of method names writes that name into string arguments (`"run ls()"`
+    becomes `"run <name>_<task>_GorillaFileSystem_instance.ls()"`). Where that is no Python
+    identifier (BFCL would then fail every call), every other non-word character becomes `_` and a
+    leading digit gets a `_` in front."""
+    if not isinstance(model, str) or not model:
+        return MODEL_NAME
+    name = re.sub(r"[-./:]", "_", model)
+    if not (name + "_x").isidentifier():
+        name = re.sub(r"\W", "_", name)
+        if not name.isidentifier():
+            name = "_" + name
+    return name
 
 
 _utils.execute_multi_turn_func_call = guarded_execute
@@ -313,7 +352,7 @@ class BFCLEnvironment:
     def _run(self, calls):
         spec = self._spec
         return _utils.execute_multi_turn_func_call(
-            calls, spec["initial_config"], spec["involved_classes"], MODEL_NAME, spec["id"],
+            calls, spec["initial_config"], spec["involved_classes"], instance_model_name(spec.get("model_name")), spec["id"],
             long_context=bool(spec["long_context"]), is_evaL_run=False)
 
     def _load(self):
@@ -330,12 +369,15 @@ class BFCLEnvironment:
         return results[0]
 
     def execute_all(self, calls: list) -> list:
-        """The calls of one model step, in order, each exactly as `execute` runs it: one round trip and
-        one state snapshot per step instead of per call (BFCL's loop, too, executes a step's calls
-        back to back, with nothing in between)."""
-        if not isinstance(calls, list):
-            raise TypeError(f"calls must be a list of strings, got {type(calls).__name__}")
-        return [self.execute(call) for call in calls]
+        """The calls of one model step, in order, in one run of the executor, as BFCL's loop passes a
+        step's calls: one round trip and one state snapshot per step, and a call of the executor's
+        `func_call_result` sees the earlier calls of its step, as in BFCL. (A restore replays the calls
+        one at a time: only such a call, which changes nothing, reads differently there.)"""
+        if not isinstance(calls, list) or not all(isinstance(call, str) for call in calls):
+            raise TypeError("calls must be a list of strings")
+        results, self._instances = self._run(list(calls))
+        self._executed.extend(calls)
+        return results
 
     def __sandbox_state__(self):
         classes = {name: render_instance(inst) for name, inst in self._instances.items()}
@@ -352,19 +394,98 @@ class BFCLEnvironment:
 
 
 def _json_safe(value):
-    """The checker's details as JSON every later step can carry: rendered, and as ASCII text (cut to
-    `DETAILS_CAP`) when they are longer than that, nest deeper than `DETAILS_DEPTH`, or hold what the
-    wire refuses (a lone surrogate, an integer beyond 64 bits); a value too deep even to render is
-    named. Never an error: the verdict does not depend on its details."""
+    """The checker's details as JSON every later step can carry, readable: rendered, with what the wire
+    refuses made plain (a lone surrogate written as its escape, an integer beyond 64 bits as
+    `{"__py__": "int", "text"}`), parts nested deeper than `DETAILS_DEPTH` as their JSON text (`fold`),
+    and, when longer than `DETAILS_CAP` characters, cut inside its values (`_cut`): the structure and
+    the keys stay, the checker's `differences` are cut last, and `"__cut__"` counts the characters and
+    items left out. A value too deep even to render is named. Never an error: the verdict does not
+    depend on its details."""
     try:
-        rendered = render(value)
+        rendered = fold(_plain(render(value)), DETAILS_DEPTH)
         text = json.dumps(rendered, ensure_ascii=False)
     except (RecursionError, MemoryError) as exc:
         return {"unrenderable": f"{type(exc).__name__}: the details nest too deeply to render"}
-    if len(text) > DETAILS_CAP or _depth(rendered) > DETAILS_DEPTH or not _wire_plain(rendered, text):
-        ascii_text = json.dumps(rendered, ensure_ascii=True)
-        return {"truncated": len(ascii_text) > DETAILS_CAP, "text": ascii_text[:DETAILS_CAP]}
-    return json.loads(text)
+    if len(text) <= DETAILS_CAP:
+        return rendered
+    return _cut(rendered)
+
+
+_CUT_MARK = "__cut__"
+
+
+def _plain(node):
+    """A rendered value with no lone surrogate and no integer beyond 64 bits (the wire refuses both)."""
+    if isinstance(node, str):
+        return node.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(node, bool) or node is None or isinstance(node, float):
+        return node
+    if isinstance(node, int):
+        if -(1 << 63) <= node < (1 << 63):
+            return node
+        try:
+            digits = str(node)
+        except ValueError:  # past Python's digit limit
+            digits = f"an integer of {node.bit_length()} bits"
+        return {TAG: "int", "text": digits}
+    if isinstance(node, list):
+        return [_plain(child) for child in node]
+    if isinstance(node, dict):
+        return {_plain(k): _plain(v) for k, v in node.items()}
+    return node
+
+
+def _shorten(node, limit, counts, whole=()):
+    """`node` with every string over `limit` characters cut to `limit` plus a note of how many were left
+    out, and every list or object over `limit` items cut likewise (a note as its last item or key);
+    the values of keys named in `whole` are left whole."""
+    if isinstance(node, str):
+        if len(node) <= limit:
+            return node
+        counts["characters"] += len(node) - limit
+        return f"{node[:limit]}...[{len(node) - limit} more characters]"
+    if isinstance(node, list):
+        kept = [_shorten(child, limit, counts, whole) for child in node[:max(limit, 1)]]
+        if len(node) > len(kept):
+            counts["items"] += len(node) - len(kept)
+            kept.append(f"...[{len(node) - len(kept)} more items]")
+        return kept
+    if isinstance(node, dict):
+        items = list(node.items())
+        kept = {k: v if k in whole else _shorten(v, limit, counts, whole) for k, v in items[:max(limit, 1)]}
+        if len(items) > len(kept):
+            counts["items"] += len(items) - len(kept)
+            kept["..."] = f"[{len(items) - len(kept)} more keys]"
+        return kept
+    return node
+
+
+def _fit(rendered, whole):
+    """The largest cut of `rendered` (`_shorten`, keeping `whole`) whose JSON fits `DETAILS_CAP`, or None."""
+    best = None
+    low, high = 0, max(len(json.dumps(rendered, ensure_ascii=False)), 1)
+    while low <= high:
+        limit = (low + high) // 2
+        counts = {"characters": 0, "items": 0}
+        cut = _shorten(rendered, limit, counts, whole)
+        if isinstance(cut, dict):
+            cut[_CUT_MARK] = counts
+        if len(json.dumps(cut, ensure_ascii=False)) <= DETAILS_CAP:
+            best, low = cut, limit + 1
+        else:
+            high = limit - 1
+    return best
+
+
+def _cut(rendered):
+    """Details over `DETAILS_CAP`, cut to fit (see `_json_safe`): everything but the checker's
+    `differences` first; if that cannot fit, everything."""
+    if not isinstance(rendered, dict):
+        rendered = {"value": rendered}
+    found = _fit(rendered, ("differences",)) or _fit(rendered, ())
+    if found is None:  # not even the keys fit: name them
+        return {_CUT_MARK: {"keys": [str(k)[:100] for k in list(rendered)[:50]]}}
+    return found
 
 
 def _wire_text(text):
@@ -372,24 +493,6 @@ def _wire_text(text):
     if not isinstance(text, str):
         return None if text is None else _wire_text(str(text))
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _wire_plain(rendered, text):
-    """No lone surrogate and no integer beyond 64 bits in a rendered value (its JSON `text`)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    stack = [rendered]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, int) and not isinstance(node, bool) and not -(1 << 63) <= node < (1 << 63):
-            return False
-    return True
 
 
 class BFCLScorer:
@@ -409,7 +512,8 @@ class BFCLScorer:
         entry = {"id": spec["id"], "initial_config": spec["initial_config"],
                  "involved_classes": spec["involved_classes"]}
         try:
-            verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0], MODEL_NAME)
+            verdict = multi_turn_checker(decoded, ground_truth, entry, spec["id"].rsplit("_", 1)[0],
+                                         instance_model_name(spec.get("model_name")))
         except Exception as exc:  # e.g. a RecursionError comparing a state nested hundreds of levels deep
             return {"valid": False, "error_type": "multi_turn:checker_error",
                     "error_message": _wire_text(f"multi_turn_checker raised {type(exc).__name__}: {str(exc)[:500]}")}

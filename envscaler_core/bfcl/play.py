@@ -51,8 +51,10 @@ def sent_tool_calls(sent: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def as_read(message: dict[str, Any], sent: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The normalised message (reasoning split off, ids given) holding exactly the calls that were read:
-    one tool message answers each, so the history stays valid whatever the gateway recovered."""
+    """The normalised message (reasoning split off, ids given) holding exactly the calls that were read,
+    each with the arguments exactly as the model wrote them (BFCL's handler sends back the SDK's text,
+    not a re-serialisation): one tool message answers each, so the history stays valid whatever the
+    gateway recovered."""
     message = dict(message)
     normalised = message.pop("tool_calls", None) or []
     if not calls:
@@ -65,9 +67,8 @@ def as_read(message: dict[str, Any], sent: dict[str, Any], calls: list[dict[str,
         same = i < len(normalised) and normalised[i]["function"]["name"] == fn.get("name")
         arguments = fn.get("arguments")
         read.append({"id": normalised[i]["id"] if same else f"call_bfcl_{i}", "type": "function",
-                     "function": {"name": str(fn.get("name")),
-                                  "arguments": normalised[i]["function"]["arguments"] if same else
-                                  arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+                     "function": {"name": str(fn.get("name")),  # the model's own text, as BFCL sends it back
+                                  "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
     message["tool_calls"] = read
     return message
 

@@ -42,7 +42,9 @@ class InProcessTask:
         return results[0]
 
     def execute_step(self, calls: list[str]) -> list[str]:
-        return [self.execute(call) for call in calls]
+        """A step's calls in one run of the executor, as BFCL's loop passes them."""
+        results, self.instances = self._run(list(calls))
+        return results
 
     def close(self) -> None:
         names = vars(_utils())

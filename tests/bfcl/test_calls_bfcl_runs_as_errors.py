@@ -84,3 +84,79 @@ def test_a_tool_named_method_runs_what_bfcls_executor_calls_method(bfcl_pool: Sa
     assert "Withdrawal successful" in played.observations[0]
     assert (verdict.valid, verdict.error_type) == (False, "multi_turn:instance_state_mismatch")
     assert (expected_verdict.valid, expected_verdict.error_type) == (verdict.valid, verdict.error_type)
+
+
+class GoldWithSpacedNames:
+    """The gold agent, each call's name followed by one whitespace character (newline, return, form
+    feed, tab in turn), as a model might send `"mkdir\\n"`."""
+
+    SPACES = ("\n", "\r", "\f", "\t")
+
+    def __init__(self, task: Any) -> None:
+        self.gold = GoldAgent(task)
+
+    async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
+        turn = await self.gold.step(messages, tools)
+        calls = [{**call, "function": {**call["function"], "name": call["function"]["name"] + self.SPACES[i % 4]}}
+                 for i, call in enumerate(turn.message.get("tool_calls") or [])]
+        return AgentTurn(message={**turn.message, "tool_calls": calls}) if calls else turn
+
+
+@pytest.mark.parametrize("task_id", ["multi_turn_base_0", "multi_turn_base_3"])
+def test_whitespace_between_a_name_and_its_parenthesis_runs_the_call_as_in_bfcl(
+        bfcl_pool: SandboxPool, task_id: str) -> None:
+    """BFCL's `_process_method_calls` swallows the whitespace before `(`, so `mkdir\\n(...)` runs."""
+    task = find_task(task_id)
+    reference = InProcessTask(task)
+    try:
+        expected = asyncio.run(play_task(task, GoldWithSpacedNames(task), reference))
+    finally:
+        reference.close()
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        played = asyncio.run(play_task(task, GoldWithSpacedNames(task), sandboxed))
+        verdict = sandboxed.score(played.decoded)
+    assert "\n(" in played.decoded[0][0][0] or "\n(" in str(played.decoded)
+    assert played.observations == expected.observations
+    assert not any("refused" in text for text in played.observations)
+    assert verdict.valid and score_in_process(task, expected.decoded).valid
+
+
+@pytest.mark.parametrize("calls", [
+    ["func_call_result()", "pwd()", "func_call_result()"],
+    ["cd(folder='nowhere')", "func_call_result()", "ls()", "func_call_result(a=1)"],
+], ids=["before-and-after-a-call", "after-a-call-the-api-refused"])
+def test_the_executors_func_call_result_exists_once_a_call_of_the_step_has_run(
+        bfcl_pool: SandboxPool, calls: list[str]) -> None:
+    """BFCL's executor keeps the last result's text in its local `func_call_result`, which its `eval`
+    sees: calling it is "not defined" before any call of the step ran, "'str' object is not callable"
+    after (the package's executor, given the whole step as BFCL's loop gives it, is the reference)."""
+    task = find_task("multi_turn_base_0")
+    reference = InProcessTask(task)
+    try:
+        expected = reference.execute_step(calls)
+    finally:
+        reference.close()
+    with SandboxedTask(bfcl_pool, task) as sandboxed:
+        assert sandboxed.execute_step(calls) == expected
+    assert expected[0] != expected[-1] or "cd" in calls[0]
+    assert "'str' object is not callable" in expected[-1]
+
+
+def test_method_names_in_string_arguments_are_rewritten_with_the_models_name(bfcl_pool: SandboxPool) -> None:
+    """BFCL's `_process_method_calls` also rewrites `ls(` inside a string argument, with the instance
+    name, which holds the model's name (`/`, `-`, `.` as `_`): the text written is the one BFCL writes
+    for that model, not for a fixed name."""
+    from bfcl_eval.eval_checker.multi_turn_eval import multi_turn_utils
+
+    task = find_task("multi_turn_base_0")
+    calls = ["touch(file_name='note.txt')", "echo(content='run ls() then sort (x)', file_name='note.txt')",
+             "cat(file_name='note.txt')"]
+    try:
+        expected, _ = multi_turn_utils.execute_multi_turn_func_call(
+            calls, task.initial_config, task.involved_classes, "scripted_x_1_5", task.id)
+    finally:
+        for name in [n for n in vars(multi_turn_utils) if n.startswith("scripted_x_1_5_")]:
+            delattr(multi_turn_utils, name)
+    assert "scripted_x_1_5_multi_turn_base_0_GorillaFileSystem_instance.ls()" in expected[2]
+    with SandboxedTask(bfcl_pool, task, model_name="scripted/x-1.5") as sandboxed:
+        assert sandboxed.execute_step(calls) == expected

@@ -47,13 +47,43 @@ def test_gym_episode_missing_calls_earns_nothing(bfcl_pool: SandboxPool) -> None
     assert reward == 0.0 and info["verdict"]["error_type"].startswith("multi_turn:")
 
 
-def test_gym_refuses_a_name_that_is_not_one_of_the_tasks_functions(bfcl_pool: SandboxPool) -> None:
+def test_a_gym_call_with_a_name_that_is_no_method_fails_alone_and_the_rest_of_the_step_runs(
+        bfcl_pool: SandboxPool) -> None:
+    """As in BFCL's executor (and `eval bfcl-mt`): the unknown name's call fails, the others run."""
     env = load_bfcl_set("base", bfcl_pool, limit=1)
-    env.reset()
+    env.reset(options={"task_id": "multi_turn_base_0"})
+    reference = InProcessTask(find_task("multi_turn_base_0"))
     for name, args in UNLISTED:
-        observation, reward, terminated, truncated, info = env.step({"tool": name, "args": args})
-        assert "not one of this task's functions" in observation and info["is_error"], name
+        observation, reward, terminated, truncated, info = env.step([{"tool": name, "args": args},
+                                                                     {"tool": "pwd", "args": {}}])
+        assert observation[0].startswith("Error during execution") and info["is_error"], name
+        assert observation[1] == reference.execute("pwd()")
         assert (reward, terminated, truncated) == (0.0, False, False)
+    reference.close()
+    env.close()
+
+
+def test_gym_steps_whose_calls_all_fail_count_towards_the_step_limit(bfcl_pool: SandboxPool) -> None:
+    """10 steps of an unknown name and 10 of pwd(), then the gold step: the 21st step, force-quit as in BFCL."""
+    env = load_bfcl_set("base", bfcl_pool, limit=1)
+    env.reset(options={"task_index": 0})
+    for action in [[{"tool": "open", "args": {}}]] * 10 + [[{"tool": "pwd", "args": {}}]] * 10:
+        assert not env.step(action)[3]
+    gold = _step_of(env.task, env.task.ground_truth[0])
+    obs, reward, terminated, truncated, info = env.step(gold)
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert info["verdict"]["error_type"] == "multi_turn:force_terminated"
+
+
+def test_a_gym_step_bfcl_cannot_decode_ends_the_turn(bfcl_pool: SandboxPool) -> None:
+    """BFCL's loop reads no calls from such a step and ends the turn; none of its calls runs."""
+    env = load_bfcl_set("base", bfcl_pool, limit=1)
+    for undecodable in ([{"tool": "pwd", "args": {}}, {"tool": "ls", "args": "not json"}],
+                        {"id": "c", "type": "custom", "function": {"name": "pwd", "arguments": "{}"}}):
+        env.reset(options={"task_id": "multi_turn_base_0"})
+        obs, reward, terminated, truncated, info = env.step(undecodable)
+        assert info["turn"] == 1 and info["is_error"] and info["decoding_error"].startswith("Error during decoding")
+        assert obs == "\n".join(m["content"] for m in env.task.user_messages(1))
     env.close()
 
 
@@ -74,8 +104,18 @@ def test_gym_reset_refuses_a_task_index_that_is_not_an_integer(bfcl_pool: Sandbo
 
     env = load_bfcl_set("base", bfcl_pool, limit=2)
     for index in (True, False, 1.0, "1"):
-        with pytest.raises(ValueError, match="task_index"):
+        with pytest.raises(ValueError, match="task_index must be an integer"):
             env.reset(options={"task_index": index})
+    env.close()
+
+
+def test_gym_reset_refuses_a_task_index_and_a_task_id_together(bfcl_pool: SandboxPool) -> None:
+    """The task_id was used and the task_index silently dropped."""
+    import pytest
+
+    env = load_bfcl_set("base", bfcl_pool, limit=6)
+    with pytest.raises(ValueError, match="task_index or task_id, not both"):
+        env.reset(options={"task_index": 0, "task_id": "multi_turn_base_5"})
     env.close()
 
 

@@ -64,3 +64,42 @@ def test_arguments_sent_as_an_object_are_read_as_bfcl_reads_them() -> None:
     """BFCL's `convert_to_function_call` takes a dict as it is (only a string is JSON-decoded)."""
     played = _play({"role": "assistant", "content": None, "tool_calls": [_call("ls", {"a": True})]})
     assert played.decoded[0] == [["ls(a=True)"]]
+
+
+def test_a_null_or_missing_function_name_is_one_failed_call_and_the_step_goes_on() -> None:
+    """The SDK keeps a JSON null (or absent) name as None; BFCL's decoder writes `None()`, which fails
+    alone ("'NoneType' object is not callable") while the rest of the step runs."""
+    for function in ({"name": None, "arguments": "{}"}, {"arguments": "{}"}):
+        nameless = {"id": "call_0", "type": "function", "function": function}
+        played = _play({"role": "assistant", "content": None, "tool_calls": [nameless, _call("ls", "{}")]})
+        assert played.decoded[0] == [["None()", "ls()"]]
+        assert played.observations[0] == "Error during execution: 'NoneType' object is not callable"
+        assert played.observations[1].startswith('{"current_directory_content"')
+
+
+def test_a_number_as_function_name_is_one_failed_call() -> None:
+    played = _play({"role": "assistant", "content": None, "tool_calls": [_call(7, "{}"), _call("ls", "{}")]})  # type: ignore[arg-type]
+    assert played.decoded[0] == [["7()", "ls()"]]
+    assert played.observations[0] == "Error during execution: 'int' object is not callable"
+
+
+def test_a_custom_tool_call_makes_the_step_unreadable_and_ends_the_turn() -> None:
+    """The SDK reads `"type": "custom"` as a custom tool call, which has no function: BFCL's handler
+    reads no calls from that message, so none of its calls runs and the turn ends."""
+    custom = {**_call("ls", "{}"), "type": "custom"}
+    played = _play({"role": "assistant", "content": None, "tool_calls": [_call("pwd", "{}"), custom]})
+    assert all(steps == [] for steps in played.decoded) and not played.observations
+
+
+def test_a_list_as_function_name_makes_the_step_unreadable() -> None:
+    played = _play({"role": "assistant", "content": None, "tool_calls": [_call(["ls"], "{}")]})  # type: ignore[arg-type]
+    assert all(steps == [] for steps in played.decoded) and not played.observations
+
+
+def test_the_history_sends_back_the_models_arguments_exactly_as_written() -> None:
+    """BFCL's handler puts the SDK's argument text in the history: `{"folder":"document"}` and
+    `{"\\u00e9": 1}` go back as written, not re-serialised as `{"folder": "document"}`, `{"é": 1}`."""
+    for arguments in ('{"folder":"document"}', '{"\\u00e9": "document"}', '{ "folder" : "x" }'):
+        played = _play({"role": "assistant", "content": None, "tool_calls": [_call("cd", arguments)]})
+        sent = next(m for m in played.messages if m["role"] == "assistant" and m.get("tool_calls"))
+        assert sent["tool_calls"][0]["function"]["arguments"] == arguments

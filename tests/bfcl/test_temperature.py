@@ -114,3 +114,25 @@ def test_a_temperature_for_the_gold_agent_is_refused_in_one_line(prefect_api: st
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and "--temperature only applies to --agent llm" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_minus_zero_is_stored_sent_and_named_as_zero() -> None:
+    """-0.0 was accepted on a resume of a run stored at 0, overwrote it, and came back as -0."""
+    import math
+
+    from envscaler.commands.eval import resume_options
+    from envscaler_core.bfcl.evaluate import EvalRequest
+
+    request = EvalRequest(subsets=["base"], agent="llm", model="m", temperature=-0.0)
+    assert request.temperature == 0 and math.copysign(1.0, request.temperature) == 1.0
+    assert json.loads(request.model_dump_json())["temperature"] == 0.0
+    assert "--temperature 0" in resume_options(request) and "-0" not in resume_options(request)
+
+
+def test_a_temperature_that_is_not_a_number_is_refused_in_one_line(prefect_api: str) -> None:
+    env = {**os.environ, "PREFECT_API_URL": prefect_api}
+    out = subprocess.run([sys.executable, "-m", "envscaler.cli", "eval", "bfcl-mt", "--agent", "llm",
+                          "--temperature", "nan"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and "must be a number from 0 to 2, got nan" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
