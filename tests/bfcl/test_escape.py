@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,12 +25,12 @@ from envscaler_core.bfcl.calls import decode_tool_calls
 from envscaler_core.bfcl.data import find_task
 from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
 from envscaler_core.bfcl.package import jail_imports, package_dir
-from envscaler_core.bfcl.reference import InProcessTask
 from envscaler_core.config import SandboxSettings
 from sandbox import JailImports, SandboxPool
 from tests.sandbox.helpers import Listener
 
 TASK = "multi_turn_base_0"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -46,9 +48,13 @@ def test_a_crafted_tool_call_writes_on_the_host_in_process_but_not_through_the_s
         bfcl_pool: SandboxPool, marker: Path) -> None:
     [call] = decode_tool_calls([_tool_call("open", {"file": str(marker), "mode": "w"})])
     task = find_task(TASK)
-    reference = InProcessTask(task)
-    reference.execute(call)
-    reference.close()
+    # The package's own executor, in a fresh interpreter: a spec that imported `jail_env` into this test
+    # process (test_scoring) swapped in the guarded executor here, and the threat would look closed.
+    in_process = ("import sys; from envscaler_core.bfcl.data import find_task; "
+                  "from envscaler_core.bfcl.reference import InProcessTask; "
+                  "t = InProcessTask(find_task(sys.argv[1])); t.execute(sys.argv[2]); t.close()")
+    subprocess.run([sys.executable, "-c", in_process, TASK, call], check=True, cwd=ROOT, timeout=120,
+                   capture_output=True)
     assert marker.exists(), "the threat is real: BFCL's own executor opened a host file for writing"
     marker.unlink()
 
