@@ -144,20 +144,26 @@ def plain(value, max_depth: int):
     return _plain(value, max_depth)
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))  # exact types json.dumps writes as they are
+
+
 def _plain(value, room: int):
     kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
+    if kind in _LEAVES:
         return value
     if issubclass(kind, dict):  # issubclass(type(...)): isinstance would ask the value's own __class__
         if room <= 0:
             raise _At("nesting deeper than the limit at {at}")
         out = {}
         for key, item in dict.items(value):
-            name = _json_key(key)
+            name = key if type(key) is str else _json_key(key)
             if name in out:
                 first = next(k for k in dict.keys(value) if _json_key(k) == name)
                 raise _At(f"keys {first!r} and {key!r} of {{at}} both become the JSON key {name!r} (one would "
                           "hide the other)")
+            if type(item) in _LEAVES:  # inline: most values are leaves, and a call per leaf was most of the cost
+                out[name] = item
+                continue
             try:
                 out[name] = _plain(item, room - 1)
             except _At as exc:
@@ -170,6 +176,9 @@ def _plain(value, room: int):
         items = list.copy(value) if issubclass(kind, list) else tuple.__getitem__(value, slice(None))
         out_list = []
         for index, item in enumerate(items):
+            if type(item) in _LEAVES:
+                out_list.append(item)
+                continue
             try:
                 out_list.append(_plain(item, room - 1))
             except _At as exc:
