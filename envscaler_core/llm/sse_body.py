@@ -17,7 +17,8 @@ then read like any other reply (`replies.normalise_assistant`: one reading for b
   unless it starts another (its own id or name, the earlier call's arguments already complete: the
   same test the non-streamed reader applies to entries sharing an index, `tool_calls.continues_call`);
 - the legacy `function_call` deltas (name, then argument pieces) merged into one `function_call`;
-- OpenRouter's `reasoning_details` deltas merged by their `index` (texts joined), kept whole;
+- OpenRouter's `reasoning_details` deltas merged by their `index` (every string field joined: `text`,
+  `summary`, `data`, `signature`, ...; the labels `type`, `format` and `id` kept once), kept whole;
 - the last `finish_reason` of each choice, and `usage` from the last chunk that carries one.
 
 A stream that stops before its end (no `finish_reason` and no `[DONE]`) or holds a chunk that is not
@@ -37,8 +38,15 @@ from envscaler_core.llm.replies.tool_calls import continues_call
 _JOINED = ("reasoning_content", "reasoning", "thinking", "refusal")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the SSE spec's line ends, and only those (not str.splitlines)
 _BOM = "\ufeff"
+_DETAIL_LABELS = ("type", "format", "id")
+"""Fields of a `reasoning_details` entry that each fragment of it may repeat: kept once, never joined."""
 _TEXT_PARTS = {"text": "text", "output_text": "text", "reasoning": "text", "thinking": "thinking"}
 """Kinds of `content` parts a stream sends in pieces, and the field that holds each one's text."""
+
+
+class _Pieces(list):
+    """The pieces of one streamed string field of a `reasoning_details` entry, joined at the end (a list
+    the provider sent as a value stays a list)."""
 
 
 class StreamUnreadable(ValueError):
@@ -144,20 +152,26 @@ class _Turn:
         _add_arguments(self.function_call, piece.get("arguments"))
 
     def _detail(self, detail: dict[str, Any]) -> None:
+        """A `reasoning_details` fragment: a new `index` starts a detail; one already seen continues it,
+        every string field joined (`text`, `summary`, `data`, `signature`, ...: a provider may split any
+        of them), except the labels a fragment repeats (`type`, `format`, `id`), kept from the first."""
         index = detail.get("index")
-        known = self.details_by_index.get(index) if isinstance(index, int) else None
+        index = index if isinstance(index, int) and not isinstance(index, bool) else None
+        known = self.details_by_index.get(index) if index is not None else None
         if known is None:
-            known = {k: ([v] if k in ("text", "summary") and isinstance(v, str) else v) for k, v in detail.items()}
+            known = {k: (_Pieces([v]) if isinstance(v, str) and k not in _DETAIL_LABELS else v)
+                     for k, v in detail.items()}
             self.details.append(known)
-            if isinstance(index, int):
+            if index is not None:
                 self.details_by_index[index] = known
             return
         for key, value in detail.items():
-            if key in ("text", "summary") and isinstance(value, str):
-                pieces = known.setdefault(key, [])
-                if isinstance(pieces, list):
-                    pieces.append(value)
-            elif value is not None and known.get(key) in (None, ""):
+            pieces = known.get(key)
+            if isinstance(value, str) and key not in _DETAIL_LABELS and isinstance(pieces, _Pieces):
+                pieces.append(value)
+            elif isinstance(value, str) and key not in _DETAIL_LABELS and pieces is None:
+                known[key] = _Pieces([value])
+            elif value is not None and pieces in (None, ""):
                 known[key] = value
 
     def message(self) -> dict[str, Any]:
@@ -171,7 +185,7 @@ class _Turn:
             message["function_call"] = _joined(self.function_call)
         if self.details:
             message["reasoning_details"] = [
-                {k: "".join(v) if k in ("text", "summary") and isinstance(v, list) else v for k, v in d.items()}
+                {k: "".join(v) if isinstance(v, _Pieces) else v for k, v in d.items()}
                 for d in self.details]
         return message
 

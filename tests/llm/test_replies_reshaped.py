@@ -182,6 +182,36 @@ def test_streamed_reasoning_details_are_the_reasoning_and_kept_whole(endpoint) -
         {"type": "reasoning.encrypted", "data": "CiQB", "index": 1}]
 
 
+def test_every_string_field_of_a_streamed_reasoning_detail_is_joined_by_its_index(endpoint) -> None:
+    """A fourth outside check split an encrypted detail's `data` (and an Anthropic detail's `signature`)
+    over two fragments with one index: only the first half was kept, sent back truncated, and the
+    endpoint refused the turn ("Function call is missing a thought_signature"), stopping the run."""
+    data, signature = "gAAAA" + "0f" * 32 + "\u2028==", "EqQBCkYIBhgCKkD" + "ab" * 20
+    whole = [{"type": "reasoning.text", "text": "I should cancel it.", "signature": signature,
+              "format": "anthropic-claude-v1", "index": 0},
+             {"type": "reasoning.encrypted", "data": data, "id": "rs_1", "format": "google-gemini-v1", "index": 1},
+             {"type": "reasoning.summary", "summary": "Cancel it.", "format": "unknown", "index": 2}]
+    endpoint.script(sse([
+        chunk({"role": "assistant", "content": "", "reasoning_details": [
+            {"type": "reasoning.text", "text": "I should ", "signature": None, "format": "anthropic-claude-v1", "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "text": "cancel it.", "format": "anthropic-claude-v1",
+                                      "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "signature": signature[:20], "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "signature": signature[20:], "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": data[:30], "id": "rs_1",
+                                      "format": "google-gemini-v1", "index": 1}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": data[30:], "index": 1}]}),
+        chunk({"reasoning_details": [whole[2]]}),  # sent whole: kept as sent
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                               "function": {"name": "list_orders", "arguments": "{}"}}]}),
+        chunk(finish="tool_calls")], ensure_ascii=False), completion("No orders."))
+    gw = gateway(endpoint)
+    message = gw.chat_sync(USER, tools=TOOLS).message
+    assert message["reasoning_details"] == whole
+    gw.chat_sync([*USER, message, {"role": "tool", "tool_call_id": "c1", "content": "[]"}], tools=TOOLS)
+    assert endpoint.requests[1]["messages"][1]["reasoning_details"] == whole
+
+
 def test_a_streamed_calls_extra_content_is_kept_with_it(endpoint) -> None:
     signature = {"google": {"thought_signature": "CqQB"}}
     endpoint.script(sse([chunk({"role": "assistant", "tool_calls": [{
