@@ -19,7 +19,8 @@ then read like any other reply (`replies.normalise_assistant`: one reading for b
 - the legacy `function_call` deltas (name, then argument pieces) merged into one `function_call`;
 - OpenRouter's `reasoning_details` deltas merged by their `index` (every string field joined: `text`,
   `summary`, `data`, `signature`, ...; the labels `type`, `format` and `id` kept once), kept whole;
-- the last `finish_reason` of each choice, and `usage` from the last chunk that carries one.
+- the last `finish_reason` of each choice, and the `usage` every chunk reported, merged (`merged_usage`:
+  a field a later chunk leaves out keeps its value, a count repeated as a running total is not summed).
 
 A stream that stops before its end (no `finish_reason` and no `[DONE]`) or holds a chunk that is not
 JSON cannot be read as a whole reply: `StreamUnreadable` (a ValueError, carrying the `usage` any chunk
@@ -257,6 +258,31 @@ def _text_of(value: Any) -> str:
     return ""
 
 
+def merged_usage(before: Any, later: Any) -> Any:
+    """The usage of a stream whose chunks each report part of it (Anthropic's shape: the prompt in the
+    first chunk, the output only in the last; others repeat running totals): a field a later chunk
+    leaves out keeps its earlier value, a count reported twice is the larger (a running total is not
+    summed), nested objects (`prompt_tokens_details`) merged the same way, any other value the later."""
+    if not isinstance(before, dict) or not isinstance(later, dict):
+        return later
+    out = dict(before)
+    for key, value in later.items():
+        known = out.get(key)
+        if value is None:
+            continue
+        if isinstance(known, dict) and isinstance(value, dict):
+            out[key] = merged_usage(known, value)
+        elif _is_count(known) and _is_count(value):
+            out[key] = max(known, value)
+        else:
+            out[key] = value
+    return out
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def completion_from_sse(raw: bytes) -> dict[str, Any]:
     """One chat completion put together from the chunks in `raw`; StreamUnreadable when it cannot be."""
     text = raw.decode("utf-8")  # UnicodeDecodeError is a ValueError
@@ -280,7 +306,7 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
             problem = problem or f"event-stream chunk {n} is a JSON {type(chunk).__name__}, not an object"
             continue
         if chunk.get("usage"):
-            usage = chunk["usage"]
+            usage = merged_usage(usage, chunk["usage"])
         if problem is not None:
             continue  # read on only for the usage the provider billed
         if chunk.get("error") is not None and not chunk.get("choices"):

@@ -93,6 +93,41 @@ def test_a_stream_unreadable_for_another_reason_still_counts_the_usage_it_report
     assert (row["attempts"], row["prompt_tokens"], row["completion_tokens"]) == (2, 40 + 11, 9 + 7)
 
 
+# ---- check 4, finding 3: a stream's usage split over its chunks is merged -----------------------------
+
+def tokens_of(store) -> tuple:
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        return tuple(conn.execute(text("SELECT status, prompt_tokens, completion_tokens, estimated_tokens, "
+                                       "cached_tokens FROM llm_calls WHERE run_id = 'r1'")).one())
+
+
+PROMPT_SIDE = {"prompt_tokens": 400, "completion_tokens": 0, "total_tokens": 400,
+               "prompt_tokens_details": {"cached_tokens": 256}}
+
+
+def test_a_usage_split_over_a_streams_chunks_is_merged_not_replaced(endpoint, store) -> None:
+    """Anthropic's shape (message_start carries the prompt, message_delta only the output): the last
+    chunk's usage replaced the first, the prompt was estimated (282,299 recorded of 478,791 billed) and the
+    prefix-cache discount lost."""
+    first = {**chunk({"role": "assistant", "content": "Order 4 "}), "usage": PROMPT_SIDE}
+    endpoint.script(sse([first, chunk({"content": "is cancelled."}), chunk(finish="stop"),
+                         {"choices": [], "usage": {"completion_tokens": 9}}]))
+    reply = gateway(endpoint, store).chat_sync(USER)
+    assert reply.message["content"] == "Order 4 is cancelled." and not reply.usage_estimated
+    assert tokens_of(store) == ("ok", 400, 9, 0, 256)
+
+
+def test_a_running_usage_repeated_on_every_chunk_is_not_summed(endpoint, store) -> None:
+    pieces = ["Order ", "4 is ", "cancelled."]
+    chunks = [{**chunk({"content": p}), "usage": {"prompt_tokens": 400, "completion_tokens": 3 * k,
+                                                   "total_tokens": 400 + 3 * k}} for k, p in enumerate(pieces, 1)]
+    endpoint.script(sse(chunks + [chunk(finish="stop")]))
+    assert gateway(endpoint, store).chat_sync(USER).message["content"] == "Order 4 is cancelled."
+    assert tokens_of(store) == ("ok", 400, 9, 0, 0)
+
+
 # ---- 10: a byte-order mark before an event stream ---------------------------------------------------
 
 def test_a_byte_order_mark_before_an_event_stream_is_ignored(endpoint) -> None:
