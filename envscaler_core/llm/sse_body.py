@@ -310,7 +310,9 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
         if problem is not None:
             continue  # read on only for the usage the provider billed
         if chunk.get("error") is not None and not chunk.get("choices"):
-            return {"error": chunk["error"]}  # a failure relayed mid-stream: read as the error it is
+            # a failure relayed mid-stream: read as the error it is, with the usage reported before it
+            # (the provider billed it)
+            return {"error": chunk["error"]} if usage is None else {"error": chunk["error"], "usage": usage}
         chunks.append(chunk)
     if problem is not None:
         raise StreamUnreadable(problem, usage)

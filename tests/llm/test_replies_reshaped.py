@@ -128,6 +128,24 @@ def test_a_running_usage_repeated_on_every_chunk_is_not_summed(endpoint, store) 
     assert tokens_of(store) == ("ok", 400, 9, 0, 0)
 
 
+# ---- check 4, finding 4: an error chunk keeps the usage reported before it ----------------------------
+
+CREDITS = {"code": 402, "message": "Insufficient credits. Add more using https://openrouter.ai/settings/credits"}
+
+
+def test_an_error_chunk_keeps_the_usage_reported_before_it(endpoint, store) -> None:
+    """OpenRouter relays an upstream failure mid-stream as a chunk carrying `error`: the error rows had
+    0/0 tokens although their streams had reported 279/47, 603/426 and 599/450 before it (billed)."""
+    from envscaler_core.llm import LLMRequestRejected
+
+    head = [{**chunk({"role": "assistant", "content": "Order 4"}),
+             "usage": {"prompt_tokens": 279, "completion_tokens": 47, "total_tokens": 326}}]
+    endpoint.script(sse(head + [{"error": CREDITS, "choices": []}]))
+    with pytest.raises(LLMRequestRejected, match="quota or credit"):
+        gateway(endpoint, store).chat_sync(USER)
+    assert tokens_of(store) == ("error", 279, 47, 0, 0)
+
+
 # ---- 10: a byte-order mark before an event stream ---------------------------------------------------
 
 def test_a_byte_order_mark_before_an_event_stream_is_ignored(endpoint) -> None:
