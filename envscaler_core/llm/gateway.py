@@ -32,6 +32,7 @@ from envscaler_core.llm.exchange import (
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
+from envscaler_core.llm.replies.tool_calls import call_ids
 from envscaler_core.llm.call import Call
 from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.sync_calls import SyncCalls
@@ -444,11 +445,12 @@ class LLMGateway(EmbedCalls, SyncCalls):
         # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
         # reply's place among the conversation's assistant turns (the rollout loop's step number)
         turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
+        taken = call_ids(msgs)  # an id an earlier turn holds gets a suffix too (endpoints that restart at call_0)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
             await self._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
-            return ChatReply(message=normalise_assistant(hit["message"], tools, turn), usage=usage, cached=True,
+            return ChatReply(message=normalise_assistant(hit["message"], tools, turn, taken), usage=usage, cached=True,
                              usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")),
                              sent=hit["message"])
 
@@ -461,7 +463,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
                 await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
-            message = normalise_assistant(exchange.message, tools, turn)
+            message = normalise_assistant(exchange.message, tools, turn, taken)
             said = message.get("tool_calls") or (message.get("content") or "").strip()
             if not said and message.get("reasoning_content"):
                 reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"

@@ -331,6 +331,27 @@ def test_call_ids_the_endpoint_left_out_are_numbered_by_turn(endpoint) -> None:
     assert [m["tool_calls"][0]["id"] for m in history if m["role"] == "assistant"] == ["call_1_0", "call_2_0"]
 
 
+def test_call_ids_the_endpoint_repeats_across_turns_are_unique_in_the_trajectory(endpoint) -> None:
+    """A fourth outside check's endpoint named every call `call_0`: every call and tool_call_id of a
+    trajectory was `call_0` (the suffix applied only within one reply), so a tool result could not be
+    told apart from another's in the SFT rows."""
+    def numbered_from_zero(n: int) -> dict:
+        return completion(None, finish="tool_calls", tool_calls=[
+            {"id": "call_0", "type": "function", "function": {"name": "cancel_order", "arguments": f'{{"order_id":"{k}"}}'}}
+            for k in range(n)])
+
+    endpoint.script(numbered_from_zero(1), numbered_from_zero(2), numbered_from_zero(1))
+    gw = gateway(endpoint)
+    history = list(USER)
+    for _ in range(3):
+        message = gw.chat_sync(history, tools=TOOLS).message
+        history += [message, *[{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in message["tool_calls"]]]
+    ids = [c["id"] for m in history if m["role"] == "assistant" for c in m["tool_calls"]]
+    assert len(ids) == 4 and len(set(ids)) == 4 and ids[0] == "call_0"
+    assert [m["tool_call_id"] for m in history if m["role"] == "tool"] == ids
+    assert [c["id"] for c in endpoint.requests[2]["messages"][3]["tool_calls"]] == ids[1:3]
+
+
 # ---- 6: statuses about the moment are retried ---------------------------------------------------------
 
 @pytest.mark.parametrize("status", [425, 499])
