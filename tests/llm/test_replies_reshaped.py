@@ -481,3 +481,38 @@ def test_an_answer_later_than_the_grace_is_cut_and_the_stop_stays_bounded(endpoi
     assert gateway_module.STOP_GRACE_S > 1.0  # here the attempt's deadline (timeout_s) is the bound
     assert asyncio.run(stopped_run()) < 1.2
     assert call_rows(store, "r1") == []  # nothing arrived: nothing paid, nothing recorded
+
+
+# ---- check 4, finding 1: calls no one awaits any more still get the stop grace ------------------------
+
+@pytest.mark.parametrize("how", ["gather-sibling", "task-taken-off-its-list"])
+def test_an_answer_whose_caller_stopped_waiting_is_recorded_before_the_gateway_closes(endpoint, store, how) -> None:
+    """A fourth outside check: a quota error out of `asyncio.gather` (no `return_exceptions`) left the
+    sibling method calls running with no one waiting; a judge task taken off the list the stop waits for
+    was cancelled but not awaited. The run closed the gateway at once, the client went with it, and
+    answers arriving +1.6 to +3.6 s after the stop were lost and paid for again on resume."""
+    import asyncio
+
+    from envscaler_core.llm import LLMRequestRejected
+    from tests.llm.scripted_endpoint import STATUS, TRICKLE
+
+    endpoint.script({TRICKLE: (0.3, 3), **completion("Order 4 is cancelled.")},
+                    {STATUS: 402, "error": {"code": 402, "message": "Insufficient credits."}})
+    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_max_s=0.05)
+
+    async def stopped_run() -> list[dict]:
+        gw = LLMGateway(settings, store=store, run_id="r1")
+        slow = asyncio.ensure_future(gw.chat(USER))
+        await asyncio.sleep(0.15)  # its request is in flight, its answer on the way
+        if how == "gather-sibling":
+            with pytest.raises(LLMRequestRejected):
+                await asyncio.gather(slow, gw.chat([{"role": "user", "content": "list my orders"}]))
+        else:
+            slow.cancel()  # cancelled with the rest of the work, but no one awaits it any more
+            await asyncio.sleep(0)
+        await gw.aclose()
+        return call_rows(store, "r1")  # what the run's store holds when the run ends
+
+    rows = asyncio.run(stopped_run())
+    assert [(r["status"], r["prompt_tokens"], r["completion_tokens"]) for r in rows if r["status"] == "ok"] \
+        == [("ok", 11, 7)]
