@@ -246,7 +246,8 @@ def test_every_string_field_of_a_streamed_reasoning_detail_is_joined_by_its_inde
              {"type": "reasoning.summary", "summary": "Cancel it.", "format": "unknown", "index": 2}]
     endpoint.script(sse([
         chunk({"role": "assistant", "content": "", "reasoning_details": [
-            {"type": "reasoning.text", "text": "I should ", "signature": None, "format": "anthropic-claude-v1", "index": 0}]}),
+            {"type": "reasoning.text", "text": "I should ", "signature": None, "format": "anthropic-claude-v1",
+             "index": 0}]}),
         chunk({"reasoning_details": [{"type": "reasoning.text", "text": "cancel it.", "format": "anthropic-claude-v1",
                                       "index": 0}]}),
         chunk({"reasoning_details": [{"type": "reasoning.text", "signature": signature[:20], "index": 0}]}),
@@ -337,7 +338,8 @@ def test_call_ids_the_endpoint_repeats_across_turns_are_unique_in_the_trajectory
     told apart from another's in the SFT rows."""
     def numbered_from_zero(n: int) -> dict:
         return completion(None, finish="tool_calls", tool_calls=[
-            {"id": "call_0", "type": "function", "function": {"name": "cancel_order", "arguments": f'{{"order_id":"{k}"}}'}}
+            {"id": "call_0", "type": "function",
+             "function": {"name": "cancel_order", "arguments": f'{{"order_id":"{k}"}}'}}
             for k in range(n)])
 
     endpoint.script(numbered_from_zero(1), numbered_from_zero(2), numbered_from_zero(1))
@@ -345,7 +347,8 @@ def test_call_ids_the_endpoint_repeats_across_turns_are_unique_in_the_trajectory
     history = list(USER)
     for _ in range(3):
         message = gw.chat_sync(history, tools=TOOLS).message
-        history += [message, *[{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in message["tool_calls"]]]
+        history += [message, *[{"role": "tool", "tool_call_id": c["id"], "content": "ok"}
+                               for c in message["tool_calls"]]]
     ids = [c["id"] for m in history if m["role"] == "assistant" for c in m["tool_calls"]]
     assert len(ids) == 4 and len(set(ids)) == 4 and ids[0] == "call_0"
     assert [m["tool_call_id"] for m in history if m["role"] == "tool"] == ids
