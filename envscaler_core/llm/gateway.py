@@ -32,6 +32,7 @@ from envscaler_core.llm.exchange import (
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
+from envscaler_core.llm.replies.tool_calls import call_ids
 from envscaler_core.llm.call import Call
 from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.sync_calls import SyncCalls
@@ -51,6 +52,8 @@ STOP_GRACE_S = 5.0
 """When the run stops (its in-flight work is cancelled), how long an answer already on its way is still
 waited for, at most (and never past its attempt's `llm.timeout_s`), so it is recorded and a resume does
 not pay for it again."""
+SETTLE_RECORD_S = 1.0
+"""Beyond the grace, how long `aclose` waits for the calls it stopped to record what arrived."""
 STOPPED = "the run stopped before this call finished"
 
 
@@ -91,6 +94,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
         )
         self._clients_lock = threading.Lock()
         self._audit = open_audit(store)
+        self._in_flight: dict[int, tuple[Call, asyncio.Task[Any]]] = {}  # calls under way, by id(call): see `aclose`
         self._reasoning_back = False  # learned from the endpoint's 400 (`needs_reasoning_back`), for this gateway's life
         self._room_parameter = room_parameter(settings.base_url)  # switched when the endpoint refuses it
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
@@ -130,13 +134,34 @@ class LLMGateway(EmbedCalls, SyncCalls):
 
     async def aclose(self) -> None:
         """Close the current loop's HTTP client (others close with their loops); every audit row
-        submitted so far is written by then."""
+        submitted so far is written by then. Calls of this loop still under way are stopped first and
+        given the stop grace (`_settle`), whoever was awaiting them, so answers already on their way are
+        recorded rather than cut by the closing client."""
+        try:
+            await self._settle()
+        finally:
+            with self._clients_lock:
+                client = self._clients.pop(asyncio.get_running_loop(), None)
+            if client is not None:
+                await client.close()
+            if self._audit is not None:
+                await asyncio.to_thread(self._audit.flush)
+
+    async def _settle(self) -> None:
+        """The run is ending with calls of this loop still under way that no one awaits any more (a
+        sibling of a failed `asyncio.gather`, a task taken off a list before the stop cancelled it): each
+        is stopped like a cancelled call (`_in_grace`: an answer arriving within STOP_GRACE_S is recorded)
+        and waited for, at most the grace and the time to record what arrived."""
+        loop, me = asyncio.get_running_loop(), asyncio.current_task()
         with self._clients_lock:
-            client = self._clients.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client.close()
-        if self._audit is not None:
-            await asyncio.to_thread(self._audit.flush)
+            under_way = [(call, task) for call, task in self._in_flight.values()
+                         if task.get_loop() is loop and task is not me and not task.done()]
+        if not under_way:
+            return
+        for call, task in under_way:
+            if not call.stopping:
+                task.cancel()
+        await asyncio.wait({task for _, task in under_way}, timeout=STOP_GRACE_S + SETTLE_RECORD_S)
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
@@ -356,7 +381,12 @@ class LLMGateway(EmbedCalls, SyncCalls):
     async def _audited(self, call: Call, body: Callable[[], Awaitable[T]]) -> T:
         """Run a logical call; failures still leave an `error` row (output_invalid records itself). A call
         cancelled while its answer was on the way (`_in_grace`) records what it got, then ends cancelled
-        whatever that answer was: the run is stopping, and its caller must not go on with it."""
+        whatever that answer was: the run is stopping, and its caller must not go on with it. While it
+        runs it is known to `aclose` (`_settle`), which stops and waits for it if no one else does."""
+        task = asyncio.current_task()
+        if task is not None:
+            with self._clients_lock:
+                self._in_flight[id(call)] = (call, task)
         try:
             try:
                 result = await body()
@@ -376,6 +406,8 @@ class LLMGateway(EmbedCalls, SyncCalls):
             raise asyncio.CancelledError() from None
         finally:
             self._release(call)  # whatever path the call took, its slot goes back
+            with self._clients_lock:
+                self._in_flight.pop(id(call), None)
         if call.stopping:
             raise asyncio.CancelledError()
         return result
@@ -444,11 +476,12 @@ class LLMGateway(EmbedCalls, SyncCalls):
         # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
         # reply's place among the conversation's assistant turns (the rollout loop's step number)
         turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
+        taken = call_ids(msgs)  # an id an earlier turn holds gets a suffix too (endpoints that restart at call_0)
         hit = await self._lookup(fp)
         if hit is not None and isinstance(hit.get("message"), dict):
             await self._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
-            return ChatReply(message=normalise_assistant(hit["message"], tools, turn), usage=usage, cached=True,
+            return ChatReply(message=normalise_assistant(hit["message"], tools, turn, taken), usage=usage, cached=True,
                              usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")),
                              sent=hit["message"])
 
@@ -461,7 +494,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
                 await self._record(call, "output_invalid", error=reason)
                 raise LLMOutputInvalid(f"{what}: {reason}", reason,
                                        str(exchange.message.get("content") or ""))
-            message = normalise_assistant(exchange.message, tools, turn)
+            message = normalise_assistant(exchange.message, tools, turn, taken)
             said = message.get("tool_calls") or (message.get("content") or "").strip()
             if not said and message.get("reasoning_content"):
                 reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"

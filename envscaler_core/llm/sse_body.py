@@ -17,8 +17,10 @@ then read like any other reply (`replies.normalise_assistant`: one reading for b
   unless it starts another (its own id or name, the earlier call's arguments already complete: the
   same test the non-streamed reader applies to entries sharing an index, `tool_calls.continues_call`);
 - the legacy `function_call` deltas (name, then argument pieces) merged into one `function_call`;
-- OpenRouter's `reasoning_details` deltas merged by their `index` (texts joined), kept whole;
-- the last `finish_reason` of each choice, and `usage` from the last chunk that carries one.
+- OpenRouter's `reasoning_details` deltas merged by their `index` (every string field joined: `text`,
+  `summary`, `data`, `signature`, ...; the labels `type`, `format` and `id` kept once), kept whole;
+- the last `finish_reason` of each choice, and the `usage` every chunk reported, merged (`merged_usage`:
+  a field a later chunk leaves out keeps its value, a count repeated as a running total is not summed).
 
 A stream that stops before its end (no `finish_reason` and no `[DONE]`) or holds a chunk that is not
 JSON cannot be read as a whole reply: `StreamUnreadable` (a ValueError, carrying the `usage` any chunk
@@ -37,8 +39,15 @@ from envscaler_core.llm.replies.tool_calls import continues_call
 _JOINED = ("reasoning_content", "reasoning", "thinking", "refusal")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the SSE spec's line ends, and only those (not str.splitlines)
 _BOM = "\ufeff"
+_DETAIL_LABELS = ("type", "format", "id")
+"""Fields of a `reasoning_details` entry that each fragment of it may repeat: kept once, never joined."""
 _TEXT_PARTS = {"text": "text", "output_text": "text", "reasoning": "text", "thinking": "thinking"}
 """Kinds of `content` parts a stream sends in pieces, and the field that holds each one's text."""
+
+
+class _Pieces(list):
+    """The pieces of one streamed string field of a `reasoning_details` entry, joined at the end (a list
+    the provider sent as a value stays a list)."""
 
 
 class StreamUnreadable(ValueError):
@@ -144,20 +153,26 @@ class _Turn:
         _add_arguments(self.function_call, piece.get("arguments"))
 
     def _detail(self, detail: dict[str, Any]) -> None:
+        """A `reasoning_details` fragment: a new `index` starts a detail; one already seen continues it,
+        every string field joined (`text`, `summary`, `data`, `signature`, ...: a provider may split any
+        of them), except the labels a fragment repeats (`type`, `format`, `id`), kept from the first."""
         index = detail.get("index")
-        known = self.details_by_index.get(index) if isinstance(index, int) else None
+        index = index if isinstance(index, int) and not isinstance(index, bool) else None
+        known = self.details_by_index.get(index) if index is not None else None
         if known is None:
-            known = {k: ([v] if k in ("text", "summary") and isinstance(v, str) else v) for k, v in detail.items()}
+            known = {k: (_Pieces([v]) if isinstance(v, str) and k not in _DETAIL_LABELS else v)
+                     for k, v in detail.items()}
             self.details.append(known)
-            if isinstance(index, int):
+            if index is not None:
                 self.details_by_index[index] = known
             return
         for key, value in detail.items():
-            if key in ("text", "summary") and isinstance(value, str):
-                pieces = known.setdefault(key, [])
-                if isinstance(pieces, list):
-                    pieces.append(value)
-            elif value is not None and known.get(key) in (None, ""):
+            pieces = known.get(key)
+            if isinstance(value, str) and key not in _DETAIL_LABELS and isinstance(pieces, _Pieces):
+                pieces.append(value)
+            elif isinstance(value, str) and key not in _DETAIL_LABELS and pieces is None:
+                known[key] = _Pieces([value])
+            elif value is not None and pieces in (None, ""):
                 known[key] = value
 
     def message(self) -> dict[str, Any]:
@@ -171,7 +186,7 @@ class _Turn:
             message["function_call"] = _joined(self.function_call)
         if self.details:
             message["reasoning_details"] = [
-                {k: "".join(v) if k in ("text", "summary") and isinstance(v, list) else v for k, v in d.items()}
+                {k: "".join(v) if isinstance(v, _Pieces) else v for k, v in d.items()}
                 for d in self.details]
         return message
 
@@ -243,6 +258,31 @@ def _text_of(value: Any) -> str:
     return ""
 
 
+def merged_usage(before: Any, later: Any) -> Any:
+    """The usage of a stream whose chunks each report part of it (Anthropic's shape: the prompt in the
+    first chunk, the output only in the last; others repeat running totals): a field a later chunk
+    leaves out keeps its earlier value, a count reported twice is the larger (a running total is not
+    summed), nested objects (`prompt_tokens_details`) merged the same way, any other value the later."""
+    if not isinstance(before, dict) or not isinstance(later, dict):
+        return later
+    out = dict(before)
+    for key, value in later.items():
+        known = out.get(key)
+        if value is None:
+            continue
+        if isinstance(known, dict) and isinstance(value, dict):
+            out[key] = merged_usage(known, value)
+        elif _is_count(known) and _is_count(value):
+            out[key] = max(known, value)
+        else:
+            out[key] = value
+    return out
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def completion_from_sse(raw: bytes) -> dict[str, Any]:
     """One chat completion put together from the chunks in `raw`; StreamUnreadable when it cannot be."""
     text = raw.decode("utf-8")  # UnicodeDecodeError is a ValueError
@@ -266,11 +306,13 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
             problem = problem or f"event-stream chunk {n} is a JSON {type(chunk).__name__}, not an object"
             continue
         if chunk.get("usage"):
-            usage = chunk["usage"]
+            usage = merged_usage(usage, chunk["usage"])
         if problem is not None:
             continue  # read on only for the usage the provider billed
         if chunk.get("error") is not None and not chunk.get("choices"):
-            return {"error": chunk["error"]}  # a failure relayed mid-stream: read as the error it is
+            # a failure relayed mid-stream: read as the error it is, with the usage reported before it
+            # (the provider billed it)
+            return {"error": chunk["error"]} if usage is None else {"error": chunk["error"], "usage": usage}
         chunks.append(chunk)
     if problem is not None:
         raise StreamUnreadable(problem, usage)

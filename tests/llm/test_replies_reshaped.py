@@ -93,6 +93,59 @@ def test_a_stream_unreadable_for_another_reason_still_counts_the_usage_it_report
     assert (row["attempts"], row["prompt_tokens"], row["completion_tokens"]) == (2, 40 + 11, 9 + 7)
 
 
+# ---- check 4, finding 3: a stream's usage split over its chunks is merged -----------------------------
+
+def tokens_of(store) -> tuple:
+    from sqlalchemy import text
+
+    with store.engine.connect() as conn:
+        return tuple(conn.execute(text("SELECT status, prompt_tokens, completion_tokens, estimated_tokens, "
+                                       "cached_tokens FROM llm_calls WHERE run_id = 'r1'")).one())
+
+
+PROMPT_SIDE = {"prompt_tokens": 400, "completion_tokens": 0, "total_tokens": 400,
+               "prompt_tokens_details": {"cached_tokens": 256}}
+
+
+def test_a_usage_split_over_a_streams_chunks_is_merged_not_replaced(endpoint, store) -> None:
+    """Anthropic's shape (message_start carries the prompt, message_delta only the output): the last
+    chunk's usage replaced the first, the prompt was estimated (282,299 recorded of 478,791 billed) and the
+    prefix-cache discount lost."""
+    first = {**chunk({"role": "assistant", "content": "Order 4 "}), "usage": PROMPT_SIDE}
+    endpoint.script(sse([first, chunk({"content": "is cancelled."}), chunk(finish="stop"),
+                         {"choices": [], "usage": {"completion_tokens": 9}}]))
+    reply = gateway(endpoint, store).chat_sync(USER)
+    assert reply.message["content"] == "Order 4 is cancelled." and not reply.usage_estimated
+    assert tokens_of(store) == ("ok", 400, 9, 0, 256)
+
+
+def test_a_running_usage_repeated_on_every_chunk_is_not_summed(endpoint, store) -> None:
+    pieces = ["Order ", "4 is ", "cancelled."]
+    chunks = [{**chunk({"content": p}), "usage": {"prompt_tokens": 400, "completion_tokens": 3 * k,
+                                                   "total_tokens": 400 + 3 * k}} for k, p in enumerate(pieces, 1)]
+    endpoint.script(sse(chunks + [chunk(finish="stop")]))
+    assert gateway(endpoint, store).chat_sync(USER).message["content"] == "Order 4 is cancelled."
+    assert tokens_of(store) == ("ok", 400, 9, 0, 0)
+
+
+# ---- check 4, finding 4: an error chunk keeps the usage reported before it ----------------------------
+
+CREDITS = {"code": 402, "message": "Insufficient credits. Add more using https://openrouter.ai/settings/credits"}
+
+
+def test_an_error_chunk_keeps_the_usage_reported_before_it(endpoint, store) -> None:
+    """OpenRouter relays an upstream failure mid-stream as a chunk carrying `error`: the error rows had
+    0/0 tokens although their streams had reported 279/47, 603/426 and 599/450 before it (billed)."""
+    from envscaler_core.llm import LLMRequestRejected
+
+    head = [{**chunk({"role": "assistant", "content": "Order 4"}),
+             "usage": {"prompt_tokens": 279, "completion_tokens": 47, "total_tokens": 326}}]
+    endpoint.script(sse(head + [{"error": CREDITS, "choices": []}]))
+    with pytest.raises(LLMRequestRejected, match="quota or credit"):
+        gateway(endpoint, store).chat_sync(USER)
+    assert tokens_of(store) == ("error", 279, 47, 0, 0)
+
+
 # ---- 10: a byte-order mark before an event stream ---------------------------------------------------
 
 def test_a_byte_order_mark_before_an_event_stream_is_ignored(endpoint) -> None:
@@ -182,6 +235,37 @@ def test_streamed_reasoning_details_are_the_reasoning_and_kept_whole(endpoint) -
         {"type": "reasoning.encrypted", "data": "CiQB", "index": 1}]
 
 
+def test_every_string_field_of_a_streamed_reasoning_detail_is_joined_by_its_index(endpoint) -> None:
+    """A fourth outside check split an encrypted detail's `data` (and an Anthropic detail's `signature`)
+    over two fragments with one index: only the first half was kept, sent back truncated, and the
+    endpoint refused the turn ("Function call is missing a thought_signature"), stopping the run."""
+    data, signature = "gAAAA" + "0f" * 32 + "\u2028==", "EqQBCkYIBhgCKkD" + "ab" * 20
+    whole = [{"type": "reasoning.text", "text": "I should cancel it.", "signature": signature,
+              "format": "anthropic-claude-v1", "index": 0},
+             {"type": "reasoning.encrypted", "data": data, "id": "rs_1", "format": "google-gemini-v1", "index": 1},
+             {"type": "reasoning.summary", "summary": "Cancel it.", "format": "unknown", "index": 2}]
+    endpoint.script(sse([
+        chunk({"role": "assistant", "content": "", "reasoning_details": [
+            {"type": "reasoning.text", "text": "I should ", "signature": None, "format": "anthropic-claude-v1",
+             "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "text": "cancel it.", "format": "anthropic-claude-v1",
+                                      "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "signature": signature[:20], "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.text", "signature": signature[20:], "index": 0}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": data[:30], "id": "rs_1",
+                                      "format": "google-gemini-v1", "index": 1}]}),
+        chunk({"reasoning_details": [{"type": "reasoning.encrypted", "data": data[30:], "index": 1}]}),
+        chunk({"reasoning_details": [whole[2]]}),  # sent whole: kept as sent
+        chunk({"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+                               "function": {"name": "list_orders", "arguments": "{}"}}]}),
+        chunk(finish="tool_calls")], ensure_ascii=False), completion("No orders."))
+    gw = gateway(endpoint)
+    message = gw.chat_sync(USER, tools=TOOLS).message
+    assert message["reasoning_details"] == whole
+    gw.chat_sync([*USER, message, {"role": "tool", "tool_call_id": "c1", "content": "[]"}], tools=TOOLS)
+    assert endpoint.requests[1]["messages"][1]["reasoning_details"] == whole
+
+
 def test_a_streamed_calls_extra_content_is_kept_with_it(endpoint) -> None:
     signature = {"google": {"thought_signature": "CqQB"}}
     endpoint.script(sse([chunk({"role": "assistant", "tool_calls": [{
@@ -246,6 +330,29 @@ def test_call_ids_the_endpoint_left_out_are_numbered_by_turn(endpoint) -> None:
         message = gw.chat_sync(history, tools=TOOLS).message
         history += [message, {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "[]"}]
     assert [m["tool_calls"][0]["id"] for m in history if m["role"] == "assistant"] == ["call_1_0", "call_2_0"]
+
+
+def test_call_ids_the_endpoint_repeats_across_turns_are_unique_in_the_trajectory(endpoint) -> None:
+    """A fourth outside check's endpoint named every call `call_0`: every call and tool_call_id of a
+    trajectory was `call_0` (the suffix applied only within one reply), so a tool result could not be
+    told apart from another's in the SFT rows."""
+    def numbered_from_zero(n: int) -> dict:
+        return completion(None, finish="tool_calls", tool_calls=[
+            {"id": "call_0", "type": "function",
+             "function": {"name": "cancel_order", "arguments": f'{{"order_id":"{k}"}}'}}
+            for k in range(n)])
+
+    endpoint.script(numbered_from_zero(1), numbered_from_zero(2), numbered_from_zero(1))
+    gw = gateway(endpoint)
+    history = list(USER)
+    for _ in range(3):
+        message = gw.chat_sync(history, tools=TOOLS).message
+        history += [message, *[{"role": "tool", "tool_call_id": c["id"], "content": "ok"}
+                               for c in message["tool_calls"]]]
+    ids = [c["id"] for m in history if m["role"] == "assistant" for c in m["tool_calls"]]
+    assert len(ids) == 4 and len(set(ids)) == 4 and ids[0] == "call_0"
+    assert [m["tool_call_id"] for m in history if m["role"] == "tool"] == ids
+    assert [c["id"] for c in endpoint.requests[2]["messages"][3]["tool_calls"]] == ids[1:3]
 
 
 # ---- 6: statuses about the moment are retried ---------------------------------------------------------
@@ -377,3 +484,38 @@ def test_an_answer_later_than_the_grace_is_cut_and_the_stop_stays_bounded(endpoi
     assert gateway_module.STOP_GRACE_S > 1.0  # here the attempt's deadline (timeout_s) is the bound
     assert asyncio.run(stopped_run()) < 1.2
     assert call_rows(store, "r1") == []  # nothing arrived: nothing paid, nothing recorded
+
+
+# ---- check 4, finding 1: calls no one awaits any more still get the stop grace ------------------------
+
+@pytest.mark.parametrize("how", ["gather-sibling", "task-taken-off-its-list"])
+def test_an_answer_whose_caller_stopped_waiting_is_recorded_before_the_gateway_closes(endpoint, store, how) -> None:
+    """A fourth outside check: a quota error out of `asyncio.gather` (no `return_exceptions`) left the
+    sibling method calls running with no one waiting; a judge task taken off the list the stop waits for
+    was cancelled but not awaited. The run closed the gateway at once, the client went with it, and
+    answers arriving +1.6 to +3.6 s after the stop were lost and paid for again on resume."""
+    import asyncio
+
+    from envscaler_core.llm import LLMRequestRejected
+    from tests.llm.scripted_endpoint import STATUS, TRICKLE
+
+    endpoint.script({TRICKLE: (0.3, 3), **completion("Order 4 is cancelled.")},
+                    {STATUS: 402, "error": {"code": 402, "message": "Insufficient credits."}})
+    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_max_s=0.05)
+
+    async def stopped_run() -> list[dict]:
+        gw = LLMGateway(settings, store=store, run_id="r1")
+        slow = asyncio.ensure_future(gw.chat(USER))
+        await asyncio.sleep(0.15)  # its request is in flight, its answer on the way
+        if how == "gather-sibling":
+            with pytest.raises(LLMRequestRejected):
+                await asyncio.gather(slow, gw.chat([{"role": "user", "content": "list my orders"}]))
+        else:
+            slow.cancel()  # cancelled with the rest of the work, but no one awaits it any more
+            await asyncio.sleep(0)
+        await gw.aclose()
+        return call_rows(store, "r1")  # what the run's store holds when the run ends
+
+    rows = asyncio.run(stopped_run())
+    assert [(r["status"], r["prompt_tokens"], r["completion_tokens"]) for r in rows if r["status"] == "ok"] \
+        == [("ok", 11, 7)]

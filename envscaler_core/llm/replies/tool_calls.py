@@ -28,6 +28,7 @@ problem to the model as an observation, which is what a real env does.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from envscaler_core.llm.replies.call_text import Offered, tool_name
@@ -185,8 +186,10 @@ def _call(raw: dict[str, Any], fallback_id: str, offered: Offered | None = None)
 
 
 def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | None = None,
-                        turn: int = 0) -> dict[str, Any]:
-    """The assistant turn as `{role, content, tool_calls?, reasoning_content?}` (see module docstring)."""
+                        turn: int = 0, taken: Collection[str] = ()) -> dict[str, Any]:
+    """The assistant turn as `{role, content, tool_calls?, reasoning_content?}` (see module docstring).
+    `taken`: call ids the conversation's earlier turns already hold; a call repeating one (an endpoint
+    that numbers every turn's calls from `call_0`) gets a suffix, as one repeated within the reply does."""
     field = reasoning_field(message)
     split = split_reasoning(message.get("content"), field)
     content, reasoning = split.answer, split.reasoning
@@ -212,11 +215,11 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
         content = message["refusal"].strip()
     out: dict[str, Any] = {"role": "assistant", "content": content if content or not raw_calls else None}
     if raw_calls:
-        calls, used = [], set()
+        calls, used = [], set(taken)
         for i, raw in enumerate(raw_calls):
             call = _call(raw, f"call_{turn}_{i}", offered)
             if call["id"] in used:
-                call["id"] = f"{call['id']}_{i}"
+                call["id"] = _unused(call["id"], used, turn, i)
             used.add(call["id"])
             calls.append(call)
         out["tool_calls"] = calls
@@ -227,6 +230,23 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
         # the turn, as `extra_content` does with a call: the next request is refused without it
         out["reasoning_details"] = message["reasoning_details"]
     return out
+
+
+def call_ids(messages: list[dict[str, Any]]) -> set[str]:
+    """The ids of the calls the conversation's assistant turns hold."""
+    return {str(c["id"]) for m in messages if m.get("role") == "assistant" and isinstance(m.get("tool_calls"), list)
+            for c in m["tool_calls"] if isinstance(c, dict) and c.get("id")}
+
+
+def _unused(call_id: str, used: set[str], turn: int, i: int) -> str:
+    """`call_id` made unique: `<id>_<i>` (its place in the reply), else `<id>_<turn>_<i>`, else a count."""
+    for candidate in (f"{call_id}_{i}", f"{call_id}_{turn}_{i}"):
+        if candidate not in used:
+            return candidate
+    n = 2
+    while f"{call_id}_{turn}_{i}_{n}" in used:
+        n += 1
+    return f"{call_id}_{turn}_{i}_{n}"
 
 
 def _without_calls(reasoning: str | None, tail: str, before: str) -> str | None:
