@@ -1,10 +1,15 @@
-"""Bookkeeping for one logical gateway call: its retries and repair turns folded in, the tokens and cost
-it was billed, and whether it still holds a concurrency slot or is stopping with its run."""
+"""One logical gateway call: its bookkeeping (retries and repair turns folded in, the tokens and cost it
+was billed, whether it holds a concurrency slot or is stopping with its run), the assistant turn a chat
+call returns, and how calls still under way are stopped when the gateway closes."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
 
 
 @dataclass
@@ -29,3 +34,24 @@ class Call:
 
     def __post_init__(self) -> None:
         self.started = time.perf_counter()
+
+
+class ChatReply(BaseModel):
+    """An assistant turn: `message` is the OpenAI assistant dict (role, content, tool_calls)."""
+
+    message: dict[str, Any]
+    usage: dict[str, int]
+    cached: bool = False
+    usage_estimated: bool = False
+    sent: dict[str, Any] | None = None  # the message as the endpoint sent it, for readers stricter than us
+
+
+async def stop_and_wait(under_way: list[tuple[Call, "asyncio.Task[Any]"]], wait_s: float) -> None:
+    """Stop each call no one stopped yet (cancelled, it enters the stop grace and records an answer that
+    arrives in time) and wait for all of them, at most `wait_s`."""
+    if not under_way:
+        return
+    for call, task in under_way:
+        if not call.stopping:
+            task.cancel()
+    await asyncio.wait({task for _, task in under_way}, timeout=wait_s)

@@ -33,7 +33,7 @@ from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.replies.tool_calls import call_ids
-from envscaler_core.llm.call import Call
+from envscaler_core.llm.call import Call, ChatReply, stop_and_wait
 from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.sync_calls import SyncCalls
 from envscaler_core.llm.retry import (
@@ -59,16 +59,6 @@ STOPPED = "the run stopped before this call finished"
 
 class _ReasoningWanted(Exception):
     """The endpoint refused a history without the reasoning of its tool-call turns: send it again with it."""
-
-
-class ChatReply(BaseModel):
-    """An assistant turn: `message` is the OpenAI assistant dict (role, content, tool_calls)."""
-
-    message: dict[str, Any]
-    usage: dict[str, int]
-    cached: bool = False
-    usage_estimated: bool = False
-    sent: dict[str, Any] | None = None  # the message as the endpoint sent it, for readers stricter than us
 
 
 class LLMGateway(EmbedCalls, SyncCalls):
@@ -156,12 +146,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
         with self._clients_lock:
             under_way = [(call, task) for call, task in self._in_flight.values()
                          if task.get_loop() is loop and task is not me and not task.done()]
-        if not under_way:
-            return
-        for call, task in under_way:
-            if not call.stopping:
-                task.cancel()
-        await asyncio.wait({task for _, task in under_way}, timeout=STOP_GRACE_S + SETTLE_RECORD_S)
+        await stop_and_wait(under_way, STOP_GRACE_S + SETTLE_RECORD_S)
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
-    from envscaler_core.llm.gateway import ChatReply
+    from envscaler_core.llm.call import ChatReply
     from envscaler_core.prompts.base import ChatPrompt, PromptSpec
 
 T = TypeVar("T")
