@@ -8,15 +8,18 @@ report its final state to it (the flow then retried against a dead port for minu
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,25 +126,44 @@ def ensure_prefect_server(home: Path, port: int = 4200, wait_s: float = 180.0, *
     # PREFECT_UI_API_URL: else the dashboard calls the default port 4200, whatever port we chose
     env.update(QUIET_SERVER_ENV, PREFECT_HOME=str(home), PREFECT_UI_ENABLED="true", PREFECT_UI_API_URL=api_url)
     prefect = Path(sys.executable).with_name("prefect")
-    proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    deadline = time.monotonic() + wait_s
-    try:
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the Prefect server exited with {proc.returncode}; see {home / 'server.log'}")
-            if healthy(api_url):
-                return PrefectServer(api_url, proc.pid, proc)
-            time.sleep(0.3)
-    except BaseException as exc:
-        # Ctrl-C (or any failure) while it starts: it runs in its own session, out of reach of the terminal's
-        # Ctrl-C, so nobody else would ever stop it, and it would hold the port with no record of it
-        stop_group(proc)
-        if isinstance(exc, KeyboardInterrupt):
-            raise StartInterrupted(proc.pid) from None
-        raise
+    with _ctrl_c_noted() as ctrl_c:  # a Ctrl-C inside Popen would leave the detached server unknown to us
+        proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        deadline = time.monotonic() + wait_s
+        try:
+            while time.monotonic() < deadline:
+                if ctrl_c:
+                    raise KeyboardInterrupt
+                if proc.poll() is not None:
+                    raise RuntimeError(f"the Prefect server exited with {proc.returncode}; see {home / 'server.log'}")
+                if healthy(api_url) and not ctrl_c:  # a Ctrl-C during that check still stops it
+                    return PrefectServer(api_url, proc.pid, proc)
+                time.sleep(0.3)
+        except BaseException as exc:
+            # Ctrl-C (or any failure) while it starts: it runs in its own session, out of reach of the terminal's
+            # Ctrl-C, so nobody else would ever stop it, and it would hold the port with no record of it
+            stop_group(proc)
+            if isinstance(exc, KeyboardInterrupt):
+                raise StartInterrupted(proc.pid) from None
+            raise
     stop_group(proc)
     raise RuntimeError(f"the Prefect server did not answer within {wait_s:.0f}s; see {home / 'server.log'}")
+
+
+@contextlib.contextmanager
+def _ctrl_c_noted() -> Iterator[list[int]]:
+    """While the server starts, Ctrl-C is noted (the list gets an item) instead of raised wherever it lands:
+    raised inside `subprocess.Popen`, after the server was forked, it left a server nobody would stop (a
+    flaky spec showed it). Only the main thread can set a handler; elsewhere Ctrl-C is not ours anyway."""
+    noted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    try:
+        yield noted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class StartInterrupted(KeyboardInterrupt):
