@@ -46,6 +46,12 @@ class InProcessTask:
         results, self.instances = self._run(list(calls))
         return results
 
+    def __enter__(self) -> "InProcessTask":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         names = vars(_utils())
         for class_name in self.task.involved_classes:

@@ -36,11 +36,8 @@ class GoldPlusOne:
 
 def _both(task_id: str, name: str, arguments: str, pool: SandboxPool) -> tuple[Any, Any, Any, Any]:
     task = find_task(task_id)
-    reference = InProcessTask(task)
-    try:
+    with InProcessTask(task) as reference:
         expected = asyncio.run(play_task(task, GoldPlusOne(task, name, arguments), reference))
-    finally:
-        reference.close()
     with SandboxedTask(pool, task) as sandboxed:
         played = asyncio.run(play_task(task, GoldPlusOne(task, name, arguments), sandboxed))
         verdict = sandboxed.score(played.decoded)
@@ -107,11 +104,8 @@ def test_whitespace_between_a_name_and_its_parenthesis_runs_the_call_as_in_bfcl(
         bfcl_pool: SandboxPool, task_id: str) -> None:
     """BFCL's `_process_method_calls` swallows the whitespace before `(`, so `mkdir\\n(...)` runs."""
     task = find_task(task_id)
-    reference = InProcessTask(task)
-    try:
+    with InProcessTask(task) as reference:
         expected = asyncio.run(play_task(task, GoldWithSpacedNames(task), reference))
-    finally:
-        reference.close()
     with SandboxedTask(bfcl_pool, task) as sandboxed:
         played = asyncio.run(play_task(task, GoldWithSpacedNames(task), sandboxed))
         verdict = sandboxed.score(played.decoded)
@@ -131,11 +125,8 @@ def test_the_executors_func_call_result_exists_once_a_call_of_the_step_has_run(
     sees: calling it is "not defined" before any call of the step ran, "'str' object is not callable"
     after (the package's executor, given the whole step as BFCL's loop gives it, is the reference)."""
     task = find_task("multi_turn_base_0")
-    reference = InProcessTask(task)
-    try:
+    with InProcessTask(task) as reference:
         expected = reference.execute_step(calls)
-    finally:
-        reference.close()
     with SandboxedTask(bfcl_pool, task) as sandboxed:
         assert sandboxed.execute_step(calls) == expected
     assert expected[0] != expected[-1] or "cd" in calls[0]

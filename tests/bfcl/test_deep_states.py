@@ -40,22 +40,16 @@ class GoldPlus:
 
 def _reference(task_id: str, extra: list[tuple[str, dict[str, Any]]]) -> tuple[Any, Any]:
     task = find_task(task_id)
-    reference = InProcessTask(task)
-    try:
+    with InProcessTask(task) as reference:
         played = asyncio.run(play_task(task, GoldPlus(task, extra), reference))
-    finally:
-        reference.close()
     return played, score_in_process(task, played.decoded)
 
 
 def test_a_directory_nested_deeper_than_the_wire_is_created_as_in_bfcl(bfcl_pool: SandboxPool) -> None:
     task = find_task("multi_turn_base_1")
     calls = [call for i in range(30) for call in (f"mkdir(dir_name='d{i}')", f"cd(folder='d{i}')")] + ["pwd()"]
-    reference = InProcessTask(task)
-    try:
+    with InProcessTask(task) as reference:
         expected = reference.execute_step(calls)
-    finally:
-        reference.close()
     with SandboxedTask(bfcl_pool, task) as sandboxed:
         observations = sandboxed.execute_step(calls)
         assert sandboxed.execute("ls()") == '{"current_directory_content": []}'

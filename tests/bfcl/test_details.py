@@ -5,14 +5,12 @@ and non-ASCII text took six times its length). Real sandbox, the package's check
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from typing import Any
 
 from envscaler_core.bfcl.data import find_task
 from envscaler_core.bfcl.executor import SandboxedTask
-from envscaler_core.bfcl.play import GoldAgent, play_task
 from sandbox import SandboxPool
 
 CAP = 20000
