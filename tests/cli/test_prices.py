@@ -5,7 +5,6 @@ its summary's cost line instead of printing a bare $0."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

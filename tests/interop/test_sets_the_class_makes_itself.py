@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from envscaler_core.models.interop import ImportedEnv
 from envscaler_core.store import Store
