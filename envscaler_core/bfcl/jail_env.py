@@ -37,11 +37,14 @@ import re
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+try:
+    from jail_details import DETAILS_CAP, cut_to_fit  # in the jail: the module copied beside this one
+except ImportError:  # this source exec'd on the host by specs (`package.jail_code`): the package's copy
+    from envscaler_core.bfcl.jail_details import DETAILS_CAP, cut_to_fit
 
 MODEL_NAME = "envscaler"
 """The model name in the package's instance names where no model is named (the gym, MCP, warm-up)."""
 TAG = "__py__"
-DETAILS_CAP = 20000
 STATE_DEPTH = 48
 """Levels a class's rendered state may nest in the episode's state (the wire allows 64, and the frame
 around a state takes a few): deeper parts travel as canonical JSON text (`fold`)."""
@@ -397,7 +400,7 @@ def _json_safe(value):
     """The checker's details as JSON every later step can carry, readable: rendered, with what the wire
     refuses made plain (a lone surrogate written as its escape, an integer beyond 64 bits as
     `{"__py__": "int", "text"}`), parts nested deeper than `DETAILS_DEPTH` as their JSON text (`fold`),
-    and, when longer than `DETAILS_CAP` characters, cut inside its values (`_cut`): the structure and
+    and, when longer than `DETAILS_CAP` characters, cut inside its values (`jail_details.cut_to_fit`): the structure and
     the keys stay, the checker's `differences` are cut last, and `"__cut__"` counts the characters and
     items left out. A value too deep even to render is named. Never an error: the verdict does not
     depend on its details."""
@@ -408,10 +411,7 @@ def _json_safe(value):
         return {"unrenderable": f"{type(exc).__name__}: the details nest too deeply to render"}
     if len(text) <= DETAILS_CAP:
         return rendered
-    return _cut(rendered)
-
-
-_CUT_MARK = "__cut__"
+    return cut_to_fit(rendered)
 
 
 def _plain(node):
@@ -433,59 +433,6 @@ def _plain(node):
     if isinstance(node, dict):
         return {_plain(k): _plain(v) for k, v in node.items()}
     return node
-
-
-def _shorten(node, limit, counts, whole=()):
-    """`node` with every string over `limit` characters cut to `limit` plus a note of how many were left
-    out, and every list or object over `limit` items cut likewise (a note as its last item or key);
-    the values of keys named in `whole` are left whole."""
-    if isinstance(node, str):
-        if len(node) <= limit:
-            return node
-        counts["characters"] += len(node) - limit
-        return f"{node[:limit]}...[{len(node) - limit} more characters]"
-    if isinstance(node, list):
-        kept = [_shorten(child, limit, counts, whole) for child in node[:max(limit, 1)]]
-        if len(node) > len(kept):
-            counts["items"] += len(node) - len(kept)
-            kept.append(f"...[{len(node) - len(kept)} more items]")
-        return kept
-    if isinstance(node, dict):
-        items = list(node.items())
-        kept = {k: v if k in whole else _shorten(v, limit, counts, whole) for k, v in items[:max(limit, 1)]}
-        if len(items) > len(kept):
-            counts["items"] += len(items) - len(kept)
-            kept["..."] = f"[{len(items) - len(kept)} more keys]"
-        return kept
-    return node
-
-
-def _fit(rendered, whole):
-    """The largest cut of `rendered` (`_shorten`, keeping `whole`) whose JSON fits `DETAILS_CAP`, or None."""
-    best = None
-    low, high = 0, max(len(json.dumps(rendered, ensure_ascii=False)), 1)
-    while low <= high:
-        limit = (low + high) // 2
-        counts = {"characters": 0, "items": 0}
-        cut = _shorten(rendered, limit, counts, whole)
-        if isinstance(cut, dict):
-            cut[_CUT_MARK] = counts
-        if len(json.dumps(cut, ensure_ascii=False)) <= DETAILS_CAP:
-            best, low = cut, limit + 1
-        else:
-            high = limit - 1
-    return best
-
-
-def _cut(rendered):
-    """Details over `DETAILS_CAP`, cut to fit (see `_json_safe`): everything but the checker's
-    `differences` first; if that cannot fit, everything."""
-    if not isinstance(rendered, dict):
-        rendered = {"value": rendered}
-    found = _fit(rendered, ("differences",)) or _fit(rendered, ())
-    if found is None:  # not even the keys fit: name them
-        return {_CUT_MARK: {"keys": [str(k)[:100] for k in list(rendered)[:50]]}}
-    return found
 
 
 def _wire_text(text):
