@@ -80,8 +80,9 @@ JAIL_MODULE = "jail_env"
 def jail_imports() -> dict[str, Any]:
     """What a sandbox pool must make importable for BFCL episodes (fields of `sandbox.JailImports`):
     the package minus its data and model handlers, mpmath, and our `jail_env.py` (with `jail_details.py`);
-    the executor, the checker, every API class and `jail_env` are preloaded by the zygote, so each episode forks with them
-    imported and its code is a one-line import (`episode_code`) instead of a module compiled per episode;
+    the executor, the checker, every API class and `jail_env` are preloaded by the zygote, so each episode
+    forks with them imported and its code is a one-line import (`episode_code`) instead of a module compiled
+    per episode;
     the zygote then plays and scores a few gold tasks (`warm.py`) so that units fork warm."""
     from envscaler_core.bfcl.warm import warm_up_episodes  # imports the data loader, which imports us
 
