@@ -24,6 +24,7 @@ def call_rows(store: Any, run_id: str) -> list[dict[str, Any]]:
 
 def scripted_gateway(endpoint: Any, store: Any = None, budget: Any = None, **overrides: Any) -> LLMGateway:
     """A gateway on a scripted endpoint (`tests/llm/scripted_endpoint.py`): no response cache, backoff of
-    milliseconds; its calls are audited under run "r1" when it has a store."""
-    settings = mock_llm_settings(endpoint.base_url, cache=False, backoff_base_s=0.01, backoff_max_s=0.05, **overrides)
+    milliseconds (each overridable); its calls are audited under run "r1" when it has a store."""
+    settings = mock_llm_settings(endpoint.base_url, **{"cache": False, "backoff_base_s": 0.01, "backoff_max_s": 0.05,
+                                                       **overrides})
     return LLMGateway(settings, store=store, run_id="r1" if store is not None else None, budget=budget)
