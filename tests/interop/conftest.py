@@ -36,16 +36,22 @@ def write_solutions(directory: Path, plans: dict[str, list[dict[str, Any]]]) -> 
     return path
 
 
+def write_scenarios_dir(directory: Path, env_id: str, env: dict[str, Any], scenarios: list[dict[str, Any]],
+                        plans: dict[str, list[dict[str, Any]]]) -> Path:
+    """EnvScaler's files for one env and its RL scenarios, with `plans` (task id -> calls) as their
+    reference solutions in our sidecar; no SFT records."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "env_metadata.json").write_text(json.dumps({env_id: env}, indent=2))
+    (directory / "rl_scenario_metadata.json").write_text(json.dumps(scenarios, indent=2))
+    (directory / "sft_scenario_metadata.json").write_text("[]")
+    write_solutions(directory, plans)
+    return directory
+
+
 def write_one_scenario_dir(directory: Path, env: dict[str, Any], scenario: dict[str, Any],
                            plan: list[dict[str, Any]]) -> Path:
-    """EnvScaler's files for one env (keyed by the scenario's env_id) and one RL scenario, with `plan` as
-    its reference solution in our sidecar; no SFT records."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "env_metadata.json").write_text(json.dumps({scenario["env_id"]: env}, indent=2))
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps([scenario], indent=2))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {str(scenario["task_id"]): plan})
-    return directory
+    """`write_scenarios_dir` for one scenario (its env keyed by the scenario's env_id)."""
+    return write_scenarios_dir(directory, scenario["env_id"], env, [scenario], {str(scenario["task_id"]): plan})
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ rewarded it 1.0). A non-bool on the SOLVED state still scores 0 there, so it sta
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from envscaler_core.models.interop import ImportedScenario
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
 
 CODE = '''from typing import Dict
 
@@ -49,8 +48,6 @@ PLAN = [{"name": "lend", "arguments": {"loan_id": "L9", "member_id": "M7"}}]
 def audited(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("not-bool-initially")
     directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_loans": ENV}))
     checks = {"none-then-true": [NONE_FIRST], "list-then-true": [LIST_FIRST], "unsolved": [NONE_FIRST],
               "int-after-solution": [NONE_FIRST, STAYS_NON_BOOL]}
     scenarios = [{"env_id": "env_loans", "env_class_name": "LoanDesk", "task_id": tid,
@@ -58,9 +55,8 @@ def audited(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict
                   "checklist": ["lent"] * len(funcs),
                   "checklist_with_func": [{"check_item": "lent", "check_func": f} for f in funcs]}
                  for tid, funcs in checks.items()]
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps(scenarios))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {"none-then-true": PLAN, "list-then-true": PLAN, "int-after-solution": PLAN})
+    write_scenarios_dir(directory, "env_loans", ENV, scenarios,
+                        {"none-then-true": PLAN, "list-then-true": PLAN, "int-after-solution": PLAN})
     settings = settings_for(tmp)
     run_import(directory, settings, sandbox_pool, run_id="notbool")
     with Store.from_url(settings.store.url) as store:

@@ -7,7 +7,6 @@ one that still raises after the solution fails that solution."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from envscaler_core.models.interop import ImportedScenario
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
 
 CODE = '''from typing import Dict
 
@@ -47,8 +46,6 @@ PLAN = [{"name": "reserve", "arguments": {"guest": "ana"}}]
 def audited(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("created-records")
     directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_hotel": ENV}))
     checks = {"solved": [CREATED], "unsolved": [CREATED], "still-raises": [CREATED, NEVER],
               "name-error": [CREATED, NAME_ERROR]}
     scenarios = [{"env_id": "env_hotel", "env_class_name": "HotelDesk", "task_id": tid,
@@ -56,9 +53,7 @@ def audited(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict
                   "checklist": ["reserved"] * len(funcs),
                   "checklist_with_func": [{"check_item": "reserved", "check_func": f} for f in funcs]}
                  for tid, funcs in checks.items()]
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps(scenarios))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {"solved": PLAN, "still-raises": PLAN, "name-error": PLAN})
+    write_scenarios_dir(directory, "env_hotel", ENV, scenarios, {"solved": PLAN, "still-raises": PLAN, "name-error": PLAN})
     settings = settings_for(tmp)
     run_import(directory, settings, sandbox_pool, run_id="created")
     with Store.from_url(settings.store.url) as store:
