@@ -105,9 +105,14 @@ def completion_chars(message: dict[str, Any]) -> int:
             + sum(_chars(message.get(k)) for k in REASONING_FIELDS))
 
 
+OPAQUE_STATE = ("reasoning_details", "extra_content")
+"""Provider state that goes back exactly as it came (OpenRouter's reasoning, Gemini's call-level thought
+signatures): the provider checks it, so even its nulls (`"signature": null`) are kept."""
+
+
 def _without_none(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_none(v) for k, v in value.items() if v is not None}
+        return {k: (v if k in OPAQUE_STATE else _without_none(v)) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_without_none(v) for v in value]
     return value
@@ -115,9 +120,10 @@ def _without_none(value: Any) -> Any:
 
 def assistant_message(message: Any) -> dict[str, Any]:
     """The message as a plain dict with everything the server sent (extra fields included, nulls
-    dropped); `content` always present. Serializer warnings are off: servers send arguments as objects."""
+    dropped except inside `OPAQUE_STATE`); `content` always present. Serializer warnings are off:
+    servers send arguments as objects."""
     if hasattr(message, "model_dump"):
-        data = message.model_dump(exclude_none=True, warnings=False)
+        data = _without_none(message.model_dump(warnings=False))
     else:
         data = _without_none(dict(message or {}))
     data["role"] = "assistant"

@@ -46,6 +46,25 @@ def test_openrouter_reasoning_details_go_back_with_the_turn_and_stay_out_of_expo
     assert "reasoning_details" not in clean_messages(history)[1]
 
 
+def test_opaque_reasoning_state_goes_back_with_its_nulls(endpoint) -> None:
+    """Anthropic's reasoning through OpenRouter writes `"signature": null` on a detail still being made,
+    and Gemini's call-level `extra_content` may hold nulls: the provider checks that state as it sent it,
+    so nothing in it is dropped (a null elsewhere in the message still is)."""
+    details = [{"type": "reasoning.text", "text": "cancel it", "signature": None, "format": "anthropic-claude-v1",
+                "index": 0}]
+    extra = {"google": {"thought_signature": "c2ln", "cache": None}}
+    endpoint.script(completion(None, finish="tool_calls", refusal=None, audio=None, reasoning_details=details, tool_calls=[
+        {"id": "tool_1", "type": "function", "extra_content": extra,
+         "function": {"name": "cancel_order", "arguments": '{"order_id": "4"}'}}]), completion("Cancelled."))
+    gw = gateway(endpoint)
+    first = gw.chat_sync(USER, tools=TOOLS)
+    gw.chat_sync([*USER, first.message, {"role": "tool", "tool_call_id": "tool_1", "content": "ok"}], tools=TOOLS)
+    sent = endpoint.requests[1]["messages"][1]
+    assert sent["reasoning_details"] == details
+    assert sent["tool_calls"][0]["extra_content"] == extra
+    assert "refusal" not in sent and "audio" not in sent
+
+
 # ---- 8: choices are read by their index -------------------------------------------------------------
 
 def test_choices_are_read_by_their_index_not_their_place_in_the_list(endpoint) -> None:
