@@ -309,9 +309,10 @@ def completion_from_sse(raw: bytes) -> dict[str, Any]:
             usage = merged_usage(usage, chunk["usage"])
         if problem is not None:
             continue  # read on only for the usage the provider billed
-        if chunk.get("error") is not None and not chunk.get("choices"):
+        if chunk.get("error") not in (None, "", {}, []):
             # a failure relayed mid-stream: read as the error it is, with the usage reported before it
-            # (the provider billed it)
+            # (the provider billed it); OpenRouter's error chunk also carries a choice whose
+            # `finish_reason` is "error", which says no more than the error does
             return {"error": chunk["error"]} if usage is None else {"error": chunk["error"], "usage": usage}
         chunks.append(chunk)
     if problem is not None:

@@ -131,6 +131,19 @@ def test_an_error_chunk_keeps_the_usage_reported_before_it(endpoint, store) -> N
     assert tokens_of(store) == ("error", 279, 47, 0, 0)
 
 
+def test_an_error_chunk_that_still_carries_a_choice_is_that_error(endpoint, store) -> None:
+    """OpenRouter's documented mid-stream error: the chunk has a top-level `error` and a choice whose
+    `finish_reason` is "error"; the error object was lost and the reply retried as a generic failure."""
+    from envscaler_core.llm import LLMRequestRejected
+
+    head = [{**chunk({"role": "assistant", "content": "Order 4"}),
+             "usage": {"prompt_tokens": 279, "completion_tokens": 47, "total_tokens": 326}}]
+    endpoint.script(sse(head + [{**chunk({"content": ""}, finish="error"), "error": CREDITS}]))
+    with pytest.raises(LLMRequestRejected, match="quota or credit"):
+        gateway(endpoint, store).chat_sync(USER)
+    assert tokens_of(store) == ("error", 279, 47, 0, 0) and len(endpoint.requests) == 1
+
+
 # ---- 10: a byte-order mark before an event stream ---------------------------------------------------
 
 def test_a_byte_order_mark_before_an_event_stream_is_ignored(endpoint) -> None:
