@@ -23,6 +23,7 @@ from envscaler_core.bfcl.evaluate import (
 from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
 from envscaler_core.pipeline import termination
+from envscaler_core.store.claims import claimed_run
 from flows.progress import artifact_key
 from flows.stale_runs import crash_stale_runs
 
@@ -119,31 +120,34 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
     settings = load_settings(overrides=config)
     store, pool, gateway = await asyncio.to_thread(_open, settings, run_id, req)
     try:
-        await crash_stale_runs(settings.store.url)  # the open store's lock proves its earlier flow runs dead
-        await asyncio.to_thread(_begin, store, run_id, req, settings)
-        # one gate for all batches: at most this many tasks (episodes, LLM conversations) in flight
-        ctx = {"store": store, "pool": pool, "gateway": gateway, "run_id": run_id, "request": req,
-               "gate": asyncio.Semaphore(min(CONCURRENCY_CAP, settings.llm.max_concurrency))}
-        todo = [t.id for t in longest_first(pending(store, run_id, req))]
-        size = settings.flow.batch_size
-        try:
-            await asyncio.gather(*(evaluate_batch(ctx, todo[start:start + size]) for start in range(0, len(todo), size)))
-        except BaseException as exc:
-            from envscaler_core.llm.errors import BudgetExceeded
+        # an evaluation another live process works on (PostgreSQL) is refused before anything is written
+        with claimed_run(store, run_id):
+            await crash_stale_runs(settings.store.url)  # the open store's lock proves its earlier flow runs dead
+            await asyncio.to_thread(_begin, store, run_id, req, settings)
+            # one gate for all batches: at most this many tasks (episodes, LLM conversations) in flight
+            ctx = {"store": store, "pool": pool, "gateway": gateway, "run_id": run_id, "request": req,
+                   "gate": asyncio.Semaphore(min(CONCURRENCY_CAP, settings.llm.max_concurrency))}
+            todo = [t.id for t in longest_first(pending(store, run_id, req))]
+            size = settings.flow.batch_size
+            try:
+                await asyncio.gather(*(evaluate_batch(ctx, todo[start:start + size])
+                                       for start in range(0, len(todo), size)))
+            except BaseException as exc:
+                from envscaler_core.llm.errors import BudgetExceeded
 
-            status = ("stopped_budget" if isinstance(exc, BudgetExceeded) else
-                      "failed" if isinstance(exc, Exception) else "interrupted")
-            why = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) if status != "interrupted" \
-                else f"interrupted ({type(exc).__name__}); finished tasks are kept: run the same `eval bfcl-mt` again"
-            await asyncio.to_thread(_finish, store, run_id, status, why)
-            raise
-        report = await asyncio.to_thread(build_report, store, run_id, req)
-        await asyncio.to_thread(store.upsert, [report], run_id)
-        await asyncio.to_thread(_finish, store, run_id, "completed")
-        summary = summary_json(report, run_id)
-        await create_markdown_artifact(key=artifact_key("bfcl", run_id), markdown=report_markdown(report, run_id),
-                                       description=f"BFCL multi-turn results of run {run_id}")
-        return summary
+                status = ("stopped_budget" if isinstance(exc, BudgetExceeded) else
+                          "failed" if isinstance(exc, Exception) else "interrupted")
+                why = (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) \
+                    if status != "interrupted" else f"interrupted ({type(exc).__name__}); finished tasks are kept: run the same `eval bfcl-mt` again"
+                await asyncio.to_thread(_finish, store, run_id, status, why)
+                raise
+            report = await asyncio.to_thread(build_report, store, run_id, req)
+            await asyncio.to_thread(store.upsert, [report], run_id)
+            await asyncio.to_thread(_finish, store, run_id, "completed")
+            summary = summary_json(report, run_id)
+            await create_markdown_artifact(key=artifact_key("bfcl", run_id), markdown=report_markdown(report, run_id),
+                                           description=f"BFCL multi-turn results of run {run_id}")
+            return summary
     finally:
         if gateway is not None:
             await gateway.aclose()

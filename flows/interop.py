@@ -22,12 +22,14 @@ def _import(run_id: str, envs: str, scenarios: list[str], config: dict[str, Any]
             solutions: str | None) -> dict[str, Any]:
     from envscaler_core.interop.importer import import_envscaler
     from envscaler_core.store import Store
+    from envscaler_core.store.claims import claimed_run
     from sandbox import SandboxPool
 
     settings = load_settings(overrides=config)  # environment first (API key, DB URL), explicit config wins
     runtime = SandboxPool(settings.sandbox)
     try:
-        with Store.from_url(settings.store.url) as store:
+        # an import another live process writes under this run id (PostgreSQL) is refused before it reads
+        with Store.from_url(settings.store.url) as store, claimed_run(store, run_id):
             report = import_envscaler(Path(envs), [Path(s) for s in scenarios], store=store, runtime=runtime,
                                       settings=settings, run_id=run_id, solve=solve, attempts=attempts,
                                       solutions_path=Path(solutions) if solutions else None)

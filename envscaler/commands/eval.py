@@ -93,6 +93,7 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     from envscaler_core.llm.errors import BudgetExceeded, LLMConfigError, LLMRequestRejected, LLMUnavailableError
     from envscaler_core.runtime import EnvLoadError
     from envscaler_core.store import StoreError
+    from envscaler_core.store.claims import RunHeld
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
@@ -114,6 +115,8 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     except BudgetExceeded as exc:
         fail(f"evaluation {run_id} stopped on its budget: {exc}; finished tasks are kept (raise the budget and "
              f"resume: {resume})", EXIT_BUDGET)
+    except RunHeld as exc:  # nothing was written: no resume to offer
+        fail(str(exc))
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")
     except (CheckerFailed, EnvLoadError) as exc:  # the harness, not the model: the task stays unscored

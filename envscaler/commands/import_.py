@@ -83,7 +83,7 @@ def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settin
                 return asyncio.run(import_flow(run_id=run_id, envs=str(envs), scenarios=[str(f) for f in files],
                                                config=public_config(settings), solve=solve, attempts=attempts,
                                                solutions=str(solutions) if solutions else None))
-        with sigterm_as_interrupt(), claimed_store(settings) as store:
+        with sigterm_as_interrupt(), claimed_store(settings, run_id) as store:
             return _in_process(store, envs, files, solutions, settings, run_id, solve, attempts)
     except KeyboardInterrupt:
         _interrupted(settings, run_id)

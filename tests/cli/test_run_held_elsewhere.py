@@ -92,3 +92,45 @@ def test_a_second_run_while_the_first_works_is_refused_at_once_naming_it(
     assert_one_line_error(second, "run dup is already being worked on", f"envscaler pid {first.pid} on ",
                           "shard_index", "shards need a PostgreSQL store" if backend == "duckdb" else "")
     assert took < 12, f"it waited {took:.0f} s, as for a reader"
+
+
+@pytest.mark.postgres
+def test_an_import_under_a_run_id_held_on_postgres_is_refused_before_it_reads(user: dict[str, Any],
+                                                                           postgres_url: str) -> None:
+    """The import is stored whole or not at all, but two processes importing under one run id on
+    PostgreSQL each wrote their own whole import into it."""
+    from tests.store.test_claims import _Holder
+
+    (user["tmp"] / "envs.json").write_text("{}")
+    (user["tmp"] / "scenarios.json").write_text("[]")
+    holder = _Holder(postgres_url, "pgimport")
+    try:
+        out = envscaler("import", "envscaler", "--envs", str(user["tmp"] / "envs.json"), "--scenarios",
+                        str(user["tmp"] / "scenarios.json"), "--run-id", "pgimport", "--db", postgres_url,
+                        env=user["env"], timeout=120)
+    finally:
+        holder.stop()
+    assert_one_line_error(out, "run pgimport is already being worked on", f"envscaler pid {holder.proc.pid} on ")
+    with Store.from_url(postgres_url) as store:
+        assert store.get_run("pgimport") is None
+
+
+@pytest.mark.postgres
+@pytest.mark.prefect
+def test_an_evaluation_held_on_postgres_is_refused_and_writes_nothing(user: dict[str, Any], postgres_url: str,
+                                                                     prefect_api: str) -> None:
+    """`eval bfcl-mt --run-id X` twice on PostgreSQL used to play and pay for every task twice."""
+    from tests.store.test_claims import _Holder
+
+    holder = _Holder(postgres_url, "pgeval")
+    try:
+        out = envscaler("eval", "bfcl-mt", "--limit", "1", "--run-id", "pgeval", "--db", postgres_url,
+                        env={**user["env"], "PREFECT_API_URL": prefect_api}, timeout=180)
+    finally:
+        holder.stop()
+    assert out.returncode == 2, (out.stdout[-2000:], out.stderr[-3000:])
+    errors = [line for line in out.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "run pgeval is already being worked on" in errors[0], out.stderr
+    assert f"envscaler pid {holder.proc.pid} on " in errors[0] and "resume" not in errors[0]
+    with Store.from_url(postgres_url) as store:
+        assert store.get_run("pgeval") is None
