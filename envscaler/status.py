@@ -43,8 +43,9 @@ def open_for_reading(url: str, wait_s: float = READ_WAIT_S) -> Any:
 
 
 @contextmanager
-def open_store(url: str, run_id: str | None = None) -> Iterator[Any]:
-    """A read-only verb's store: a missing DuckDB file is an error (naming the run asked for), never created."""
+def open_store(url: str, run_id: str | None = None, to_work_on: bool = False) -> Iterator[Any]:
+    """A read-only verb's store: a missing DuckDB file is an error (naming the run asked for), never created.
+    `to_work_on` (`resume`): a store held by `run_id` itself is refused as `run` refuses a run held elsewhere."""
     from envscaler_core.store import StoreError, StoreMissing
 
     try:
@@ -52,7 +53,7 @@ def open_store(url: str, run_id: str | None = None) -> Iterator[Any]:
     except StoreMissing as exc:
         fail(f"no run {run_id!r}: {exc}" if run_id else str(exc))
     except StoreError as exc:
-        fail(held_message(url, exc, run_id))
+        fail((to_work_on and held_by_the_run(url, exc, run_id)) or held_message(url, exc, run_id))
     try:
         yield store
     finally:
@@ -68,6 +69,18 @@ def held_message(url: str, exc: Exception, run_id: str | None = None) -> str:
     wanted = f"run {run_id!r} can be read when it has finished; " if run_id and all(p.run_id != run_id for p in active) \
         else ""
     return f"the store is held by run {names}: {wanted}`{cli_call('status')}` shows the active runs' live figures"
+
+
+def held_by_the_run(url: str, exc: Exception, run_id: str | None) -> str | None:
+    """A DuckDB store locked by a live process that works on `run_id` itself: the refusal `run` gives a run
+    held elsewhere (naming that process), for a verb that came to work on the run; else None."""
+    same = [p for p in published_progress(url) if p.run_id == run_id] if run_id and is_locked(exc) else []
+    if not same:
+        return None
+    from envscaler_core.store.claims import WHOLE, refusal
+
+    return (refusal(run_id or "", WHOLE, [f"envscaler pid {p.pid} on this host, {p.status}" for p in same])
+            + "; a DuckDB store takes one process at a time: shards need a PostgreSQL store")
 
 
 def is_locked(exc: Exception) -> bool:

@@ -30,9 +30,9 @@ def claimed_store(settings: Settings, run_id: str | None = None) -> Iterator[Any
     a run another live process works on is refused in one line naming that process and how to shard
     instead, on PostgreSQL (where both used to run it whole, paying twice) as on DuckDB (where the second
     process used to wait 15 s, taking the run for a reader, then name only the file's lock)."""
-    from envscaler.status import is_locked, published_progress
+    from envscaler.status import held_by_the_run, is_locked, published_progress
     from envscaler_core.store import Store, StoreError
-    from envscaler_core.store.claims import RunHeld, claimed_run, refusal
+    from envscaler_core.store.claims import RunHeld, claimed_run
 
     started = time.monotonic()
     while True:
@@ -41,10 +41,8 @@ def claimed_store(settings: Settings, run_id: str | None = None) -> Iterator[Any
             break
         except StoreError as exc:
             active = published_progress(settings.store.url)
-            same = [p for p in active if p.run_id == run_id]
-            if same and is_locked(exc):
-                fail(refusal(run_id or "", (0, 1), [f"envscaler pid {p.pid} on this host, {p.status}" for p in same])
-                     + "; a DuckDB store takes one process at a time: shards need a PostgreSQL store")
+            if (held := held_by_the_run(settings.store.url, exc, run_id)) is not None:
+                fail(held)
             held_by_run = any(p.run_id != run_id for p in active)
             waited = time.monotonic() - started
             if not is_locked(exc) or held_by_run:

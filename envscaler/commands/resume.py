@@ -40,7 +40,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler_core.store.urls import human_store
 
         located = settings_from(config, db)
-        with open_store(located.store.url, run_id) as store:
+        with open_store(located.store.url, run_id, to_work_on=True) as store:
             run = store.get_run(run_id)
             known = [r.run_id for r in store.list_runs()][-5:]
         if run is None:

@@ -134,3 +134,35 @@ def test_an_evaluation_held_on_postgres_is_refused_and_writes_nothing(user: dict
     assert f"envscaler pid {holder.proc.pid} on " in errors[0] and "resume" not in errors[0]
     with Store.from_url(postgres_url) as store:
         assert store.get_run("pgeval") is None
+
+
+HOLD_DUCKDB = """
+import os, sys
+from envscaler_core.models.progress import RunProgress
+from envscaler_core.pipeline.progress import progress_path, write_text_atomic
+from envscaler_core.store import Store
+store = Store.from_url(sys.argv[1])
+write_text_atomic(progress_path(sys.argv[1], sys.argv[2]), RunProgress(run_id=sys.argv[2], pid=os.getpid(),
+                  store=sys.argv[1], status="running").model_dump_json())
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_resume_of_a_run_working_on_its_duckdb_file_is_refused_naming_it(user: dict[str, Any]) -> None:
+    """It used to say only that the store was held (by the very run asked to resume), not that resuming
+    a run that is still working is what was refused, nor how runs are split instead."""
+    import sys
+
+    url = f"duckdb:///{user['tmp'] / 'runs.duckdb'}"
+    with Store.from_url(url) as store:
+        store.save_run(Run(run_id="ddup", status="running", sources=[str(SLICE)]))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_DUCKDB, url, "ddup"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=user["env"], cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        out = envscaler("resume", "ddup", "--db", url, env=user["env"], timeout=120)
+    finally:
+        holder.communicate("", timeout=30)
+    assert_one_line_error(out, "run ddup is already being worked on", f"envscaler pid {holder.pid} on this host",
+                          "shards need a PostgreSQL store")
