@@ -204,16 +204,19 @@ class LLMGateway(EmbedCalls, SyncCalls):
         """The run is stopping (this call was cancelled with the rest of its work): an answer already on
         its way is waited for, at most STOP_GRACE_S and never past the attempt's deadline, and returned,
         so the call records it (cache and usage) before it ends cancelled (`_audited`); a resume then does
-        not pay for it again. An answer later than that is cut by the client and lost (paid again)."""
+        not pay for it again. An answer later than that is cut by the client and lost (paid again). The
+        grace is counted from the first stop: cancelling the call again does not shorten it (a cancelled
+        `gather` cancels its children, and whoever ran it often cancels them once more)."""
         call.stopping = True
         loop = asyncio.get_running_loop()
         grace = STOP_GRACE_S if deadline is None else min(STOP_GRACE_S, deadline - loop.time())
-        try:
-            done, _ = await asyncio.wait({attempt}, timeout=max(grace, 0.0))
-        except asyncio.CancelledError:  # cancelled again: no more waiting
-            attempt.cancel()
-            raise
-        if not done:
+        until = loop.time() + max(grace, 0.0)
+        while not attempt.done() and loop.time() < until:
+            try:
+                await asyncio.wait({attempt}, timeout=until - loop.time())
+            except asyncio.CancelledError:
+                continue  # cancelled again: the same stop, whose grace still holds
+        if not attempt.done():
             attempt.cancel()
             raise asyncio.CancelledError()
         try:

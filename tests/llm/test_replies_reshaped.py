@@ -219,6 +219,33 @@ def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(e
     assert resumed.cached and resumed.message["content"] == "Order 4 is cancelled." and len(endpoint.requests) == 1
 
 
+def test_an_answer_is_recorded_when_its_caller_cancels_it_twice(endpoint, store) -> None:
+    """`asyncio.gather` cancels its children when it is cancelled, and the caller that ran it (the BFCL
+    eval's `run_eval`) cancels them again: the second cancel used to end the grace at once, and an
+    outside check's Ctrl-C kept 1 of 6 answers that arrived in it (the resume paid for the other 5)."""
+    import asyncio
+
+    from tests.llm.scripted_endpoint import TRICKLE
+
+    endpoint.script({TRICKLE: (0.3, 2), **completion("Order 4 is cancelled.")})
+    settings = mock_llm_settings(endpoint.base_url, backoff_max_s=0.05)
+
+    async def stopped_run() -> None:
+        gw = LLMGateway(settings, store=store, run_id="r1")
+        call = asyncio.ensure_future(gw.chat(USER))
+        await asyncio.sleep(0.2)  # the request is in flight, its answer on the way
+        call.cancel()
+        await asyncio.sleep(0.05)  # the call is in its grace
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await gw.aclose()
+
+    asyncio.run(stopped_run())
+    [row] = call_rows(store, "r1")
+    assert (row["status"], row["completion_tokens"]) == ("ok", 7)
+
+
 def test_an_answer_later_than_the_grace_is_cut_and_the_stop_stays_bounded(endpoint, store) -> None:
     import asyncio
     import time
