@@ -192,10 +192,13 @@ def test_a_429_without_retry_after_waits_for_the_rate_limit_reset(endpoint, head
 
 # ---- 7: answers already on their way when the run stops are recorded ------------------------------
 
-def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(endpoint, store) -> None:
+@pytest.mark.parametrize("cancels", [1, 2])
+def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(endpoint, store, cancels) -> None:
     """The run stops (a run-stopping error cancels the work in flight): an answer that arrives within the
     grace is recorded like any answer, so the resume is served it from the cache. Before, the store held
-    a third of what the proxy delivered, and the resume paid for the rest again."""
+    a third of what the proxy delivered, and the resume paid for the rest again. Cancelled twice (a
+    cancelled `gather` cancels its children, and the BFCL eval's `run_eval` cancels them again), the
+    second cancel used to end the grace: an outside check's Ctrl-C kept 1 of 6 such answers."""
     import asyncio
 
     from tests.llm.scripted_endpoint import TRICKLE
@@ -207,7 +210,9 @@ def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(e
         gw = LLMGateway(settings, store=store, run_id="r1")
         call = asyncio.ensure_future(gw.chat(USER))
         await asyncio.sleep(0.2)  # the request is in flight, its answer on the way
-        call.cancel()
+        for _ in range(cancels):
+            call.cancel()
+            await asyncio.sleep(0.05)  # the call is in its grace
         with pytest.raises(asyncio.CancelledError):
             await call
         await gw.aclose()
@@ -217,33 +222,6 @@ def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(e
     assert (row["status"], row["prompt_tokens"], row["completion_tokens"]) == ("ok", 11, 7)
     resumed = LLMGateway(settings, store=store, run_id="r1").chat_sync(USER)
     assert resumed.cached and resumed.message["content"] == "Order 4 is cancelled." and len(endpoint.requests) == 1
-
-
-def test_an_answer_is_recorded_when_its_caller_cancels_it_twice(endpoint, store) -> None:
-    """`asyncio.gather` cancels its children when it is cancelled, and the caller that ran it (the BFCL
-    eval's `run_eval`) cancels them again: the second cancel used to end the grace at once, and an
-    outside check's Ctrl-C kept 1 of 6 answers that arrived in it (the resume paid for the other 5)."""
-    import asyncio
-
-    from tests.llm.scripted_endpoint import TRICKLE
-
-    endpoint.script({TRICKLE: (0.3, 2), **completion("Order 4 is cancelled.")})
-    settings = mock_llm_settings(endpoint.base_url, backoff_max_s=0.05)
-
-    async def stopped_run() -> None:
-        gw = LLMGateway(settings, store=store, run_id="r1")
-        call = asyncio.ensure_future(gw.chat(USER))
-        await asyncio.sleep(0.2)  # the request is in flight, its answer on the way
-        call.cancel()
-        await asyncio.sleep(0.05)  # the call is in its grace
-        call.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await call
-        await gw.aclose()
-
-    asyncio.run(stopped_run())
-    [row] = call_rows(store, "r1")
-    assert (row["status"], row["completion_tokens"]) == ("ok", 7)
 
 
 def test_an_answer_later_than_the_grace_is_cut_and_the_stop_stays_bounded(endpoint, store) -> None:
