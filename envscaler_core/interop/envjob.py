@@ -271,24 +271,26 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
     """Fold one verification attempt into the verdict. Only success changes the class: a failed
     attempt is not a reference solution, so the scenario stays as it was, the attempt is noted, and
     the reason names the attempt's real failure (it said "no reference solution yet" although one had
-    been given and had failed, outside check F7a). The one exception: a check that returns a non-bool
-    after the solution makes the scenario `not_bool` (third interop check, F2)."""
+    been given and had failed, outside check F7a). The exceptions are faults of a check whatever the
+    solution did: a non-bool after the solution makes the scenario `not_bool` (third interop check,
+    F2), and a raise no state causes (a missing module, a timeout) `check_error` (round-trip check 4,
+    F3: `apply_solution` classed it so, and this fold discarded it)."""
     cls, reasons = scenario_class(audits)
     if problem is None and cls == "verified":
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
                                           "origin": origin})
     who = "the agent's solution" if origin == "agent" else "the reference solution"
-    if problem is None and cls == "not_bool":
+    if problem is None and cls in ("not_bool", "check_error"):
         # A check that returns a non-bool on the solved state scores 0 there under EnvScaler's
         # run_check_function whatever the solution did (only an isinstance(result, bool) result counts):
         # the check, not the attempt, is what is wrong (a non-bool on the initial state is only "not
-        # True there": classify.initial_audits). The solution is kept as the evidence, so an export
-        # carries it and a re-import reaches the same class.
+        # True there": classify.initial_audits); so with a raise no state causes. The solution is kept
+        # as the evidence, so an export carries it and a re-import reaches the same class.
         return verdict.model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": None,
                                           "solution": kept, "origin": origin,
                                           "attempts": [*verdict.attempts, safe(f"{origin}: {reasons[0]}")]})
     if problem is None:
-        broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
+        broken = next((a for a in audits if a.outcome == "unproven" and a.on_solved is None and a.error), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
     return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")],
                                       "reasons": [safe(problem)]})
