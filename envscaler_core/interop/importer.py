@@ -226,7 +226,7 @@ def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes:
                 record_json=record_text(s.record), audit=verdict.audit, checks=verdict.checks,  # type: ignore[arg-type]
                 reasons=[*verdict.reasons, *([factory] if isinstance(factory, str) else [])],
                 reference_solution=verdict.solution, solution_origin=verdict.origin,  # type: ignore[arg-type]
-                attempts=verdict.attempts))
+                attempts=verdict.attempts, scenario_fp=factory.fingerprint if isinstance(factory, Scenario) else None))
             if isinstance(factory, Scenario):
                 records.append(factory)
     records += imported_envs + imported_scenarios
