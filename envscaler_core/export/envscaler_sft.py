@@ -12,6 +12,11 @@ message. Two rules follow for what we write:
   one user turn, so a turn with parallel calls breaks the count and the script's assertion. Such a
   trajectory is left out and counted, not split into turns the model never wrote.
 
+`task_info.task_id` joins the row to its scenario in the same export's scenario files: a factory
+run's task id is the scenario fingerprint's first 16 hex digits (as `interop.export` writes them), an
+imported run's is the verbatim `task_id` of the record the scenario was promoted from (it used to be
+the fingerprint there too, so no trajectory of an import joined its scenario: round-trip check 4, F1).
+
 The conversation must open with a system message (the template writes one for the tools either way).
 `user_messages` is the simulator's own message list in EnvScaler; we do not keep it, so it is `null`.
 """
@@ -19,16 +24,37 @@ The conversation must open with a system message (the template writes one for th
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from envscaler_core.export.sft import clean_messages
+from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.models.trajectory import Trajectory
 
 FILE_NAME = "envscaler_sft_traj.json"
+NOT_IMPORTED = ("its scenario was not promoted from a record of this import (an import made before round-trip "
+                "check 4 stored no link: import the same files into a new run id)")
 
 
-def envscaler_sft_row(fingerprint: str, traj: Trajectory) -> tuple[dict[str, Any] | None, str | None]:
-    """(row, None), or (None, why EnvScaler's SFT scripts could not take this trajectory)."""
+def imported_task_ids(store: Any, run_id: str) -> dict[str, Any] | None:
+    """For an imported run, each promoted scenario's fingerprint -> its record's own `task_id` (the
+    first record by split and position where two records promoted to one scenario); None for a factory run."""
+    if not store.query(ImportedEnv, run_id=run_id):
+        return None
+    ids: dict[str, Any] = {}
+    for s in sorted(store.query(ImportedScenario, run_id=run_id), key=lambda s: (s.split, s.position)):
+        if s.scenario_fp is not None and s.scenario_fp not in ids:
+            ids[s.scenario_fp] = s.record.get("task_id")
+    return ids
+
+
+def envscaler_sft_row(fingerprint: str, traj: Trajectory, task_ids: Mapping[str, Any] | None = None
+                      ) -> tuple[dict[str, Any] | None, str | None]:
+    """(row, None), or (None, why EnvScaler's SFT scripts, or a join with the scenario files, could not
+    take this trajectory). `task_ids` is `imported_task_ids` (None: a factory run)."""
+    if task_ids is not None and traj.scenario_fp not in task_ids:
+        return None, NOT_IMPORTED
+    task_id = traj.scenario_fp[:16] if task_ids is None else task_ids[traj.scenario_fp]
     messages = clean_messages(traj.messages)
     if not messages or messages[0].get("role") != "system":
         return None, "no system message first (EnvScaler's template round trip needs one)"
@@ -42,7 +68,7 @@ def envscaler_sft_row(fingerprint: str, traj: Trajectory) -> tuple[dict[str, Any
         message["reasoning_content"] = reasoning if isinstance(reasoning, str) else ""
     row = {
         "traj_type": traj.mode,
-        "task_info": {"env_id": traj.env_id, "task_id": traj.scenario_fp[:16], "task": _task(messages)},
+        "task_info": {"env_id": traj.env_id, "task_id": task_id, "task": _task(messages)},
         "tools": json.dumps([t.model_dump(mode="json") for t in traj.tools], ensure_ascii=False),
         "messages": json.dumps(messages, ensure_ascii=False),
         "user_messages": "null",

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from envscaler_core.config import Settings, outputs_root
 from envscaler_core.export.atomic import atomic_output, atomic_path, sha256_file
 from envscaler_core.export.envscaler_sft import FILE_NAME as ENVSCALER_TRAJ_FILE
-from envscaler_core.export.envscaler_sft import envscaler_sft_row
+from envscaler_core.export.envscaler_sft import envscaler_sft_row, imported_task_ids
 from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
 from envscaler_core.export.manifest import ALL_FORMATS, EXTRA_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
 from envscaler_core.export.paging import DEFAULT_PAGE_SIZE, iter_pages
@@ -105,6 +105,7 @@ class _Export:
             es_fh: BinaryIO | None = (
                 stack.enter_context(atomic_output(self.target / ENVSCALER_TRAJ_FILE)) if envscaler else None
             )
+            task_ids = imported_task_ids(self.store, self.run_id) if envscaler else None
             if es_fh is not None:
                 es_fh.write(b"[")  # one JSON list, as EnvScaler's step 1 reads it, streamed row by row
             for page in iter_pages(self.store, Trajectory, self.run_id, page_size=self.page_size):
@@ -130,7 +131,7 @@ class _Export:
                             lf_fh.write(_line(row))
                             counts.llamafactory_rows += 1
                     if es_fh is not None:
-                        row, problem = envscaler_sft_row(fp, traj)
+                        row, problem = envscaler_sft_row(fp, traj, task_ids)
                         if row is None:
                             self.dropped[f"envscaler sft: {_generic(problem or '')}"] += 1
                         else:

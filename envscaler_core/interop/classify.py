@@ -2,8 +2,11 @@
 
 A check's class (see docs/interop.md):
 * `check_error`: the source does not compile, defines no `check_func`, names something that does not
-  exist (`NameError`), times out or was killed, or raises on the state after a reference solution;
-  also every check of a scenario whose initial state does not load;
+  exist (`NameError`), imports a module the jail does not have (checks get the Python standard library
+  only), times out or was killed, on either state; also every check of a scenario whose initial state
+  does not load. An error that could be the state's doing (`KeyError`, `TypeError` on a missing
+  record) after a reference solution leaves the check `unproven` with that error: a wrong solution
+  causes it as surely as a wrong check, exactly as a check left False does (round-trip check 4, F3);
 * `not_bool`: it returned something other than a real `bool` after a reference solution (EnvScaler's
   `run_check_function` only keeps an `isinstance(result, bool)` result, so that check scores 0 on the
   solved state). On the initial state a non-bool (`None`, `[]`, `''`, `0` from `return loan and ...`) is
@@ -31,14 +34,20 @@ RAISES_INITIALLY = "raises on the initial state (False there, as EnvScaler's rew
 NOT_BOOL_INITIALLY = "not a bool on the initial state (0 there, as EnvScaler's reward counts it)"
 _NOT_THE_STATE = ("timeout", "crash", "oversize", "unserializable", "check source must be",
                   "Function 'check_func' not found", "not run", "no result")
-_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError")
+_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError", "ModuleNotFoundError", "ImportError")
+_IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
+STDLIB_ONLY = "the sandbox gives env classes and checks the Python standard library only: docs/interop.md"
+AFTER = "after the reference solution: "
 
 
 def short(error: str | None, limit: int = 200) -> str:
     """The last meaningful line of an error (tracebacks end with `Type: message`), cut to `limit`."""
     lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
     text = lines[-1] if lines else "no detail"
-    return text if len(text) <= limit else text[:limit] + "..."
+    text = text if len(text) <= limit else text[:limit] + "..."
+    if text.split(":", 1)[0].strip() in _IMPORT_ERRORS:  # say why a module EnvScaler's venv has is missing here
+        text += f" ({STDLIB_ONLY})"
+    return text
 
 
 def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
@@ -85,7 +94,8 @@ def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
 
 
 def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
-    """Checks that were `unproven`, judged again on the state after the reference solution."""
+    """Checks that were `unproven`, judged again on the state after the reference solution. A raise
+    the state may cause keeps the check `unproven` (with the error); one no state causes is `check_error`."""
     if not isinstance(raw, list):
         error = raw.get("error") if isinstance(raw, dict) else None
         raw = [{"kind": "error", "error": error or "not run"}] * len(audits)
@@ -96,8 +106,10 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
             continue
         kind, value, error = outcome_of(one)
         update: dict[str, Any] = {"on_solved": value}
-        if kind == "error":
-            update.update(outcome="check_error", error=f"after the reference solution: {error}")
+        if kind == "error" and about_the_state(error):
+            update.update(error=AFTER + str(error))  # still unproven: the solution may be what is wrong
+        elif kind == "error":
+            update.update(outcome="check_error", error=AFTER + str(error))
         elif kind == "not_bool":
             update.update(outcome="not_bool", error=f"after the reference solution: {error}")
         elif value:

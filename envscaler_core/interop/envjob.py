@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, has_markers, load_state, parallel, raw_result, replay, run_checks, with_markers_restored,
+    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, raw_result, replay, run_checks,
+    with_markers_restored,
 )
 from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput
@@ -44,6 +45,9 @@ class ScenarioVerdict(BaseModel):
     origin: str | None = None
     attempts: list[str] = Field(default_factory=list)
     state0: dict[str, Any] | None = Field(default=None, description="Initial state, marker JSON (for --solve; not stored).")
+    lost: list[str] = Field(default_factory=list, description=(
+        "What of the state after the verifying solution the factory's plain JSON cannot keep "
+        "(`sandboxed.lost_when_flattened`; not stored): named when the scenario is not promoted."))
 
 
 class EnvOutcome(BaseModel):
@@ -259,36 +263,38 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
         verdicts[i] = verdicts[i].model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": keep})
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
             if verdicts[i].audit == "unproven" and scenario_key(scenarios[i].record) in solutions]
-    for (i, calls), (audits, kept, problem) in zip(todo, verify(runtime, env, [
+    for (i, calls), (audits, kept, problem, lost) in zip(todo, verify(runtime, env, [
             (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads)):
-        verdicts[i] = settle(verdicts[i], audits, kept, problem, "file")
+        verdicts[i] = settle(verdicts[i], audits, kept, problem, "file", lost)
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
 
 
 def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCall], problem: str | None,
-           origin: str) -> ScenarioVerdict:
+           origin: str, lost: list[str] | None = None) -> ScenarioVerdict:
     """Fold one verification attempt into the verdict. Only success changes the class: a failed
     attempt is not a reference solution, so the scenario stays as it was, the attempt is noted, and
     the reason names the attempt's real failure (it said "no reference solution yet" although one had
-    been given and had failed, outside check F7a). The one exception: a check that returns a non-bool
-    after the solution makes the scenario `not_bool` (third interop check, F2)."""
+    been given and had failed, outside check F7a). The exceptions are faults of a check whatever the
+    solution did: a non-bool after the solution makes the scenario `not_bool` (third interop check,
+    F2), and a raise no state causes (a missing module, a timeout) `check_error` (round-trip check 4,
+    F3: `apply_solution` classed it so, and this fold discarded it)."""
     cls, reasons = scenario_class(audits)
     if problem is None and cls == "verified":
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
-                                          "origin": origin})
+                                          "origin": origin, "lost": lost or []})
     who = "the agent's solution" if origin == "agent" else "the reference solution"
-    if problem is None and cls == "not_bool":
+    if problem is None and cls in ("not_bool", "check_error"):
         # A check that returns a non-bool on the solved state scores 0 there under EnvScaler's
         # run_check_function whatever the solution did (only an isinstance(result, bool) result counts):
         # the check, not the attempt, is what is wrong (a non-bool on the initial state is only "not
-        # True there": classify.initial_audits). The solution is kept as the evidence, so an export
-        # carries it and a re-import reaches the same class.
+        # True there": classify.initial_audits); so with a raise no state causes. The solution is kept
+        # as the evidence, so an export carries it and a re-import reaches the same class.
         return verdict.model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": None,
                                           "solution": kept, "origin": origin,
                                           "attempts": [*verdict.attempts, safe(f"{origin}: {reasons[0]}")]})
     if problem is None:
-        broken = next((a for a in audits if a.outcome in ("check_error", "not_bool")), None)
+        broken = next((a for a in audits if a.outcome == "unproven" and a.on_solved is None and a.error), None)
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
     return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")],
                                       "reasons": [safe(problem)]})
@@ -296,19 +302,21 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
 
 def verify(runtime: EnvRuntime, env: EnvInput,
            jobs: list[tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]],
-           check_timeout_s: float, threads: int = 1) -> list[tuple[list[CheckAudit], list[ToolCall], str | None]]:
+           check_timeout_s: float, threads: int = 1
+           ) -> list[tuple[list[CheckAudit], list[ToolCall], str | None, list[str]]]:
     """Replay each candidate solution EnvScaler's way (one sandbox episode each) and judge the
     unproven checks on the result (one unit per check).
 
     A call EnvScaler would reject as invalid (no such attribute) or that raises (its runtime would end
     the episode with reward 0 there) is dropped and the rest replayed again from the initial state;
     the solution counts only if that second replay runs clean. Every replay runs the env's own (validated)
-    class, and each job keeps its own kill/timeout bookkeeping, so no job changes another's verdict."""
+    class, and each job keeps its own kill/timeout bookkeeping, so no job changes another's verdict.
+    Each result ends with what of the solved state the factory's plain JSON loses (`lost_when_flattened`)."""
     if not jobs:
         return []
 
     def one(job: tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]
-            ) -> tuple[list[CheckAudit], list[ToolCall], str | None]:
+            ) -> tuple[list[CheckAudit], list[ToolCall], str | None, list[str]]:
         s, state0, audits, calls = job
         breaker = Breaker(check_timeout_s)
         result = replay(runtime, env.code, env.class_name, s.config, calls, breaker)
@@ -319,13 +327,13 @@ def verify(runtime: EnvRuntime, env: EnvInput,
             result = replay(runtime, env.code, env.class_name, s.config, plan, breaker)
         bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
         if result.state is None:
-            return audits, plan, f"the reference solution could not be replayed: {short(result.error)}"
+            return audits, plan, f"the reference solution could not be replayed: {short(result.error)}", []
         if bad is not None:
-            return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}"
+            return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}", []
         if not plan:
             return audits, plan, ("the reference solution has no call EnvScaler's runtime accepts"
-                                  + (f" (first: {dropped})" if dropped else ""))
+                                  + (f" (first: {dropped})" if dropped else "")), []
         outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
-        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None
+        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost_when_flattened(result.state)
 
     return parallel(one, jobs, threads)

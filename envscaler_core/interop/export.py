@@ -6,8 +6,8 @@
   SFT records without the last two, as EnvScaler's SFT scenarios have none);
 * `envscaler_reference_solutions.json`: our sidecar with the reference solution of every verified
   scenario, so `envscaler import envscaler` re-verifies them (the record shape has no room for it), and
-  of every scenario that is `not_bool` because a check returned a non-bool after its solution (the
-  solution is what showed it; without it a re-import would find the scenario only unproven).
+  of every scenario that is `not_bool` or `check_error` because of what a check did after its solution
+  (the solution is what showed it; without it a re-import would find the scenario only unproven).
 
 An imported run is written back from its verbatim records, in their original order, so import ->
 export -> import gives the same envs, scenarios and audit. A factory run's records are translated
@@ -76,7 +76,7 @@ def _imported(store: Any, run_id: str, verified_only: bool) -> tuple[list, list,
     rl = [s for s in scenarios if s.split == "rl" and s.env_id in keep and (s.audit == "verified" or not verified_only)]
     sft = [s for s in scenarios if s.split == "sft" and s.env_id in keep and (s.audit == "unproven" or not verified_only)]
     solutions = [solution_entry(s.record, s.reference_solution) for s in rl
-                 if s.audit in ("verified", "not_bool") and s.reference_solution]
+                 if s.audit in ("verified", "not_bool", "check_error") and s.reference_solution]
     return [(e.env_id, e.record) for e in envs], [s.record for s in rl], [s.record for s in sft], solutions
 
 

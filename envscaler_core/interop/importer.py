@@ -174,6 +174,8 @@ def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[
 NOT_PROMOTED_HEAD = ("verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted to a "
                      "factory scenario (gym, RL export, rollouts)")
 NOT_PROMOTED = NOT_PROMOTED_HEAD + ", where its reference solution does not pass: "
+LOST = ("; likely why: after the solution its state holds what the factory's plain JSON cannot keep: {} "
+        "(docs/interop.md, Known limits)")
 
 
 def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], runtime: EnvRuntime,
@@ -184,26 +186,28 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
     solution fails here would be an RL row that can never be rewarded (markers read by datetime methods,
     a check reading a private attribute), so it stays verified in the import and is not promoted. Nor is a
     scenario holding markers whose env, validated in that served form, is rejected (`served_form`)."""
-    jobs = [((i, k), _factory_scenario(s, verdict.solution), outcome.env)
+    jobs = [((i, k), _factory_scenario(s, verdict.solution), outcome.env, verdict.lost)
             for i, (mine, outcome) in enumerate(zip(groups, outcomes)) if outcome.env is not None
             for k, (s, verdict) in enumerate(zip(mine, outcome.scenarios)) if verdict.audit == "verified"]
     timeout = settings.scen.check_timeout_s
-    envs = sorted({i for (i, _), _, _ in jobs})
+    envs = sorted({i for (i, _), _, _, _ in jobs})
     problems = dict(zip(envs, parallel(lambda i: served_form_problem(
-        outcomes[i].candidate, [groups[i][k].config for (j, k), _, _ in jobs if j == i], runtime, settings), envs,
+        outcomes[i].candidate, [groups[i][k].config for (j, k), _, _, _ in jobs if j == i], runtime, settings), envs,
         threads)))
 
-    def check(job: tuple[tuple[int, int], Scenario, Any]) -> Scenario | str:
-        (i, k), scenario, env = job
+    def check(job: tuple[tuple[int, int], Scenario, Any, list[str]]) -> Scenario | str:
+        (i, k), scenario, env, lost = job
         if problems[i] is not None and has_markers(groups[i][k].config):
             return NOT_PROMOTED_HEAD + ": " + SERVED_FORM + str(problems[i])
         try:
             report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=about_the_state)
         except EnvLoadError as exc:
             return NOT_PROMOTED + f"its initial state does not load: {exc}"
-        return scenario if report.ok and report.failure is None else NOT_PROMOTED + str(report.reason or report.failure)
+        if report.ok and report.failure is None:
+            return scenario
+        return NOT_PROMOTED + str(report.reason or report.failure) + (LOST.format(", ".join(lost)) if lost else "")
 
-    return dict(zip((key for key, _, _ in jobs), parallel(check, jobs, threads)))
+    return dict(zip((key for key, _, _, _ in jobs), parallel(check, jobs, threads)))
 
 
 def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome],
@@ -226,7 +230,7 @@ def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes:
                 record_json=record_text(s.record), audit=verdict.audit, checks=verdict.checks,  # type: ignore[arg-type]
                 reasons=[*verdict.reasons, *([factory] if isinstance(factory, str) else [])],
                 reference_solution=verdict.solution, solution_origin=verdict.origin,  # type: ignore[arg-type]
-                attempts=verdict.attempts))
+                attempts=verdict.attempts, scenario_fp=factory.fingerprint if isinstance(factory, Scenario) else None))
             if isinstance(factory, Scenario):
                 records.append(factory)
     records += imported_envs + imported_scenarios

@@ -15,6 +15,7 @@ classes, which EnvScaler's `read_file` does without a second thought).
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -112,10 +113,14 @@ def execution_form(value: Any, where: str = "") -> Any:
 
 # ---- env metadata ----------------------------------------------------------------------------------
 
-def _text(record: dict[str, Any], key: str, *, empty_ok: bool = True) -> str:
+EMPTY_TASK = ("'task' is empty: the agent would be given nothing to do (EnvScaler's runtime still plays such "
+              "a record, with an empty task as its first user turn; a factory scenario needs a task)")
+
+
+def _text(record: dict[str, Any], key: str, *, empty_ok: bool = True, empty_why: str | None = None) -> str:
     value = record.get(key)
     if isinstance(value, str) and not empty_ok and not value.strip():
-        raise _Bad(f"'{key}' is empty (EnvScaler's loaders read it)")
+        raise _Bad(empty_why or f"'{key}' is empty (EnvScaler's loaders need it)")
     if not isinstance(value, str):
         what = "missing" if key not in record else f"a {type(value).__name__}, not a string"
         raise _Bad(f"'{key}' is {what} (EnvScaler's loaders read it)")
@@ -254,17 +259,33 @@ def _scenario(record: Any, known: dict[str, EnvInput], skipped: set[str]) -> tup
         raise _Bad("'env_id' is missing or not a string")
     if env_id not in known:
         raise _Bad(f"env {env_id!r} was skipped as malformed" if env_id in skipped
-                   else f"env_id {env_id!r} is not in the env metadata")
+                   else f"env_id {env_id!r} is not in the env metadata{_near_miss(env_id, [*known, *skipped])}")
     class_name = _text(record, "env_class_name", empty_ok=False)
     task_id = record.get("task_id")
     if not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
         raise _Bad("'task_id' is missing or not a string/integer (EnvScaler's runtime reads it)")
     if "init_config" not in record or not isinstance(record["init_config"], (dict, type(None))):
         raise _Bad("'init_config' is missing or not an object")
-    task = _text(record, "task", empty_ok=False)
+    task = _text(record, "task", empty_ok=False, empty_why=EMPTY_TASK)
     config = execution_form(record["init_config"], "init_config")
     return env_id, {"task_id": str(task_id), "class_name": class_name, "config": config, "task": task,
                     "checks": _checks(record)}
+
+
+def _near_miss(env_id: str, ids: list[str]) -> str:
+    """Why an id that prints like one of `ids` is still not it (round-trip check 4, F6: an NFD 'café'
+    and the metadata's NFC one looked identical in the message). EnvScaler's runtime looks ids up by
+    exact code points too, so the record stays skipped; the message only has to show the difference."""
+    def loose(text: str) -> str:
+        return unicodedata.normalize("NFKC", text).strip()
+
+    for other in ids:
+        if loose(other) == loose(env_id):
+            how = ("Unicode normalisation (the same text, other code points)"
+                   if unicodedata.normalize("NFKC", other) == unicodedata.normalize("NFKC", env_id)
+                   else "leading or trailing whitespace")
+            return f": it differs from the metadata's {ascii(other)} only in {how}; as escapes it is {ascii(env_id)}"
+    return "" if env_id.isascii() else f" (as escapes: {ascii(env_id)})"
 
 
 def read_scenarios(paths: list[Path], envs: list[EnvInput], skipped_envs: set[str]) -> tuple[list[ScenarioInput], list[ReadProblem]]:

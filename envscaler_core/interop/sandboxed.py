@@ -87,6 +87,33 @@ def has_markers(*states: Any) -> bool:
     return any(MARKER in json.dumps(s, ensure_ascii=False) for s in states)
 
 
+_LOST = {"dict": "dict keys that are not strings (an int key 1 becomes \"1\" there, so `.get(1)` finds nothing)",
+         "key": "dict keys that are not strings (an int key 1 becomes \"1\" there, so `.get(1)` finds nothing)",
+         "set": "sets (lists there)", "tuple": "tuples (lists there)", "datetime": "datetimes (ISO strings there)",
+         "decimal": "Decimals (strings there)", "float": "non-finite floats"}
+
+
+def lost_when_flattened(state: Any) -> list[str]:
+    """What of a marker-JSON state the factory's plain-JSON form cannot keep, one phrase per kind, in
+    order of first appearance: why a scenario verified in the faithful form can fail in the served one
+    (round-trip check 4, F5: a tool storing `self.bookings[1]` left its reason saying only "still False")."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            phrase = _LOST.get(value.get("__type__")) if isinstance(value.get("__type__"), str) else None
+            if phrase and phrase not in found:
+                found.append(phrase)
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(state)
+    return found
+
+
 def with_markers_restored(candidate: Any, config: dict[str, Any], always: bool = False) -> tuple[Any, dict[str, Any]]:
     """A candidate (`EnvCandidate`) and test config to validate with, such that the class gets the
     config's type markers restored (sets as sets, tuple keys as tuples), as EnvScaler's `read_file`

@@ -79,6 +79,9 @@ class ImportedScenario(Record):
     reference_solution: list[ToolCall] = Field(default_factory=list, description="Calls that verified it, if any.")
     solution_origin: Literal["agent", "file"] | None = None
     attempts: list[str] = Field(default_factory=list, description="Why each solution tried so far did not verify it.")
+    scenario_fp: str | None = Field(default=None, description=(
+        "The factory Scenario it was promoted to, if any: how a trajectory played on that Scenario finds "
+        "this record's own task_id (round-trip check 4, F1)."))
 
     @property
     def record(self) -> dict[str, Any]:
