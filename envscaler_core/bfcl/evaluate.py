@@ -109,10 +109,10 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
         agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model, request.temperature)
     started = time.perf_counter()
     executor = await asyncio.to_thread(SandboxedTask, runtime, task, request.model)
-    play, verdict = Playthrough(), None
+    play, verdict = Playthrough(), None  # filled as the task is played: an early end keeps what was played
     try:
         try:
-            play = await play_task(task, agent, executor)
+            await play_task(task, agent, executor, play)
         except LLMError as exc:
             if not _ends_episode(exc):
                 raise

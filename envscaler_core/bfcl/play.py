@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import Field
 
+from envscaler_core.bfcl.ask import ask_as_bfcl
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
 from envscaler_core.bfcl.data import DEFAULT_TEMPERATURE, MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import TaskExecutor
@@ -96,10 +97,9 @@ class ModelAgent:
         self.gateway, self.name, self.temperature = gateway, model, temperature
 
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
-        """The message as the endpoint sent it: `play_task` reads its calls as BFCL does. Every request
-        carries the temperature, as BFCL's handlers send theirs."""
-        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name,
-                                        temperature=self.temperature)
+        """The message as the endpoint sent it, whatever its `finish_reason` (`ask_as_bfcl`): `play_task`
+        reads its calls as BFCL does. Every request carries the temperature, as BFCL's handlers send theirs."""
+        reply = await ask_as_bfcl(self.gateway, messages, AGENT_BFCL, tools, self.name, self.temperature)
         sent = getattr(reply, "sent", None)
         return AgentTurn(message=dict(sent if sent is not None else reply.message),
                          usage=usage_of(getattr(reply, "usage", None)))
@@ -133,13 +133,16 @@ def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
                       completion_tokens=a.completion_tokens + b.completion_tokens)
 
 
-async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Playthrough:
-    """Run all turns of `task`; LLM errors propagate (the caller decides what they mean)."""
-    out = Playthrough()
+async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor, out: Playthrough | None = None) -> Playthrough:
+    """Run all turns of `task` into `out`; LLM errors propagate (the caller decides what they mean), and
+    `out` keeps what was played until then (the turn under way included), so a task that ends early
+    is stored with its conversation, calls and usage."""
+    out = Playthrough() if out is None else out
     for turn in range(len(task.turns)):
         tools = tools_for(task, turn)
         out.messages.extend(task.user_messages(turn))
         turn_steps: list[list[str]] = []
+        out.decoded.append(turn_steps)  # filled as the turn goes
         tool_steps = 0
         while True:
             reply = await agent.step(out.messages, tools)
@@ -167,7 +170,6 @@ async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Pla
             if tool_steps > MAX_STEPS_PER_TURN:
                 out.force_quit = True
                 break
-        out.decoded.append(turn_steps)
         if out.force_quit:
             break
     return out
