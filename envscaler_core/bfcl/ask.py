@@ -29,7 +29,8 @@ from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt
 
 async def ask_as_bfcl(gateway: Any, messages: list[dict[str, Any]], prompt: ChatPrompt, tools: list[dict[str, Any]],
                       model: str, temperature: float | None) -> ChatReply:
-    """The endpoint's first choice as it came, `finish_reason` notwithstanding (`ChatReply.sent`); errors
+    """The endpoint's first choice as it came, `finish_reason` notwithstanding (`ChatReply.sent`, also what
+    the run's cache keeps, so a resume replays the same history); errors
     the transport raises (outage, refusal, budget) propagate as from `gateway.chat`."""
     msgs = [dict(m) for m in messages]
     model_name = gateway.model_for("agent", model)
@@ -60,8 +61,19 @@ async def ask_as_bfcl(gateway: Any, messages: list[dict[str, Any]], prompt: Chat
         exchange = read_response(resp, sent, tools)
         gateway._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                        exchange.cached_tokens)
-        await gateway._record(call, "ok", response={"message": exchange.message, "usage": recorded_usage(exchange)})
+        received = first_message(resp) or exchange.message
+        await gateway._record(call, "ok", response={"message": received, "usage": recorded_usage(exchange)})
         return ChatReply(message=normalise_assistant(exchange.message, tools, turn, taken), usage=exchange.usage,
-                         usage_estimated=exchange.estimated_tokens > 0, sent=exchange.message)
+                         usage_estimated=exchange.estimated_tokens > 0, sent=received)
 
     return await gateway._audited(call, exchange_once)
+
+
+def first_message(resp: Any) -> dict[str, Any] | None:
+    """`choices[0].message` exactly as the endpoint sent it (nulls and empty lists kept), which is what
+    BFCL's handler reads and sends back; None for a shape it does not have (a streamed body is already
+    put back together as a message by the gateway's reader)."""
+    choices = resp.get("choices") if isinstance(resp, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
+        return dict(choices[0]["message"])
+    return None

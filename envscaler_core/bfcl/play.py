@@ -22,7 +22,6 @@ from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse
 from envscaler_core.bfcl.data import DEFAULT_TEMPERATURE, MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import TaskExecutor
 from envscaler_core.bfcl.schemas import tools_for
-from envscaler_core.llm.replies import normalise_assistant
 from envscaler_core.models.base import Model
 from envscaler_core.models.trajectory import TokenUsage
 from envscaler_core.prompts.agent import AGENT_BFCL
@@ -51,26 +50,21 @@ def sent_tool_calls(sent: dict[str, Any]) -> list[dict[str, Any]]:
     return [c if isinstance(c, dict) else {} for c in calls] if isinstance(calls, list) else []
 
 
-def as_read(message: dict[str, Any], sent: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The normalised message (reasoning split off, ids given) holding exactly the calls that were read,
-    each with the arguments exactly as the model wrote them (BFCL's handler sends back the SDK's text,
-    not a re-serialisation): one tool message answers each, so the history stays valid whatever the
-    gateway recovered."""
-    message = dict(message)
-    normalised = message.pop("tool_calls", None) or []
-    if not calls:
-        if normalised:  # calls the gateway found in the text: the text is what the model said
-            message["content"] = sent.get("content") if isinstance(sent.get("content"), str) else message.get("content")
-        return message
-    read = []
-    for i, call in enumerate(calls):
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-        same = i < len(normalised) and normalised[i]["function"]["name"] == fn.get("name")
-        arguments = fn.get("arguments")
-        read.append({"id": normalised[i]["id"] if same else f"call_bfcl_{i}", "type": "function",
-                     "function": {"name": str(fn.get("name")),  # the model's own text, as BFCL sends it back
-                                  "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
-    message["tool_calls"] = read
+def as_read(sent: dict[str, Any], step: int) -> dict[str, Any]:
+    """The assistant message as BFCL's handler sends it back: as the endpoint sent it (the SDK re-sends
+    the fields that were set), so `content: null`, `tool_calls: []` or `null`, arguments as an object or
+    a text, extra fields and reasoning written in the content all go back as they came. Before, the
+    message went back as our gateway normalises it (`tool_calls: []` and nulls dropped, `null` content
+    as "", object arguments re-serialised). Two exceptions: a call without an id gets one
+    (`call_bfcl_<step>_<i>`), so the tool message answering it can name it (BFCL sends `None`), and the
+    gateway does not send reasoning fields (`reasoning_content`, ...) back (docs/llm.md)."""
+    message = {**sent, "role": "assistant"}
+    calls = sent.get("tool_calls")
+    if isinstance(calls, list):
+        message["tool_calls"] = [
+            call if isinstance(call, dict) and call.get("id") else
+            {**(call if isinstance(call, dict) else {"type": "function", "function": {}}), "id": f"call_bfcl_{step}_{i}"}
+            for i, call in enumerate(calls)]
     return message
 
 
@@ -148,14 +142,13 @@ async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor, out: P
             reply = await agent.step(out.messages, tools)
             out.steps += 1
             out.usage = _add(out.usage, reply.usage)
-            sent = sent_tool_calls(reply.message)
-            message = as_read(normalise_assistant(reply.message, tools, out.steps), reply.message, sent)
+            message = as_read(reply.message, out.steps)
             out.messages.append(message)
             try:
-                calls = decode_tool_calls(sent)
+                calls = decode_tool_calls(sent_tool_calls(reply.message))
             except UndecodableCalls as exc:
                 # BFCL ends the turn; every call still gets its one tool message, so the history stays valid
-                for tc in message.get("tool_calls", []):
+                for tc in message.get("tool_calls") or []:
                     out.messages.append({"role": "tool", "tool_call_id": tc["id"],
                                          "content": UNDECODABLE_REPLY.format(reason=exc)})
                 break
