@@ -4,8 +4,9 @@ Per turn: the turn's user message(s) are appended (at a held-out turn: the fixed
 more functions" prompt, with the held-out tools added); the agent is asked for a step; a step with
 tool calls is decoded to call strings, each executed in order and answered by one tool message
 whose content is BFCL's observation text; a step without tool calls (or one that cannot be decoded)
-ends the turn. More than `MAX_STEPS_PER_TURN` tool steps in a turn force-quits the task, which BFCL
-scores as invalid without running the checker. The agent is any `rollout.agents.Agent`: the LLM over
+ends the turn. More than `MAX_STEPS_PER_TURN` tool steps in a turn force-quits the task: that turn is
+kept and play stops, as in BFCL's handler (scored by the checker when it was the last turn, else
+force-terminated: `evaluate.py`). The agent is any `rollout.agents.Agent`: the LLM over
 the gateway (native function calling, no system prompt, as BFCL's OpenAI FC handler) or `GoldAgent`.
 """
 
