@@ -3,8 +3,10 @@
 Prefect-free (`flows/eval.py` orchestrates). An evaluation is a run id: each finished task is written
 at once as a `BFCLTaskResult`, so a killed evaluation resumed with the same id plays only the tasks
 without a result (and the gateway's cache answers the LLM calls of a task that was in flight).
-Scoring follows BFCL's `eval_runner`: a force-quit task (or one whose inference failed) is invalid
-without running the checker; every other task is what `multi_turn_checker` says, run in the sandbox.
+Scoring follows BFCL's `eval_runner`: a task whose played turns are fewer than its ground-truth turns
+(force-quit before its last turn) is invalid without running the checker, as is one whose inference
+failed; every other task, a force-quit in its last turn included (BFCL's handler keeps that turn, so
+the counts match), is what `multi_turn_checker` says, run in the sandbox.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from envscaler_core.bfcl.data import SUBSET_SIZE, SUBSETS, BFCLTask, Subset, load_tasks
-from envscaler_core.bfcl.executor import SandboxedTask, Verdict
+from envscaler_core.bfcl.executor import SandboxedTask, Verdict, force_terminated
 from envscaler_core.bfcl.play import GoldAgent, ModelAgent, Playthrough, play_task
 from envscaler_core.llm.errors import LLMError
 from envscaler_core.models import BFCLEvalReport, BFCLTaskResult, Model, SubsetScore
@@ -94,10 +96,9 @@ def pending(store: Any, run_id: str, request: EvalRequest) -> list[BFCLTask]:
 
 
 def forced_quit_verdict(play: Playthrough, task: BFCLTask) -> Verdict:
-    """BFCL's eval_runner message for a task whose inference stopped early."""
-    return Verdict(valid=False, error_type="multi_turn:force_terminated", error_message=(
-        "Model was force-terminated during inference phase. The length of the model result turns "
-        f"({len(play.decoded)}) does not match the length of the ground truth turns ({len(task.ground_truth)})."))
+    """BFCL's eval_runner verdict for a task whose played turns are not its ground-truth turns: the
+    handler keeps the turn it force-quits in, so only a force-quit before the last turn gets here."""
+    return force_terminated(len(play.decoded), len(task.ground_truth))
 
 
 async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntime, gateway: Any = None,
@@ -108,17 +109,17 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
         agent = GoldAgent(task) if request.agent == "gold" else ModelAgent(gateway, request.model, request.temperature)
     started = time.perf_counter()
     executor = await asyncio.to_thread(SandboxedTask, runtime, task, request.model)
-    play, verdict = Playthrough(), None
+    play, verdict = Playthrough(), None  # filled as the task is played: an early end keeps what was played
     try:
         try:
-            play = await play_task(task, agent, executor)
+            await play_task(task, agent, executor, play)
         except LLMError as exc:
             if not _ends_episode(exc):
                 raise
             verdict = Verdict(valid=False, error_type="multi_turn:inference_error",
                               error_message=f"the model's answer could not be used: {exc}")
         if verdict is None:  # scored before the episode closes: in its unit's clean spare (executor.py)
-            verdict = (forced_quit_verdict(play, task) if play.force_quit or len(play.decoded) != len(task.ground_truth)
+            verdict = (forced_quit_verdict(play, task) if len(play.decoded) != len(task.ground_truth)
                        else await asyncio.to_thread(executor.score, play.decoded))
     finally:
         await asyncio.to_thread(executor.close)

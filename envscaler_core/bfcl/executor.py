@@ -35,6 +35,15 @@ class Verdict(Model):
     details: Any = Field(default=None, description="The checker's details, rendered to JSON (capped).")
 
 
+def force_terminated(played_turns: int, ground_truth_turns: int) -> Verdict:
+    """BFCL's eval_runner verdict for a play whose turn count is not the ground truth's. Its handler
+    keeps the turn it force-quits in, so a force-quit in the last turn has every turn and is checked;
+    only one before it (or a task with fewer user turns than ground-truth turns) is judged here."""
+    return Verdict(valid=False, error_type="multi_turn:force_terminated", error_message=(
+        "Model was force-terminated during inference phase. The length of the model result turns "
+        f"({played_turns}) does not match the length of the ground truth turns ({ground_truth_turns})."))
+
+
 class CheckerFailed(RuntimeError):
     """`multi_turn_checker` could not give a verdict in the sandbox (its episode timed out, crashed or
     came back without one): the harness failed, not the model, so the task stays unscored (pending)."""

@@ -12,8 +12,10 @@ turn there: `info["decoding_error"]` says why. An action that is no tool call at
 that runs and counts nothing. After the last turn the reward is 1.0 when `multi_turn_checker` finds the
 episode valid, else 0.0 (0 before that). More than `MAX_STEPS_PER_TURN` steps in one turn (each
 action with calls is one step, however many calls each carries and whether they fail) truncate the
-episode with reward 0, as BFCL force-quits. `info["tools"]` is the turn's tool list (held-out functions
-appear at their turn).
+episode, as BFCL force-quits: before the last turn with reward 0 (`multi_turn:force_terminated`, the
+turn counts differ); in the last turn BFCL's handler keeps the turn, so the checker scores the episode
+and the reward is its verdict. `info["tools"]` is the turn's tool list (held-out functions appear at
+their turn).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import MAX_STEPS_PER_TURN, BFCLTask
-from envscaler_core.bfcl.executor import SandboxedTask
+from envscaler_core.bfcl.executor import SandboxedTask, force_terminated
 from envscaler_core.bfcl.play import UNDECODABLE_REPLY
 from envscaler_core.bfcl.schemas import tools_for
 from envscaler_core.runtime import EnvRuntime, EpisodeBreach
@@ -97,7 +99,9 @@ class BFCLGymEnv:
         observations = self._live.execute_step(strings)
         self._steps.append(strings)
         observation: Any = observations if isinstance(action, list) else observations[0]
-        if len(self._steps) > MAX_STEPS_PER_TURN:
+        if len(self._steps) > MAX_STEPS_PER_TURN:  # BFCL keeps the force-quit turn, then stops playing
+            self._decoded.append(self._steps)
+            self._steps = []
             return self._finish(observation, truncated=True)
         is_error = any(text.startswith("Error during execution") for text in observations)
         return observation, 0.0, False, False, self._info(is_error=is_error)
@@ -126,8 +130,9 @@ class BFCLGymEnv:
                 verdict={"error_type": "sandbox:breach", "error_message": str(exc)}, final_state=None,
                 decoded=self._decoded)
         try:
-            if truncated:
-                valid, verdict = False, {"error_type": "multi_turn:force_terminated"}
+            if len(self._decoded) != len(self.task.ground_truth):  # eval_runner's test, not the force-quit's
+                valid, verdict = False, force_terminated(len(self._decoded), len(self.task.ground_truth)).model_dump(
+                    exclude={"details"})
             else:
                 result = self._live.score(self._decoded)  # the unit's clean spare, before the episode closes
                 valid, verdict = result.valid, result.model_dump(exclude={"details"})

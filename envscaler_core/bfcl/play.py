@@ -4,8 +4,9 @@ Per turn: the turn's user message(s) are appended (at a held-out turn: the fixed
 more functions" prompt, with the held-out tools added); the agent is asked for a step; a step with
 tool calls is decoded to call strings, each executed in order and answered by one tool message
 whose content is BFCL's observation text; a step without tool calls (or one that cannot be decoded)
-ends the turn. More than `MAX_STEPS_PER_TURN` tool steps in a turn force-quits the task, which BFCL
-scores as invalid without running the checker. The agent is any `rollout.agents.Agent`: the LLM over
+ends the turn. More than `MAX_STEPS_PER_TURN` tool steps in a turn force-quits the task: that turn is
+kept and play stops, as in BFCL's handler (scored by the checker when it was the last turn, else
+force-terminated: `evaluate.py`). The agent is any `rollout.agents.Agent`: the LLM over
 the gateway (native function calling, no system prompt, as BFCL's OpenAI FC handler) or `GoldAgent`.
 """
 
@@ -17,11 +18,11 @@ from typing import Any
 
 from pydantic import Field
 
+from envscaler_core.bfcl.ask import ask_as_bfcl
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
 from envscaler_core.bfcl.data import DEFAULT_TEMPERATURE, MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import TaskExecutor
 from envscaler_core.bfcl.schemas import tools_for
-from envscaler_core.llm.replies import normalise_assistant
 from envscaler_core.models.base import Model
 from envscaler_core.models.trajectory import TokenUsage
 from envscaler_core.prompts.agent import AGENT_BFCL
@@ -50,26 +51,21 @@ def sent_tool_calls(sent: dict[str, Any]) -> list[dict[str, Any]]:
     return [c if isinstance(c, dict) else {} for c in calls] if isinstance(calls, list) else []
 
 
-def as_read(message: dict[str, Any], sent: dict[str, Any], calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """The normalised message (reasoning split off, ids given) holding exactly the calls that were read,
-    each with the arguments exactly as the model wrote them (BFCL's handler sends back the SDK's text,
-    not a re-serialisation): one tool message answers each, so the history stays valid whatever the
-    gateway recovered."""
-    message = dict(message)
-    normalised = message.pop("tool_calls", None) or []
-    if not calls:
-        if normalised:  # calls the gateway found in the text: the text is what the model said
-            message["content"] = sent.get("content") if isinstance(sent.get("content"), str) else message.get("content")
-        return message
-    read = []
-    for i, call in enumerate(calls):
-        fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-        same = i < len(normalised) and normalised[i]["function"]["name"] == fn.get("name")
-        arguments = fn.get("arguments")
-        read.append({"id": normalised[i]["id"] if same else f"call_bfcl_{i}", "type": "function",
-                     "function": {"name": str(fn.get("name")),  # the model's own text, as BFCL sends it back
-                                  "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
-    message["tool_calls"] = read
+def as_read(sent: dict[str, Any], step: int) -> dict[str, Any]:
+    """The assistant message as BFCL's handler sends it back: as the endpoint sent it (the SDK re-sends
+    the fields that were set), so `content: null`, `tool_calls: []` or `null`, arguments as an object or
+    a text, extra fields and reasoning written in the content all go back as they came. Before, the
+    message went back as our gateway normalises it (`tool_calls: []` and nulls dropped, `null` content
+    as "", object arguments re-serialised). Two exceptions: a call without an id gets one
+    (`call_bfcl_<step>_<i>`), so the tool message answering it can name it (BFCL sends `None`), and the
+    gateway does not send reasoning fields (`reasoning_content`, ...) back (docs/llm.md)."""
+    message = {**sent, "role": "assistant"}
+    calls = sent.get("tool_calls")
+    if isinstance(calls, list):
+        message["tool_calls"] = [
+            call if isinstance(call, dict) and call.get("id") else
+            {**(call if isinstance(call, dict) else {"type": "function", "function": {}}), "id": f"call_bfcl_{step}_{i}"}
+            for i, call in enumerate(calls)]
     return message
 
 
@@ -96,10 +92,9 @@ class ModelAgent:
         self.gateway, self.name, self.temperature = gateway, model, temperature
 
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
-        """The message as the endpoint sent it: `play_task` reads its calls as BFCL does. Every request
-        carries the temperature, as BFCL's handlers send theirs."""
-        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name,
-                                        temperature=self.temperature)
+        """The message as the endpoint sent it, whatever its `finish_reason` (`ask_as_bfcl`): `play_task`
+        reads its calls as BFCL does. Every request carries the temperature, as BFCL's handlers send theirs."""
+        reply = await ask_as_bfcl(self.gateway, messages, AGENT_BFCL, tools, self.name, self.temperature)
         sent = getattr(reply, "sent", None)
         return AgentTurn(message=dict(sent if sent is not None else reply.message),
                          usage=usage_of(getattr(reply, "usage", None)))
@@ -133,26 +128,28 @@ def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
                       completion_tokens=a.completion_tokens + b.completion_tokens)
 
 
-async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Playthrough:
-    """Run all turns of `task`; LLM errors propagate (the caller decides what they mean)."""
-    out = Playthrough()
+async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor, out: Playthrough | None = None) -> Playthrough:
+    """Run all turns of `task` into `out`; LLM errors propagate (the caller decides what they mean), and
+    `out` keeps what was played until then (the turn under way included), so a task that ends early
+    is stored with its conversation, calls and usage."""
+    out = Playthrough() if out is None else out
     for turn in range(len(task.turns)):
         tools = tools_for(task, turn)
         out.messages.extend(task.user_messages(turn))
         turn_steps: list[list[str]] = []
+        out.decoded.append(turn_steps)  # filled as the turn goes
         tool_steps = 0
         while True:
             reply = await agent.step(out.messages, tools)
             out.steps += 1
             out.usage = _add(out.usage, reply.usage)
-            sent = sent_tool_calls(reply.message)
-            message = as_read(normalise_assistant(reply.message, tools, out.steps), reply.message, sent)
+            message = as_read(reply.message, out.steps)
             out.messages.append(message)
             try:
-                calls = decode_tool_calls(sent)
+                calls = decode_tool_calls(sent_tool_calls(reply.message))
             except UndecodableCalls as exc:
                 # BFCL ends the turn; every call still gets its one tool message, so the history stays valid
-                for tc in message.get("tool_calls", []):
+                for tc in message.get("tool_calls") or []:
                     out.messages.append({"role": "tool", "tool_call_id": tc["id"],
                                          "content": UNDECODABLE_REPLY.format(reason=exc)})
                 break
@@ -167,7 +164,6 @@ async def play_task(task: BFCLTask, agent: Agent, executor: TaskExecutor) -> Pla
             if tool_steps > MAX_STEPS_PER_TURN:
                 out.force_quit = True
                 break
-        out.decoded.append(turn_steps)
         if out.force_quit:
             break
     return out

@@ -1,0 +1,47 @@
+"""Spec: an evaluation reads each reply as BFCL's OpenAI FC handler does, whatever its `finish_reason`.
+BFCL sends each request once and reads the first choice as it came: a closing text cut off by the
+output limit (`length`), or an empty reply a content filter stopped, ends the turn and play goes on.
+The factory's reply policy (ask a cut-off reply again with more room, refuse it or a filtered one as
+unusable) made such tasks invalid where BFCL scores them valid, sent requests BFCL never sends, and
+stored the task with nothing played (turns 0, no messages, usage 0/0). A task that does end early
+(its prompt refused) keeps what was played. A real gateway over HTTP to a scripted endpoint, a real
+sandbox episode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sandbox import SandboxPool
+from tests.bfcl.scripted_endpoint import TASK, endpoint_for  # noqa: F401 (a fixture)
+from tests.bfcl.scripted_endpoint import evaluate_over as _evaluate
+
+def test_a_closing_text_cut_off_by_the_output_limit_ends_the_turn(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": "I have moved th"}, "length"))
+    result = _evaluate(endpoint, bfcl_pool)
+    assert (result.valid, result.error_type, result.turns, result.steps) == (True, None, 2, 4)
+
+
+def test_a_cut_off_reply_is_not_asked_again(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    """BFCL sends each request once; before, each cut-off closing text was sent twice more with max_tokens."""
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": "I have moved th"}, "length"))
+    _evaluate(endpoint, bfcl_pool)
+    assert len(endpoint.bodies) == 4
+    assert not any("max_tokens" in body or "max_completion_tokens" in body for body in endpoint.bodies)
+
+
+def test_an_empty_reply_a_content_filter_stopped_ends_the_turn(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": None}, "content_filter") if turn == 1
+                            else ({"role": "assistant", "content": "Done."}, "stop"))
+    result = _evaluate(endpoint, bfcl_pool)
+    assert (result.valid, result.error_type, result.turns, result.steps) == (True, None, 2, 4)
+
+
+def test_a_task_whose_prompt_is_refused_keeps_what_was_played(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": "Done."}, "stop"), refuse_turn=1)
+    result = _evaluate(endpoint, bfcl_pool)
+    assert (result.valid, result.error_type) == (False, "multi_turn:inference_error")
+    assert result.decoded == [[TASK.ground_truth[0]], []] and result.turns == 2 and result.steps == 2
+    assert result.tool_calls == len(TASK.ground_truth[0])
+    assert [m["role"] for m in result.messages] == ["user", "assistant", *["tool"] * len(TASK.ground_truth[0]),
+                                                    "assistant", "user"]
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (200, 14)
