@@ -119,8 +119,11 @@ def _interrupted(settings: Settings, run_id: str) -> None:
     except Exception:  # noqa: BLE001 - the store may be what was interrupted; say what is known
         pass
     if status == "completed":
-        typer.echo(f"interrupted after the import was stored: run {run_id} is complete (envscaler status {run_id})",
-                   err=True)
+        from envscaler.cli_name import cli_call
+        from envscaler_core.config import store_option
+
+        shown = cli_call("status", run_id, tail=store_option(settings.store.url))
+        typer.echo(f"interrupted after the import was stored: run {run_id} is complete ({shown})", err=True)
     else:
         typer.echo(f"interrupted: run {run_id} was not stored (an import is stored whole or not at all; "
                    "importing again starts over)", err=True)

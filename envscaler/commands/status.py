@@ -63,7 +63,7 @@ def _list(url: str, json_out: bool) -> None:
         typer.echo(f"{human_store(url)} is held by a running process; active run(s):")
         for p in active:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
-                       f"`{cli_call(f'status {p.run_id} --watch')}`)")
+                       f"`{cli_call('status', p.run_id, '--watch')}`)")
         return
     if held_while_running(url):  # nobody holds the file: a run still marked running was killed, or failed unrecorded
         runs = [r.model_copy(update={"status": gone_verdict(r.run_id, r.status, "eval" in r.config, url,
