@@ -51,8 +51,10 @@ def settings_from(config: Path | None, db: str | None = None, overrides: dict[st
 
 def say(message: str, quiet: bool = False) -> None:
     """Progress-type information goes to stderr, so stdout stays the summary (or its JSON)."""
+    from envscaler.terminal_text import visible
+
     if not quiet:
-        typer.echo(message, err=True)
+        typer.echo(visible(message), err=True)
 
 
 def source_paths(sources: list[Path]) -> list[str]:

@@ -5,6 +5,7 @@ running process is read through the progress that run publishes beside the file.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         if live is None:
             fail(held_message(url, exc, run_id))
         if clear:
-            typer.echo("\033[2J\033[H", nl=False)
+            _clear_screen()
         typer.echo(live.model_dump_json(indent=2) if json_out else
                    f"(store held by the running process, pid {live.pid}; live figures)\n{progress_text(live)}")
         return not active
@@ -112,7 +113,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     else:
         summary = _gone(summary, url, row.updated_at)
     if clear:
-        typer.echo("\033[2J\033[H", nl=False)
+        _clear_screen()
     try:
         print_summary(summary.model_dump(mode="json"), json_out, store_url=url)
     except typer.Exit:
@@ -130,3 +131,12 @@ def _gone(summary: Any, url: str, updated_at: Any = None) -> Any:
         return summary
     status, why = verdict
     return summary.model_copy(update={"status": status, "error": why if status != "interrupted" else summary.error or why})
+
+
+def _clear_screen() -> None:
+    """`--watch`'s redraw: written past `VisibleText`, which shows any other escape sequence escaped."""
+    from envscaler.terminal_text import raw_stream
+
+    out = raw_stream(sys.stdout)
+    out.write("\033[2J\033[H")
+    out.flush()
