@@ -134,9 +134,11 @@ def _gone(summary: Any, url: str, updated_at: Any = None) -> Any:
 
 
 def _clear_screen() -> None:
-    """`--watch`'s redraw: written past `VisibleText`, which shows any other escape sequence escaped."""
+    """`--watch`'s redraw: written past `VisibleText`, which shows any other escape sequence escaped, and
+    only to a terminal (click used to strip it from a pipe; now that nothing is stripped, it is not sent)."""
     from envscaler.terminal_text import raw_stream
 
     out = raw_stream(sys.stdout)
-    out.write("\033[2J\033[H")
-    out.flush()
+    if out.isatty():
+        out.write("\033[2J\033[H")
+        out.flush()
