@@ -86,7 +86,9 @@ def _dispatch() -> int:
     command = typer.main.get_command(app)
     tidy_help(command)
     try:
-        code = command.main(args=sys.argv[1:], prog_name="envscaler", standalone_mode=False)
+        # color=True: click must not strip escape sequences from what it echoes to a pipe or file; our
+        # streams show them escaped instead (terminal_text; F5: stripped, an id read as another)
+        code = command.main(args=sys.argv[1:], prog_name="envscaler", standalone_mode=False, color=True)
     except (click.exceptions.Exit, typer.Exit) as done:
         return done.exit_code
     except (click.ClickException, typer.TyperException) as problem:
@@ -123,7 +125,9 @@ def _usage_error(problem: Exception) -> int:
         return 0  # typer has printed the help already
     message = problem.format_message() if hasattr(problem, "format_message") else str(problem)  # type: ignore[attr-defined]
     where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-    typer.echo(f"error: {' '.join(message.split())}{where}", err=True)
+    from envscaler.terminal_text import visible
+
+    typer.echo(visible(f"error: {' '.join(message.split())}{where}"), err=True)
     return int(getattr(problem, "exit_code", 2) or 2)
 
 

@@ -10,6 +10,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from envscaler_core.shell import shell_word, shell_words
+
 
 def cli_command() -> tuple[str, str | None]:
     """How to call this CLI from the user's shell, and a hint when it is not on PATH (after `make demo` the
@@ -26,19 +28,22 @@ def cli_command() -> tuple[str, str | None]:
     except ValueError:
         shown = str(me)
     activate = me.parent / "activate"
-    hint = (f"`envscaler` is not on your PATH: call it as {shown}, or first `source {activate}`"
+    shown = shell_word(shown)  # a project directory with a space in its path
+    hint = (f"`envscaler` is not on your PATH: call it as {shown}, or first `source {shell_word(activate)}`"
             if activate.is_file() else f"`envscaler` is not on your PATH: call it as {shown}")
     return shown, hint
 
 
-def cli_call(args: str) -> str:
-    """`envscaler ARGS` as the user can paste it (see the module docstring)."""
-    return f"{cli_command()[0]} {args}"
+def cli_call(*words: str, tail: str = "") -> str:
+    """`envscaler WORDS...` as the user can paste it (see the module docstring): each word shell-quoted,
+    since run ids, env ids, paths and store URLs come from data (`envscaler_core.shell`); `tail` is text
+    we wrote ourselves, quoted already or a placeholder (`store_option`'s ` --db URL`, ` --max-tokens N`)."""
+    return f"{cli_command()[0]} {shell_words(*words)}{tail}"
 
 
 def resume_call(run_id: str, store_url: str | None = None, extra: str = "") -> str:
     """`envscaler resume RUN [--db URL]`."""
     from envscaler_core.config import store_option
 
-    return cli_call(f"resume {run_id}{store_option(store_url)}{extra}")
+    return cli_call("resume", run_id, tail=f"{store_option(store_url)}{extra}")
 

@@ -27,6 +27,7 @@ DEMO_OVERRIDES: dict[str, Any] = {
 
 def where_to_look(summary: dict[str, Any], settings: Any, server: Any, requests: int) -> list[str]:
     from envscaler_core.config import outputs_root
+    from envscaler_core.shell import shell_word
     from envscaler_core.store.urls import human_store
 
     cli, hint = cli_command()
@@ -34,7 +35,7 @@ def where_to_look(summary: dict[str, Any], settings: Any, server: Any, requests:
     run_id = summary["run_id"]
     lines = ["where to look:",
              f"  report     {outputs.get('report', '(not written)')}   (open it in a browser)",
-             f"  store      {human_store(settings.store.url)}   ({cli} status {run_id})",
+             f"  store      {human_store(settings.store.url)}   ({cli} status {shell_word(run_id)})",
              f"  exports    {outputs.get('exports', outputs_root(settings) / run_id)}"]
     if server is not None:
         started = f"; started by the demo, pid {server.pid}, stop it with `kill {server.pid}`" if server.pid else ""
@@ -42,7 +43,7 @@ def where_to_look(summary: dict[str, Any], settings: Any, server: Any, requests:
     lines.append(f"  mock LLM   answered {requests} HTTP requests (all labelled mock; its costs are illustrative)")
     lines += ["next:",
               f"  {cli} status                 list runs (this one included)",
-              f"  {cli} status {run_id}",
+              f"  {cli} status {shell_word(run_id)}",
               f"  {cli} serve-mcp ENV_ID       call an env's tools by hand (env ids: in the status above)"]
     if hint:
         lines.append(f"  ({hint})")

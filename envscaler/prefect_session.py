@@ -41,8 +41,10 @@ def api_url_problem(value: str | None) -> str | None:
 
 
 def _say(message: str, quiet: bool) -> None:
+    from envscaler.terminal_text import visible
+
     if not quiet:
-        typer.echo(message, err=True)
+        typer.echo(visible(message), err=True)
 
 
 def configured_api_problem() -> str | None:

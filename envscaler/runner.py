@@ -51,8 +51,10 @@ def settings_from(config: Path | None, db: str | None = None, overrides: dict[st
 
 def say(message: str, quiet: bool = False) -> None:
     """Progress-type information goes to stderr, so stdout stays the summary (or its JSON)."""
+    from envscaler.terminal_text import visible
+
     if not quiet:
-        typer.echo(message, err=True)
+        typer.echo(visible(message), err=True)
 
 
 def source_paths(sources: list[Path]) -> list[str]:
@@ -299,7 +301,7 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
         fail(f"run {run_id} failed: {type(exc).__name__}: {first}{kept}"
-             f" (see `{cli_call('status ' + run_id)}`; rerun with --debug for the traceback; resume with "
+             f" (see `{cli_call('status', run_id)}`; rerun with --debug for the traceback; resume with "
              f"`{resume_call(run_id, settings.store.url)}`)", code=1)
 
 
@@ -325,7 +327,7 @@ def _unrecorded(store: Any, settings: Settings, run_id: str, status: str, error:
         except Exception:  # noqa: BLE001 - the store refuses writes: say where the end went instead
             pass
     kept = note_unrecorded(settings.store.url, run_id, status, error)
-    return (f"; the store could not record this end, kept in {kept} for `{cli_call('status ' + run_id)}`" if kept
+    return (f"; the store could not record this end, kept in {kept} for `{cli_call('status', run_id)}`" if kept
             else "; the store could not record this end")
 
 
@@ -381,10 +383,10 @@ def _interrupted(store: Any, run_id: str, signal_name: str = "SIGINT") -> None:
         typer.echo(f"{said} before run {run_id} started; nothing was recorded", err=True)
     elif run.status == "completed":
         typer.echo(f"{said} after run {run_id} had already completed: nothing was lost; "
-                   f"`{cli_call('status ' + run_id)}` shows its summary", err=True)
+                   f"`{cli_call('status', run_id)}` shows its summary", err=True)
     elif run.status in FINISHED:
         typer.echo(f"{said}: run {run_id} had already finished with status {run.status}; "
-                   f"`{cli_call('status ' + run_id)}` shows why", err=True)
+                   f"`{cli_call('status', run_id)}` shows why", err=True)
     else:
         typer.echo(f"{said}: run {run_id} stopped; finished work is kept. Continue it with:\n"
                    f"  {resume_call(run_id, store.url)}", err=True)

@@ -167,7 +167,7 @@ def killed_reason(run_id: str, status: str, evaluation: bool, url: str) -> str |
     from envscaler.cli_name import resume_call
     from envscaler_core.config import store_option
 
-    how = (f"`{cli_call(f'eval bfcl-mt --run-id {run_id}{store_option(url)}')}` with its options" if evaluation
+    how = (f"`{cli_call('eval', 'bfcl-mt', '--run-id', run_id, tail=store_option(url))}` with its options" if evaluation
            else f"`{resume_call(run_id, url)}`")
     return f"its process is gone (killed?) while it was {status}; continue it with {how}"
 
@@ -222,7 +222,7 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
         typer.echo(summary_text(s, cli_command()[0]))
     if s.status == "stopped_budget":
         if s.evaluation is not None:  # an evaluation resumes through `eval`, with its budget in its config
-            typer.echo(f"stopped: budget spent; continue with `{cli_call(f'eval bfcl-mt --run-id {s.run_id}{store_option(store_url)}')}` "
+            typer.echo(f"stopped: budget spent; continue with `{cli_call('eval', 'bfcl-mt', '--run-id', s.run_id, tail=store_option(store_url))}` "
                        "and its options, with a larger budget.max_tokens / budget.max_cost_usd (-c or "
                        "ENVSCALER_BUDGET__MAX_TOKENS)", err=True)
         else:

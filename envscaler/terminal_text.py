@@ -5,7 +5,12 @@ escape sequence in one of them (`\\x1b]0;title\\x07`, `\\r` to overwrite a line,
 be executed by the terminal that prints `status` or `validate --text`. Everything the CLI prints on
 stdout, and its one-line errors, go through `visible`: control characters other than newline and tab
 become `\\xNN` / `\\uNNNN` escapes, so the text reads the same and does nothing. (JSON output is
-already escaped by `json.dumps`; the live progress display on stderr is the CLI's own drawing.)"""
+already escaped by `json.dumps`; the live progress display on stderr is the CLI's own drawing.)
+
+Escaped, never removed: click strips CSI sequences (`\\x1b[2J`, `\\x1b[1;31m`) from what it echoes to a
+pipe or a file *before* the stream sees them, so an env id `env_\\x1b]0;X\\x07\\x1b[2Jx` was printed as
+`env_\\x1b]0;X\\x07x`, another id than the real one (red team round 5, F5). The CLI therefore tells click
+never to strip (`color=True`, cli.py): every sequence reaches `visible` and is shown escaped."""
 
 from __future__ import annotations
 
@@ -35,5 +40,15 @@ class VisibleText:
         self._stream.write(visible(text))
         return len(text)
 
+    @property
+    def raw(self) -> TextIO:
+        """The wrapped stream, for the CLI's own drawing (`status --watch` clearing the screen)."""
+        return self._stream
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def raw_stream(stream: TextIO) -> TextIO:
+    """`stream` without a `VisibleText` around it: escape sequences we write on purpose must reach it."""
+    return stream.raw if isinstance(stream, VisibleText) else stream

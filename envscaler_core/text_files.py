@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from envscaler_core.shell import shell_word
+
 # longest first: the UTF-32 little-endian mark begins with the UTF-16 one
 _WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
               (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"))
@@ -28,7 +30,7 @@ def wide_encoding(head: bytes) -> str | None:
 def wide_text_advice(path: Path | str, encoding: str) -> str:
     family = encoding.split()[0]
     return (f"{encoding} text, not UTF-8 (it starts with a {family} byte order mark); convert it, e.g. "
-            f"`iconv -f {family} -t UTF-8 {path} > utf8.{Path(path).name}`")
+            f"`iconv -f {family} -t UTF-8 {shell_word(path)} > {shell_word('utf8.' + Path(path).name)}`")
 
 
 def not_utf8_reason(path: Path | str, data: bytes, exc: UnicodeDecodeError) -> str:

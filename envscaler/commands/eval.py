@@ -97,7 +97,7 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     from flows.eval import EvalConflict, bfcl_eval_flow
     from sandbox import SandboxUnavailable
 
-    resume = cli_call(f"eval bfcl-mt --run-id {run_id} {resume_options(request)}{store_option(settings.store.url)}")
+    resume = cli_call("eval", "bfcl-mt", "--run-id", run_id, tail=f" {resume_options(request)}{store_option(settings.store.url)}")
     try:
         with flow_session(settings), sigterm_as_interrupt():
             return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
@@ -162,11 +162,13 @@ def _temperature_option(value: float | None) -> float | None:
 
 def resume_options(request: Any) -> str:
     """The options that name this evaluation's tasks and player, as a resume must repeat them."""
-    options = f"--subset {','.join(request.subsets)} --agent {request.agent}"
+    from envscaler_core.shell import shell_word
+
+    options = f"--subset {shell_word(','.join(request.subsets))} --agent {shell_word(request.agent)}"
     if request.limit:
         options += f" --limit {request.limit}"
     if request.agent == "llm":  # the gold agent takes no --model
-        options += f" --model {request.model}"
+        options += f" --model {shell_word(request.model)}"  # a stored run's model name is data: quoted (F4)
         if request.temperature is not None:
             options += f" --temperature {request.temperature:g}"
     return options

@@ -109,7 +109,7 @@ def _base(store: object, run_id: str, out: Path | None) -> Path | None:
     run = store.get_run(run_id)  # type: ignore[attr-defined]
     if run is not None and "eval" in run.config:
         fail(f"run {run_id} is a BFCL multi-turn evaluation, not a factory run: it has no envs, scenarios or "
-             f"trajectories to export (its results: `{cli_call(f'status {run_id}')}`, `{cli_call(f'report {run_id}')}`)")
+             f"trajectories to export (its results: `{cli_call('status', run_id)}`, `{cli_call('report', run_id)}`)")
     if out is not None:
         return out
     recorded = run.outputs.get("exports") if run is not None else None

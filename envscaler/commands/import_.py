@@ -49,10 +49,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             check_endpoint(settings)
         run_id = run_id or new_run_id("import")
         report = _run(envs, files, solutions, settings, run_id, solve, attempts, as_flow)
-        for line in report["problems"]:
-            typer.echo(f"skipped {line}", err=True)
+        from envscaler.terminal_text import visible
+
+        for line in report["problems"]:  # the files' own text: escape sequences shown, never run (F5)
+            typer.echo(visible(f"skipped {line}"), err=True)
         for line in report["notes"]:
-            typer.echo(f"note: {line}", err=True)
+            typer.echo(visible(f"note: {line}"), err=True)
         if json_out:
             typer.echo(json.dumps(report["summary"], indent=2))
             return
@@ -119,8 +121,11 @@ def _interrupted(settings: Settings, run_id: str) -> None:
     except Exception:  # noqa: BLE001 - the store may be what was interrupted; say what is known
         pass
     if status == "completed":
-        typer.echo(f"interrupted after the import was stored: run {run_id} is complete (envscaler status {run_id})",
-                   err=True)
+        from envscaler.cli_name import cli_call
+        from envscaler_core.config import store_option
+
+        shown = cli_call("status", run_id, tail=store_option(settings.store.url))
+        typer.echo(f"interrupted after the import was stored: run {run_id} is complete ({shown})", err=True)
     else:
         typer.echo(f"interrupted: run {run_id} was not stored (an import is stored whole or not at all; "
                    "importing again starts over)", err=True)

@@ -56,8 +56,10 @@ def check_out(target: Path) -> None:
     """An explicit --out is written only where it cannot destroy anything: a new file in an existing
     directory, or a report this command wrote before (`report --out src/tasks.jsonl` replaced a source
     file with HTML, exit 0; a missing parent directory used to be created, whole trees of it)."""
+    from envscaler_core.shell import shell_word
+
     if target.is_dir():
-        fail(f"--out {target} is a directory; pass --out <file>.html (e.g. {target / 'report.html'})")
+        fail(f"--out {target} is a directory; pass --out <file>.html (e.g. --out {shell_word(target / 'report.html')})")
     if not target.parent.is_dir():
         what = "is not a directory" if target.parent.exists() else "does not exist"
         fail(f"--out {target}: the directory {target.parent} {what}; create it first, or pass --out <file>.html "

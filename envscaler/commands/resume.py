@@ -52,12 +52,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
             options = resume_options(EvalRequest.model_validate(run.config["eval"]))
             fail(f"run {run_id} is a BFCL evaluation: continue it with "
-                 f"`{cli_call(f'eval bfcl-mt --run-id {run_id} {options}')}`")
+                 f"`{cli_call('eval', 'bfcl-mt', '--run-id', run_id, tail=' ' + options)}`")
         if run.status in FINISHED:
             what = "completed" if run.status == "completed" else "finished (it produced nothing)"
 
-            typer.echo(f"run {run_id} is already {what}: nothing to resume. `{cli_call('status ' + run_id)}` shows "
-                       f"it; `{cli_call('run --run-id ' + run_id)} -s ...` retries its failed items.")
+            typer.echo(f"run {run_id} is already {what}: nothing to resume. `{cli_call('status', run_id)}` shows "
+                       f"it; `{cli_call('run', '--run-id', run_id)} -s ...` retries its failed items.")
             return
         with _endpoint_for(run) as (endpoint, notes):
             settings = resume_settings(run, config, db, max_tokens=max_tokens, max_cost=max_cost, endpoint=endpoint)

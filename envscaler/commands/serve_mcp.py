@@ -77,6 +77,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
         from envscaler.mcp_server import build_server, serve_http, serve_stdio
         from envscaler.runner import settings_from
+        from envscaler.terminal_text import visible
         from envscaler_core.runtime import EnvLoadError
         from envscaler_core.store import Store, StoreError
         from sandbox import SandboxPool, SandboxUnavailable
@@ -109,8 +110,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             try:
                 server = build_server(env, scenario, episode)
                 where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
-                typer.echo(f"serving {env_id} (run {rid}, scenario {scenario.fingerprint[:12]}, "
-                           f"{len(env.tools)} tools) over {where}", err=True)
+                typer.echo(visible(f"serving {env_id} (run {rid}, scenario {scenario.fingerprint[:12]}, "
+                                   f"{len(env.tools)} tools) over {where}"), err=True)
                 if transport == "stdio":
                     anyio.run(serve_stdio, server)
                 else:

@@ -5,6 +5,7 @@ running process is read through the progress that run publishes beside the file.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def _list(url: str, json_out: bool) -> None:
         typer.echo(f"{human_store(url)} is held by a running process; active run(s):")
         for p in active:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
-                       f"`{cli_call(f'status {p.run_id} --watch')}`)")
+                       f"`{cli_call('status', p.run_id, '--watch')}`)")
         return
     if held_while_running(url):  # nobody holds the file: a run still marked running was killed, or failed unrecorded
         runs = [r.model_copy(update={"status": gone_verdict(r.run_id, r.status, "eval" in r.config, url,
@@ -103,7 +104,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         if live is None:
             fail(held_message(url, exc, run_id))
         if clear:
-            typer.echo("\033[2J\033[H", nl=False)
+            _clear_screen()
         typer.echo(live.model_dump_json(indent=2) if json_out else
                    f"(store held by the running process, pid {live.pid}; live figures)\n{progress_text(live)}")
         return not active
@@ -112,7 +113,7 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
     else:
         summary = _gone(summary, url, row.updated_at)
     if clear:
-        typer.echo("\033[2J\033[H", nl=False)
+        _clear_screen()
     try:
         print_summary(summary.model_dump(mode="json"), json_out, store_url=url)
     except typer.Exit:
@@ -130,3 +131,14 @@ def _gone(summary: Any, url: str, updated_at: Any = None) -> Any:
         return summary
     status, why = verdict
     return summary.model_copy(update={"status": status, "error": why if status != "interrupted" else summary.error or why})
+
+
+def _clear_screen() -> None:
+    """`--watch`'s redraw: written past `VisibleText`, which shows any other escape sequence escaped, and
+    only to a terminal (click used to strip it from a pipe; now that nothing is stripped, it is not sent)."""
+    from envscaler.terminal_text import raw_stream
+
+    out = raw_stream(sys.stdout)
+    if out.isatty():
+        out.write("\033[2J\033[H")
+        out.flush()

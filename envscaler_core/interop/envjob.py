@@ -270,6 +270,26 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     return outcome
 
 
+AUDIT_RAISED = "its audit could not finish ({error}), so it is not accepted; the import's other envs are judged as usual"
+
+
+def audit_or_reject(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str, list[ToolCall]],
+                    runtime: EnvRuntime, settings: Settings, static: list[str], keep_states: bool = False,
+                    threads: int = 1) -> EnvOutcome:
+    """`audit_env`, or a rejection naming what raised in it: envs are audited side by side and stored in
+    one transaction, so one env whose validation raised (a load that timed out mid-probe, a MemoryError)
+    used to end the whole import with nothing stored, its good envs lost (red team round 5, F2)."""
+    try:
+        return audit_env(env, scenarios, solutions, runtime, settings, static, keep_states=keep_states,
+                         threads=threads)
+    except Exception as exc:  # noqa: BLE001 - whatever it was, it is this env's verdict, not the import's
+        error = f"{type(exc).__name__}: {short(str(exc), 300)}" if str(exc) else type(exc).__name__
+        outcome = judge_env(env, None, None, runtime, settings, [AUDIT_RAISED.format(error=error)])
+        outcome.scenarios = [ScenarioVerdict(audit="env_rejected", reasons=[f"env {env.env_id} rejected"])
+                             for _ in scenarios]
+        return outcome
+
+
 def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCall], problem: str | None,
            origin: str, lost: list[str] | None = None) -> ScenarioVerdict:
     """Fold one verification attempt into the verdict. Only success changes the class: a failed

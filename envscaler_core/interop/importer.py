@@ -25,7 +25,7 @@ from envscaler_core.config import Settings, public_config
 from envscaler_core.interop.classify import about_the_state
 from envscaler_core.interop.sandboxed import has_markers, parallel
 from envscaler_core.interop.served_form import SERVED_FORM, served_form_problem
-from envscaler_core.interop.envjob import EnvOutcome, audit_env, static_problems
+from envscaler_core.interop.envjob import AUDIT_RAISED, EnvOutcome, audit_or_reject, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions, scenario_key
 from envscaler_core.interop.summary import IMPORT_STAGE, summarize
@@ -76,8 +76,12 @@ def _jobs(envs: list[EnvInput], scenarios: list[ScenarioInput], solutions: dict,
         groups[s.env_id].append(s)
 
     def job(env: EnvInput, mine: list[ScenarioInput]) -> Any:
-        static = static_problems(env)  # here, on this thread: ast.parse is not thread-safe on 3.11
-        return lambda: audit_env(env, mine, solutions, runtime, settings, static, keep_states=solve, threads=threads)
+        try:
+            static = static_problems(env)  # here, on this thread: ast.parse is not thread-safe on 3.11
+        except Exception as exc:  # noqa: BLE001 - this env's verdict; the others must still be imported
+            static = [AUDIT_RAISED.format(error=f"{type(exc).__name__}: {exc}"[:300])]
+        return lambda: audit_or_reject(env, mine, solutions, runtime, settings, static, keep_states=solve,
+                                       threads=threads)
 
     # Largest envs first: with a thread pool, the long jobs should not start last.
     order = sorted(envs, key=lambda e: -len(groups[e.env_id]))
@@ -191,7 +195,7 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
             for k, (s, verdict) in enumerate(zip(mine, outcome.scenarios)) if verdict.audit == "verified"]
     timeout = settings.scen.check_timeout_s
     envs = sorted({i for (i, _), _, _, _ in jobs})
-    problems = dict(zip(envs, parallel(lambda i: served_form_problem(
+    problems = dict(zip(envs, parallel(lambda i: _served_form_problem(
         outcomes[i].candidate, [groups[i][k].config for (j, k), _, _, _ in jobs if j == i], runtime, settings), envs,
         threads)))
 
@@ -208,6 +212,14 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
         return NOT_PROMOTED + str(report.reason or report.failure) + (LOST.format(", ".join(lost)) if lost else "")
 
     return dict(zip((key for key, _, _, _ in jobs), parallel(check, jobs, threads)))
+
+
+def _served_form_problem(candidate: Any, configs: list[Any], runtime: EnvRuntime, settings: Settings) -> str | None:
+    """`served_form_problem`, or what raised in it: one env's validation must not end the import (F2)."""
+    try:
+        return served_form_problem(candidate, configs, runtime, settings)
+    except Exception as exc:  # noqa: BLE001 - its scenarios stay unpromoted; the import goes on
+        return f"its validation in that form could not finish: {type(exc).__name__}: {exc}"[:400]
 
 
 def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome],

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from envscaler_core.models.progress import RunProgress
 from envscaler_core.models.source_report import SourceReport
 from envscaler_core.pipeline.funnel_notes import funnel_notes
+from envscaler_core.shell import shell_words
 
 MOCK_NOTE = "mock endpoint: prices are illustrative"
 JUDGED_EXAMPLES = 20
@@ -168,7 +169,9 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     if s.env_ids:
         shown = s.env_ids[:20]
         more = f" (+{len(s.env_ids) - len(shown)} more)" if len(s.env_ids) > len(shown) else ""
-        lines.append(f"envs: {' '.join(shown)}{more}   (play with one: {cli} serve-mcp ENV_ID)")
+        # each id as the word to paste after `serve-mcp`: ids come from data (an imported file's
+        # `env_$(id>/tmp/x);x` was printed bare, F4), so any that needs quoting is shown quoted
+        lines.append(f"envs: {shell_words(*shown)}{more}   (play with one: {cli} serve-mcp ENV_ID)")
     for name in ("exports", "report"):
         if s.outputs.get(name):
             lines.append(f"{name}: {s.outputs[name]}")

@@ -10,6 +10,7 @@ from typing import Any
 from envscaler_core.models import Scenario, Trajectory, ValidationRound
 from envscaler_core.report.data import EnvView
 from envscaler_core.report.highlight import highlight_python
+from envscaler_core.shell import shell_words
 
 MAX_JSON = 4000
 MOCK_BADGE = ' <span class="badge warn">answered by the MOCK LLM</span>'
@@ -164,7 +165,7 @@ def env_section(view: EnvView) -> str:
             f"score {env.score:.2f} · {esc(env.validation_mode)}</small></h2>"
             f"<p>{esc(env.summary)}</p><details><summary>introduction and rules</summary><p>{esc(env.introduction)}</p>"
             f"<ul>{rules}</ul></details>"
-            f"<p class=small>Play with it: <code>envscaler serve-mcp {esc(env.env_id)}</code></p>"
+            f"<p class=small>Play with it: <code>{esc(shell_words('envscaler', 'serve-mcp', env.env_id))}</code></p>"
             f"<h3>Tools ({len(env.tools)})</h3>{tools_table(view)}"
             f"<h3>Code</h3><details open><summary>{esc(env.class_name)} ({len(env.class_code.splitlines())} lines)</summary>"
             f"{code_block(env.class_code)}</details>"

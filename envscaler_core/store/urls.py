@@ -22,6 +22,7 @@ from typing import Literal
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
+from envscaler_core.shell import shell_word
 from envscaler_core.store.errors import StoreError
 
 Backend = Literal["duckdb", "postgres"]
@@ -91,8 +92,9 @@ def _duckdb(raw: str, url: URL) -> StoreURL:
     if not url.database.startswith(("/", "~")):
         raise StoreError(
             f"store URL {raw!r} names a relative path ({url.database}, under whatever directory a command starts "
-            f"from); for an absolute path write four slashes (duckdb:////{url.database}) or pass a plain path "
-            f"(--db /{url.database}, or --db ./{url.database} if you do mean the current directory)"
+            f"from); for an absolute path write four slashes ({shell_word('duckdb:////' + url.database)}) or pass a "
+            f"plain path (--db {shell_word('/' + url.database)}, or --db {shell_word('./' + url.database)} if you do "
+            "mean the current directory)"
         )
     return _duckdb_file(raw, Path(url.database), url)
 

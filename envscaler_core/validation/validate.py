@@ -127,6 +127,8 @@ async def validate_candidate(
         outcome = await _validate(candidate, watch, gateway, settings, spec=spec, test_state=test_state)
     except EpisodeBreach as exc:
         watch.breaches.append(str(exc))
+    except EnvLoadError as exc:  # a probe's episode did not load the config that loaded before
+        outcome = _unreliable_load(candidate, settings, test_state, exc)
     if not watch.breaches:
         assert outcome is not None
         return outcome
@@ -139,6 +141,24 @@ async def validate_candidate(
     report = outcome.report.model_copy(update={"accepted": False, "critical": [reason, *outcome.report.critical],
                                                "reasons": [reason, *outcome.report.reasons][:10]})
     return outcome.model_copy(update={"report": report, "env": None})
+
+
+RELOAD_FAILED = "the class did not load again from the test state it loaded from before"
+
+
+def _unreliable_load(candidate: EnvCandidate, settings: Settings, test_state: dict[str, Any] | None,
+                     exc: EnvLoadError) -> ValidationOutcome:
+    """A verdict, not an exception: every probe, replay and chain loads the test state afresh, so a load
+    that timed out or crashed there (an `__init__` that hangs at random, or a host too loaded to load in
+    time) left the candidate unjudged; it escaped as an unhandled EnvLoadError and took the validate
+    verb's verdict, and a whole import, with it (red team round 5, F2). Scenarios and rollouts load the
+    same way, so such a class is rejected, naming the load failure."""
+    reason = f"{RELOAD_FAILED} (during probing): {exc}"
+    cfg = settings.validate_
+    report = ValidationReport(accepted=False, score=0.0, threshold=cfg.threshold, mode=cfg.mode, rounds=0,
+                              critical=[reason], reasons=[reason])
+    return ValidationOutcome(candidate_fp=candidate.fingerprint, report=report, test_state=test_state,
+                             failure=reason)
 
 
 async def _validate(

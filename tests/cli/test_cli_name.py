@@ -28,7 +28,7 @@ def test_not_on_path_it_is_named_relative_to_the_project(venv: Path, monkeypatch
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.chdir(venv.parents[2])
     shown, hint = cli_command()
-    assert shown == ".venv/bin/envscaler" and cli_call("resume r1") == ".venv/bin/envscaler resume r1"
+    assert shown == ".venv/bin/envscaler" and cli_call("resume", "r1") == ".venv/bin/envscaler resume r1"
     assert hint == f"`envscaler` is not on your PATH: call it as .venv/bin/envscaler, or first `source {venv.parent / 'activate'}`"
 
 
