@@ -374,17 +374,30 @@ def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> li
     return out
 
 
+_REASONING_FIELD = re.compile(r"reasoning[_ ]content", re.IGNORECASE)
+_ASKED_BACK = re.compile(
+    r"missing|required|requires?|must|needs? to|should|pass(?:ed)? back|sen[dt] back|give(?:n)? back|return(?:ed)? "
+    r"back|include|provide|expected|lacks?|absent|not (?:found|present|set|provided|included)|omitted|empty",
+    re.IGNORECASE)
+_REFUSED_FIELD = re.compile(r"not (?:allowed|permitted|supported|accepted)|unsupported|unrecogni[sz]ed|unknown|"
+                            r"unexpected|extra (?:inputs?|fields?)|forbidden|must not|should not", re.IGNORECASE)
+
+
 def needs_reasoning_back(exc: BaseException, messages: list[dict[str, Any]]) -> bool:
-    """An HTTP 400 saying the history lacks the reasoning of an assistant turn with tool calls: DeepSeek
-    V3.2's thinking mode ("Missing `reasoning_content` field in the assistant message at message index
-    2"), Kimi K2 thinking ("thinking is enabled but reasoning_content is missing in assistant tool call
-    message at index 7"). Only when the history has such a turn to give it back for."""
+    """An HTTP 400 saying the history lacks the reasoning of an assistant turn with tool calls, in every
+    wording servers use to ask for it back: DeepSeek V3.2's thinking mode ("Missing `reasoning_content`
+    field in the assistant message at message index 2"), DeepSeek V4's ("The `reasoning_content` in the
+    thinking mode must be passed back to the API."), Kimi K2 thinking ("thinking is enabled but
+    reasoning_content is missing in assistant tool call message at index 7"), and the like (required,
+    expected, should be included, not provided, empty). A 400 that refuses the field (not allowed,
+    unsupported, unknown) is not one: the gateway never sends it unasked. Only when the history has such a
+    turn to give it back for. Before, V4's wording stopped every run at the second turn of its first rollout."""
     if getattr(exc, "status_code", None) != 400 or not any(
             m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
         return False
     body = getattr(exc, "body", None)
-    text = f"{exc} {json.dumps(body, default=str) if body is not None else ''}".lower()
-    return "reasoning_content" in text and ("missing" in text or "required" in text)
+    text = f"{exc} {json.dumps(body, default=str, ensure_ascii=False) if body is not None else ''}"
+    return bool(_REASONING_FIELD.search(text) and _ASKED_BACK.search(text) and not _REFUSED_FIELD.search(text))
 
 
 def is_loopback(base_url: str | None) -> bool:
