@@ -318,14 +318,26 @@ def _codes(body: Any) -> str:
 
 PROMPT_CODES = ("context_length_exceeded", "string_above_max_length", "exceed_context_size", "content_filter",
                 "content_policy_violation", "responsibleaipolicyviolation", "prompt_too_long", "input_too_long",
-                "invalid_prompt")
+                "invalid_prompt", "data_inspection_failed", "datainspectionfailed", "sensitivecontentdetected",
+                "contentfilter")
+"""Names an error body gives a refusal of this prompt, matched inside its codes: OpenAI's, Azure's, Anthropic's,
+llama.cpp's; DashScope's `data_inspection_failed` (its content inspection); Volcengine Ark's
+`...SensitiveContentDetected`."""
+PROMPT_NUMBERS = ("1261", "1301")
+"""Numeric codes that mean it, matched whole: Zhipu's 1261 (prompt too long) and 1301 (unsafe or sensitive content)."""
 PROMPT_WORDS = re.compile(
     r"context length|context window|context size|maximum context|too long for (?:the|this) model|prompt is too long|"
     r"input is too long|reduce the length of the (?:messages|prompt|input)|exceeds? the (?:available )?context|"
     r"too many (?:input|prompt) tokens|content management policy|content[ _]filter|prompt was blocked|"
     r"input token count .{0,40}exceeds|exceeds the maximum number of tokens|"
     r"`?inputs`? (?:must have less than \d+ tokens|tokens \+ `?max_new_tokens`? must be)|"
-    r"flagged as potentially violating|your input was flagged", re.IGNORECASE)
+    r"flagged as potentially violating|your input was flagged|content exists risk|inappropriate content|"
+    r"sensitive content|considered high risk|range of input length should be|exceeded model token limit|"
+    r"不安全或敏感|敏感内容|prompt ?超长", re.IGNORECASE)
+"""The words of such a refusal, besides the above: DeepSeek's filter ("Content Exists Risk"), DashScope's
+("Input data may contain inappropriate content.") and its context limit ("Range of input length should be
+[1, 129024]"), Moonshot's ("considered high risk", "exceeded model token limit"), Zhipu's (1301: "...不安全或
+敏感内容..."), Volcengine's ("sensitive content")."""
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
 QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of) credits|no credits (?:left|remain)|"
@@ -341,7 +353,8 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
     stays a rate limit."""
     codes = _codes(body)
-    prompt = any(c in codes for c in PROMPT_CODES) or bool(PROMPT_WORDS.search(text))
+    prompt = (any(c in codes for c in PROMPT_CODES) or any(n in codes.split() for n in PROMPT_NUMBERS)
+              or bool(PROMPT_WORDS.search(text)))
     if status == 413 or (status in (400, 403, 422) and prompt):  # 403: OpenRouter's moderation refusal
         return "prompt"
     if status == 402 or (status in (400, 403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):

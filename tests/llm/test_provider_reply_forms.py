@@ -61,3 +61,42 @@ def test_a_400_refusing_the_reasoning_field_is_not_read_as_asking_for_it(endpoin
     with pytest.raises(LLMRequestRejected, match="not permitted"):
         gw.chat_sync([*USER, first.message, {"role": "tool", "tool_call_id": "call_1", "content": "ok"}], tools=TOOLS)
     assert len(endpoint.requests) == 2
+
+
+# ---- 3: providers' content filters and context limits are refusals of one prompt ------------------------
+
+PROVIDER_REFUSALS = {
+    "deepseek-risk": _refusal("Content Exists Risk"),
+    "dashscope-inspection": {STATUS: 400, "error": {"code": "data_inspection_failed", "param": None, "message":
+                             "Input data may contain inappropriate content.", "type": "data_inspection_failed"},
+                             "id": "chatcmpl-9f1c", "request_id": "9f1c2a"},
+    "dashscope-context": {STATUS: 400, "error": {"code": "invalid_parameter_error", "param": None, "message":
+                          "<400> InternalError.Algo.InvalidParameter: Range of input length should be [1, 129024]",
+                          "type": "invalid_request_error"}},
+    "zhipu-1301": {STATUS: 400, "error": {"code": "1301", "message": "系统检测到输入或生成内容可能包含不安全或敏感内容，"
+                                          "请您避免输入易产生敏感内容的提示语，感谢您的配合。"}},
+    "kimi-risk": {STATUS: 400, "error": {"message": "The request was rejected because it was considered high risk",
+                                         "type": "content_filter"}},
+    "kimi-context": {STATUS: 400, "error": {"message": "Invalid request: Your request exceeded model token limit: "
+                                            "131072", "type": "invalid_request_error"}},
+    "volcengine-sensitive": {STATUS: 400, "error": {"code": "InputTextSensitiveContentDetected", "message": "The "
+                             "request failed because the input text may contain sensitive information.",
+                             "type": "BadRequest"}},
+}
+
+
+@pytest.mark.parametrize("name", PROVIDER_REFUSALS)
+def test_a_provider_filter_or_context_refusal_fails_that_item_not_the_run(endpoint, store, name) -> None:
+    """Before, each stopped the whole run at the first refusal ("the request itself is wrong"), and every
+    resume stopped the same way."""
+    endpoint.script(PROVIDER_REFUSALS[name])
+    with pytest.raises(LLMPromptRefused, match="this item fails"):
+        gateway(endpoint, store=store).chat_sync(USER)
+    assert len(endpoint.requests) == 1
+    assert [row["status"] for row in call_rows(store, "r1")] == ["error"]
+
+
+def test_a_zhipu_code_is_matched_whole_not_inside_another_number(endpoint) -> None:
+    endpoint.script({STATUS: 400, "error": {"code": "113010", "message": "Invalid model parameter"}})
+    with pytest.raises(LLMRequestRejected, match="the request itself is wrong"):
+        gateway(endpoint).chat_sync(USER)
