@@ -32,7 +32,14 @@ from envscaler_core.llm.replies import REASONING_FIELDS, content_text, normalise
 from envscaler_core.llm.sse_body import completion_from_sse, looks_like_sse
 
 MAX_LENGTH_RETRIES = 2
-CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
+CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length", "model_length", "model_context_window_exceeded",
+           "token_limit", "max_new_tokens")
+"""A reply cut off by a limit, in every provider's word (any case): OpenAI's `length`; Anthropic's and Gemini's
+`max_tokens` / `MAX_TOKENS` relayed as is (also Cohere, Bedrock); the Responses API's `max_output_tokens`;
+`max_length`; Mistral's `model_length` (the model's context filled up mid-reply); Anthropic's and Bedrock's
+`model_context_window_exceeded`; watsonx's `token_limit`; `max_new_tokens` (Hugging Face generation
+relayed). What it holds is half an answer: never parsed, asked again with more room. An outside check:
+Mistral's `model_length` was read as a finished reply, its half arguments executed (`{"member_id": "M-`)."""
 STOPPED_UNFINISHED = ("abort", "aborted", "cancelled", "canceled", "error", "malformed_function_call",
                       "unexpected_tool_call", "other", "finish_reason_unspecified")
 """A generation the server stopped before it finished, for a reason that is not the reply's: vLLM's and

@@ -100,3 +100,18 @@ def test_a_zhipu_code_is_matched_whole_not_inside_another_number(endpoint) -> No
     endpoint.script({STATUS: 400, "error": {"code": "113010", "message": "Invalid model parameter"}})
     with pytest.raises(LLMRequestRejected, match="the request itself is wrong"):
         gateway(endpoint).chat_sync(USER)
+
+
+# ---- 4: every provider's cut-off finish reason is a cut-off reply ----------------------------------------
+
+@pytest.mark.parametrize("reason", ["model_length", "MODEL_LENGTH", "model_context_window_exceeded", "token_limit",
+                                    "max_new_tokens"])
+def test_a_reply_cut_off_in_any_providers_word_is_asked_again_with_more_room(endpoint, reason) -> None:
+    """Before, Mistral's `model_length` was a finished reply: half arguments (`{"member_id": "M-`) were
+    executed and truncated final texts kept (0 of 10 SFT rows)."""
+    cut = completion(None, finish=reason, tool_calls=[{**CALL, "function": {"name": "cancel_order",
+                                                                             "arguments": '{"order_id": "'}}])
+    endpoint.script(cut, completion(None, finish="tool_calls", tool_calls=[CALL]))
+    reply = gateway(endpoint).chat_sync(USER, tools=TOOLS)
+    assert json.loads(reply.message["tool_calls"][0]["function"]["arguments"]) == {"order_id": "4"}
+    assert len(endpoint.requests) == 2 and endpoint.requests[1]["max_tokens"] >= 1024
