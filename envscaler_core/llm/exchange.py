@@ -255,12 +255,19 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
 def reported_tokens(usage: Any) -> tuple[int | None, int | None]:
     """(prompt, completion) as the endpoint reported them (None where it did not). Output tokens that only
     `total_tokens` holds (above prompt + completion: Gemini's OpenAI layer leaves its thinking tokens out
-    of `completion_tokens`) are billed as output, so they count as completion."""
+    of `completion_tokens`) are billed as output, so they count as completion. A prompt count below the
+    cached count is the uncached part only: the cached tokens are added to it (before, the difference was
+    lost: an outside check's run recorded 40% of the prompt tokens delivered)."""
     prompt = prompt_token_count(usage)
     completion = _count(usage, "completion_tokens", "output_tokens")
     total = _count(usage, "total_tokens")
     if total is not None and completion and not prompt and total > completion:
         prompt = total - completion  # a prompt count left out (or 0) is the rest of the total, exactly
+    cached = cached_prompt_tokens(usage)
+    if prompt is not None and cached > prompt:
+        # cached tokens are part of the prompt: more of them than prompt tokens means `prompt_tokens` holds
+        # only the uncached part (Anthropic's meaning under OpenAI's names, as older LiteLLM relays send it)
+        prompt += cached
     if prompt and completion is not None and total is not None and total > prompt + completion:
         completion = total - prompt
     return prompt, completion

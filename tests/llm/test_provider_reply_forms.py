@@ -115,3 +115,33 @@ def test_a_reply_cut_off_in_any_providers_word_is_asked_again_with_more_room(end
     reply = gateway(endpoint).chat_sync(USER, tools=TOOLS)
     assert json.loads(reply.message["tool_calls"][0]["function"]["arguments"]) == {"order_id": "4"}
     assert len(endpoint.requests) == 2 and endpoint.requests[1]["max_tokens"] >= 1024
+
+
+# ---- 5: a prompt count that leaves out its cached part --------------------------------------------------
+
+@pytest.mark.parametrize("usage", [
+    {"prompt_tokens": 300, "completion_tokens": 7, "total_tokens": 307, "prompt_tokens_details": {"cached_tokens": 700}},
+    {"prompt_tokens": 300, "completion_tokens": 7, "total_tokens": 307, "prompt_tokens_details": {"cached_tokens": 700},
+     "cache_creation_input_tokens": 0, "cache_read_input_tokens": 700},
+], ids=["cached-beside", "litellm-old"])
+def test_cached_tokens_above_the_prompt_count_are_added_to_it(endpoint, store, usage) -> None:
+    """Before, `min(cached, prompt)` dropped them: an outside check's run recorded 108,732 of 269,481
+    prompt tokens delivered, and its budget caps under-counted."""
+    endpoint.script(completion("Order 4 is cancelled.", usage=usage))
+    gw = gateway(endpoint, store=store)
+    reply = gw.chat_sync(USER)
+    assert reply.usage == {"prompt_tokens": 1000, "completion_tokens": 7, "cached_tokens": 700}
+    row = call_rows(store, "r1")[0]
+    assert (row["prompt_tokens"], row["completion_tokens"]) == (1000, 7)
+    assert [s["cached_tokens"] for s in store.llm_usage("r1").values()] == [700]
+
+
+def test_a_billed_error_reply_counts_cached_tokens_above_its_prompt_count(endpoint, store) -> None:
+    """The same reading for usage a refused reply reports (a 200 whose choice ended in "error")."""
+    body = completion("{", usage={"prompt_tokens": 300, "completion_tokens": 7,
+                                  "prompt_tokens_details": {"cached_tokens": 700}})
+    body["choices"][0]["finish_reason"] = "error"
+    body["choices"][0]["error"] = {"code": 502, "message": "Upstream error"}
+    endpoint.script(body, completion("Order 4 is cancelled.", usage={"prompt_tokens": 1000, "completion_tokens": 7}))
+    gateway(endpoint, store=store).chat_sync(USER)
+    assert call_rows(store, "r1")[0]["prompt_tokens"] == 2000
