@@ -108,6 +108,58 @@ def rate_limit_reset(headers: Mapping[str, str] | None) -> float | None:
     return max(exhausted or resets.values())
 
 
+_DELAY_KEYS = ("retryDelay", "retry_delay", "retry_after", "retryAfter", "retry_after_s", "retry_after_seconds",
+               "retry_after_ms")
+_DELAY_WORDS = re.compile(r"(?:retry|try again)\s+(?:in|after)\s+(?:about\s+)?((?:\d+(?:\.\d+)?\s*(?:ms|h|m|s|"
+                          r"milliseconds?|seconds?|secs?|minutes?|mins?|hours?)(?![a-zA-Z])\s*)+)", re.IGNORECASE)
+_WORD_UNIT = {"millisecond": "ms", "milliseconds": "ms", "second": "s", "seconds": "s", "sec": "s", "secs": "s",
+              "minute": "m", "minutes": "m", "min": "m", "mins": "m", "hour": "h", "hours": "h"}
+
+
+def _stated_delay(value: Any, key: str) -> float | None:
+    """One body field's delay: a number (seconds; milliseconds under a `_ms` key) or a duration string
+    (Google's protobuf Duration "19s" / "0.5s", OpenAI's "1m30s")."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000.0 if key.endswith("_ms") else float(value)
+        return seconds if 0 <= seconds < float("inf") else None
+    return parse_duration(value) if isinstance(value, str) else None
+
+
+def _delay_fields(body: Any, depth: int = 0) -> float | None:
+    if depth > 6:
+        return None
+    if isinstance(body, list):
+        found = [d for item in body if (d := _delay_fields(item, depth + 1)) is not None]
+        return max(found) if found else None
+    if not isinstance(body, dict):
+        return None
+    for key in _DELAY_KEYS:
+        if key in body and (seconds := _stated_delay(body[key], key)) is not None:
+            return seconds
+    found = [d for value in body.values() if isinstance(value, dict | list)
+             and (d := _delay_fields(value, depth + 1)) is not None]
+    return max(found) if found else None
+
+
+def body_retry_delay(body: Any) -> float | None:
+    """Seconds an error body says to wait, for servers that say it there and not in a header: a field
+    (Gemini's `RetryInfo` detail `{"retryDelay": "19s"}`, a `retry_after` beside the message), else the
+    words ("Please retry in 19.6s.", "Please try again in 1m30s.", "Please retry after 1 second."). None when
+    it says nothing. Before, Gemini's free tier answered 429 for 20 s and every retry came within 1-2 s:
+    the work failed after 7 attempts in 7-11 s."""
+    seconds = _delay_fields(body)
+    if seconds is not None:
+        return seconds
+    text = body if isinstance(body, str) else json.dumps(body, default=str, ensure_ascii=False)
+    found = _DELAY_WORDS.search(text)
+    if not found:
+        return None
+    pieces = re.findall(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)", found.group(1))
+    return sum(float(n) * _UNIT_S[_WORD_UNIT.get(u.lower(), u.lower())] for n, u in pieces)
+
+
 def _one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -199,7 +251,8 @@ def classify(exc: BaseException) -> Failure | None:
         status = exc.status_code
         kind = None if exc.mid_generation else refusal_kind(status, exc.error, exc.detail)
         retryable = kind is None and (status is None or exc.mid_generation or _retryable_status(status))
-        return Failure(retryable, status, _one_line(str(exc)), kind=kind, text=exc.detail)
+        return Failure(retryable, status, _one_line(str(exc)), body_retry_delay(exc.error), kind=kind,
+                       text=exc.detail)
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, None, "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -213,7 +266,9 @@ def classify(exc: BaseException) -> Failure | None:
             _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED))
         headers = exc.response.headers if exc.response is not None else None
         wait = parse_retry_after(headers)
-        if wait is None and status == 429:  # no Retry-After: when the exhausted limit resets
+        if wait is None:  # no Retry-After: what the body says (Gemini's RetryInfo, "Please retry in 19.6s.")
+            wait = body_retry_delay(exc.body if exc.body is not None else _response_text(exc))
+        if wait is None and status == 429:  # nor a stated delay: when the exhausted limit resets
             wait = rate_limit_reset(headers)
         return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
                        wait, kind=kind, text=text or None)
@@ -285,6 +340,14 @@ def _relayed_text(body: dict[str, Any]) -> str:
     text = _message_of(inner) if inner is not None else ""
     provider = body["metadata"].get("provider_name") if text else None
     return f"{provider}: {text}" if isinstance(provider, str) and provider else text
+
+
+def _response_text(exc: openai.APIStatusError) -> str:
+    """The raw error body as text ('' when it cannot be read any more)."""
+    try:
+        return exc.response.text if exc.response is not None else ""
+    except Exception:  # noqa: BLE001 - a body already closed: nothing to read
+        return ""
 
 
 def provider_text(exc: openai.APIStatusError) -> str:

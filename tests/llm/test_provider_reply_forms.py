@@ -145,3 +145,29 @@ def test_a_billed_error_reply_counts_cached_tokens_above_its_prompt_count(endpoi
     endpoint.script(body, completion("Order 4 is cancelled.", usage={"prompt_tokens": 1000, "completion_tokens": 7}))
     gateway(endpoint, store=store).chat_sync(USER)
     assert call_rows(store, "r1")[0]["prompt_tokens"] == 2000
+
+
+# ---- 9: a retry delay stated in the error body -----------------------------------------------------------
+
+GEMINI_429 = [{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": "You exceeded your current quota, "
+               "please check your plan and billing details. For more information on this error, head to: "
+               "https://ai.google.dev/gemini-api/docs/rate-limits. Please retry in 0.9s.", "details": [
+                   {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaValue": "10"}]},
+                   {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.9s"}]}}]
+BODY_DELAYS = {
+    "gemini-retry-info": {STATUS: 429, "__raw_body__": json.dumps(GEMINI_429)},
+    "words-only": {STATUS: 429, "error": {"message": "Rate limit reached for model in organization org_01 on tokens "
+                                          "per minute. Please try again in 900ms.", "code": "rate_limit_exceeded"}},
+    "retry-after-field": {STATUS: 503, "error": {"message": "Overloaded", "retry_after": 0.9}},
+}
+
+
+@pytest.mark.parametrize("name", BODY_DELAYS)
+def test_a_delay_stated_in_the_error_body_is_waited_for(endpoint, name) -> None:
+    """No Retry-After header: the body says when. Before, it was retried after plain backoff (ms here; 1-2 s
+    for the outside check, whose 7 attempts all fell inside Gemini's 20 s window)."""
+    endpoint.script(BODY_DELAYS[name], completion("Order 4 is cancelled."))
+    started = time.monotonic()
+    gateway(endpoint, backoff_base_s=0.01, backoff_max_s=5.0).chat_sync(USER)
+    assert 0.9 <= time.monotonic() - started < 1.7
+    assert len(endpoint.requests) == 2
