@@ -127,6 +127,8 @@ class RunRequest:
     notes: list[str] = field(default_factory=list)
     continued: Callable[[Any], Settings] | None = None
     """For `run`: the settings an existing run continues with, from its row (`resume_plan.resume_settings`)."""
+    json_out: bool = False
+    """`--json`: a run that stops (exit 1, 2, 130, 143) still prints its summary as JSON on stdout."""
 
 
 def run_factory(settings: Settings, run_id: str, sources: list[str], stages: list[str] | None = None, *,
@@ -185,9 +187,10 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                     quiet_prefect_console()
                     with LiveProgress(progress, quiet=quiet):
                         flow_started = True
-                        return _execute(factory_flow, settings, run_id, sources, stages, store)
+                        return _execute(factory_flow, settings, run_id, sources, stages, store,
+                                        json_out=request.json_out)
             except KeyboardInterrupt:
-                _interrupted(store, run_id, received[0] if received else "SIGINT")
+                _interrupted(store, run_id, received[0] if received else "SIGINT", json_out=request.json_out)
             except typer.Exit:  # Prefect could not be reached or started: the error line said why
                 if not flow_started:
                     _not_started(store, run_id, before)
@@ -280,8 +283,9 @@ def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], 
 
 
 def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], stages: list[str] | None,
-             store: Any = None) -> dict[str, Any]:
+             store: Any = None, json_out: bool = False) -> dict[str, Any]:
     from envscaler.console import debug_enabled
+    from envscaler.status import print_stopped_summary
     from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
     from envscaler_core.pipeline.stages import SourceError
     from envscaler_core.store import StoreError
@@ -289,9 +293,13 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     try:
         return asyncio.run(flow(run_id=run_id, sources=sources, config=public_config(settings), stages=stages))
     except SourceError as exc:
+        if json_out and store is not None:
+            print_stopped_summary(store, run_id)
         fail(f"run {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {exc}")
+        if json_out and store is not None:
+            print_stopped_summary(store, run_id)
         fail(f"run {run_id} stopped: {exc}{kept} (resume with `{resume_call(run_id, settings.store.url)}`)")
     except Exception as exc:
         if debug_enabled():
@@ -300,6 +308,8 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
             return finished
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {first}" if first else type(exc).__name__)
+        if json_out and store is not None:
+            print_stopped_summary(store, run_id)
         fail(f"run {run_id} failed: {type(exc).__name__}: {first}{kept}"
              f" (see `{cli_call('status', run_id)}`; rerun with --debug for the traceback; resume with "
              f"`{resume_call(run_id, settings.store.url)}`)", code=1)
@@ -373,12 +383,16 @@ def prefect_unreachable(exc: BaseException) -> bool:
     return False
 
 
-def _interrupted(store: Any, run_id: str, signal_name: str = "SIGINT") -> None:
+def _interrupted(store: Any, run_id: str, signal_name: str = "SIGINT", json_out: bool = False) -> None:
     """Exit 130 (143 for SIGTERM) saying what the store holds now: a run the interrupt caught mid-write is
     marked interrupted, with the resume command; a run that had already finished is said to have (a very
     late Ctrl-C used to report a completed run as "stopped")."""
     run = _mark_interrupted(store, run_id, f"interrupted ({'Ctrl-C' if signal_name == 'SIGINT' else signal_name})")
     said = "interrupted" if signal_name == "SIGINT" else f"terminated ({signal_name})"
+    if json_out and run is not None:
+        from envscaler.status import print_stopped_summary
+
+        print_stopped_summary(store, run_id)
     if run is None:
         typer.echo(f"{said} before run {run_id} started; nothing was recorded", err=True)
     elif run.status == "completed":

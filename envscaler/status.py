@@ -205,6 +205,27 @@ def with_store_in_hints(error: str | None, run_id: str, url: str | None) -> str 
     return re.sub(rf"`envscaler resume {re.escape(run_id)}`", lambda _: f"`{resume_call(run_id, url)}`", error)
 
 
+def summary_json(s: Any) -> str:
+    """A RunSummary as `--json` prints it, whether the run finished or stopped."""
+    return json.dumps(s.model_dump(mode="json") | {"tokens": s.tokens, "cached_tokens": s.cached_tokens,
+                                                   "cost_usd": s.cost_usd}, indent=2)
+
+
+def print_stopped_summary(store: Any, run_id: str) -> None:
+    """For `--json`: the summary of a run that stopped (a rejected request, a failure, an interrupt) on
+    stdout, as a finished run's is, before the error line on stderr. Before, such a run printed nothing
+    on stdout although the store held its funnel. Never raises: the store may be what failed."""
+    from envscaler_core.pipeline.report import build_summary
+
+    try:
+        if store.get_run(run_id) is None:
+            return
+        text = summary_json(build_summary(store, run_id))
+    except Exception:  # noqa: BLE001 - a store that cannot be read: the error line alone says what happened
+        return
+    typer.echo(text)
+
+
 def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False, store_url: str | None = None) -> None:
     """Print the summary; a run stopped by its budget exits 3 with the resume hint; with `final` (the
     command that ran it), a run that produced nothing exits 4. `store_url`: the run's store, named in
@@ -216,8 +237,7 @@ def print_summary(summary: dict[str, Any], as_json: bool, *, final: bool = False
     s = RunSummary.model_validate(summary)
     s = s.model_copy(update={"error": with_store_in_hints(s.error, s.run_id, store_url)})
     if as_json:
-        typer.echo(json.dumps(s.model_dump(mode="json") | {"tokens": s.tokens, "cached_tokens": s.cached_tokens,
-                                                           "cost_usd": s.cost_usd}, indent=2))
+        typer.echo(summary_json(s))
     else:
         typer.echo(summary_text(s, cli_command()[0]))
     if s.status == "stopped_budget":

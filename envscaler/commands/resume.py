@@ -64,7 +64,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             change = endpoint_change(run, settings)
             if change and not endpoint:
                 notes.append(f"resuming with {change}")
-            request = RunRequest(origin=run.origin, resume=True, mock_llm=True if endpoint else None, notes=notes)
+            request = RunRequest(origin=run.origin, resume=True, mock_llm=True if endpoint else None, notes=notes,
+                                 json_out=json_out)
             summary = run_factory(settings, run_id, list(run.sources), run.stages, quiet=quiet,
                                   read_sources_first=False, request=request)
         print_summary(summary, json_out, final=True)

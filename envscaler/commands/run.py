@@ -68,7 +68,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             return resume_settings(existing, config, settings.store.url, flags=overrides, refuse_changes=True)
 
         summary = run_factory(settings, rid, paths, chosen, quiet=quiet,
-                              request=RunRequest(add_sources=add_sources, continued=continued))
+                              request=RunRequest(add_sources=add_sources, continued=continued, json_out=json_out))
         print_summary(summary, json_out, final=True)
 
 

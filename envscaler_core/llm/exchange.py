@@ -32,7 +32,14 @@ from envscaler_core.llm.replies import REASONING_FIELDS, content_text, normalise
 from envscaler_core.llm.sse_body import completion_from_sse, looks_like_sse
 
 MAX_LENGTH_RETRIES = 2
-CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length")  # OpenAI's word, and other APIs' relayed
+CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length", "model_length", "model_context_window_exceeded",
+           "token_limit", "max_new_tokens")
+"""A reply cut off by a limit, in every provider's word (any case): OpenAI's `length`; Anthropic's and Gemini's
+`max_tokens` / `MAX_TOKENS` relayed as is (also Cohere, Bedrock); the Responses API's `max_output_tokens`;
+`max_length`; Mistral's `model_length` (the model's context filled up mid-reply); Anthropic's and Bedrock's
+`model_context_window_exceeded`; watsonx's `token_limit`; `max_new_tokens` (Hugging Face generation
+relayed). What it holds is half an answer: never parsed, asked again with more room. An outside check:
+Mistral's `model_length` was read as a finished reply, its half arguments executed (`{"member_id": "M-`)."""
 STOPPED_UNFINISHED = ("abort", "aborted", "cancelled", "canceled", "error", "malformed_function_call",
                       "unexpected_tool_call", "other", "finish_reason_unspecified")
 """A generation the server stopped before it finished, for a reason that is not the reply's: vLLM's and
@@ -248,12 +255,19 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
 def reported_tokens(usage: Any) -> tuple[int | None, int | None]:
     """(prompt, completion) as the endpoint reported them (None where it did not). Output tokens that only
     `total_tokens` holds (above prompt + completion: Gemini's OpenAI layer leaves its thinking tokens out
-    of `completion_tokens`) are billed as output, so they count as completion."""
+    of `completion_tokens`) are billed as output, so they count as completion. A prompt count below the
+    cached count is the uncached part only: the cached tokens are added to it (before, the difference was
+    lost: an outside check's run recorded 40% of the prompt tokens delivered)."""
     prompt = prompt_token_count(usage)
     completion = _count(usage, "completion_tokens", "output_tokens")
     total = _count(usage, "total_tokens")
     if total is not None and completion and not prompt and total > completion:
         prompt = total - completion  # a prompt count left out (or 0) is the rest of the total, exactly
+    cached = cached_prompt_tokens(usage)
+    if prompt is not None and cached > prompt:
+        # cached tokens are part of the prompt: more of them than prompt tokens means `prompt_tokens` holds
+        # only the uncached part (Anthropic's meaning under OpenAI's names, as older LiteLLM relays send it)
+        prompt += cached
     if prompt and completion is not None and total is not None and total > prompt + completion:
         completion = total - prompt
     return prompt, completion
@@ -374,17 +388,30 @@ def outgoing(messages: list[dict[str, Any]], keep_reasoning: bool = False) -> li
     return out
 
 
+_REASONING_FIELD = re.compile(r"reasoning[_ ]content", re.IGNORECASE)
+_ASKED_BACK = re.compile(
+    r"missing|required|requires?|must|needs? to|should|pass(?:ed)? back|sen[dt] back|give(?:n)? back|return(?:ed)? "
+    r"back|include|provide|expected|lacks?|absent|not (?:found|present|set|provided|included)|omitted|empty",
+    re.IGNORECASE)
+_REFUSED_FIELD = re.compile(r"not (?:allowed|permitted|supported|accepted)|unsupported|unrecogni[sz]ed|unknown|"
+                            r"unexpected|extra (?:inputs?|fields?)|forbidden|must not|should not", re.IGNORECASE)
+
+
 def needs_reasoning_back(exc: BaseException, messages: list[dict[str, Any]]) -> bool:
-    """An HTTP 400 saying the history lacks the reasoning of an assistant turn with tool calls: DeepSeek
-    V3.2's thinking mode ("Missing `reasoning_content` field in the assistant message at message index
-    2"), Kimi K2 thinking ("thinking is enabled but reasoning_content is missing in assistant tool call
-    message at index 7"). Only when the history has such a turn to give it back for."""
+    """An HTTP 400 saying the history lacks the reasoning of an assistant turn with tool calls, in every
+    wording servers use to ask for it back: DeepSeek V3.2's thinking mode ("Missing `reasoning_content`
+    field in the assistant message at message index 2"), DeepSeek V4's ("The `reasoning_content` in the
+    thinking mode must be passed back to the API."), Kimi K2 thinking ("thinking is enabled but
+    reasoning_content is missing in assistant tool call message at index 7"), and the like (required,
+    expected, should be included, not provided, empty). A 400 that refuses the field (not allowed,
+    unsupported, unknown) is not one: the gateway never sends it unasked. Only when the history has such a
+    turn to give it back for. Before, V4's wording stopped every run at the second turn of its first rollout."""
     if getattr(exc, "status_code", None) != 400 or not any(
             m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
         return False
     body = getattr(exc, "body", None)
-    text = f"{exc} {json.dumps(body, default=str) if body is not None else ''}".lower()
-    return "reasoning_content" in text and ("missing" in text or "required" in text)
+    text = f"{exc} {json.dumps(body, default=str, ensure_ascii=False) if body is not None else ''}"
+    return bool(_REASONING_FIELD.search(text) and _ASKED_BACK.search(text) and not _REFUSED_FIELD.search(text))
 
 
 def is_loopback(base_url: str | None) -> bool:

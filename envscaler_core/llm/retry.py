@@ -108,6 +108,58 @@ def rate_limit_reset(headers: Mapping[str, str] | None) -> float | None:
     return max(exhausted or resets.values())
 
 
+_DELAY_KEYS = ("retryDelay", "retry_delay", "retry_after", "retryAfter", "retry_after_s", "retry_after_seconds",
+               "retry_after_ms")
+_DELAY_WORDS = re.compile(r"(?:retry|try again)\s+(?:in|after)\s+(?:about\s+)?((?:\d+(?:\.\d+)?\s*(?:ms|h|m|s|"
+                          r"milliseconds?|seconds?|secs?|minutes?|mins?|hours?)(?![a-zA-Z])\s*)+)", re.IGNORECASE)
+_WORD_UNIT = {"millisecond": "ms", "milliseconds": "ms", "second": "s", "seconds": "s", "sec": "s", "secs": "s",
+              "minute": "m", "minutes": "m", "min": "m", "mins": "m", "hour": "h", "hours": "h"}
+
+
+def _stated_delay(value: Any, key: str) -> float | None:
+    """One body field's delay: a number (seconds; milliseconds under a `_ms` key) or a duration string
+    (Google's protobuf Duration "19s" / "0.5s", OpenAI's "1m30s")."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = value / 1000.0 if key.endswith("_ms") else float(value)
+        return seconds if 0 <= seconds < float("inf") else None
+    return parse_duration(value) if isinstance(value, str) else None
+
+
+def _delay_fields(body: Any, depth: int = 0) -> float | None:
+    if depth > 6:
+        return None
+    if isinstance(body, list):
+        found = [d for item in body if (d := _delay_fields(item, depth + 1)) is not None]
+        return max(found) if found else None
+    if not isinstance(body, dict):
+        return None
+    for key in _DELAY_KEYS:
+        if key in body and (seconds := _stated_delay(body[key], key)) is not None:
+            return seconds
+    found = [d for value in body.values() if isinstance(value, dict | list)
+             and (d := _delay_fields(value, depth + 1)) is not None]
+    return max(found) if found else None
+
+
+def body_retry_delay(body: Any) -> float | None:
+    """Seconds an error body says to wait, for servers that say it there and not in a header: a field
+    (Gemini's `RetryInfo` detail `{"retryDelay": "19s"}`, a `retry_after` beside the message), else the
+    words ("Please retry in 19.6s.", "Please try again in 1m30s.", "Please retry after 1 second."). None when
+    it says nothing. Before, Gemini's free tier answered 429 for 20 s and every retry came within 1-2 s:
+    the work failed after 7 attempts in 7-11 s."""
+    seconds = _delay_fields(body)
+    if seconds is not None:
+        return seconds
+    text = body if isinstance(body, str) else json.dumps(body, default=str, ensure_ascii=False)
+    found = _DELAY_WORDS.search(text)
+    if not found:
+        return None
+    pieces = re.findall(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)", found.group(1))
+    return sum(float(n) * _UNIT_S[_WORD_UNIT.get(u.lower(), u.lower())] for n, u in pieces)
+
+
 def _one_line(text: str, limit: int = 200) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -199,7 +251,8 @@ def classify(exc: BaseException) -> Failure | None:
         status = exc.status_code
         kind = None if exc.mid_generation else refusal_kind(status, exc.error, exc.detail)
         retryable = kind is None and (status is None or exc.mid_generation or _retryable_status(status))
-        return Failure(retryable, status, _one_line(str(exc)), kind=kind, text=exc.detail)
+        return Failure(retryable, status, _one_line(str(exc)), body_retry_delay(exc.error), kind=kind,
+                       text=exc.detail)
     if isinstance(exc, openai.APITimeoutError):
         return Failure(True, None, "request timed out")
     if isinstance(exc, openai.APIConnectionError):
@@ -213,7 +266,9 @@ def classify(exc: BaseException) -> Failure | None:
             _retryable_status(status) or (status == 400 and getattr(exc, "code", None) in GENERATION_FAILED))
         headers = exc.response.headers if exc.response is not None else None
         wait = parse_retry_after(headers)
-        if wait is None and status == 429:  # no Retry-After: when the exhausted limit resets
+        if wait is None:  # no Retry-After: what the body says (Gemini's RetryInfo, "Please retry in 19.6s.")
+            wait = body_retry_delay(exc.body if exc.body is not None else _response_text(exc))
+        if wait is None and status == 429:  # nor a stated delay: when the exhausted limit resets
             wait = rate_limit_reset(headers)
         return Failure(retryable, status, _one_line(f"HTTP {status}: {text}" if text else f"HTTP {status}"),
                        wait, kind=kind, text=text or None)
@@ -287,6 +342,14 @@ def _relayed_text(body: dict[str, Any]) -> str:
     return f"{provider}: {text}" if isinstance(provider, str) and provider else text
 
 
+def _response_text(exc: openai.APIStatusError) -> str:
+    """The raw error body as text ('' when it cannot be read any more)."""
+    try:
+        return exc.response.text if exc.response is not None else ""
+    except Exception:  # noqa: BLE001 - a body already closed: nothing to read
+        return ""
+
+
 def provider_text(exc: openai.APIStatusError) -> str:
     """The server's own words for an HTTP error (one line), whatever the body's shape; the SDK's message
     keeps only OpenAI's shape (`Error code: 400` for the others)."""
@@ -318,14 +381,26 @@ def _codes(body: Any) -> str:
 
 PROMPT_CODES = ("context_length_exceeded", "string_above_max_length", "exceed_context_size", "content_filter",
                 "content_policy_violation", "responsibleaipolicyviolation", "prompt_too_long", "input_too_long",
-                "invalid_prompt")
+                "invalid_prompt", "data_inspection_failed", "datainspectionfailed", "sensitivecontentdetected",
+                "contentfilter")
+"""Names an error body gives a refusal of this prompt, matched inside its codes: OpenAI's, Azure's, Anthropic's,
+llama.cpp's; DashScope's `data_inspection_failed` (its content inspection); Volcengine Ark's
+`...SensitiveContentDetected`."""
+PROMPT_NUMBERS = ("1261", "1301")
+"""Numeric codes that mean it, matched whole: Zhipu's 1261 (prompt too long) and 1301 (unsafe or sensitive content)."""
 PROMPT_WORDS = re.compile(
     r"context length|context window|context size|maximum context|too long for (?:the|this) model|prompt is too long|"
     r"input is too long|reduce the length of the (?:messages|prompt|input)|exceeds? the (?:available )?context|"
     r"too many (?:input|prompt) tokens|content management policy|content[ _]filter|prompt was blocked|"
     r"input token count .{0,40}exceeds|exceeds the maximum number of tokens|"
     r"`?inputs`? (?:must have less than \d+ tokens|tokens \+ `?max_new_tokens`? must be)|"
-    r"flagged as potentially violating|your input was flagged", re.IGNORECASE)
+    r"flagged as potentially violating|your input was flagged|content exists risk|inappropriate content|"
+    r"sensitive content|considered high risk|range of input length should be|exceeded model token limit|"
+    r"不安全或敏感|敏感内容|prompt ?超长", re.IGNORECASE)
+"""The words of such a refusal, besides the above: DeepSeek's filter ("Content Exists Risk"), DashScope's
+("Input data may contain inappropriate content.") and its context limit ("Range of input length should be
+[1, 129024]"), Moonshot's ("considered high risk", "exceeded model token limit"), Zhipu's (1301: "...不安全或
+敏感内容..."), Volcengine's ("sensitive content")."""
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
 QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of) credits|no credits (?:left|remain)|"
@@ -341,7 +416,8 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
     stays a rate limit."""
     codes = _codes(body)
-    prompt = any(c in codes for c in PROMPT_CODES) or bool(PROMPT_WORDS.search(text))
+    prompt = (any(c in codes for c in PROMPT_CODES) or any(n in codes.split() for n in PROMPT_NUMBERS)
+              or bool(PROMPT_WORDS.search(text)))
     if status == 413 or (status in (400, 403, 422) and prompt):  # 403: OpenRouter's moderation refusal
         return "prompt"
     if status == 402 or (status in (400, 403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
