@@ -16,14 +16,36 @@ from typing import Any
 
 AST_LOCK = threading.Lock()
 
+MAX_SOURCE_CHARS = 256_000
+"""The longest source the host parses. Env classes seen so far are 5-60 KB; `ast` holds about 500
+bytes per character of a dense literal (a 2 MB class took 1 GB and a minute, under AST_LOCK, so every
+other thread waited), so past this the code is refused before it is parsed, stored or shipped."""
+
+
+class SourceTooLarge(SyntaxError):
+    """The source is past MAX_SOURCE_CHARS. A SyntaxError, so every caller that reports code which
+    does not parse reports this with its reason (the code is refused, not half-analysed)."""
+
+    def __init__(self, length: int) -> None:
+        super().__init__(f"the code is {length:,} characters, past the {MAX_SOURCE_CHARS:,}-character limit on "
+                         "code the host analyses (pyast.MAX_SOURCE_CHARS)")
+
 
 def parse(source: str, mode: str = "exec") -> Any:
-    """`ast.parse(source, mode=mode)` under the process-wide lock (SyntaxError etc. as usual).
+    """`ast.parse(source, mode=mode)` under the process-wide lock (SyntaxError etc. as usual; a source
+    past MAX_SOURCE_CHARS raises SourceTooLarge without being parsed).
 
     The tree is shared: one class is parsed by synthesis, static checks, both validation passes and
     scenario generation (7% of the orchestrator's CPU in a SkelBuilder run went to parsing the same
     sources again), so the last trees are remembered. Callers read trees and never change them."""
+    refuse_large(source)
     return _parsed(source, mode)
+
+
+def refuse_large(source: str) -> None:
+    """Raise SourceTooLarge when `source` is past MAX_SOURCE_CHARS (before anything is parsed)."""
+    if len(source) > MAX_SOURCE_CHARS:
+        raise SourceTooLarge(len(source))
 
 
 @lru_cache(maxsize=64)
@@ -33,6 +55,7 @@ def _parsed(source: str, mode: str) -> Any:
 
 
 def literal_eval(text: str) -> Any:
-    """`ast.literal_eval` of a string (it parses, so it takes the lock too)."""
+    """`ast.literal_eval` of a string (it parses, so it takes the lock too, and the same size limit)."""
+    refuse_large(text)
     with AST_LOCK:
         return ast.literal_eval(text)

@@ -3,7 +3,12 @@
 A bad call is an observation for the agent (`error_kind="schema"`), so the messages name the tool,
 the argument path and what was expected. Only the JSON-Schema subset that tool schemas use is
 understood: type (incl. lists of types), enum, const, properties/required/additionalProperties,
-items, anyOf/oneOf. Unknown keywords are ignored (permissive), never guessed at.
+items, anyOf/oneOf (oneOf as JSON Schema says: exactly one branch matches). Unknown keywords are
+ignored (permissive), never guessed at.
+
+The check's cost is bounded: each (value, schema, path) is checked once per call (nested
+`oneOf`/`anyOf` of shared branches checked 2^depth before), messages are cut past
+MAX_PROBLEM_CHARS, and a call that still needs more than MAX_CHECK_STEPS steps is refused naming it.
 """
 
 from __future__ import annotations
@@ -11,6 +16,18 @@ from __future__ import annotations
 from typing import Any
 
 _TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+MAX_CHECK_STEPS = 200_000
+"""Schema checks one call may make (a step is one value against one schema node): a call of 10,000
+records of 10 fields takes about 110,000."""
+
+MAX_PROBLEM_CHARS = 400
+"""A problem naming the failed branches of nested unions grows per level; past this its middle is cut."""
+
+
+class _TooCostly(Exception):
+    """The call needs more than MAX_CHECK_STEPS steps to check."""
 
 
 class ToolSpecError(ValueError):
@@ -73,50 +90,84 @@ def index_tools(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return index
 
 
-def _check(value: Any, schema: dict[str, Any], path: str) -> str | None:
-    if not isinstance(schema, dict):
+def _cut(problem: str) -> str:
+    """Past MAX_PROBLEM_CHARS the middle goes: the head names the argument, the tail the innermost cause."""
+    if len(problem) <= MAX_PROBLEM_CHARS:
+        return problem
+    head = MAX_PROBLEM_CHARS // 3
+    return f"{problem[:head]} ... {problem[-(MAX_PROBLEM_CHARS - head - 5):]}"
+
+
+class _Checker:
+    """One call's check: remembers each (value, schema, path) it has decided and counts its steps."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.decided: dict[tuple[int, int, str], str | None] = {}
+
+    def check(self, value: Any, schema: dict[str, Any], path: str) -> str | None:
+        if not isinstance(schema, dict):
+            return None
+        key = (id(value), id(schema), path)  # value and schema live as long as the call's check
+        if key not in self.decided:
+            self.steps += 1
+            if self.steps > MAX_CHECK_STEPS:
+                raise _TooCostly
+            self.decided[key] = self._decide(value, schema, path)
+        return self.decided[key]
+
+    def _decide(self, value: Any, schema: dict[str, Any], path: str) -> str | None:
+        types = schema.get("type")
+        if isinstance(types, str):
+            types = [types]
+        if isinstance(types, list) and types:
+            known = [t for t in types if t in _TYPE_NAMES]
+            if known and not any(_matches(value, t) for t in known):
+                return f"{path}: expected {' or '.join(known)}, got {json_type(value)}"
+        if "enum" in schema and isinstance(schema["enum"], list) and not any(_same(value, e) for e in schema["enum"]):
+            return _cut(f"{path}: {value!r} is not one of {schema['enum']!r}")
+        if "const" in schema and not _same(value, schema["const"]):
+            return _cut(f"{path}: must be {schema['const']!r}")
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list) and branches:
+                problem = self._union(value, key, branches, path)
+                if problem:
+                    return problem
+        if isinstance(value, dict):
+            return self.check_object(value, schema, path, strict=schema.get("additionalProperties") is False)
+        if isinstance(value, list) and isinstance(schema.get("items"), dict):
+            for i, item in enumerate(value):
+                problem = self.check(item, schema["items"], f"{path}[{i}]")
+                if problem:
+                    return problem
         return None
-    types = schema.get("type")
-    if isinstance(types, str):
-        types = [types]
-    if isinstance(types, list) and types:
-        known = [t for t in types if t in _TYPE_NAMES]
-        if known and not any(_matches(value, t) for t in known):
-            return f"{path}: expected {' or '.join(known)}, got {json_type(value)}"
-    if "enum" in schema and isinstance(schema["enum"], list) and not any(_same(value, e) for e in schema["enum"]):
-        return f"{path}: {value!r} is not one of {schema['enum']!r}"
-    if "const" in schema and not _same(value, schema["const"]):
-        return f"{path}: must be {schema['const']!r}"
-    for key in ("anyOf", "oneOf"):
-        branches = schema.get(key)
-        if isinstance(branches, list) and branches:
-            problems = [_check(value, b, path) for b in branches]
-            if all(problems):
-                return f"{path}: matches none of {key}: " + "; ".join(p for p in problems if p)
-    if isinstance(value, dict):
-        return _check_object(value, schema, path, strict=schema.get("additionalProperties") is False)
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            problem = _check(item, schema["items"], f"{path}[{i}]")
-            if problem:
-                return problem
-    return None
 
+    def _union(self, value: Any, key: str, branches: list[Any], path: str) -> str | None:
+        problems = [self.check(value, b, path) for b in branches]
+        matched = [i for i, p in enumerate(problems) if p is None]
+        if not matched:
+            # identical branches fail identically: each reason once, so the message grows with depth, not 2^depth
+            return _cut(f"{path}: matches none of {key}: " + "; ".join(dict.fromkeys(p for p in problems if p)))
+        if key == "oneOf" and len(matched) > 1:
+            shown = ", ".join(f"#{i}" for i in matched[:5]) + (", ..." if len(matched) > 5 else "")
+            return f"{path}: matches {len(matched)} branches of oneOf ({shown}); oneOf allows exactly one"
+        return None
 
-def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str, strict: bool) -> str | None:
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    for name in schema.get("required") or []:
-        if name not in value:
-            return f"{path}: missing required argument {name!r}"
-    for name, item in value.items():
-        if name in props:
-            problem = _check(item, props[name], f"{path}.{name}")
-            if problem:
-                return problem
-        elif strict:
-            allowed = ", ".join(sorted(props)) or "none"
-            return f"{path}: unexpected argument {name!r} (allowed: {allowed})"
-    return None
+    def check_object(self, value: dict[str, Any], schema: dict[str, Any], path: str, strict: bool) -> str | None:
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        for name in schema.get("required") or []:
+            if name not in value:
+                return _cut(f"{path}: missing required argument {name!r}")
+        for name, item in value.items():
+            if name in props:
+                problem = self.check(item, props[name], f"{path}.{name}")
+                if problem:
+                    return problem
+            elif strict:
+                allowed = ", ".join(sorted(props)) or "none"
+                return _cut(f"{path}: unexpected argument {name!r} (allowed: {allowed})")
+        return None
 
 
 def check_call(tool: str, args: Any, index: dict[str, dict[str, Any]] | None) -> str | None:
@@ -134,4 +185,10 @@ def check_call(tool: str, args: Any, index: dict[str, dict[str, Any]] | None) ->
     # Top level: an argument the schema does not declare is always an error (the agent invented it).
     params = index[tool]
     strict = params.get("additionalProperties") is not True
-    return _check_object(args, params, tool, strict=strict) if isinstance(params, dict) else None
+    if not isinstance(params, dict):
+        return None
+    try:
+        return _Checker().check_object(args, params, tool, strict=strict)
+    except _TooCostly:
+        return (f"arguments to {tool} need more than {MAX_CHECK_STEPS:,} steps to check against its schema "
+                "(sandbox.schema.MAX_CHECK_STEPS); send less")

@@ -105,7 +105,7 @@ def _only_class(path: Path, source: str) -> str:
     try:
         classes = [n for n in pyast.parse(source).body if isinstance(n, ast.ClassDef)]
     except SyntaxError as exc:
-        fail(f"{path}: line {exc.lineno}: {exc.msg}")
+        fail(f"{path}: " + (f"line {exc.lineno}: " if exc.lineno else "") + str(exc.msg))
     except (RecursionError, MemoryError, ValueError) as exc:
         fail(f"{path}: does not compile: {_too_deep(exc)}")
     if len(classes) == 1:

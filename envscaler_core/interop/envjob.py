@@ -75,6 +75,8 @@ def static_problems(env: EnvInput) -> list[str]:
     shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
     try:
         tree = pyast.parse(env.code)
+    except pyast.SourceTooLarge as exc:
+        return [f"env_class_code is refused: {exc.msg}"]
     except SyntaxError as exc:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -32,6 +32,7 @@ from envscaler_core.models.validation import ToolKindLabel, ValidationReport, Va
 from envscaler_core.prompts.validate import TEST_STATE, TOOL_KINDS, StateInput, ToolKindsInput, ToolToLabel
 from envscaler_core.runtime import EnvLoadError, EnvRuntime, EpisodeBreach
 from envscaler_core.validation.breach_watch import BreachWatch
+from envscaler_core.validation.code_effects import analysis_refusal
 from envscaler_core.synth.tool_schema import class_header, method_sources, state_attributes
 from envscaler_core.validation.llm_pass import LLMPass
 from envscaler_core.validation.own_thread import in_own_thread
@@ -171,6 +172,12 @@ async def _validate(
     empty = ValidationReport(accepted=False, score=0.0, threshold=cfg.threshold, mode=cfg.mode, rounds=0)
     if not candidate.tools:
         return ValidationOutcome(candidate_fp=candidate.fingerprint, report=empty, failure="the class exposes no tools")
+    refused = analysis_refusal(candidate.class_code, candidate.class_name)
+    if refused is not None:  # before any load: a class the host will not analyse is never run either
+        reason = f"the host refuses to analyse the class: {refused}"
+        report = empty.model_copy(update={"critical": [reason], "reasons": [reason]})
+        return ValidationOutcome(candidate_fp=candidate.fingerprint, report=report, test_state=test_state,
+                                 failure=reason)
     try:
         if test_state is None:
             config, loaded = await make_test_state(candidate, runtime, gateway, introduction, settings.synth.step_attempts)
