@@ -30,8 +30,8 @@ def imported_run_problem(run: Any, run_id: str, sources: list[str], stages: list
                 f"it out with `{rollout_call(run_id)}` (no -s)")
     if not stages or set(stages) - set(ROLLOUT_STAGES):
         other = [s for s in (stages or ["mine", "synth", "validate", "scen"]) if s not in ROLLOUT_STAGES]
-        return (f"run {run_id} is an EnvScaler import: only its rollout and export stages run on it ({', '.join(other) or 'all stages'} "
-                f"would read task files); roll it out with `{rollout_call(run_id)}`")
+        return (f"run {run_id} is an EnvScaler import: only its rollout and export stages run on it "
+                f"({', '.join(other)} would read task files); roll it out with `{rollout_call(run_id)}`")
     return None
 
 
