@@ -142,8 +142,9 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
 
     request = request or RunRequest()
-    report = check_sources(sources, settings) if read_sources_first and sources and "mine" in (stages or ["mine"]) \
-        else []
+    # every -s file is read, also when the mine stage is not asked for: a file with no task is refused as
+    # such (outside check round 4, F4: an EnvScaler env metadata file went through `--stages rollout,export`)
+    report = check_sources(sources, settings) if read_sources_first and sources else []
     endpoint = check_endpoint(settings, required=not request.resume, quiet=quiet)
     if endpoint.problem is not None:  # a resume on cached answers: fail fast at the first uncached request
         settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"max_retries": 0})})
@@ -151,6 +152,10 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     prefect_cli_environment()
     with claimed_store(settings, run_id) as store:
         if not request.resume:
+            from envscaler.imported_runs import imported_run_problem
+
+            if (problem := imported_run_problem(store.get_run(run_id), run_id, sources, stages)) is not None:
+                fail(problem)
             existing = check_run_id(store, run_id, sources, request.add_sources)
             if existing is not None and request.continued is not None:
                 checked = (settings.mine.strict_sources, settings.mine.max_tasks)
@@ -278,7 +283,12 @@ def record_run(store: Any, settings: Settings, run_id: str, sources: list[str], 
         store.save_run(Run(run_id=run_id, config=public_config(settings), sources=list(sources), origin=origin,
                            stages=list(stages) if stages else None, mock_llm=mock))
         return
-    merged = None if run.stages is None or not stages else run.stages + [s for s in stages if s not in run.stages]
+    from envscaler_core.interop.summary import is_import
+
+    if run.stages is None and is_import(run):  # an import ran no factory stage: None would mean all of them
+        merged = list(stages) if stages else None
+    else:
+        merged = None if run.stages is None or not stages else run.stages + [s for s in stages if s not in run.stages]
     store.save_run(run.model_copy(update={"stages": merged, "mock_llm": run.mock_llm or mock}))
 
 

@@ -56,8 +56,13 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if run.status in FINISHED:
             what = "completed" if run.status == "completed" else "finished (it produced nothing)"
 
+            from envscaler.imported_runs import rollout_call
+            from envscaler_core.interop.summary import is_import
+
+            again = f"`{rollout_call(run_id)}` rolls it out" if is_import(run) else (
+                f"`{cli_call('run', '--run-id', run_id)} -s ...` retries its failed items")
             typer.echo(f"run {run_id} is already {what}: nothing to resume. `{cli_call('status', run_id)}` shows "
-                       f"it; `{cli_call('run', '--run-id', run_id)} -s ...` retries its failed items.")
+                       f"it; {again}.")
             return
         with _endpoint_for(run) as (endpoint, notes):
             settings = resume_settings(run, config, db, max_tokens=max_tokens, max_cost=max_cost, endpoint=endpoint)

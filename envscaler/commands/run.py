@@ -18,8 +18,10 @@ from envscaler.commands._common import DB_HELP, checked_run_id, fail
 def register(app: typer.Typer, verb: str, help_text: str) -> None:
     @app.command(verb, help=help_text)
     def run(
-        source: list[Path] = typer.Option(..., "--source", "-s", help="Source task file (API-Bank JSON list, BFCL or "
-                                          "{\"task\": ...} JSON Lines; see docs/source_formats.md); repeatable."),
+        source: list[Path] = typer.Option([], "--source", "-s", help="Source task file (API-Bank JSON list, BFCL or "
+                                          "{\"task\": ...} JSON Lines; see docs/source_formats.md); repeatable. "
+                                          "Required, except to roll out an EnvScaler import (--run-id IMP "
+                                          "--stages rollout,export; docs/interop.md)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
                                            "docs/configuration.md."),
         run_id: str | None = typer.Option(None, "--run-id", callback=checked_run_id, help="Run id (default: a new one). An existing id "
@@ -52,6 +54,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if add_sources and not run_id:
             fail("--add-sources adds files to an existing run: name it with --run-id")
         paths = source_paths(source)
+        if not paths:
+            _rolling_out_an_import(run_id, db, config)
         overrides: dict = {"mine": {"strict_sources": True}} if strict else {}
         if out is not None:
             overrides["flow"] = {"out_dir": str(out.expanduser().resolve())}
@@ -70,6 +74,20 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         summary = run_factory(settings, rid, paths, chosen, quiet=quiet,
                               request=RunRequest(add_sources=add_sources, continued=continued, json_out=json_out))
         print_summary(summary, json_out, final=True)
+
+
+def _rolling_out_an_import(run_id: str | None, db: str | None, config: Path | None) -> None:
+    """No -s: only an existing EnvScaler import may go on (checked read-only: a refusal creates no store)."""
+    from envscaler.imported_runs import no_sources_problem
+    from envscaler.runner import settings_from
+    from envscaler.status import open_store
+
+    run = None
+    if run_id:
+        with open_store(settings_from(config, db).store.url, run_id, to_work_on=True) as store:
+            run = store.get_run(run_id)
+    if (problem := no_sources_problem(run, run_id)) is not None:
+        fail(problem)
 
 
 def _check_out_dir(settings: Any, run_id: str) -> None:

@@ -28,7 +28,7 @@ from envscaler_core.interop.served_form import SERVED_FORM, served_form_problem
 from envscaler_core.interop.envjob import AUDIT_RAISED, EnvOutcome, audit_or_reject, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions, scenario_key
-from envscaler_core.interop.summary import IMPORT_STAGE, summarize
+from envscaler_core.interop.summary import IMPORT_ORIGIN, IMPORT_STAGE, is_import, summarize
 from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
 from envscaler_core.models.run import run_id_problem
@@ -62,7 +62,7 @@ def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
     run = store.get_run(run_id)
     if run is None:
         return
-    if run.stage != IMPORT_STAGE:
+    if not is_import(run):
         raise ImportRefused(f"run {run_id!r} already exists as a factory run in {store.url}; choose another --run-id")
     if sorted(run.sources) != sorted(sources):
         raise ImportRefused(f"run {run_id!r} already holds an import of other files ({', '.join(run.sources)}); "
@@ -129,11 +129,19 @@ def import_envscaler(
     clock.lap("promote")
     records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems, promoted)
     store.upsert(records, run_id)
-    store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources,
-                       config=public_config(settings), error=stopped, updated_at=utcnow()))
+    store.save_run(_run_row(store.get_run(run_id), run_id, sources, settings, stopped))
     clock.lap("write")
     return ImportReport(run_id=run_id, summary=summarize(run_id, imported_envs, imported_scenarios, problems),
                         problems=problems, notes=notes, seconds=clock.laps)
+
+
+def _run_row(existing: Run | None, run_id: str, sources: list[str], settings: Settings, stopped: str | None) -> Run:
+    """The import's run row. An import already rolled out (`run --stages rollout,export`) keeps its row as the
+    rollout left it: re-importing the same files changes nothing (outside check round 4, F4)."""
+    if existing is not None and existing.stage != IMPORT_STAGE:
+        return existing.model_copy(update={"origin": IMPORT_ORIGIN})
+    return Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources, origin=IMPORT_ORIGIN,
+               config=public_config(settings), error=stopped, updated_at=utcnow())
 
 
 class _Clock:

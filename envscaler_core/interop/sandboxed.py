@@ -27,6 +27,10 @@ from pydantic import BaseModel, Field
 from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode, EpisodeBreach
+from envscaler_core.synth.reserved import reserved_why
+
+ENDED_BY_RESERVED = ("a name EnvScaler's runtime reserves (the message to the user): it ends the episode there and "
+                     "never runs the method, so no later call runs either")
 
 JAIL_SIDE_SOURCE = Path(jail_side.__file__).read_text(encoding="utf-8")
 MARKER = '"__type__"'
@@ -138,8 +142,10 @@ class Loaded(BaseModel):
 
 
 class Replayed(BaseModel):
-    """A replay EnvScaler's way: per call `ok`, `invalid` (its runtime rejects it) or `raised` (its runtime
-    ends the episode there, reward 0), and the final state; `error` when the episode itself failed."""
+    """A replay EnvScaler's way: per call `ok`, `invalid` (its runtime rejects it), `raised` (its runtime
+    ends the episode there, reward 0) or `ended` (a reserved name such as `chat_with_user`: its runtime
+    ends the episode there without running anything, so no later call has a status), and the final
+    state; `error` when the episode itself failed."""
 
     statuses: list[str] = Field(default_factory=list)
     errors: list[str | None] = Field(default_factory=list)
@@ -232,6 +238,10 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
     out = Replayed()
     try:
         for call in calls:
+            if reserved_why(call.tool) is not None:  # EnvScaler's step ends the episode here
+                out.statuses.append("ended")
+                out.errors.append(ENDED_BY_RESERVED)
+                break
             outcome = episode.call(call.tool, call.args)
             if outcome.ok:
                 out.statuses.append("ok")

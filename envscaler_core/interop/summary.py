@@ -19,6 +19,13 @@ from envscaler_core.models.failure import StageFailure
 from envscaler_core.models.interop import AUDIT_CLASSES, ImportedEnv, ImportedScenario
 
 IMPORT_STAGE = "import"
+IMPORT_ORIGIN = "import"
+
+
+def is_import(run: Any) -> bool:
+    """An EnvScaler import, also after `run --stages rollout,export` moved its stage on (the origin stays);
+    imports written before the origin was set are known by their stage."""
+    return run is not None and (run.origin == IMPORT_ORIGIN or run.stage == IMPORT_STAGE)
 
 
 def summarize(run_id: str, envs: list[ImportedEnv], scenarios: list[ImportedScenario],

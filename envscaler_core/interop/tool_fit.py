@@ -21,7 +21,10 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   (`additionalProperties: true`);
 * every `_helper` becomes a tool, but only public methods are tools here (the sandbox refuses calls to
   private names): they are left out of the list, so no agent or RL framework is offered a tool that
-  can only fail.
+  can only fail;
+* a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
+  the agent's message to the user and ends a non-conversational episode): it is left out too, and a
+  reference solution's call to it ends the replay there, as it ends the episode there.
 
 Schemas that say something definite (`integer`, `string`, an object with properties) are kept as they
 are. The verbatim record keeps EnvScaler's own list (export writes it back unchanged).
@@ -34,6 +37,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.models.env import ToolSchema
+from envscaler_core.synth.reserved import RESERVED_TOOLS
 from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, none_defaulted, nullable
 
 _PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
@@ -69,13 +73,17 @@ def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -
 
 def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list[ToolSchema], list[str]]:
     """The tools an agent is offered and our argument check enforces, and notes saying what changed."""
-    public = [t for t in tools if not t.function.name.startswith("_")]
+    public = [t for t in tools if not t.function.name.startswith("_") and t.function.name not in RESERVED_TOOLS]
     private = [t.function.name for t in tools if t.function.name.startswith("_")]
+    reserved = [t.function.name for t in tools if t.function.name in RESERVED_TOOLS]
     notes = []
     if private:
         notes.append(f"{len(private)} private helper(s) not offered as tools ({', '.join(private)}): EnvScaler's "
                      "step6 lists every method, but only public methods are tools here and a call to a private "
                      "name is refused")
+    for name in dict.fromkeys(reserved):
+        notes.append(f"tool {name!r} not offered: {RESERVED_TOOLS[name]}; a reference solution's call to it "
+                     "ends the replay there, as it ends the episode there")
     try:
         tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

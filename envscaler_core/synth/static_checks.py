@@ -14,6 +14,7 @@ import sys
 from pydantic import BaseModel
 
 from envscaler_core import pyast
+from envscaler_core.synth.reserved import reserved_why
 from envscaler_core.synth.tool_schema import SchemaError, method_tool, public_methods
 
 _BUILTINS = set(dir(builtins)) | {"__name__", "__file__", "__class__"}
@@ -251,4 +252,7 @@ def static_problems(code: str, class_name: str) -> list[StaticProblem]:
         problems.append(_problem("no-tools", f"class {class_name!r} has no public methods", cls.lineno))
     for fn in methods:
         problems.extend(check_method(fn))
+        if (why := reserved_why(fn.name)) is not None:  # our exports must run the same under EnvScaler's runtime
+            problems.append(_problem("reserved-tool-name", f"method {fn.name!r} cannot be a tool: {why}; rename it",
+                                     fn.lineno))
     return problems

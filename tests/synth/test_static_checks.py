@@ -120,3 +120,11 @@ def test_a_class_that_defines_or_names_a_sandbox_hook_is_refused(where: str) -> 
     problems = [p for p in static_problems(GOOD + body, "Shop") if p.name == "sandbox-hook"]
     assert len(problems) == 1, static_problems(GOOD + body, "Shop")
     assert f"{name} names one of the sandbox's own hooks" in problems[0].detail and problems[0].line
+
+
+def test_a_tool_under_a_name_envscalers_runtime_reserves_is_refused_naming_it() -> None:
+    """EnvScaler's runtime takes `chat_with_user` as the message to the user and never runs the method:
+    a class we make or validate must not offer a tool under that name (outside check round 4, F2)."""
+    code = GOOD.replace("def get_stock(", "def chat_with_user(")
+    [problem] = static_problems(code, "Shop")
+    assert problem.name == "reserved-tool-name" and "'chat_with_user'" in problem.detail, problem
