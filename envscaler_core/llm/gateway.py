@@ -30,6 +30,7 @@ from envscaler_core.llm.exchange import (
     more_room, needs_reasoning_back, outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
+from envscaler_core.llm.sent_tools import sent_tools
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.replies.tool_calls import call_ids
@@ -258,7 +259,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
         while True:
             extra: dict[str, Any] = dict(sampling)
             if tools:
-                extra["tools"] = tools
+                extra["tools"] = sent_tools(tools)  # list `type`s as `anyOf` (Gemini refuses a list)
             parameter = self._room_parameter
             if room is not None:
                 extra[parameter] = room
