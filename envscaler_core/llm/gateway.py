@@ -135,6 +135,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
                 client = self._clients.pop(asyncio.get_running_loop(), None)
             if client is not None:
                 await client.close()
+            await self._close_embedding_client()
             if self._audit is not None:
                 await asyncio.to_thread(self._audit.flush)
 
