@@ -264,9 +264,18 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
     for name, value in environ.items():
         if name.startswith(_ENV_PREFIX) and "__" in name:
             keys = [k.lower() for k in name[len(_ENV_PREFIX):].split("__")]
-            _set_path(data, keys, value)
+            _set_path(data, keys, _json_or_text(value) if keys[:2] == ["llm", "extra_body"] and len(keys) > 2 else value)
             origin[tuple(keys)] = name
     return data, origin
+
+
+def _json_or_text(value: str) -> Any:
+    """One `llm.extra_body` field from the environment: its JSON value (false, 1, {...}) when it is JSON,
+    else the text (the body is sent as JSON, where "false" is not false)."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
 
 
 def merge_layers(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -299,7 +308,8 @@ def env_setting_names(environ: dict[str, str] | None = None) -> dict[tuple[str, 
 # a run is one experiment; only `resume --max-tokens/--max-cost` raise its budget (and the run keeps it).
 RESUME_TAKES_CURRENT: dict[str, tuple[str, ...] | None] = {
     "llm": ("base_url", "api_key", "timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency",
-            "requests_per_minute", "max_output_tokens", "cache", "prices", "embedding_base_url", "embedding_api_key"),
+            "requests_per_minute", "max_output_tokens", "cache", "prices", "extra_body", "embedding_base_url",
+            "embedding_api_key"),
     "sandbox": None,  # every field
     "store": None,
     "flow": ("batch_size", "batches_in_flight", "max_item_attempts", "out_dir"),

@@ -4,9 +4,15 @@ Split out of `config` (which re-exports these models) to keep each module to one
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+FACTORY_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "response_format", "temperature", "max_tokens",
+                            "max_completion_tokens", "stream", "stream_options", "n"})
+"""Chat request fields the factory sets (or leaves to the endpoint) itself: `llm.extra_body` may not."""
 
 
 class _Section(BaseModel):
@@ -84,12 +90,47 @@ class LLMSettings(_Section):
         "price replaces that model's price only). A model without a price costs 0: warned once, named on the run "
         "summary's cost line, and a run with budget.max_cost_usd is refused while a stage's model has no price."))
 
+    extra_body: dict[str, Any] = Field(default_factory=dict, description=(
+        "JSON fields added to the body of every chat completion request, for what an endpoint needs beyond "
+        "the OpenAI parameters: DashScope's Qwen3 open models {\"enable_thinking\": false} (refused otherwise "
+        "on non-streamed calls), vLLM's {\"chat_template_kwargs\": {\"enable_thinking\": false}}. In the "
+        "environment as a JSON object, ENVSCALER_LLM__EXTRA_BODY='{\"enable_thinking\": false}' (or one field, "
+        "ENVSCALER_LLM__EXTRA_BODY__ENABLE_THINKING=false, its value read as JSON when it is JSON). A field the "
+        "factory writes itself (" + ", ".join(sorted(FACTORY_FIELDS)) + ") is refused. Not sent with "
+        "embeddings requests; like base_url, not part of the cache key."))
     embedding_base_url: str | None = Field(default=None, description=(
         "OpenAI-compatible endpoint for the embeddings requests (Stage 1 topic dedup and selection), when the "
         "chat endpoint has no /embeddings (DeepSeek, Anthropic, Groq, a chat-only vLLM or SGLang); "
         "llm.models.embedding names its model. Unset = base_url."))
     embedding_api_key: str | None = Field(default=None, description=(
         "API key for embedding_base_url (never stored with a run); unset = api_key. Loopback endpoints need none."))
+
+    @field_validator("extra_body", mode="before")
+    @classmethod
+    def _a_json_object(cls, value: Any) -> Any:
+        """The environment gives the whole body as text: it must read as a JSON object."""
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not valid JSON ({exc.msg} at character {exc.pos}); give a JSON object, "
+                                 "e.g. {\"enable_thinking\": false}") from None
+            if not isinstance(value, dict):
+                raise ValueError(f"a JSON {type(value).__name__}, not an object; give e.g. {{\"enable_thinking\": false}}")
+        return value
+
+    @field_validator("extra_body")
+    @classmethod
+    def _no_field_the_factory_writes(cls, value: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(set(value) & FACTORY_FIELDS)
+        if taken:
+            raise ValueError(f"{', '.join(taken)} cannot be set here: the factory writes "
+                             f"{'it' if len(taken) == 1 else 'them'} itself in every request")
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"not plain JSON ({exc})") from None
+        return value
 
     @field_validator("prices", mode="before")
     @classmethod

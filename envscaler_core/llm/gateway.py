@@ -258,7 +258,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
         switched = False
         exchange: Exchange | None = None
         while True:
-            extra: dict[str, Any] = dict(sampling)
+            extra: dict[str, Any] = {**self.settings.extra_body, **sampling}  # llm.extra_body: DashScope's enable_thinking, ...
             if tools:
                 extra["tools"] = sent_tools(tools)  # list `type`s as `anyOf` (Gemini refuses a list)
             parameter = self._room_parameter
