@@ -1,11 +1,13 @@
 """The `llm` section of the configuration: how the factory reaches its models and what it pays.
 
-Split out of `config` (which re-exports these models) to keep each module to one job."""
+Split out of `config` (which re-exports these models) to keep each module to one job; the endpoint
+checks here refuse URL forms the OpenAI client would mangle rather than let a request go astray."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -64,7 +66,9 @@ class LLMSettings(_Section):
     reaches a model, not what it asks: `envscaler resume` takes them from the current environment."""
 
     base_url: str | None = Field(default=None, description=(
-        "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; unset = https://api.openai.com/v1."))
+        "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; unset = https://api.openai.com/v1. Azure "
+        "OpenAI: its v1 form https://<resource>.openai.azure.com/openai/v1 (the deployment name is the model); "
+        "its classic per-deployment URL, or any URL with a query string, is refused (the client would mangle it)."))
     api_key: str | None = Field(default=None, description=(
         "API key (prefer the environment: it is never stored with a run). Loopback endpoints need none."))
     models: StageModels = Field(default_factory=StageModels, description="Model name per stage (see llm.models).")
@@ -104,6 +108,26 @@ class LLMSettings(_Section):
         "llm.models.embedding names its model. Unset = base_url."))
     embedding_api_key: str | None = Field(default=None, description=(
         "API key for embedding_base_url (never stored with a run); unset = api_key. Loopback endpoints need none."))
+
+    @field_validator("base_url", "embedding_base_url")
+    @classmethod
+    def _a_base_url_the_client_can_extend(cls, value: str | None) -> str | None:
+        """The client appends `/chat/completions` to the URL text as given: after a query string it lands
+        inside the query (`...?api-version=2024-10-21chat/completions`, a bare 404), so such URLs,
+        Azure's classic per-deployment form among them, are refused here, naming the form that works."""
+        if value is None:
+            return value
+        parts = urlparse(value)
+        if "/openai/deployments/" in f"{parts.path}/":
+            raise ValueError("Azure OpenAI's classic per-deployment URL (.../openai/deployments/<name>?api-version=...) "
+                             "is not supported: use "
+                             "the v1 form https://<resource>.openai.azure.com/openai/v1 with the deployment name as "
+                             "the model (llm.models.*) and the key in OPENAI_API_KEY")
+        if parts.query or parts.fragment:
+            raise ValueError("a query string or fragment cannot be part of it: the client would put before the "
+                             "request path (…?x=ychat/completions); give the endpoint's base path only, "
+                             "e.g. http://127.0.0.1:8000/v1")
+        return value
 
     @field_validator("extra_body", mode="before")
     @classmethod
