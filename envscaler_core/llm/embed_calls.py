@@ -125,4 +125,4 @@ class EmbedCalls:
                 f"{count} texts; {said}): the endpoint in {where} serves no /embeddings or not this model; point "
                 "ENVSCALER_LLM__EMBEDDING_BASE_URL (llm.embedding_base_url, key in ENVSCALER_LLM__EMBEDDING_API_KEY) at "
                 "an endpoint that has embeddings and name its model in ENVSCALER_LLM__MODELS__EMBEDDING "
-                "(llm.models.embedding), then resume")
+                "(llm.models.embedding)")
