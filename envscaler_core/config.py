@@ -13,8 +13,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from envscaler_core.config_llm import LLMSettings, Price, StageModels  # the llm section (re-exported)
 from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 
 
@@ -24,84 +25,6 @@ class _Section(BaseModel):
 
 class ConfigError(ValueError):
     """A configuration problem, phrased for a one-line error message."""
-
-
-class StageModels(_Section):
-    """Model name per stage; any OpenAI-compatible endpoint serves them. A model name is part of every
-    cached answer's key: changing one re-asks that stage's questions."""
-
-    mine: str = Field(default="gpt-4.1", description="Stage 1: judges whether a task is stateful, infers its env topic.")
-    synth: str = Field(default="gpt-4.1", description="Stage 2: writes the env spec and the Python class.")
-    validate_test_state: str = Field(default="gpt-4.1", description="Stage 3: writes the initial state the validation probes start from.")
-    validate_proposer: str = Field(default="gpt-4.1-mini", description="Stage 3: proposes the tool calls that probe the class.")
-    validate_judge: str = Field(default="gpt-4.1-mini", description="Stage 3: judges each call's result against the spec.")
-    scen: str = Field(default="gpt-4.1", description="Stage 4: writes scenarios (initial state, task, checklist).")
-    check: str = Field(default="gpt-4.1-mini", description="Stage 4: turns checklist items into check functions.")
-    agent: str = Field(default="gpt-4.1-mini", description="Rollouts (and `eval --agent llm`): the agent that calls the tools.")
-    user_sim: str = Field(default="gpt-4.1", description="Conversational rollouts: the simulated user.")
-    embedding: str = Field(default="text-embedding-3-large", description="Stage 1 topic dedup and diversity selection.")
-
-
-class Price(_Section):
-    """USD per million tokens. `cached_input_per_mtok` prices the prompt tokens a provider serves from
-    its prefix cache (`usage.prompt_tokens_details.cached_tokens`); unset, they cost the full input
-    price (a provider without a cache discount, e.g. a self-hosted server billed by the hour)."""
-
-    input_per_mtok: float = Field(ge=0, description="USD per million prompt tokens.")
-    output_per_mtok: float = Field(ge=0, description="USD per million completion tokens.")
-    cached_input_per_mtok: float | None = Field(default=None, ge=0, description=(
-        "USD per million prompt tokens served from the provider's prefix cache; None = input_per_mtok."))
-
-    @property
-    def cached_rate(self) -> float:
-        return self.input_per_mtok if self.cached_input_per_mtok is None else self.cached_input_per_mtok
-
-
-def _default_prices() -> dict[str, Price]:
-    """OpenAI's list prices (cached input at a quarter of input for the GPT-4.1 family)."""
-    return {
-        "gpt-4.1": Price(input_per_mtok=2.0, output_per_mtok=8.0, cached_input_per_mtok=0.5),
-        "gpt-4.1-mini": Price(input_per_mtok=0.4, output_per_mtok=1.6, cached_input_per_mtok=0.1),
-        "text-embedding-3-large": Price(input_per_mtok=0.13, output_per_mtok=0.0),
-    }
-
-
-class LLMSettings(_Section):
-    """The LLM endpoint and how it is called. The endpoint, key, timeouts, retries and rates are how a run
-    reaches a model, not what it asks: `envscaler resume` takes them from the current environment."""
-
-    base_url: str | None = Field(default=None, description=(
-        "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1; unset = https://api.openai.com/v1."))
-    api_key: str | None = Field(default=None, description=(
-        "API key (prefer the environment: it is never stored with a run). Loopback endpoints need none."))
-    models: StageModels = Field(default_factory=StageModels, description="Model name per stage (see llm.models).")
-    timeout_s: float = Field(default=60.0, gt=0, description=(
-        "Seconds before one HTTP request is abandoned (and retried): the whole attempt, from sending to the last "
-        "byte of the answer, however slowly the server trickles it."))
-    max_retries: int = Field(default=6, ge=0, description=(
-        "HTTP retries on 429/5xx/timeouts/connection errors (not on a 429/402 that says the account is out of "
-        "quota or credit: that stops the run at once)."))
-    backoff_base_s: float = Field(default=0.5, gt=0, description="First retry delay; doubles per retry (a Retry-After header wins).")
-    backoff_max_s: float = Field(default=30.0, gt=0, description="Longest delay between two retries.")
-    max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at once, across all stages of a process.")
-    requests_per_minute: int | None = Field(default=None, ge=1, description="Client-side rate limit; unset = none.")
-    repair_attempts: int = Field(default=2, ge=0, description="Structured-output repair turns; never unbounded.")
-    max_output_tokens: int = Field(default=16384, ge=256, description=(
-        "Ceiling of the output room asked for when a reply was cut off (finish_reason 'length') and is retried."))
-    cache: bool = Field(default=True, description=(
-        "Answer identical requests from the store's LLM cache (across runs; an evaluation only from its own run) "
-        "instead of paying for them again; off, a resumed run pays again for what it re-asks."))
-    prices: dict[str, Price] = Field(default_factory=_default_prices, description=(
-        "USD per million tokens per model name, for cost figures and budget.max_cost_usd. Set in a config file: "
-        "[llm.prices.\"my-model\"]; your entries are added to the defaults (an entry for a model that has a default "
-        "price replaces that model's price only). A model without a price costs 0: warned once, named on the run "
-        "summary's cost line, and a run with budget.max_cost_usd is refused while a stage's model has no price."))
-
-    @field_validator("prices", mode="before")
-    @classmethod
-    def _over_the_default_prices(cls, value: Any) -> Any:
-        """A config file's `[llm.prices."m"]` adds or replaces the price of `m`, never the whole table."""
-        return {**_default_prices(), **value} if isinstance(value, dict) else value
 
 
 SandboxBackend = Literal["auto", "bwrap", "rlimit"]
@@ -341,9 +264,18 @@ def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[
     for name, value in environ.items():
         if name.startswith(_ENV_PREFIX) and "__" in name:
             keys = [k.lower() for k in name[len(_ENV_PREFIX):].split("__")]
-            _set_path(data, keys, value)
+            _set_path(data, keys, _json_or_text(value) if keys[:2] == ["llm", "extra_body"] and len(keys) > 2 else value)
             origin[tuple(keys)] = name
     return data, origin
+
+
+def _json_or_text(value: str) -> Any:
+    """One `llm.extra_body` field from the environment: its JSON value (false, 1, {...}) when it is JSON,
+    else the text (the body is sent as JSON, where "false" is not false)."""
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
 
 
 def merge_layers(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -376,7 +308,8 @@ def env_setting_names(environ: dict[str, str] | None = None) -> dict[tuple[str, 
 # a run is one experiment; only `resume --max-tokens/--max-cost` raise its budget (and the run keeps it).
 RESUME_TAKES_CURRENT: dict[str, tuple[str, ...] | None] = {
     "llm": ("base_url", "api_key", "timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency",
-            "requests_per_minute", "max_output_tokens", "cache", "prices"),
+            "requests_per_minute", "max_output_tokens", "cache", "prices", "extra_body", "embedding_base_url",
+            "embedding_api_key"),
     "sandbox": None,  # every field
     "store": None,
     "flow": ("batch_size", "batches_in_flight", "max_item_attempts", "out_dir"),
@@ -470,6 +403,7 @@ def public_config(settings: Settings) -> dict[str, Any]:
     process only, so a flow run here (the CLI's) gets it back in `load_settings` (`unmask_urls`)."""
     data = settings.model_dump(mode="json", by_alias=True)
     data["llm"].pop("api_key", None)
+    data["llm"].pop("embedding_api_key", None)
     for section, field in URL_SETTINGS:
         real = data.get(section, {}).get(field)
         if isinstance(real, str) and (masked := mask_url(real)) != real:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import unquote_plus
 
-URL_SETTINGS = (("store", "url"), ("llm", "base_url"))
+URL_SETTINGS = (("store", "url"), ("llm", "base_url"), ("llm", "embedding_base_url"))
 """(section, field) of the settings that may carry a secret."""
 
 _MASK = "***"

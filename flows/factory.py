@@ -259,6 +259,8 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
             if tracker:
                 tracker.batch_done(ingested.done, 0)
                 tracker.step_finished()
+            if S.pending_judge(ctx):  # an endpoint without embeddings stops the run before mining pays
+                await ctx.gateway.check_embeddings()
         streamed = streamed_stages(ctx, stages)
         for stage in STAGES:
             if stage not in stages:

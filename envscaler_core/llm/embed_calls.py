@@ -1,18 +1,28 @@
 """The gateway's embeddings calls: batched, each batch cached and accounted like any call. Mixed into
-`LLMGateway`, whose cache lookup, audit, HTTP retries and accounting these use."""
+`LLMGateway`, whose cache lookup, audit, HTTP retries and accounting these use.
+
+Many chat endpoints serve no embeddings (DeepSeek, Anthropic, Groq, a chat-only vLLM or SGLang):
+`llm.embedding_base_url` (and `llm.embedding_api_key`) send these requests to another endpoint, through
+a client of their own, and an endpoint that has no embeddings is named with the setting that fixes it."""
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Sequence
 from typing import Any
+
+import openai
 
 from envscaler_core.llm.cache import request_fingerprint
 from envscaler_core.llm.call import Call
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
 from envscaler_core.llm.errors import LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
-from envscaler_core.llm.exchange import estimate_tokens
+from envscaler_core.llm.errors import LLMConfigError
+from envscaler_core.llm.exchange import estimate_tokens, is_loopback
 from envscaler_core.llm.retry import answer_or_error
 
+EMBEDDINGS_PROBE = "envscaler: does this endpoint serve embeddings?"
 EMBED_BATCH = 512  # inputs per embeddings request (the API allows 2048; smaller keeps requests light)
 
 
@@ -21,6 +31,42 @@ class EmbedCalls:
 
     settings: Any
     endpoint: str
+    _embedding_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI]
+
+    @property
+    def embedding_endpoint(self) -> str:
+        return self.settings.embedding_base_url or self.endpoint
+
+    def _embedding_client(self, chat_client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
+        """The chat client, or (with `llm.embedding_base_url`) this loop's client of the embeddings endpoint."""
+        url = self.settings.embedding_base_url
+        if not url:
+            return chat_client
+        if not hasattr(self, "_embedding_clients"):
+            self._embedding_clients = weakref.WeakKeyDictionary()
+        loop = asyncio.get_running_loop()
+        client = self._embedding_clients.get(loop)
+        if client is None:
+            key = self.settings.embedding_api_key or self.settings.api_key or ("mock" if is_loopback(url) else None)
+            if key is None:
+                raise LLMConfigError(f"no API key for the embeddings endpoint {url}: set ENVSCALER_LLM__EMBEDDING_API_KEY "
+                                     "(llm.embedding_api_key) or OPENAI_API_KEY (llm.api_key)")
+            client = openai.AsyncOpenAI(api_key=key, base_url=url, timeout=self.settings.timeout_s, max_retries=0)
+            self._embedding_clients[loop] = client
+        return client
+
+    async def _close_embedding_client(self) -> None:
+        """Close this loop's embeddings client, if it has one (others close with their loops)."""
+        clients = getattr(self, "_embedding_clients", None)
+        client = clients.pop(asyncio.get_running_loop(), None) if clients is not None else None
+        if client is not None:
+            await client.close()
+
+    async def check_embeddings(self) -> None:
+        """Ask for one embedding of a fixed text: a run calls this before paying for Stage 1's chat
+        requests, so an endpoint without embeddings stops it there, not at the selection after them.
+        Cached like any call (a fixed request), so it is paid once per store and embedding model."""
+        await self.embed([EMBEDDINGS_PROBE], stage="embedding")
 
     async def embed(self, texts: Sequence[str], stage: str = "embedding", model: str | None = None) -> list[list[float]]:
         """Embedding vectors in input order; batches of `EMBED_BATCH`, each cached on its own."""
@@ -42,10 +88,16 @@ class EmbedCalls:
         async def body() -> list[list[float]]:
             try:
                 resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
-                    c.embeddings.create(model=model_name, input=texts, encoding_format="float"), "data"))
+                    self._embedding_client(c).embeddings.create(model=model_name, input=texts, encoding_format="float"),
+                    "data"))
+            except LLMRequestRejected as exc:
+                if exc.status_code != 404:
+                    raise
+                raise LLMRequestRejected(self._no_embeddings(model_name, len(texts), exc), exc.status_code,
+                                         exc.detail) from None
             except LLMPromptRefused as exc:  # a batch of the run's topic texts is no one item: the run stops
                 raise LLMRequestRejected(
-                    f"LLM endpoint {self.settings.base_url} refused embeddings ({len(texts)} texts): {exc.reason}; "
+                    f"LLM endpoint {self.embedding_endpoint} refused embeddings ({len(texts)} texts): {exc.reason}; "
                     "a batch of the run's topic texts is no one item, so the run stops", exc.status_code,
                     exc.detail) from None
             reported = getattr(getattr(resp, "usage", None), "prompt_tokens", None)
@@ -57,9 +109,20 @@ class EmbedCalls:
             try:
                 vectors = read_vectors(resp, len(texts))
             except EmbeddingsInvalid as exc:
-                raise LLMUnavailableError(f"LLM endpoint {self.endpoint} answered embeddings ({len(texts)} texts) "
+                raise LLMUnavailableError(f"LLM endpoint {self.embedding_endpoint} answered embeddings ({len(texts)} texts) "
                                           f"with a body that is not usable: {exc}") from None
             await self._record(call, "ok", response={"embeddings": vectors})
             return vectors
 
         return await self._audited(call, body)
+
+    def _no_embeddings(self, model_name: str, count: int, exc: LLMRequestRejected) -> str:
+        """A 404 on /embeddings: the endpoint has none, or not this model; say which setting fixes it."""
+        said = f"HTTP 404: {exc.detail}" if exc.detail else "HTTP 404"
+        where = ("llm.embedding_base_url (ENVSCALER_LLM__EMBEDDING_BASE_URL)" if self.settings.embedding_base_url
+                 else "llm.base_url")
+        return (f"LLM endpoint {self.embedding_endpoint} has no embeddings for model {model_name!r} (embeddings, "
+                f"{count} texts; {said}): the endpoint in {where} serves no /embeddings or not this model; point "
+                "ENVSCALER_LLM__EMBEDDING_BASE_URL (llm.embedding_base_url, key in ENVSCALER_LLM__EMBEDDING_API_KEY) at "
+                "an endpoint that has embeddings and name its model in ENVSCALER_LLM__MODELS__EMBEDDING "
+                "(llm.models.embedding)")

@@ -30,6 +30,7 @@ from envscaler_core.llm.exchange import (
     more_room, needs_reasoning_back, outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
+from envscaler_core.llm.sent_tools import sent_tools
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
 from envscaler_core.llm.replies.tool_calls import call_ids
@@ -134,6 +135,7 @@ class LLMGateway(EmbedCalls, SyncCalls):
                 client = self._clients.pop(asyncio.get_running_loop(), None)
             if client is not None:
                 await client.close()
+            await self._close_embedding_client()
             if self._audit is not None:
                 await asyncio.to_thread(self._audit.flush)
 
@@ -259,9 +261,9 @@ class LLMGateway(EmbedCalls, SyncCalls):
         switched = False
         exchange: Exchange | None = None
         while True:
-            extra: dict[str, Any] = dict(sampling)
+            extra: dict[str, Any] = {**self.settings.extra_body, **sampling}  # llm.extra_body: DashScope's enable_thinking, ...
             if tools:
-                extra["tools"] = tools
+                extra["tools"] = sent_tools(tools)  # list `type`s as `anyOf` (Gemini refuses a list)
             parameter = self._room_parameter
             if room is not None:
                 extra[parameter] = room

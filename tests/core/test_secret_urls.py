@@ -43,7 +43,7 @@ def test_a_url_without_a_secret_is_left_as_it_is(url: str) -> None:
 
 def test_public_config_holds_no_secret() -> None:
     settings = load_settings(environ={}, overrides={"store": {"url": PG}, "llm": {
-        "base_url": "https://llm.example/v1?token=t0ken", "api_key": "sk-key"}})
+        "base_url": "https://user:t0ken@llm.example/v1", "api_key": "sk-key"}})
     text = json.dumps(public_config(settings))
     assert "s3cretPW" not in text and "t0ken" not in text and "sk-key" not in text
     assert "postgresql+psycopg://envs:***@127.0.0.1:54304/envscaler" in text

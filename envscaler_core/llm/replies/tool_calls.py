@@ -3,7 +3,9 @@
 Accepted, because each has exactly one meaning:
 - reasoning in `reasoning_content`/`reasoning` or `<think>` blocks in `content`: moved to
   `reasoning_content` (kept in the trajectory, never shown to the env or the user simulator);
-- text beside tool calls (kept as `content`), `content` as "" or None or a list of text parts;
+- text beside tool calls (kept as `content`), `content` as "" or None or a list of text parts; the
+  calls themselves written again as text in the content beside the structured ones (vLLM's gpt-oss
+  parser, vLLM#25560): that text is dropped, each call kept once, as a call;
 - any tool-call id format (`call_0`, `toolu_…`, 9-char alphanumerics); a missing or repeated id gets
   a fresh one; a missing `type` is "function";
 - arguments as a JSON string (compact, pretty-printed or padded with whitespace), as an object, as
@@ -28,6 +30,7 @@ problem to the model as an observation, which is what a real env does.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Collection
 from typing import Any
 
@@ -202,6 +205,8 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
             raw_calls = harmony_calls(message.get("content"), offered)
         elif (found := read_calls(content, offered)) is not None:
             raw_calls, content = found.calls, found.prose
+    elif raw_calls and offered and content:  # vLLM's gpt-oss: the calls again, as text, in the content
+        content = _without_echoed_calls(content, raw_calls, offered)
     if not content and not raw_calls and split.tail is not None:
         # The reasoning never closed and swallowed the turn: read it as a person would. Calls only
         # when they end it (drafts come first); its text only when a server's reasoning parser put
@@ -230,6 +235,28 @@ def normalise_assistant(message: dict[str, Any], tools: list[dict[str, Any]] | N
         # the turn, as `extra_content` does with a call: the next request is refused without it
         out["reasoning_details"] = message["reasoning_details"]
     return out
+
+
+def _without_echoed_calls(content: str, raw_calls: list[dict[str, Any]], offered: Offered) -> str:
+    """The content without the calls written in it as text when each of them is one of the structured
+    calls (same tool, same arguments): a server that parsed the calls and left their text in the content
+    too (vLLM#25560) would otherwise have every call twice in the turn (and in SFT rows). Text calls
+    that differ from the structured ones are no echo: the content stays as it was."""
+    found = read_calls(content, offered)
+    if found is None or not found.calls:
+        return content
+    structured = Counter(_call_key(raw, offered) for raw in raw_calls)
+    written = Counter(_call_key(raw, offered) for raw in found.calls)
+    return found.prose if not written - structured else content
+
+
+def _call_key(raw: dict[str, Any], offered: Offered) -> tuple[str, str]:
+    """A call as (tool, arguments), the arguments' key order aside."""
+    fn = _call(raw, "", offered)["function"]
+    try:
+        return fn["name"], json.dumps(parse_arguments(fn["arguments"]), sort_keys=True)
+    except ReplyProblem:
+        return fn["name"], fn["arguments"]
 
 
 def call_ids(messages: list[dict[str, Any]]) -> set[str]:
