@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import Field
 
-from envscaler_core.bfcl.ask import ask_as_bfcl
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
 from envscaler_core.bfcl.data import DEFAULT_TEMPERATURE, MAX_STEPS_PER_TURN, BFCLTask
 from envscaler_core.bfcl.executor import TaskExecutor
@@ -92,9 +91,11 @@ class ModelAgent:
         self.gateway, self.name, self.temperature = gateway, model, temperature
 
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
-        """The message as the endpoint sent it, whatever its `finish_reason` (`ask_as_bfcl`): `play_task`
-        reads its calls as BFCL does. Every request carries the temperature, as BFCL's handlers send theirs."""
-        reply = await ask_as_bfcl(self.gateway, messages, AGENT_BFCL, tools, self.name, self.temperature)
+        """The message as the endpoint sent it, whatever its `finish_reason` (the gateway's `as_sent`):
+        `play_task` reads its calls as BFCL does. Every request carries the temperature, as BFCL's handlers
+        send theirs."""
+        reply = await self.gateway.chat(messages, prompt=AGENT_BFCL, stage="agent", tools=tools, model=self.name,
+                                        temperature=self.temperature, as_sent=True)
         sent = getattr(reply, "sent", None)
         return AgentTurn(message=dict(sent if sent is not None else reply.message),
                          usage=usage_of(getattr(reply, "usage", None)))

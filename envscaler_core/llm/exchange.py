@@ -64,6 +64,7 @@ class Exchange:
     finish_reason: str | None
     cached_tokens: int = 0  # of prompt_tokens, how many the provider's prefix cache served (never estimated)
     refused_room: str | None = None  # why asking again with more room was not possible (the server's words)
+    received: dict[str, Any] | None = None  # the answer choice's message exactly as it came (nulls kept)
 
     @property
     def truncated(self) -> bool:
@@ -238,7 +239,8 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
     field in) is read as missing, so it is estimated and marked; a `total_tokens` above prompt + completion
     counts the difference as output (Gemini's thinking tokens are in the total only)."""
     choice = answer_choice(resp)
-    message = assistant_message(choice_message(choice))
+    raw = choice_message(choice)
+    message = assistant_message(raw)
     usage = _field(resp, "usage")
     prompt, completion = reported_tokens(usage)
     estimated = 0
@@ -249,7 +251,8 @@ def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exch
         completion = estimate_tokens(completion_chars(message))
         estimated += completion
     cached = min(cached_prompt_tokens(usage), int(prompt)) if prompt else 0
-    return Exchange(message, int(prompt), int(completion), estimated, _field(choice, "finish_reason"), cached)
+    return Exchange(message, int(prompt), int(completion), estimated, _field(choice, "finish_reason"), cached,
+                    received=dict(raw) if isinstance(raw, dict) else None)
 
 
 def reported_tokens(usage: Any) -> tuple[int | None, int | None]:

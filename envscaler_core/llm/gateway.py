@@ -13,7 +13,7 @@ import asyncio
 import threading
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
@@ -32,9 +32,9 @@ from envscaler_core.llm.exchange import (
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.sent_tools import sent_tools
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
-from envscaler_core.llm.replies import ReplyProblem, normalise_assistant
-from envscaler_core.llm.replies.tool_calls import call_ids
-from envscaler_core.llm.call import Call, ChatReply, stop_and_wait
+from envscaler_core.llm.replies import ReplyProblem
+from envscaler_core.llm.call import Call, stop_and_wait
+from envscaler_core.llm.chat_calls import ChatCalls
 from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.sync_calls import SyncCalls
 from envscaler_core.llm.retry import (
@@ -42,7 +42,7 @@ from envscaler_core.llm.retry import (
     unsupported_parameter,
 )
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
-from envscaler_core.prompts.base import PROMPT_HEADER, ChatPrompt, PromptSpec
+from envscaler_core.prompts.base import PROMPT_HEADER, PromptSpec
 
 O = TypeVar("O", bound=BaseModel)
 T = TypeVar("T")
@@ -62,7 +62,7 @@ class _ReasoningWanted(Exception):
     """The endpoint refused a history without the reasoning of its tool-call turns: send it again with it."""
 
 
-class LLMGateway(EmbedCalls, SyncCalls):
+class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
@@ -246,9 +246,10 @@ class LLMGateway(EmbedCalls, SyncCalls):
                         estimated_tokens=estimated, cached_tokens=cached)
 
     async def _complete(self, call: Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
-                        headers: dict[str, str], what: str) -> Exchange:
+                        headers: dict[str, str], what: str, retry_cut_off: bool = True) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
-        as a retry), at most MAX_LENGTH_RETRIES times. The caller decides about a reply still cut off.
+        as a retry), at most MAX_LENGTH_RETRIES times (never with `retry_cut_off=False`: the reply is
+        read as it came). The caller decides about a reply still cut off.
         The room goes in the parameter the endpoint accepts: a 400 that names it as unsupported (Azure's
         and OpenAI's reasoning models refuse `max_tokens`) switches to the other one for the rest of the
         run and asks again. Any other refusal of the roomier retry (the room did not fit the model's context
@@ -306,7 +307,8 @@ class LLMGateway(EmbedCalls, SyncCalls):
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
-            if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES:
+            if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES \
+                    or not retry_cut_off:
                 return exchange
             if exchange.truncated:  # a stop by the server (`abort`) is asked again as it was
                 room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)
@@ -448,51 +450,6 @@ class LLMGateway(EmbedCalls, SyncCalls):
                 call.repairs += 1
                 convo = [*convo, {"role": "assistant", "content": said(message)},
                          {"role": "user", "content": repair_turn(reason, exchange.incomplete)}]
-
-        return await self._audited(call, body)
-
-    async def chat(self, messages: Sequence[dict[str, Any]], prompt: ChatPrompt | None = None, stage: str = "agent",
-                   tools: list[dict[str, Any]] | None = None, model: str | None = None, sample: int = 0,
-                   temperature: float | None = None) -> ChatReply:
-        """One assistant turn. `sample` only enters the cache key: independent rollouts of the same
-        scenario pass different samples so they are not served each other's cached turns. A
-        `temperature` is sent with the request (and keys the cache); None sends none (the endpoint's)."""
-        msgs = [dict(m) for m in messages]
-        model_name = self.model_for(stage, model)
-        tag = prompt.tag if prompt is not None else None
-        sampling: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
-        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample, **sampling}, tag)
-        call = Call(fp, stage, model_name, prompt.id if prompt is not None else None)
-        # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
-        # reply's place among the conversation's assistant turns (the rollout loop's step number)
-        turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
-        taken = call_ids(msgs)  # an id an earlier turn holds gets a suffix too (endpoints that restart at call_0)
-        hit = await self._lookup(fp)
-        if hit is not None and isinstance(hit.get("message"), dict):
-            await self._record(call, "cached")
-            usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
-            return ChatReply(message=normalise_assistant(hit["message"], tools, turn, taken), usage=usage, cached=True,
-                             usage_estimated=bool((hit.get("usage") or {}).get("estimated_tokens")),
-                             sent=hit["message"])
-
-        async def body() -> ChatReply:
-            headers = {PROMPT_HEADER: tag} if tag else {}
-            what = f"chat {tag}" if tag else "chat request"
-            exchange = await self._complete(call, msgs, tools, sampling, headers, what)
-            if exchange.incomplete:
-                reason = cut_off_reason(exchange)
-                await self._record(call, "output_invalid", error=reason)
-                raise LLMOutputInvalid(f"{what}: {reason}", reason,
-                                       str(exchange.message.get("content") or ""))
-            message = normalise_assistant(exchange.message, tools, turn, taken)
-            said = message.get("tool_calls") or (message.get("content") or "").strip()
-            if not said and message.get("reasoning_content"):
-                reason = "the reply holds only reasoning (it never closed, or nothing followed it): nothing was said"
-                await self._record(call, "output_invalid", error=reason)
-                raise LLMOutputInvalid(f"{what}: {reason}", reason, str(exchange.message.get("content") or ""))
-            await self._record(call, "ok", response={"message": exchange.message, "usage": recorded_usage(exchange)})
-            return ChatReply(message=message, usage=exchange.usage,
-                             usage_estimated=exchange.estimated_tokens > 0, sent=exchange.message)
 
         return await self._audited(call, body)
 
