@@ -120,6 +120,12 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         if active:
             return False
         raise
+    finally:
+        if not json_out:  # Prefect keys are lowercase: not always `funnel-<run id>` (docs/operations.md)
+            from envscaler_core.pipeline.artifact_keys import run_artifact_keys
+
+            keys = run_artifact_keys(summary.run_id, summary.evaluation is not None)
+            typer.echo(f"Prefect artifacts: {', '.join(keys)}")
     return not active
 
 
