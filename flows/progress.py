@@ -75,7 +75,8 @@ def make_tracker(ctx: RunContext, shard: tuple[int, int]) -> ProgressTracker:
     run = ctx.store.get_run(ctx.run_id)
     return ProgressTracker(ctx.run_id, ctx.gateway.usage_by_stage, store=ctx.store.url, sinks=sinks,
                            funnel=lambda: ctx.store.funnel(ctx.run_id), mock_llm=bool(run and run.mock_llm),
-                           resumed=bool(run and run.progress))  # an earlier invocation published progress
+                           resumed=bool(run and run.progress),  # an earlier invocation published progress
+                           shard="" if shard[1] == 1 else f"shard {shard[0]} of {shard[1]}")
 
 
 @contextlib.asynccontextmanager
