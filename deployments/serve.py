@@ -3,7 +3,8 @@
     python -m deployments.serve --cron "0 2 * * *" --source envscaler_core/data/api_bank_lv3_slice.json
 
 Runs triggered from the UI or `prefect deployment run 'envscaler-factory/factory-served'` execute
-here; stopping the process pauses the schedule.
+here, one at a time (every scheduled run has the same run id, and a second process on a run id is
+refused: a run due while one works waits); stopping the process pauses the schedule.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def deployment_parameters(config_path: str | Path | None, sources: list[str], ru
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cron", default=None, help="Cron schedule (UTC); omit for manual runs only.")
+    parser.add_argument("--interval", type=float, default=None,
+                        help="Run every this many seconds instead of (or besides) --cron.")
     parser.add_argument("--source", action="append", default=[], help="Source task file; repeatable.")
     parser.add_argument("--config", default=None, help="Settings file baked into the deployment's parameters.")
     parser.add_argument("--run-id", default="scheduled", help="Run id (the same id resumes; vary it per schedule).")
@@ -45,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     parameters = deployment_parameters(args.config, args.source, args.run_id)
     from flows.factory import factory_flow  # imports Prefect: only when actually serving
 
-    factory_flow.serve(name="factory-served", cron=args.cron, parameters=parameters)
+    factory_flow.serve(name="factory-served", cron=args.cron, interval=args.interval, parameters=parameters,
+                       limit=1)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,8 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                     from envscaler_core.mine.source_report import reading_order
 
                     report = check_sources(reading_order(existing.sources_report, sources), settings)
+        if request.resume:  # a deployment's run recorded relative paths: found from here too, then absolute
+            sources = sources_made_absolute(store, run_id, sources)
         check_sources_unchanged(store, run_id, sources, stages)
         if report:
             say("sources:\n" + "\n".join(report), quiet)
@@ -249,6 +251,23 @@ def check_run_id(store: Any, run_id: str, sources: list[str], add_sources: bool)
     return run
 
 
+def sources_made_absolute(store: Any, run_id: str, sources: list[str]) -> list[str]:
+    """A run that recorded a relative source path (a deployment's default, taken in the worker's
+    ENVSCALER_HOME) is looked up in this directory and in ENVSCALER_HOME; once every such file is found,
+    the run's record names it by its absolute path (one row write), so this and later resumes work from
+    any directory. A file found nowhere is left to the source check, whose error names where it looked."""
+    from envscaler_core.pipeline.source_paths import locate, search_dirs, with_sources_at
+
+    run = store.get_run(run_id)
+    found, missing = locate(sources, search_dirs())
+    if run is None or missing:
+        return sources
+    fixed = with_sources_at(run, found)
+    if fixed is not run:
+        store.save_run(fixed)
+    return [found[p] for p in sources]
+
+
 def check_sources_unchanged(store: Any, run_id: str, sources: list[str], stages: list[str] | None) -> None:
     """An existing run that will read its sources again (its mine stage runs) is refused in one line,
     exit 2, when one of them is gone or its contents changed since the run first read it (the sha256
@@ -259,10 +278,12 @@ def check_sources_unchanged(store: Any, run_id: str, sources: list[str], stages:
     run = store.get_run(run_id)
     if run is None or not sources or (stages and "mine" not in stages):
         return
-    gone = [p for p in sources if not Path(p).is_file()]
+    from envscaler_core.pipeline.source_paths import locate, missing_message, search_dirs
+
+    dirs = search_dirs()
+    gone = locate(sources, dirs)[1]
     if gone:
-        fail(f"run {run_id}: source file(s) not found: {', '.join(gone)} (the run read its tasks from there; put "
-             "the file back at that path to continue the run)")
+        fail(f"run {run_id}: {missing_message(gone, dirs, run)}")
     earlier = run.sources_report
     digests = {f.path: f.sha256 for f in earlier.files if f.sha256} if earlier is not None else {}
     differ = [p for p in sources if p in digests and file_digest(p) not in (None, digests[p])]

@@ -162,14 +162,40 @@ def killed_reason(run_id: str, status: str, evaluation: bool, url: str) -> str |
     """Why a run recorded as running in a DuckDB file no process holds is shown as interrupted: it was
     killed before it could say so (None when the row can be believed). The stored row stays as it is:
     only the resume changes it."""
-    if status not in ACTIVE or not held_while_running(url):
+    if status not in ACTIVE:
+        return None
+    shared = not held_while_running(url)
+    if shared and not nobody_works_on(url, run_id):
         return None
     from envscaler.cli_name import resume_call
     from envscaler_core.config import store_option
 
     how = (f"`{cli_call('eval', 'bfcl-mt', '--run-id', run_id, tail=store_option(url))}` with its options" if evaluation
            else f"`{resume_call(run_id, url)}`")
+    if shared:
+        return (f"no process works on it although it was {status} (no process or shard holds its claim: they ended "
+                f"without recording it, e.g. the store was lost under them, or were killed); continue it with {how}"
+                + ("" if evaluation else ", or trigger its shards again"))
     return f"its process is gone (killed?) while it was {status}; continue it with {how}"
+
+
+def nobody_works_on(url: str, run_id: str) -> bool:
+    """A shared (PostgreSQL) store: no live process holds the run's claim (envscaler_core/store/claims.py),
+    so a row still saying running outlived its processes. False when that cannot be asked (the row is
+    then believed, as before)."""
+    from envscaler_core.store import Store
+    from envscaler_core.store.claims import unclaimed
+
+    try:
+        store = Store.from_url(url, create=False)
+    except Exception:  # noqa: BLE001 - status must still print what the row says
+        return False
+    try:
+        return unclaimed(store, run_id)
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        store.close()
 
 
 def is_active(progress: Any) -> bool:

@@ -26,6 +26,7 @@ from envscaler_core.pipeline import BatchReport, RunContext
 from envscaler_core.pipeline import stages as S
 from envscaler_core.pipeline import termination
 from envscaler_core.pipeline.funnel_notes import produced_nothing
+from envscaler_core.pipeline.source_paths import anchor_run_sources
 from envscaler_core.pipeline.report import RunSummary, build_summary, summary_markdown
 from envscaler_core.store.claims import claimed_run, live_shards
 from envscaler_core.pipeline.progress import ProgressTracker
@@ -397,6 +398,9 @@ async def factory_flow(run_id: str, sources: list[str], config: dict[str, Any],
         # claimed it already in this process (envscaler_core/store/claims.py)
         with claimed_run(ctx.store, run_id, (shard_index, shard_count)):
             await crash_stale_runs(settings.store.url)  # only now: the open store's lock proves the others dead
+            # absolute before the run's row is touched: a resume from any directory finds them, and a new
+            # run whose source is gone fails with no row written (envscaler_core/pipeline/source_paths.py)
+            sources = anchor_run_sources(ctx.store, run_id, sources, reads="mine" in chosen)
             tracker = make_tracker(ctx, (shard_index, shard_count))
             async with publishing(tracker, planned_steps(chosen, sources, streamed_stages(ctx, chosen))):
                 summary = await run_stages(ctx, sources, chosen, (shard_index, shard_count), tracker)

@@ -12,6 +12,7 @@ from uuid import UUID
 
 from envscaler_core.config import envscaler_data_dir
 from envscaler_core.models.progress import RunProgress
+from envscaler_core.pipeline.artifact_keys import artifact_key  # noqa: F401 - the flows publish under it
 from envscaler_core.pipeline import RunContext
 from envscaler_core.pipeline.progress import ProgressTracker, Sink, file_sink, progress_path
 from envscaler_core.pipeline.progress_text import progress_lines
@@ -20,17 +21,6 @@ log = logging.getLogger(__name__)
 
 TICK_S = 1.0
 ARTIFACT_EVERY_S = 3.0
-
-
-def artifact_key(prefix: str, run_id: str) -> str:
-    """Prefect keys allow lowercase letters, digits and dashes: a run id that needs changing to fit gets
-    a short hash of itself appended, so `My_Run.1` and `my-run-1` never publish under one key."""
-    import hashlib
-
-    key = "".join(c if c.isalnum() and c.isascii() else "-" for c in run_id.lower())
-    if key != run_id:
-        key = f"{key[:80]}-{hashlib.sha256(run_id.encode()).hexdigest()[:8]}"
-    return f"{prefix}-{key}"[:100]
 
 
 def percent(progress: RunProgress, planned: Sequence[str]) -> float:
@@ -85,7 +75,8 @@ def make_tracker(ctx: RunContext, shard: tuple[int, int]) -> ProgressTracker:
     run = ctx.store.get_run(ctx.run_id)
     return ProgressTracker(ctx.run_id, ctx.gateway.usage_by_stage, store=ctx.store.url, sinks=sinks,
                            funnel=lambda: ctx.store.funnel(ctx.run_id), mock_llm=bool(run and run.mock_llm),
-                           resumed=bool(run and run.progress))  # an earlier invocation published progress
+                           resumed=bool(run and run.progress),  # an earlier invocation published progress
+                           shard="" if shard[1] == 1 else f"shard {shard[0]} of {shard[1]}")
 
 
 @contextlib.asynccontextmanager

@@ -44,7 +44,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
 
 def _list(url: str, json_out: bool) -> None:
-    from envscaler.status import ACTIVE, gone_verdict, held_while_running, open_for_reading, published_progress, run_table
+    from envscaler.status import ACTIVE, gone_verdict, open_for_reading, published_progress, run_table
     from envscaler_core.store import StoreError, StoreMissing
     from envscaler_core.store.urls import human_store
 
@@ -66,10 +66,11 @@ def _list(url: str, json_out: bool) -> None:
             typer.echo(f"  {p.run_id}  {p.status}  {p.current.name if p.current else '-'}  (pid {p.pid}; "
                        f"`{cli_call('status', p.run_id, '--watch')}`)")
         return
-    if held_while_running(url):  # nobody holds the file: a run still marked running was killed, or failed unrecorded
-        runs = [r.model_copy(update={"status": gone_verdict(r.run_id, r.status, "eval" in r.config, url,
-                                                            r.updated_at)[0]})  # type: ignore[index]
-                if r.status in ACTIVE else r for r in runs]
+    # nobody holds the DuckDB file, or (PostgreSQL) the run's claim: a run still marked running was killed,
+    # lost its store under it, or failed unrecorded
+    verdicts = {r.run_id: gone_verdict(r.run_id, r.status, "eval" in r.config, url, r.updated_at)
+                for r in runs if r.status in ACTIVE}
+    runs = [r.model_copy(update={"status": verdict[0]}) if (verdict := verdicts.get(r.run_id)) else r for r in runs]
     if json_out:
         typer.echo(json.dumps([r.model_dump(mode="json", exclude={"config"}) for r in runs], indent=2))
     elif not runs:
@@ -120,6 +121,12 @@ def _show(url: str, run_id: str, json_out: bool, clear: bool = False) -> bool:
         if active:
             return False
         raise
+    finally:
+        if not json_out:  # Prefect keys are lowercase: not always `funnel-<run id>` (docs/operations.md)
+            from envscaler_core.pipeline.artifact_keys import run_artifact_keys
+
+            keys = run_artifact_keys(summary.run_id, summary.evaluation is not None)
+            typer.echo(f"Prefect artifacts: {', '.join(keys)}")
     return not active
 
 

@@ -46,6 +46,9 @@ class RunProgress(Model):
     steps: list[StepProgress] = Field(default_factory=list)
     funnel: dict[str, int] = Field(default_factory=dict)
     mock_llm: bool = Field(default=False, description="Answered by the bundled MOCK LLM: its costs are illustrative.")
+    shard: str = Field(default="", description=(
+        "The shard this progress is of (`shard 1 of 2`), '' for a whole run: each shard publishes only its own "
+        "steps, and the run row holds whichever shard published last."))
     resumed: bool = Field(default=False, description=(
         "This invocation continues a run that had run before: its steps count only this invocation's work."))
 

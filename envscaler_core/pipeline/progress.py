@@ -95,13 +95,14 @@ class ProgressTracker:
 
     def __init__(self, run_id: str, usage: Usage, *, store: str = "", sinks: list[Sink] | None = None,
                  funnel: Callable[[], dict[str, int]] | None = None, mock_llm: bool = False,
-                 resumed: bool = False) -> None:
+                 resumed: bool = False, shard: str = "") -> None:
         self._lock = threading.Lock()
         self._usage = usage
         self._funnel = funnel
         self._base = self._totals()
         self.sinks = list(sinks or [])
-        self.state = RunProgress(run_id=run_id, pid=os.getpid(), store=store, mock_llm=mock_llm, resumed=resumed)
+        self.state = RunProgress(run_id=run_id, pid=os.getpid(), store=store, mock_llm=mock_llm, resumed=resumed,
+                                 shard=shard)
 
     def _totals(self) -> dict[str, tuple[int, int, float]]:
         return {stage: (int(u.get("calls", 0)), int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0)),

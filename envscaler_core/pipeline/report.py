@@ -138,6 +138,17 @@ def summary_markdown(s: RunSummary) -> str:
     return "\n".join(lines)
 
 
+def steps_heading(progress: RunProgress) -> str:
+    """What the steps listed count: a shard's steps are that shard's alone (each shard publishes its own,
+    the run row keeps the last one published), which was shown as if it were the run's."""
+    if progress.shard:
+        return (f"steps ({progress.shard} only, its latest publish: other shards count their own items; the funnel "
+                "counts the whole run):")
+    if progress.resumed:
+        return "steps (this invocation, which resumed the run; the funnel counts the whole run):"
+    return "steps:"
+
+
 def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     """`cli` is how the user's shell reaches the CLI (a venv path when it is not on PATH), for the
     commands the summary suggests."""
@@ -164,8 +175,7 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     if s.sources_report is not None and s.sources_report.files:
         lines += ["sources:"] + report_lines(s.sources_report)
     if s.progress is not None and s.progress.steps:
-        lines += ["steps (this invocation, which resumed the run; the funnel counts the whole run):"
-                  if s.progress.resumed else "steps:"] + progress_lines(s.progress)
+        lines += [steps_heading(s.progress)] + progress_lines(s.progress)
     if s.env_ids:
         shown = s.env_ids[:20]
         more = f" (+{len(s.env_ids) - len(shown)} more)" if len(s.env_ids) > len(shown) else ""

@@ -112,8 +112,9 @@ def ingest(ctx: RunContext, paths: Sequence[Path]) -> BatchReport:
     paths = reading_order(earlier, paths)
     gone = [str(p) for p in paths if not Path(p).is_file()]
     if gone:  # moved or deleted since the run began: its resume must say so, not fail on a FileNotFoundError
-        raise SourceError(f"source file(s) not found: {', '.join(gone)} (the run read its tasks from there; put "
-                          "the file back at that path to continue the run)")
+        from envscaler_core.pipeline.source_paths import missing_message, search_dirs
+
+        raise SourceError(missing_message(gone, search_dirs(), before))
     result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks)
     sources_report = build_source_report(paths, result, ctx.settings.mine.max_tasks)
     changed = changed_sources(earlier, sources_report)

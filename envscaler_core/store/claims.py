@@ -142,6 +142,16 @@ def holders(conn: Any, run_id: str, shards_only: bool = False) -> list[str]:
     return [name or "an unnamed session" for objid, name in rows if not shards_only or objid != 0]
 
 
+def unclaimed(store: Any, run_id: str) -> bool:
+    """No other process holds a claim on the run or any shard of it (PostgreSQL): a run recorded as
+    running is then not running, whatever its row says (its processes ended without recording it, e.g.
+    the server was lost under them). Always False on DuckDB, where the file lock tells instead."""
+    if store.backend != "postgres":
+        return False
+    with store.engine.connect() as conn:
+        return not holders(conn, run_id)
+
+
 def live_shards(store: Any, run_id: str, mine: Shard) -> list[str]:
     """The other processes working on shards of the run right now (PostgreSQL; not this process's own
     claim of shard `mine`); always [] on DuckDB, whose file lock lets one process at a time at it."""
