@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
-from envscaler_core.validation.code_effects import Binding, ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
+from envscaler_core.validation.code_effects import Binding
 from envscaler_core.validation.param_options import EDGES_PER_PARAM, ParamOptions, keyword_candidates, param_options, typed_values
 from envscaler_core.validation.state_values import (
     RecordSet, dedup, is_scalar, linked_values, missing_value, nodes_at, plan_view, record_sets,

@@ -19,7 +19,7 @@ from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import CallOutcome, EnvRuntime, Episode
-from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
 from envscaler_core.validation.facts import CallFacts, call_facts, changed_paths, query_changed
 from envscaler_core.validation.probes import Probe, ToolPlan, plan_tools
 from envscaler_core.validation.sequence import SequenceChecks, reached_round

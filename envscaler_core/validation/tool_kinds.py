@@ -24,7 +24,7 @@ from typing import Literal
 from envscaler_core import pyast
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
-from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
 
 Kind = Literal["query", "state_change"]
 

@@ -32,7 +32,7 @@ from envscaler_core.models.validation import ToolKindLabel, ValidationReport, Va
 from envscaler_core.prompts.validate import TEST_STATE, TOOL_KINDS, StateInput, ToolKindsInput, ToolToLabel
 from envscaler_core.runtime import EnvLoadError, EnvRuntime, EpisodeBreach
 from envscaler_core.validation.breach_watch import BreachWatch
-from envscaler_core.validation.code_effects import analysis_refusal
+from envscaler_core.validation.class_effects import analysis_refusal
 from envscaler_core.synth.tool_schema import class_header, method_sources, state_attributes
 from envscaler_core.validation.llm_pass import LLMPass
 from envscaler_core.validation.own_thread import in_own_thread

@@ -20,20 +20,10 @@ from envscaler_core.report import render_report
 from envscaler_core.store import Store
 from envscaler_core.text_files import wide_text_advice
 from tests.interop.conftest import FILES, run_import, settings_for
+from tests.interop.test_an_env_whose_loads_fail_mid_import import SHOP as SHOP_WITH_GET
 
 HOSTILE = "env_$(touch PWNED);x"
-SHOP = '''
-class Shop:
-    def __init__(self, init_config: dict):
-        self.items = {}
-
-    def get_item(self, item_id: str) -> dict:
-        """Get an item by id."""
-        it = self.items.get(item_id)
-        if it is None:
-            return {"success": False, "error": "no such item"}
-        return {"success": True, "data": dict(it)}
-
+SHOP = SHOP_WITH_GET + '''
     def buy(self, item_id: str) -> dict:
         """Buy one of an item."""
         it = self.items.get(item_id)

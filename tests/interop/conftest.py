@@ -54,15 +54,20 @@ def write_one_scenario_dir(directory: Path, env: dict[str, Any], scenario: dict[
     return write_scenarios_dir(directory, scenario["env_id"], env, [scenario], {str(scenario["task_id"]): plan})
 
 
+def fixture_files(tmp: Path) -> Path:
+    """The fixture's EnvScaler files and their reference solutions, copied into `tmp/envscaler`."""
+    directory = tmp / "envscaler"
+    directory.mkdir()
+    for name in FILES:
+        shutil.copy(FIXTURES / name, directory / name)
+    write_solutions(directory, json.loads((FIXTURES / "reference_plans.json").read_text()))
+    return directory
+
+
 @pytest.fixture
 def envscaler_dir(tmp_path: Path) -> Path:
     """The fixture files copied to a fresh directory, with the reference plans as our sidecar."""
-    target = tmp_path / "envscaler"
-    target.mkdir()
-    for name in FILES:
-        shutil.copy(FIXTURES / name, target / name)
-    write_solutions(target, json.loads((FIXTURES / "reference_plans.json").read_text()))
-    return target
+    return fixture_files(tmp_path)
 
 
 def settings_for(tmp_path: Path, **overrides: Any) -> Settings:
@@ -79,11 +84,7 @@ def run_import(directory: Path, settings: Settings, runtime: Any, run_id: str = 
 def fixture_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     """One import of the fixture files, shared by the specs that only read its outcome."""
     tmp = tmp_path_factory.mktemp("fixture-import")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    for name in FILES:
-        shutil.copy(FIXTURES / name, directory / name)
-    write_solutions(directory, json.loads((FIXTURES / "reference_plans.json").read_text()))
+    directory = fixture_files(tmp)
     settings = settings_for(tmp)
     report = run_import(directory, settings, sandbox_pool)
     return {"report": report, "settings": settings, "dir": directory}

@@ -21,7 +21,7 @@ from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.store import Store
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import plan_tools
-from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
 from tests.interop.conftest import run_import, settings_for, write_one_scenario_dir
 
 REPO = Path(__file__).resolve().parents[2]

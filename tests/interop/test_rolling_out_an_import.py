@@ -8,8 +8,6 @@ The CLI runs from this tree (`python -m envscaler.cli`), so the spec checks this
 
 from __future__ import annotations
 
-import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +21,7 @@ from envscaler_core.models.interop import ImportedScenario
 from envscaler_core.models.trajectory import Trajectory
 from envscaler_core.store import Store
 from tests.cli.helpers import assert_one_line_error, clean_env
-from tests.interop.conftest import FILES, FIXTURES, run_import, settings_for, write_solutions
+from tests.interop.conftest import fixture_files, run_import, settings_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,11 +34,7 @@ def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any, mock_server: Any) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("rollout-import")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    for name in FILES:
-        shutil.copy(FIXTURES / name, directory / name)
-    write_solutions(directory, json.loads((FIXTURES / "reference_plans.json").read_text()))
+    directory = fixture_files(tmp)
     settings = settings_for(tmp)
     run_import(directory, settings, sandbox_pool, run_id="imp")
     (tmp / "home").mkdir()

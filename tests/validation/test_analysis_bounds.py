@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from envscaler_core.interop.envjob import judge_env
-from envscaler_core.validation.code_effects import MAX_FOLDED_FACTS, AnalysisTooLarge, ClassEffects
+from envscaler_core.validation.class_effects import MAX_FOLDED_FACTS, AnalysisTooLarge, ClassEffects
 from tests.interop.conftest import settings_for
 from tests.interop.test_env_verdicts import _read_env
 

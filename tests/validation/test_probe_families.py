@@ -20,7 +20,7 @@ from envscaler_core.config import load_settings
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import plan_tools, validate_candidate
-from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
 
 TRACKER = '''from typing import Dict, List, Tuple
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import plan_tools
-from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
 from envscaler_core.validation.state_values import MISSING_ID
 from envscaler_core.validation.state_values import fresh_id
 

@@ -10,7 +10,7 @@ import pytest
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import classify_tools
-from envscaler_core.validation.code_effects import ClassEffects
+from envscaler_core.validation.class_effects import ClassEffects
 from envscaler_core.validation.tool_kinds import doc_kind, merge_llm, name_kind
 from mock_llm import library
 
