@@ -21,7 +21,7 @@ from pydantic import Field, field_validator, model_validator
 from envscaler_core.bfcl.data import SUBSET_SIZE, SUBSETS, BFCLTask, Subset, load_tasks
 from envscaler_core.bfcl.executor import SandboxedTask, Verdict, force_terminated
 from envscaler_core.bfcl.play import GoldAgent, ModelAgent, Playthrough, play_task
-from envscaler_core.llm.errors import LLMError
+from envscaler_core.llm.errors import LLMError, LLMRequestRejected
 from envscaler_core.models import BFCLEvalReport, BFCLTaskResult, Model, SubsetScore
 from envscaler_core.models.bfcl import EvalAgent
 from envscaler_core.rollout.agents import Agent
@@ -101,6 +101,14 @@ def forced_quit_verdict(play: Playthrough, task: BFCLTask) -> Verdict:
     return force_terminated(len(play.decoded), len(task.ground_truth))
 
 
+def _history_refused(exc: LLMError, play: Playthrough) -> bool:
+    """A request refused for its form once the model has spoken: the history goes back as the model sent
+    it, so a strict server refusing it (an empty `tool_calls` list, arguments as an object) refuses the
+    model's own turns, and BFCL's handler fails that task and goes on. Refused before the model said
+    anything, the form is ours (a model name, a parameter): every task would meet it, so it stops."""
+    return isinstance(exc, LLMRequestRejected) and exc.status_code in (400, 422) and play.steps > 0
+
+
 async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntime, gateway: Any = None,
                         agent: Agent | None = None) -> BFCLTaskResult:
     """Play `task` in a sandbox episode and score it; infrastructure errors (endpoint down, budget)
@@ -114,7 +122,7 @@ async def evaluate_task(task: BFCLTask, request: EvalRequest, runtime: EnvRuntim
         try:
             await play_task(task, agent, executor, play)
         except LLMError as exc:
-            if not _ends_episode(exc):
+            if not (_ends_episode(exc) or _history_refused(exc, play)):
                 raise
             verdict = Verdict(valid=False, error_type="multi_turn:inference_error",
                               error_message=f"the model's answer could not be used: {exc}")

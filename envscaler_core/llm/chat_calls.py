@@ -58,7 +58,7 @@ class ChatCalls:
         async def body() -> ChatReply:
             headers = {PROMPT_HEADER: tag} if tag else {}
             what = f"chat {tag}" if tag else "chat request"
-            exchange = await gw._complete(call, msgs, tools, sampling, headers, what, retry_cut_off=not as_sent)
+            exchange = await gw._complete(call, msgs, tools, sampling, headers, what, as_sent=as_sent)
             message = normalise_assistant(exchange.message, tools, turn, taken)
             if not as_sent:
                 said = message.get("tool_calls") or (message.get("content") or "").strip()

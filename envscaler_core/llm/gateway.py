@@ -200,7 +200,11 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                 raise give_up(self.endpoint, failure, tries, what) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
-            await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
+            try:
+                await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))
+            except asyncio.CancelledError:
+                call.stopping = True  # stopped between attempts: what the refused ones billed is recorded (`_audited`)
+                raise
 
     async def _in_grace(self, call: Call, attempt: asyncio.Future[T], deadline: float | None) -> T:
         """The run is stopping (this call was cancelled with the rest of its work): an answer already on
@@ -246,10 +250,10 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                         estimated_tokens=estimated, cached_tokens=cached)
 
     async def _complete(self, call: Call, messages: list[dict[str, Any]], tools: Any, sampling: dict[str, Any],
-                        headers: dict[str, str], what: str, retry_cut_off: bool = True) -> Exchange:
+                        headers: dict[str, str], what: str, as_sent: bool = False) -> Exchange:
         """One completion; a reply cut off by the output limit is asked again with more room (counted
-        as a retry), at most MAX_LENGTH_RETRIES times (never with `retry_cut_off=False`: the reply is
-        read as it came). The caller decides about a reply still cut off.
+        as a retry), at most MAX_LENGTH_RETRIES times (never `as_sent`: the reply is read once as it came,
+        a choice that finished with "error" included). The caller decides about a reply still cut off.
         The room goes in the parameter the endpoint accepts: a 400 that names it as unsupported (Azure's
         and OpenAI's reasoning models refuse `max_tokens`) switches to the other one for the rest of the
         run and asks again. Any other refusal of the roomier retry (the room did not fit the model's context
@@ -285,7 +289,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                     raise BadAnswer(f"a body that is not a chat completion ({exc})", getattr(exc, "usage", None)) from None
 
             try:
-                resp = await self._send(call, what, lambda c: completion_or_error(post(c)))
+                resp = await self._send(call, what, lambda c: completion_or_error(post(c), not as_sent))
             except _ReasoningWanted:  # DeepSeek V3.2 / Kimi K2 thinking: asked again with it, from now on
                 self._reasoning_back = keeps_reasoning = True
                 sent = outgoing(messages, True)
@@ -307,8 +311,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
-            if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES \
-                    or not retry_cut_off:
+            if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES or as_sent:
                 return exchange
             if exchange.truncated:  # a stop by the server (`abort`) is asked again as it was
                 room = more_room(room, exchange.completion_tokens, self.settings.max_output_tokens)

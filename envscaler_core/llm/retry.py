@@ -194,10 +194,12 @@ class BadAnswer(openai.OpenAIError):
         super().__init__(f"HTTP 200 with {self.detail}")
 
 
-async def completion_or_error(pending: Awaitable[T]) -> T:
+async def completion_or_error(pending: Awaitable[T], error_finish_fails: bool = True) -> T:
     """The completion; ErrorInBody when the endpoint answered 200 with an error object and no choices,
-    BadAnswer when it answered with no choice at all (`choices: []`, missing, or not objects)."""
-    resp = await answer_or_error(pending, "choices")
+    BadAnswer when it answered with no choice at all (`choices: []`, missing, or not objects).
+    `error_finish_fails=False` (a reply read as it came, `chat(as_sent=True)`): a choice that finished
+    with "error" is an answer too, as BFCL's handlers read it."""
+    resp = await answer_or_error(pending, "choices", error_finish_fails)
     choices = resp.get("choices") if isinstance(resp, dict) else getattr(resp, "choices", None)
     if not isinstance(choices, list) or not any(isinstance(c, dict) or hasattr(c, "message") for c in choices):
         raise BadAnswer("no choices" if not choices else "choices that are not objects",
@@ -205,7 +207,7 @@ async def completion_or_error(pending: Awaitable[T]) -> T:
     return resp
 
 
-async def answer_or_error(pending: Awaitable[T], field: str) -> T:
+async def answer_or_error(pending: Awaitable[T], field: str, error_finish_fails: bool = True) -> T:
     """The answer, or ErrorInBody when the endpoint answered 200 with an error instead of `field`: as
     `{"error": {...}}` (OpenAI's shape, relayed by proxies) or as a top-level `{"object": "error", ...}`
     (vLLM's and SGLang's shape)."""
@@ -221,7 +223,7 @@ async def answer_or_error(pending: Awaitable[T], field: str) -> T:
             raise ErrorInBody(body["error"], usage=body.get("usage"))
         if body.get("object") == "error":
             raise ErrorInBody({k: v for k, v in body.items() if k != "object"}, usage=body.get("usage"))
-    elif field == "choices":
+    elif field == "choices" and error_finish_fails:
         first = by_index(body[field])[0] if isinstance(body[field], list) and body[field] else None  # the answer's
         if isinstance(first, dict) and (first.get("finish_reason") == "error" or isinstance(first.get("error"), dict)):
             # OpenRouter: an upstream failure mid-generation is a 200 whose choice ends in "error" (its

@@ -24,10 +24,14 @@ USAGE = {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}
 
 class Endpoint:
     """Answers each turn's first request with its ground-truth calls, every later one with `closing`
-    (a message and its finish_reason; `refuse_turn`: that turn's first request gets HTTP 400 context)."""
+    (a message and its finish_reason; `refuse_turn`: that turn's first request gets HTTP 400 `refusal`,
+    by default a context-length error)."""
 
-    def __init__(self, closing: Any, refuse_turn: int | None = None, arguments: Any = json.dumps) -> None:
+    def __init__(self, closing: Any, refuse_turn: int | None = None, arguments: Any = json.dumps,
+                 refusal: dict[str, Any] | None = None) -> None:
         self.closing, self.refuse_turn, self.arguments, self.bodies = closing, refuse_turn, arguments, []
+        self.refusal = refusal or {"message": "This model's maximum context length is 128 tokens.",
+                                   "code": "context_length_exceeded", "type": "invalid_request_error"}
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -53,8 +57,7 @@ class Endpoint:
         turn = sum(1 for m in messages if m["role"] == "user") - 1
         if messages[-1]["role"] == "user":
             if turn == self.refuse_turn:
-                return 400, {"error": {"message": "This model's maximum context length is 128 tokens.",
-                                       "code": "context_length_exceeded", "type": "invalid_request_error"}}
+                return 400, {"error": self.refusal}
             calls = []
             for i, text in enumerate(TASK.ground_truth[turn]):
                 name, kwargs = parse_call(text, TASK.involved_classes)
@@ -71,8 +74,9 @@ class Endpoint:
 def endpoint_for() -> Iterator[Any]:
     made: list[Endpoint] = []
 
-    def make(closing: Any, refuse_turn: int | None = None, arguments: Any = json.dumps) -> Endpoint:
-        made.append(Endpoint(closing, refuse_turn, arguments))
+    def make(closing: Any, refuse_turn: int | None = None, arguments: Any = json.dumps,
+             refusal: dict[str, Any] | None = None) -> Endpoint:
+        made.append(Endpoint(closing, refuse_turn, arguments, refusal))
         return made[-1]
 
     yield make

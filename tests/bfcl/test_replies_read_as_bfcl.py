@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from sandbox import SandboxPool
 from tests.bfcl.scripted_endpoint import TASK, endpoint_for  # noqa: F401 (a fixture)
 from tests.bfcl.scripted_endpoint import evaluate_over as _evaluate
@@ -45,3 +47,38 @@ def test_a_task_whose_prompt_is_refused_keeps_what_was_played(endpoint_for: Any,
     assert [m["role"] for m in result.messages] == ["user", "assistant", *["tool"] * len(TASK.ground_truth[0]),
                                                     "assistant", "user"]
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (200, 14)
+
+
+def test_a_closing_reply_that_finished_with_an_error_ends_the_turn(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    """BFCL's handler reads a choice whose finish_reason is "error" like any other; the gateway took it
+    for a failed generation, asked again until its retries ran out, and stopped the evaluation."""
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": "Done."}, "error"))
+    result = _evaluate(endpoint, bfcl_pool)
+    assert (result.valid, result.error_type, result.turns, result.steps) == (True, None, 2, 4)
+    assert len(endpoint.bodies) == 4
+
+
+INVALID_HISTORY = {"message": "Invalid 'messages[5].tool_calls': empty array. Expected an array with minimum "
+                              "length 1, but got an empty array instead.", "type": "invalid_request_error",
+                   "code": "empty_array"}
+
+
+def test_a_history_the_endpoint_refuses_fails_that_task_only(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    """The history goes back as the model sent it, and a strict server may refuse the model's own turns
+    in it: BFCL's handler fails that task (`inference_error`) and goes on; the evaluation used to stop."""
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": "Done."}, "stop"), refuse_turn=1,
+                            refusal=INVALID_HISTORY)
+    result = _evaluate(endpoint, bfcl_pool)
+    assert (result.valid, result.error_type, result.steps) == (False, "multi_turn:inference_error", 2)
+    assert "empty array" in (result.error_message or "")
+
+
+def test_a_first_request_the_endpoint_refuses_stops_the_evaluation(endpoint_for: Any, bfcl_pool: SandboxPool) -> None:
+    """Refused before the model said anything, the request's form is ours (a wrong model name, a bad
+    parameter): every task would meet it, so the evaluation stops and the task stays pending."""
+    from envscaler_core.llm import LLMRequestRejected
+
+    endpoint = endpoint_for(lambda turn: ({"role": "assistant", "content": "Done."}, "stop"), refuse_turn=0,
+                            refusal=INVALID_HISTORY)
+    with pytest.raises(LLMRequestRejected):
+        _evaluate(endpoint, bfcl_pool)

@@ -224,6 +224,30 @@ def test_an_answer_arriving_while_the_run_stops_is_recorded_and_not_paid_again(e
     assert resumed.cached and resumed.message["content"] == "Order 4 is cancelled." and len(endpoint.requests) == 1
 
 
+def test_a_call_stopped_between_attempts_records_what_its_refused_attempts_billed(endpoint, store) -> None:
+    """A 200 whose choice finished with "error" is billed and asked again after a backoff; the run stopped
+    in that backoff (its sibling ran out of retries). The call ended with no row, and the tokens its
+    refused attempt billed were in no record (an outside check: 6 billed attempts missing from the store)."""
+    import asyncio
+
+    endpoint.script(completion("partial", finish="error"), completion("never asked"))
+    settings = mock_llm_settings(endpoint.base_url, backoff_base_s=5.0, backoff_max_s=5.0)
+
+    async def stopped_run() -> None:
+        gw = LLMGateway(settings, store=store, run_id="r1")
+        call = asyncio.ensure_future(gw.chat(USER))
+        await asyncio.sleep(0.5)  # the first attempt was refused; the call waits to ask again
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await gw.aclose()
+
+    asyncio.run(stopped_run())
+    [row] = call_rows(store, "r1")
+    assert (row["status"], row["prompt_tokens"], row["completion_tokens"]) == ("error", 11, 7)
+    assert len(endpoint.requests) == 1
+
+
 def test_an_answer_later_than_the_grace_is_cut_and_the_stop_stays_bounded(endpoint, store) -> None:
     import asyncio
     import time
