@@ -101,7 +101,9 @@ class LLMSettings(_Section):
         "environment as a JSON object, ENVSCALER_LLM__EXTRA_BODY='{\"enable_thinking\": false}' (or one field, "
         "ENVSCALER_LLM__EXTRA_BODY__ENABLE_THINKING=false, its value read as JSON when it is JSON). A field the "
         "factory writes itself (" + ", ".join(sorted(FACTORY_FIELDS)) + ") is refused. Not sent with "
-        "embeddings requests; like base_url, not part of the cache key."))
+        "embeddings requests. Part of the cache key (a changed field asks again; the same extra_body is answered "
+        "from the cache), except values of fields named like secrets (api_token, Authorization, ...), which are "
+        "never stored with a run either: a resume in another process needs them in its environment."))
     embedding_base_url: str | None = Field(default=None, description=(
         "OpenAI-compatible endpoint for the embeddings requests (Stage 1 topic dedup and selection), when the "
         "chat endpoint has no /embeddings (DeepSeek, Anthropic, Groq, a chat-only vLLM or SGLang); "

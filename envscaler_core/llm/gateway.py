@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
 from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
-from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
+from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, body_key, request_fingerprint
 from envscaler_core.llm.errors import (
     LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
 )
@@ -412,7 +412,8 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
         most `repair_attempts` repair turns, then `LLMOutputInvalid` (with an `output_invalid` row)."""
         messages = prompt_spec.render(input)
         model_name = self.model_for(stage, model)
-        fp = request_fingerprint("structured", model_name, messages, None, STRUCTURED_SAMPLING, prompt_spec.tag)
+        fp = request_fingerprint("structured", model_name, messages, None,
+                                 {**STRUCTURED_SAMPLING, **body_key(self.settings.extra_body)}, prompt_spec.tag)
         call = Call(fp, stage, model_name, prompt_spec.id)
         hit = await self._lookup(fp)
         if hit is not None:
