@@ -23,7 +23,8 @@ from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
 from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, body_key, request_fingerprint
 from envscaler_core.llm.errors import (
-    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
+    CHAT_ENDPOINT, LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected,
+    LLMUnavailableError, Via,
 )
 from envscaler_core.llm.exchange import (
     MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, failed_generation, is_loopback,
@@ -152,9 +153,11 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
-    async def _send(self, call: Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
+    async def _send(self, call: Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]],
+                    endpoint: str | None = None, via: Via = CHAT_ENDPOINT) -> T:
         """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
-        completion (`retry.BadAnswer`) with backoff."""
+        completion (`retry.BadAnswer`) with backoff; its final error names `endpoint` and the `via` settings
+        (the chat endpoint's unless said otherwise)."""
         cfg = self.settings
         self.ledger.check_budget()
         client = self._client()
@@ -197,7 +200,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                 self._release(call)
                 raise
             if not failure.retryable or tries > cfg.max_retries:
-                raise give_up(self.endpoint, failure, tries, what) from None
+                raise give_up(endpoint or self.endpoint, failure, tries, what, via) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             await asyncio.sleep(backoff_delay(tries - 1, cfg.backoff_base_s, cfg.backoff_max_s, failure.retry_after_s))

@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
-from envscaler_core.llm.errors import LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError, Via
 from envscaler_core.llm.exchange import by_index
 
 T = TypeVar("T")
@@ -451,9 +451,10 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
     return (rng or random).uniform(0.0, ceiling)
 
 
-def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Exception:
+def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via = CHAT_ENDPOINT) -> Exception:
     """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
-    likely fix) or unavailable (retries exhausted, or the endpoint cannot be reached at all)."""
+    likely fix, naming the settings `via` that point at this endpoint) or unavailable (retries exhausted,
+    or the endpoint cannot be reached at all)."""
     if failure.kind == "quota":
         return LLMRequestRejected(
             f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
@@ -466,8 +467,8 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Except
             reason=f"the endpoint refused this prompt: {failure.detail}", status_code=failure.status,
             detail=failure.text)
     if not failure.retryable:
-        hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
-                404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
+        hint = {401: f"check {via.key}", 403: f"check the key's permissions ({via.key})",
+                404: f"check {via.url} and the model name"}.get(
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
                                   failure.status, failure.text)
@@ -479,7 +480,7 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Except
     if failure.status is None and failure.detail.startswith("connection failed"):
         return LLMUnavailableError(
             f"cannot reach LLM endpoint {endpoint} after {attempts} attempt(s) ({failure.detail}); "
-            "start the server or set OPENAI_BASE_URL / llm.base_url (e.g. `envscaler mock-llm --port 8000`)"
+            f"start the server or set {via.url} (e.g. `envscaler mock-llm --port 8000`)"
         )
     return LLMUnavailableError(
         f"LLM endpoint {endpoint} kept failing for {what} after {attempts} attempt(s) "
