@@ -116,7 +116,10 @@ class LLMSettings(_Section):
     def _a_base_url_the_client_can_extend(cls, value: str | None) -> str | None:
         """The client appends `/chat/completions` to the URL text as given: after a query string it lands
         inside the query (`...?api-version=2024-10-21chat/completions`, a bare 404), so such URLs,
-        Azure's classic per-deployment form among them, are refused here, naming the form that works."""
+        Azure's classic per-deployment form among them, are refused here, naming the form that works. An
+        empty `?` or `#` (the request went to `/v1/` with the query `chat/completions`) and a URL without
+        http:// or https:// (retried max_retries times as unreachable, or blamed on a missing key) were let
+        through by an outside check's probes: refused too, at configuration, in one line."""
         if value is None:
             return value
         parts = urlparse(value)
@@ -125,7 +128,13 @@ class LLMSettings(_Section):
                              "is not supported: use "
                              "the v1 form https://<resource>.openai.azure.com/openai/v1 with the deployment name as "
                              "the model (llm.models.*) and the key in OPENAI_API_KEY")
-        if parts.query or parts.fragment:
+        if parts.scheme.lower() not in ("http", "https") or "://" not in value:
+            bare = value.split("://", 1)[-1].lstrip("/") or "127.0.0.1:8000/v1"
+            raise ValueError(f"{value!r} is not a URL the factory can call: it needs http:// or https:// in front, "
+                             f"e.g. http://{bare}")
+        if not parts.hostname:
+            raise ValueError("it names no host: give the whole URL, e.g. http://127.0.0.1:8000/v1")
+        if parts.query or parts.fragment or "?" in value or "#" in value:  # an empty `?` or `#` counts too
             raise ValueError("a query string or fragment cannot be part of it: the client would put before the "
                              "request path (…?x=ychat/completions); give the endpoint's base path only, "
                              "e.g. http://127.0.0.1:8000/v1")
