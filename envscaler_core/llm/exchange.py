@@ -379,7 +379,12 @@ _ASKED_BACK = re.compile(
     r"back|include|provide|expected|lacks?|absent|not (?:found|present|set|provided|included)|omitted|empty",
     re.IGNORECASE)
 _REFUSED_FIELD = re.compile(r"not (?:allowed|permitted|supported|accepted)|unsupported|unrecogni[sz]ed|unknown|"
-                            r"unexpected|extra (?:inputs?|fields?)|forbidden|must not|should not", re.IGNORECASE)
+                            r"unexpected|extra (?:inputs?|fields?)|forbidden|must not|should not|no longer|deprecated|"
+                            r"not (?:required|expected|needed|necessary)|(?:must|should|to) be (?:omitted|removed|"
+                            r"dropped|excluded|stripped)|(?:do not|don't|never) (?:send|include|pass)", re.IGNORECASE)
+"""A 400 that refuses the field or says it is not wanted. An outside check: "reasoning_content is no longer
+supported; it must be omitted from requests" and "... is not required and not expected for this model"
+were read as asking for it (every later request carried it)."""
 
 
 def needs_reasoning_back(exc: BaseException, messages: list[dict[str, Any]]) -> bool:
