@@ -13,8 +13,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 FACTORY_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "response_format", "temperature", "max_tokens",
-                            "max_completion_tokens", "stream", "stream_options", "n"})
-"""Chat request fields the factory sets (or leaves to the endpoint) itself: `llm.extra_body` may not."""
+                            "max_completion_tokens", "stream", "stream_options", "n", "functions", "function_call",
+                            "max_output_tokens", "max_new_tokens"})
+"""Chat request fields the factory sets (or leaves to the endpoint) itself, the legacy forms of its tools
+(`functions`, `function_call`) and other names of the output room: `llm.extra_body` may not. Compared in
+any case, spaces and hyphens aside (an outside check got `MAX_TOKENS`, `functions`, `max_output_tokens`
+through)."""
+CLIENT_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+"""Arguments of the OpenAI client, not body fields: in extra_body they would be sent as fields of the body
+(an outside check's `extra_headers` was), so they are refused, saying so."""
+
+
+def _field_name(key: str) -> str:
+    return key.strip().lower().replace("-", "_")
 
 
 class _Section(BaseModel):
@@ -157,7 +168,12 @@ class LLMSettings(_Section):
     @field_validator("extra_body")
     @classmethod
     def _no_field_the_factory_writes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        taken = sorted(set(value) & FACTORY_FIELDS)
+        options = sorted(k for k in value if _field_name(str(k)) in CLIENT_OPTIONS)
+        if options:
+            raise ValueError(f"{', '.join(options)} {'is an argument' if len(options) == 1 else 'are arguments'} of "
+                             "the OpenAI client, not a body field: here it would be sent inside the request body; "
+                             "extra_body holds body fields only")
+        taken = sorted(k for k in value if _field_name(str(k)) in FACTORY_FIELDS)
         if taken:
             raise ValueError(f"{', '.join(taken)} cannot be set here: the factory writes "
                              f"{'it' if len(taken) == 1 else 'them'} itself in every request")
