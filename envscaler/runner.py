@@ -6,11 +6,11 @@ Ctrl-C: the terminal sends SIGINT to the whole foreground process group. The Pre
 lives in its own session, so only this process gets it; asyncio cancels the flow, the stages abandon
 their in-flight items (finished ones are already stored), the run is marked `interrupted`, the flow
 reports its final state to the still-running server, and only then is the server stopped. A second
-Ctrl-C skips the waiting."""
+Ctrl-C (or SIGTERM) while it stops is answered and ignored, so the answers already on their way are
+still recorded; a third quits at once (`stop_signals`)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import secrets
 import sys
@@ -186,7 +186,9 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
         say(f"run {run_id} (store {human_store(store.url)}); Ctrl-C stops it, `{resume_call(run_id, store.url)}` "
             "continues it", quiet)
         flow_started = False
-        with sigterm_as_interrupt() as received:
+        from envscaler.stop_signals import stop_signals
+
+        with stop_signals() as received:
             try:
                 with prefect_api(quiet):
                     from flows.factory import factory_flow
@@ -321,8 +323,10 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
     from envscaler_core.pipeline.stages import SourceError
     from envscaler_core.store import StoreError
 
+    from envscaler.stop_signals import run_stoppable
+
     try:
-        return asyncio.run(flow(run_id=run_id, sources=sources, config=public_config(settings), stages=stages))
+        return run_stoppable(flow(run_id=run_id, sources=sources, config=public_config(settings), stages=stages))
     except SourceError as exc:
         if json_out and store is not None:
             print_stopped_summary(store, run_id)

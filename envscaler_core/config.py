@@ -7,6 +7,7 @@ and `ENVSCALER_DB_URL`). Bad values fail with the field path in the message.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tomllib
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envscaler_core.config_llm import LLMSettings, Price, StageModels  # the llm section (re-exported)
+from envscaler_core.secret_fields import masked as masked_secrets, unmask_extra_body
 from envscaler_core.secret_urls import URL_SETTINGS, is_masked, mask_url, remember_real_url, remembered_real_url
 
 
@@ -336,6 +338,7 @@ def load_settings(path: str | Path | None = None, environ: dict[str, str] | None
     data = merge_layers(data, from_env)
     data = merge_layers(data, overrides or {})
     unmask_urls(data, env)
+    _unmask_extra_body(data, from_env)
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
@@ -398,18 +401,36 @@ def _refuse_an_unpriced_budget(settings: Settings, path: str | Path | None) -> N
 
 def public_config(settings: Settings) -> dict[str, Any]:
     """Settings as JSON without secrets: what is stored on the run and passed as flow parameters
-    (both end up in databases and dashboards). The API key comes back from the environment; a URL's
+    (both end up in databases and dashboards). The API key comes back from the environment, as do
+    extra_body's secrets (`secret_fields`); a URL's
     password and secret query parameters are masked (`mask_url`), and the real URL is remembered in this
     process only, so a flow run here (the CLI's) gets it back in `load_settings` (`unmask_urls`)."""
     data = settings.model_dump(mode="json", by_alias=True)
     data["llm"].pop("api_key", None)
     data["llm"].pop("embedding_api_key", None)
+    data["llm"]["extra_body"] = masked_secrets(data["llm"].get("extra_body") or {}, remember=True)  # secret_fields
     for section, field in URL_SETTINGS:
         real = data.get(section, {}).get(field)
         if isinstance(real, str) and (masked := mask_url(real)) != real:
             remember_real_url(masked, real)
             data[section][field] = masked
     return data
+
+
+def _unmask_extra_body(data: dict[str, Any], from_env: dict[str, Any]) -> None:
+    """Stored runs and flow parameters hold extra_body's secrets masked: put back the real ones
+    (`secret_fields.unmask_extra_body`), else a one-line ConfigError naming the field."""
+    llm = data.get("llm")
+    if not isinstance(llm, dict) or not isinstance(llm.get("extra_body"), dict):
+        return
+    given = (from_env.get("llm") or {}).get("extra_body")
+    if isinstance(given, str):  # the whole body in ENVSCALER_LLM__EXTRA_BODY, as JSON text
+        with contextlib.suppress(ValueError):
+            given = json.loads(given)
+    try:
+        llm["extra_body"] = unmask_extra_body(llm["extra_body"], given)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def unmask_urls(data: dict[str, Any], environ: dict[str, Any]) -> None:

@@ -13,8 +13,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 FACTORY_FIELDS = frozenset({"model", "messages", "tools", "tool_choice", "response_format", "temperature", "max_tokens",
-                            "max_completion_tokens", "stream", "stream_options", "n"})
-"""Chat request fields the factory sets (or leaves to the endpoint) itself: `llm.extra_body` may not."""
+                            "max_completion_tokens", "stream", "stream_options", "n", "functions", "function_call",
+                            "max_output_tokens", "max_new_tokens"})
+"""Chat request fields the factory sets (or leaves to the endpoint) itself, the legacy forms of its tools
+(`functions`, `function_call`) and other names of the output room: `llm.extra_body` may not. Compared in
+any case, spaces and hyphens aside (an outside check got `MAX_TOKENS`, `functions`, `max_output_tokens`
+through)."""
+CLIENT_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+"""Arguments of the OpenAI client, not body fields: in extra_body they would be sent as fields of the body
+(an outside check's `extra_headers` was), so they are refused, saying so."""
+
+
+def _field_name(key: str) -> str:
+    return key.strip().lower().replace("-", "_")
 
 
 class _Section(BaseModel):
@@ -101,7 +112,9 @@ class LLMSettings(_Section):
         "environment as a JSON object, ENVSCALER_LLM__EXTRA_BODY='{\"enable_thinking\": false}' (or one field, "
         "ENVSCALER_LLM__EXTRA_BODY__ENABLE_THINKING=false, its value read as JSON when it is JSON). A field the "
         "factory writes itself (" + ", ".join(sorted(FACTORY_FIELDS)) + ") is refused. Not sent with "
-        "embeddings requests; like base_url, not part of the cache key."))
+        "embeddings requests. Part of the cache key (a changed field asks again; the same extra_body is answered "
+        "from the cache), except values of fields named like secrets (api_token, Authorization, ...), which are "
+        "never stored with a run either: a resume in another process needs them in its environment."))
     embedding_base_url: str | None = Field(default=None, description=(
         "OpenAI-compatible endpoint for the embeddings requests (Stage 1 topic dedup and selection), when the "
         "chat endpoint has no /embeddings (DeepSeek, Anthropic, Groq, a chat-only vLLM or SGLang); "
@@ -114,7 +127,10 @@ class LLMSettings(_Section):
     def _a_base_url_the_client_can_extend(cls, value: str | None) -> str | None:
         """The client appends `/chat/completions` to the URL text as given: after a query string it lands
         inside the query (`...?api-version=2024-10-21chat/completions`, a bare 404), so such URLs,
-        Azure's classic per-deployment form among them, are refused here, naming the form that works."""
+        Azure's classic per-deployment form among them, are refused here, naming the form that works. An
+        empty `?` or `#` (the request went to `/v1/` with the query `chat/completions`) and a URL without
+        http:// or https:// (retried max_retries times as unreachable, or blamed on a missing key) were let
+        through by an outside check's probes: refused too, at configuration, in one line."""
         if value is None:
             return value
         parts = urlparse(value)
@@ -123,7 +139,13 @@ class LLMSettings(_Section):
                              "is not supported: use "
                              "the v1 form https://<resource>.openai.azure.com/openai/v1 with the deployment name as "
                              "the model (llm.models.*) and the key in OPENAI_API_KEY")
-        if parts.query or parts.fragment:
+        if parts.scheme.lower() not in ("http", "https") or "://" not in value:
+            bare = value.split("://", 1)[-1].lstrip("/") or "127.0.0.1:8000/v1"
+            raise ValueError(f"{value!r} is not a URL the factory can call: it needs http:// or https:// in front, "
+                             f"e.g. http://{bare}")
+        if not parts.hostname:
+            raise ValueError("it names no host: give the whole URL, e.g. http://127.0.0.1:8000/v1")
+        if parts.query or parts.fragment or "?" in value or "#" in value:  # an empty `?` or `#` counts too
             raise ValueError("a query string or fragment cannot be part of it: the client would put before the "
                              "request path (…?x=ychat/completions); give the endpoint's base path only, "
                              "e.g. http://127.0.0.1:8000/v1")
@@ -146,7 +168,12 @@ class LLMSettings(_Section):
     @field_validator("extra_body")
     @classmethod
     def _no_field_the_factory_writes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        taken = sorted(set(value) & FACTORY_FIELDS)
+        options = sorted(k for k in value if _field_name(str(k)) in CLIENT_OPTIONS)
+        if options:
+            raise ValueError(f"{', '.join(options)} {'is an argument' if len(options) == 1 else 'are arguments'} of "
+                             "the OpenAI client, not a body field: here it would be sent inside the request body; "
+                             "extra_body holds body fields only")
+        taken = sorted(k for k in value if _field_name(str(k)) in FACTORY_FIELDS)
         if taken:
             raise ValueError(f"{', '.join(taken)} cannot be set here: the factory writes "
                              f"{'it' if len(taken) == 1 else 'them'} itself in every request")

@@ -6,7 +6,6 @@ Exit 0 when the evaluation finished (whatever the accuracy), 2 with one line whe
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from pathlib import Path
@@ -87,7 +86,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
     """The eval flow inside the CLI's flow session; Ctrl-C exits 130 with the command that resumes it."""
     from envscaler_core.config import store_option
-    from envscaler.runner import EXIT_INTERRUPTED, flow_session, sigterm_as_interrupt
+    from envscaler.runner import EXIT_INTERRUPTED, flow_session
+    from envscaler.stop_signals import run_stoppable, stop_signals
     from envscaler.status import EXIT_BUDGET
     from envscaler_core.bfcl.executor import CheckerFailed
     from envscaler_core.llm.errors import BudgetExceeded, LLMConfigError, LLMRequestRejected, LLMUnavailableError
@@ -99,8 +99,8 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
 
     resume = cli_call("eval", "bfcl-mt", "--run-id", run_id, tail=f" {resume_options(request)}{store_option(settings.store.url)}")
     try:
-        with flow_session(settings), sigterm_as_interrupt():
-            return asyncio.run(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
+        with stop_signals(), flow_session(settings):
+            return run_stoppable(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
     except KeyboardInterrupt:
         if _recorded(settings, run_id):
             typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n"

@@ -33,6 +33,17 @@ def request_fingerprint(kind: str, model: str, messages: Any, tools: Any, sampli
     })
 
 
+def body_key(extra_body: dict[str, Any]) -> dict[str, Any]:
+    """What `llm.extra_body` adds to a request's cache key: its fields (they change the answers:
+    `enable_thinking`, a chat template's kwargs), secrets left out (a new token does not; see
+    `secret_fields`). Nothing when it is empty, so the keys of requests without it stay as they were.
+    Before, an outside check's re-run with `enable_thinking` true got all 210 answers made with it false
+    from the cache."""
+    from envscaler_core.secret_fields import masked
+
+    return {"extra_body": masked(extra_body)} if extra_body else {}
+
+
 class MemoryCache:
     """Process-local fingerprint -> response map (thread-safe; no eviction, a run's answers are small)."""
 

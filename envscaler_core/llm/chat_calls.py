@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from envscaler_core.llm.cache import request_fingerprint
+from envscaler_core.llm.cache import body_key, request_fingerprint
 from envscaler_core.llm.call import Call, ChatReply
 from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.llm.exchange import outgoing
@@ -41,7 +41,8 @@ class ChatCalls:
         model_name = gw.model_for(stage, model)
         tag = prompt.tag if prompt is not None else None
         sampling: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
-        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools, {"sample": sample, **sampling}, tag)
+        fp = request_fingerprint("chat", model_name, outgoing(msgs), tools,
+                                 {"sample": sample, **sampling, **body_key(gw.settings.extra_body)}, tag)
         call = Call(fp, stage, model_name, prompt.id if prompt is not None else None)
         # a call id the endpoint left out is `call_<turn>_<i>`, unique in the trajectory: the turn is this
         # reply's place among the conversation's assistant turns (the rollout loop's step number)

@@ -18,7 +18,7 @@ from envscaler_core.llm.cache import request_fingerprint
 from envscaler_core.llm.call import Call
 from envscaler_core.llm.embeddings import EmbeddingsInvalid, read_vectors
 from envscaler_core.llm.errors import LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
-from envscaler_core.llm.errors import LLMConfigError
+from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMConfigError, Via
 from envscaler_core.llm.exchange import estimate_tokens, is_loopback
 from envscaler_core.llm.retry import answer_or_error
 
@@ -36,6 +36,20 @@ class EmbedCalls:
     @property
     def embedding_endpoint(self) -> str:
         return self.settings.embedding_base_url or self.endpoint
+
+    def _embedding_via(self) -> Via:
+        """The settings an embeddings request's error names: the embedding ones when they are set (an
+        unreachable embedding_base_url was blamed on the chat endpoint, a 401 on OPENAI_API_KEY)."""
+        url = ("ENVSCALER_LLM__EMBEDDING_BASE_URL / llm.embedding_base_url" if self.settings.embedding_base_url
+               else CHAT_ENDPOINT.url)
+        if self.settings.embedding_api_key:
+            key = "ENVSCALER_LLM__EMBEDDING_API_KEY / llm.embedding_api_key"
+        elif self.settings.embedding_base_url:
+            key = ("ENVSCALER_LLM__EMBEDDING_API_KEY / llm.embedding_api_key (unset: the chat key, OPENAI_API_KEY / "
+                   "llm.api_key, is sent)")
+        else:
+            key = CHAT_ENDPOINT.key
+        return Via(url=url, key=key)
 
     def _embedding_client(self, chat_client: openai.AsyncOpenAI) -> openai.AsyncOpenAI:
         """The chat client, or (with `llm.embedding_base_url`) this loop's client of the embeddings endpoint."""
@@ -89,7 +103,7 @@ class EmbedCalls:
             try:
                 resp = await self._send(call, f"embeddings ({len(texts)} texts)", lambda c: answer_or_error(
                     self._embedding_client(c).embeddings.create(model=model_name, input=texts, encoding_format="float"),
-                    "data"))
+                    "data"), endpoint=self.embedding_endpoint, via=self._embedding_via())
             except LLMRequestRejected as exc:
                 if exc.status_code != 404:
                     raise

@@ -15,6 +15,21 @@ Every message is one line that names the endpoint or prompt, so the CLI can prin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Via:
+    """The settings that name the endpoint a request went to, quoted in its errors' fixes: an embeddings
+    request sent to `llm.embedding_base_url` was blamed on the chat endpoint's settings (an outside check:
+    "cannot reach LLM endpoint <chat url> ...; set OPENAI_BASE_URL", a 401 "check OPENAI_API_KEY")."""
+
+    url: str = "OPENAI_BASE_URL / llm.base_url"
+    key: str = "OPENAI_API_KEY / llm.api_key"
+
+
+CHAT_ENDPOINT = Via()
+
 
 class LLMError(Exception):
     """Base of every gateway error."""

@@ -28,29 +28,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from envscaler_core.llm.errors import LLMConfigError
+from envscaler_core.llm.finish_reasons import finish_kind
 from envscaler_core.llm.replies import REASONING_FIELDS, content_text, normalise_assistant
 from envscaler_core.llm.sse_body import completion_from_sse, looks_like_sse
 
 MAX_LENGTH_RETRIES = 2
-CUT_OFF = ("length", "max_tokens", "max_output_tokens", "max_length", "model_length", "model_context_window_exceeded",
-           "token_limit", "max_new_tokens")
-"""A reply cut off by a limit, in every provider's word (any case): OpenAI's `length`; Anthropic's and Gemini's
-`max_tokens` / `MAX_TOKENS` relayed as is (also Cohere, Bedrock); the Responses API's `max_output_tokens`;
-`max_length`; Mistral's `model_length` (the model's context filled up mid-reply); Anthropic's and Bedrock's
-`model_context_window_exceeded`; watsonx's `token_limit`; `max_new_tokens` (Hugging Face generation
-relayed). What it holds is half an answer: never parsed, asked again with more room. An outside check:
-Mistral's `model_length` was read as a finished reply, its half arguments executed (`{"member_id": "M-`)."""
-STOPPED_UNFINISHED = ("abort", "aborted", "cancelled", "canceled", "error", "malformed_function_call",
-                      "unexpected_tool_call", "other", "finish_reason_unspecified")
-"""A generation the server stopped before it finished, for a reason that is not the reply's: vLLM's and
-SGLang's `abort` (a request aborted by the engine: preemption, a scheduler or client-side abort, a
-dead worker), `cancelled`, an `error` not caught earlier (OpenRouter's mid-generation failure is read in
-`retry`), and Gemini's reasons relayed as is (`MALFORMED_FUNCTION_CALL`, `UNEXPECTED_TOOL_CALL`, `OTHER`,
-`FINISH_REASON_UNSPECIFIED`). What it holds is half an answer (cut text, cut call arguments): never parsed,
-asked again as it is (the same request, the same room), like a cut-off reply."""
-FILTERED = ("content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "image_safety")
-"""A filter stopped the reply (OpenAI's word; Gemini's reasons relayed as is): the same request meets the
-same filter, so it is not asked again."""
 MIN_ROOM = 1024
 CHARS_PER_TOKEN = 4
 
@@ -69,16 +51,16 @@ class Exchange:
     @property
     def truncated(self) -> bool:
         """Cut off by the output limit: worth asking again with more room."""
-        return str(self.finish_reason).lower() in CUT_OFF  # Gemini spells it MAX_TOKENS
+        return finish_kind(self.finish_reason) == "cut_off"  # Gemini spells it MAX_TOKENS
 
     @property
     def unfinished(self) -> bool:
-        """Stopped by the server before it finished (`abort`, ...; see STOPPED_UNFINISHED): ask again."""
-        return str(self.finish_reason).lower() in STOPPED_UNFINISHED
+        """Stopped by the server before it finished (`abort`, an unknown word, ...; see finish_reasons): ask again."""
+        return finish_kind(self.finish_reason) == "unfinished"
 
     @property
     def filtered(self) -> bool:
-        return str(self.finish_reason).lower() in FILTERED
+        return finish_kind(self.finish_reason) == "filtered"
 
     @property
     def incomplete(self) -> bool:
@@ -397,7 +379,12 @@ _ASKED_BACK = re.compile(
     r"back|include|provide|expected|lacks?|absent|not (?:found|present|set|provided|included)|omitted|empty",
     re.IGNORECASE)
 _REFUSED_FIELD = re.compile(r"not (?:allowed|permitted|supported|accepted)|unsupported|unrecogni[sz]ed|unknown|"
-                            r"unexpected|extra (?:inputs?|fields?)|forbidden|must not|should not", re.IGNORECASE)
+                            r"unexpected|extra (?:inputs?|fields?)|forbidden|must not|should not|no longer|deprecated|"
+                            r"not (?:required|expected|needed|necessary)|(?:must|should|to) be (?:omitted|removed|"
+                            r"dropped|excluded|stripped)|(?:do not|don't|never) (?:send|include|pass)", re.IGNORECASE)
+"""A 400 that refuses the field or says it is not wanted. An outside check: "reasoning_content is no longer
+supported; it must be omitted from requests" and "... is not required and not expected for this model"
+were read as asking for it (every later request carried it)."""
 
 
 def needs_reasoning_back(exc: BaseException, messages: list[dict[str, Any]]) -> bool:

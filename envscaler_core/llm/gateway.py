@@ -21,9 +21,10 @@ from pydantic import BaseModel, ValidationError
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
 from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
-from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, request_fingerprint
+from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, body_key, request_fingerprint
 from envscaler_core.llm.errors import (
-    LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError,
+    CHAT_ENDPOINT, LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected,
+    LLMUnavailableError, Via,
 )
 from envscaler_core.llm.exchange import (
     MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, failed_generation, is_loopback,
@@ -152,9 +153,11 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
-    async def _send(self, call: Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]]) -> T:
+    async def _send(self, call: Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]],
+                    endpoint: str | None = None, via: Via = CHAT_ENDPOINT) -> T:
         """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
-        completion (`retry.BadAnswer`) with backoff."""
+        completion (`retry.BadAnswer`) with backoff; its final error names `endpoint` and the `via` settings
+        (the chat endpoint's unless said otherwise)."""
         cfg = self.settings
         self.ledger.check_budget()
         client = self._client()
@@ -197,7 +200,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                 self._release(call)
                 raise
             if not failure.retryable or tries > cfg.max_retries:
-                raise give_up(self.endpoint, failure, tries, what) from None
+                raise give_up(endpoint or self.endpoint, failure, tries, what, via) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             try:
@@ -415,7 +418,8 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
         most `repair_attempts` repair turns, then `LLMOutputInvalid` (with an `output_invalid` row)."""
         messages = prompt_spec.render(input)
         model_name = self.model_for(stage, model)
-        fp = request_fingerprint("structured", model_name, messages, None, STRUCTURED_SAMPLING, prompt_spec.tag)
+        fp = request_fingerprint("structured", model_name, messages, None,
+                                 {**STRUCTURED_SAMPLING, **body_key(self.settings.extra_body)}, prompt_spec.tag)
         call = Call(fp, stage, model_name, prompt_spec.id)
         hit = await self._lookup(fp)
         if hit is not None:

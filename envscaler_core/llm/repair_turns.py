@@ -26,13 +26,13 @@ def structured_answer(message: dict[str, Any], model: type[O]) -> O:
 
 def cut_off_reason(exchange: Exchange) -> str:
     if exchange.filtered:
-        return ("the endpoint's content filter stopped the reply before it was complete "
+        return ("the endpoint's content filter, guardrail or refusal stopped the reply before it was complete "
                 f"(finish_reason {exchange.finish_reason!r})")
     if exchange.unfinished:
         return ("the endpoint stopped generating before the reply was complete, each time it was asked "
                 f"(finish_reason {exchange.finish_reason!r})")
     reason = (f"the reply was cut off by the output limit after {exchange.completion_tokens} tokens "
-              "(finish_reason 'length') before it was complete")
+              f"(finish_reason {exchange.finish_reason!r}) before it was complete")
     return f"{reason}; {exchange.refused_room}" if exchange.refused_room else reason
 
 

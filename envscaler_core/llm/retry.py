@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
-from envscaler_core.llm.errors import LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError
+from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError, Via
 from envscaler_core.llm.exchange import by_index
 
 T = TypeVar("T")
@@ -398,11 +398,16 @@ PROMPT_WORDS = re.compile(
     r"`?inputs`? (?:must have less than \d+ tokens|tokens \+ `?max_new_tokens`? must be)|"
     r"flagged as potentially violating|your input was flagged|content exists risk|inappropriate content|"
     r"sensitive content|considered high risk|range of input length should be|exceeded model token limit|"
+    r"tokens in the prompt cannot exceed|maximum prompt length is|request contains \d+ tokens|"
+    r"(?:input|prompt) length exceeds the maximum|"
     r"不安全或敏感|敏感内容|prompt ?超长", re.IGNORECASE)
 """The words of such a refusal, besides the above: DeepSeek's filter ("Content Exists Risk"), DashScope's
 ("Input data may contain inappropriate content.") and its context limit ("Range of input length should be
 [1, 129024]"), Moonshot's ("considered high risk", "exceeded model token limit"), Zhipu's (1301: "...不安全或
-敏感内容..."), Volcengine's ("sensitive content")."""
+敏感内容..."), Volcengine's ("sensitive content"), Cohere's ("too many tokens: total number of tokens in the
+prompt cannot exceed 4081"), xAI's ("This model's maximum prompt length is 131072 but the request contains
+140000 tokens."), "input length exceeds the maximum length of the model" (an outside check found these
+three stopping the run as "the request itself is wrong")."""
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
 QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of) credits|no credits (?:left|remain)|"
@@ -448,9 +453,10 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
     return (rng or random).uniform(0.0, ceiling)
 
 
-def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Exception:
+def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via = CHAT_ENDPOINT) -> Exception:
     """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
-    likely fix) or unavailable (retries exhausted, or the endpoint cannot be reached at all)."""
+    likely fix, naming the settings `via` that point at this endpoint) or unavailable (retries exhausted,
+    or the endpoint cannot be reached at all)."""
     if failure.kind == "quota":
         return LLMRequestRejected(
             f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
@@ -463,8 +469,8 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Except
             reason=f"the endpoint refused this prompt: {failure.detail}", status_code=failure.status,
             detail=failure.text)
     if not failure.retryable:
-        hint = {401: "check OPENAI_API_KEY / llm.api_key", 403: "check the key's permissions",
-                404: "check OPENAI_BASE_URL / llm.base_url and the model name"}.get(
+        hint = {401: f"check {via.key}", 403: f"check the key's permissions ({via.key})",
+                404: f"check {via.url} and the model name"}.get(
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
                                   failure.status, failure.text)
@@ -476,7 +482,7 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str) -> Except
     if failure.status is None and failure.detail.startswith("connection failed"):
         return LLMUnavailableError(
             f"cannot reach LLM endpoint {endpoint} after {attempts} attempt(s) ({failure.detail}); "
-            "start the server or set OPENAI_BASE_URL / llm.base_url (e.g. `envscaler mock-llm --port 8000`)"
+            f"start the server or set {via.url} (e.g. `envscaler mock-llm --port 8000`)"
         )
     return LLMUnavailableError(
         f"LLM endpoint {endpoint} kept failing for {what} after {attempts} attempt(s) "

@@ -26,7 +26,8 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 @pytest.mark.parametrize("base", ["127.0.0.1:18104/v1", "localhost:18104"])
 def test_run_names_an_endpoint_without_a_scheme(base: str, tmp_path: Path) -> None:
     out = envscaler("run", "-s", str(SLICE), env=_env(tmp_path, OPENAI_BASE_URL=base))
-    assert_one_line_error(out, f"LLM endpoint {base!r} (OPENAI_BASE_URL)", "needs http:// or https://",
+    assert_one_line_error(out, f"llm.base_url: Value error, {base!r} is not a URL the factory can call", "OPENAI_BASE_URL",
+                          "needs http:// or https://",
                           f"e.g. http://{base}")
     assert not (tmp_path / "runs.duckdb").exists()
 
@@ -35,7 +36,7 @@ def test_an_endpoint_without_a_scheme_in_a_config_file_is_named(tmp_path: Path) 
     config = tmp_path / "factory.toml"
     config.write_text('[llm]\nbase_url = "localhost:18104/v1"\n')
     out = envscaler("run", "-s", str(SLICE), "-c", str(config), env=_env(tmp_path))
-    assert_one_line_error(out, "LLM endpoint 'localhost:18104/v1' (llm.base_url)", "needs http:// or https://")
+    assert_one_line_error(out, "llm.base_url: Value error, 'localhost:18104/v1' is not a URL", "needs http:// or https://")
 
 
 def test_resume_refuses_it_too(tmp_path: Path) -> None:
@@ -48,7 +49,8 @@ def test_resume_refuses_it_too(tmp_path: Path) -> None:
     finally:
         store.close()
     out = envscaler("resume", "r1", env=_env(tmp_path, OPENAI_BASE_URL="127.0.0.1:18104/v1"))
-    assert_one_line_error(out, "LLM endpoint '127.0.0.1:18104/v1' (OPENAI_BASE_URL)", "needs http:// or https://")
+    assert_one_line_error(out, "llm.base_url: Value error, '127.0.0.1:18104/v1' is not a URL", "OPENAI_BASE_URL",
+                          "needs http:// or https://")
     store = Store.from_url(str(db))
     try:
         assert store.get_run("r1") == before
@@ -61,4 +63,5 @@ def test_other_verbs_that_call_the_endpoint_refuse_it(args: list[str], tmp_path:
     code = tmp_path / "counter.py"
     code.write_text(CLASS)
     out = envscaler(*[a.format(code=code) for a in args], env=_env(tmp_path, OPENAI_BASE_URL="localhost:18104"))
-    assert_one_line_error(out, "LLM endpoint 'localhost:18104' (OPENAI_BASE_URL)", "needs http:// or https://")
+    assert_one_line_error(out, "llm.base_url: Value error, 'localhost:18104' is not a URL", "OPENAI_BASE_URL",
+                          "needs http:// or https://")

@@ -34,3 +34,19 @@ def test_the_embedding_endpoint_is_held_to_the_same_forms() -> None:
 def test_azure_v1_form_is_accepted() -> None:
     url = "https://my-res.openai.azure.com/openai/v1"
     assert load_settings(environ={"OPENAI_BASE_URL": url}).llm.base_url == url
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/v1?", "http://127.0.0.1:8000/v1#"])
+@pytest.mark.parametrize("setting", ["base_url", "embedding_base_url"])
+def test_an_empty_query_or_fragment_mark_is_refused(url: str, setting: str) -> None:
+    """Before, `...v1?` was accepted and the request went to `/v1/` with the query `chat/completions`."""
+    with pytest.raises(ConfigError, match=rf"llm.{setting}: .*a query string or fragment cannot be part of it"):
+        load_settings(environ={}, overrides={"llm": {setting: url}})
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8000/v1", "localhost:8000", "ftp://host/v1", "http:///v1"])
+@pytest.mark.parametrize("setting", ["base_url", "embedding_base_url"])
+def test_a_url_without_http_scheme_or_host_is_refused(url: str, setting: str) -> None:
+    """Before, `127.0.0.1:8000/v1` was accepted, then blamed on a missing key or retried as unreachable."""
+    with pytest.raises(ConfigError, match=rf"llm.{setting}: .*(http:// or https:// in front|names no host)"):
+        load_settings(environ={}, overrides={"llm": {setting: url}})
