@@ -32,8 +32,9 @@ from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.models.trajectory import Trajectory
 
 FILE_NAME = "envscaler_sft_traj.json"
-NOT_IMPORTED = ("its scenario was not promoted from a record of this import (an import made before round-trip "
-                "check 4 stored no link: import the same files into a new run id)")
+NOT_IMPORTED = ("its scenario is not promoted from any record this import holds (an import stored before "
+                "imports linked each record to its factory scenario has no link): import the same files "
+                "into a new run id")
 
 
 def imported_task_ids(store: Any, run_id: str) -> dict[str, Any] | None:
