@@ -342,9 +342,13 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         s, state0, audits, calls = job
         breaker = Breaker(check_timeout_s)
         result = replay(runtime, env.code, env.class_name, s.config, calls, breaker)
+        if "crashes" in result.statuses:  # not an episode outcome: the record's solution cannot be run there
+            why = result.errors[result.statuses.index("crashes")]
+            return audits, calls, f"the reference solution crashes EnvScaler's runtime: {short(why)}", []
         plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
         dropped = next((f"{c.tool}: {short(e) if e else 'no such tool'}" for c, st, e
                         in zip(calls, result.statuses, result.errors) if st != "ok"), None)
+        first = result.statuses
         if result.state is not None and len(plan) != len(calls):
             result = replay(runtime, env.code, env.class_name, s.config, plan, breaker)
         bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
@@ -353,9 +357,19 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         if bad is not None:
             return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}", []
         if not plan:
-            return audits, plan, ("the reference solution has no call EnvScaler's runtime accepts"
-                                  + (f" (first: {dropped})" if dropped else "")), []
+            return audits, plan, _nothing_runs(calls, first, dropped), []
         outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
         return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost_when_flattened(result.state)
 
     return parallel(one, jobs, threads)
+
+
+def _nothing_runs(calls: list[ToolCall], statuses: list[str], dropped: str | None) -> str:
+    """Why no call of the solution runs under EnvScaler's runtime: a message to the user that ends the
+    episode before any accepted call (the later calls are not "not accepted": they never run), or no call
+    it accepts at all."""
+    if "ended" in statuses:
+        at = statuses.index("ended")
+        return (f"the reference solution's call {at + 1} of {len(calls)}, {calls[at].tool} (the message to the user, a name "
+                "EnvScaler's runtime reserves), ends the episode there before any call it accepts has run")
+    return "the reference solution has no call EnvScaler's runtime accepts" + (f" (first: {dropped})" if dropped else "")
