@@ -4,7 +4,8 @@ A check's class (see docs/interop.md):
 * `check_error`: the source does not compile, defines no `check_func`, names something that does not
   exist (`NameError`), imports a module the jail does not have (checks get the Python standard library
   only), times out or was killed, on either state; also every check of a scenario whose initial state
-  does not load. An error that could be the state's doing (`KeyError`, `TypeError` on a missing
+  does not load. A `NameError` or missing module on the initial state alone is judged again after a
+  reference solution (`rejudged`): EnvScaler runs checks on the final state only. An error that could be the state's doing (`KeyError`, `TypeError` on a missing
   record) after a reference solution leaves the check `unproven` with that error: a wrong solution
   causes it as surely as a wrong check, exactly as a check left False does (round-trip check 4, F3);
 * `not_bool`: it returned something other than a real `bool` after a reference solution (EnvScaler's
@@ -36,6 +37,7 @@ _NOT_THE_STATE = ("timeout", "crash", "oversize", "unserializable", "check sourc
                   "Function 'check_func' not found", "not run", "no result")
 _CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError", "ModuleNotFoundError", "ImportError")
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
+_RUNTIME_CODE = ("NameError", "ModuleNotFoundError", "ImportError")
 STDLIB_ONLY = "the sandbox gives env classes and checks the Python standard library only: docs/interop.md"
 AFTER = "after the reference solution: "
 
@@ -73,6 +75,27 @@ def about_the_state(error: str | None) -> bool:
     return kind not in _CODE_ERRORS
 
 
+def false_on_initial(error: str | None) -> bool:
+    """Does a raise on the initial state count as False there? Whatever the state may cause
+    (`about_the_state`), and a `NameError` or missing module too: EnvScaler only runs checks on the final
+    state, so a name or import reached only on the initial state's branch costs nothing there (interop
+    re-check, F4: such a check was `check_error`, and EnvScaler's runtime scores the scenario 1.0)."""
+    return about_the_state(error) or _runtime_code_error(error)
+
+
+def _runtime_code_error(error: str | None) -> bool:
+    text = (error or "").strip()
+    return bool(text) and not text.startswith(_NOT_THE_STATE) and short(text).split(":", 1)[0].strip() in _RUNTIME_CODE
+
+
+def rejudged(audit: CheckAudit) -> bool:
+    """A check classed `check_error` for a `NameError` or missing module on the initial state alone: without
+    a reference solution nothing says its branch for the final state is any better, so it stays
+    `check_error`; a reference solution judges it again (`apply_solution`)."""
+    return (audit.outcome == "check_error" and audit.on_initial is None and audit.on_solved is None
+            and not (audit.error or "").startswith(AFTER) and _runtime_code_error(audit.error))
+
+
 def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
     """Checks judged on the initial state only. `raw` is one result per check (or a dict error for all)."""
     if not isinstance(raw, list):
@@ -101,11 +124,11 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
         raw = [{"kind": "error", "error": error or "not run"}] * len(audits)
     out = []
     for audit, one in zip(audits, raw):
-        if audit.outcome != "unproven":
+        if audit.outcome != "unproven" and not rejudged(audit):
             out.append(audit)
             continue
         kind, value, error = outcome_of(one)
-        update: dict[str, Any] = {"on_solved": value}
+        update: dict[str, Any] = {"on_solved": value, "outcome": "unproven"}
         if kind == "error" and about_the_state(error):
             update.update(error=AFTER + str(error))  # still unproven: the solution may be what is wrong
         elif kind == "error":
@@ -114,6 +137,8 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
             update.update(outcome="not_bool", error=f"after the reference solution: {error}")
         elif value:
             update.update(outcome="verified", error=None)
+        elif audit.outcome != "unproven":  # a NameError on the initial state only, False after the solution
+            update.update(error=f"{RAISES_INITIALLY}: {short(audit.error)}")
         out.append(audit.model_copy(update=update))
     return out
 

@@ -23,7 +23,8 @@ from envscaler_core.interop.sandboxed import (
     Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, raw_result, replay, run_checks,
     with_markers_restored,
 )
-from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
+from envscaler_core.interop.classify import (SFT_NO_CHECKS, apply_solution, initial_audits, rejudged, scenario_class,
+                                             short)
 from envscaler_core.interop.read import EnvInput, ScenarioInput
 from envscaler_core.interop.strict_json import safe
 from envscaler_core.models.base import fingerprint_of
@@ -261,15 +262,22 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     for i, result in zip(pending, parallel(initial, pending, threads)):
         audits = initial_audits([item for item, _ in scenarios[i].checks or []], result)
         cls, reasons = scenario_class(audits)
-        keep = verdicts[i].state0 if cls == "unproven" else None  # what solving (and replays below) need
+        keep = verdicts[i].state0 if _replayable(cls, audits) else None  # what solving and replays below need
         verdicts[i] = verdicts[i].model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": keep})
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
-            if verdicts[i].audit == "unproven" and scenario_key(scenarios[i].record) in solutions]
+            if _replayable(verdicts[i].audit, verdicts[i].checks) and scenario_key(scenarios[i].record) in solutions]
     for (i, calls), (audits, kept, problem, lost) in zip(todo, verify(runtime, env, [
             (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads)):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file", lost)
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
+
+
+def _replayable(cls: str, audits: list[CheckAudit]) -> bool:
+    """Worth replaying a reference solution for: unproven, or `check_error` only for checks that raised a
+    NameError or missing module on the initial state (`classify.rejudged`)."""
+    return cls == "unproven" or (cls == "check_error" and all(
+        rejudged(a) for a in audits if a.outcome == "check_error"))
 
 
 AUDIT_RAISED = "its audit could not finish ({error}), so it is not accepted; the import's other envs are judged as usual"

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings, public_config
-from envscaler_core.interop.classify import about_the_state
+from envscaler_core.interop.classify import false_on_initial
 from envscaler_core.interop.sandboxed import has_markers, parallel
 from envscaler_core.interop.served_form import SERVED_FORM, served_form_problem
 from envscaler_core.interop.envjob import AUDIT_RAISED, EnvOutcome, audit_or_reject, static_problems
@@ -220,7 +220,7 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
         if problems[i] is not None and has_markers(groups[i][k].config):
             return NOT_PROMOTED_HEAD + ": " + SERVED_FORM + str(problems[i])
         try:
-            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=about_the_state)
+            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=false_on_initial)
         except EnvLoadError as exc:
             return NOT_PROMOTED + f"its initial state does not load: {exc}"
         if report.ok and report.failure is None:
