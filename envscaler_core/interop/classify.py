@@ -35,9 +35,15 @@ RAISES_INITIALLY = "raises on the initial state (False there, as EnvScaler's rew
 NOT_BOOL_INITIALLY = "not a bool on the initial state (0 there, as EnvScaler's reward counts it)"
 _NOT_THE_STATE = ("timeout", "crash", "oversize", "unserializable", "check source must be",
                   "Function 'check_func' not found", "not run", "no result")
-_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError", "ModuleNotFoundError", "ImportError")
+_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError", "ModuleNotFoundError", "ImportError",
+                "SystemExit", "KeyboardInterrupt", "GeneratorExit")
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
-_RUNTIME_CODE = ("NameError", "ModuleNotFoundError", "ImportError")
+_BASE_ONLY = ("SystemExit", "KeyboardInterrupt", "GeneratorExit")
+_RUNTIME_CODE = ("NameError", "ModuleNotFoundError", "ImportError", *_BASE_ONLY)
+CRASHES_ENVSCALER = ("not an Exception: EnvScaler's run_check_function catches Exception only, so its runtime "
+                     "crashes on it")
+SITE_EXIT = ("EnvScaler's runtime runs with site's exit()/quit(), which raise SystemExit there and crash it: "
+             "its run_check_function catches Exception only")
 STDLIB_ONLY = "the sandbox gives env classes and checks the Python standard library only: docs/interop.md"
 AFTER = "after the reference solution: "
 
@@ -47,8 +53,13 @@ def short(error: str | None, limit: int = 200) -> str:
     lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
     text = lines[-1] if lines else "no detail"
     text = text if len(text) <= limit else text[:limit] + "..."
-    if text.split(":", 1)[0].strip() in _IMPORT_ERRORS:  # say why a module EnvScaler's venv has is missing here
+    kind = text.split(":", 1)[0].strip()
+    if kind in _IMPORT_ERRORS:  # say why a module EnvScaler's venv has is missing here
         text += f" ({STDLIB_ONLY})"
+    elif kind in _BASE_ONLY:  # a check that exits: check_error here, a crash there (interop re-check, F5)
+        text += f" ({CRASHES_ENVSCALER})"
+    elif kind == "NameError" and any(f"name '{n}' is not defined" in text for n in ("exit", "quit")):
+        text += f" ({SITE_EXIT})"
     return text
 
 
@@ -71,8 +82,7 @@ def about_the_state(error: str | None) -> bool:
     text = (error or "").strip()
     if not text or text.startswith(_NOT_THE_STATE):
         return False
-    kind = short(text).split(":", 1)[0].strip()
-    return kind not in _CODE_ERRORS
+    return _kind(text) not in _CODE_ERRORS
 
 
 def false_on_initial(error: str | None) -> bool:
@@ -85,7 +95,13 @@ def false_on_initial(error: str | None) -> bool:
 
 def _runtime_code_error(error: str | None) -> bool:
     text = (error or "").strip()
-    return bool(text) and not text.startswith(_NOT_THE_STATE) and short(text).split(":", 1)[0].strip() in _RUNTIME_CODE
+    return bool(text) and not text.startswith(_NOT_THE_STATE) and _kind(text) in _RUNTIME_CODE
+
+
+def _kind(error: str) -> str:
+    """The exception's type name on the error's last line (`KeyboardInterrupt` has no message, so no colon)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return (lines[-1] if lines else "").split(":", 1)[0].strip()
 
 
 def rejudged(audit: CheckAudit) -> bool:
