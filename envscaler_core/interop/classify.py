@@ -23,6 +23,8 @@ A check's class (see docs/interop.md):
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
 from envscaler_core.models.interop import CheckAudit, worst
@@ -54,13 +56,20 @@ def short(error: str | None, limit: int = 200) -> str:
     text = lines[-1] if lines else "no detail"
     text = text if len(text) <= limit else text[:limit] + "..."
     kind = text.split(":", 1)[0].strip()
-    if kind in _IMPORT_ERRORS:  # say why a module EnvScaler's venv has is missing here
+    if kind in _IMPORT_ERRORS and not _stdlib_import(text):  # why a module EnvScaler's venv has is missing here
         text += f" ({STDLIB_ONLY})"
     elif kind in _BASE_ONLY:  # a check that exits: check_error here, a crash there (interop re-check, F5)
         text += f" ({CRASHES_ENVSCALER})"
     elif kind == "NameError" and any(f"name '{n}' is not defined" in text for n in ("exit", "quit")):
         text += f" ({SITE_EXIT})"
     return text
+
+
+def _stdlib_import(text: str) -> bool:
+    """Does the import error name a standard-library module (`cannot import name 'x' from 'json'`)? Then
+    the jail's stdlib-only rule is not why it failed, and saying so pointed the wrong way (re-check F6b)."""
+    found = re.search(r"(?:No module named|from) '([^']+)'", text)
+    return found is not None and found.group(1).split(".")[0] in sys.stdlib_module_names
 
 
 def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:

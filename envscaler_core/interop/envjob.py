@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, raw_result, replay, run_checks,
+    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, private_reads, raw_result, replay,
+    run_checks,
     with_markers_restored,
 )
 from envscaler_core.interop.classify import (SFT_NO_CHECKS, apply_solution, initial_audits, rejudged, scenario_class,
@@ -367,7 +368,9 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         if not plan:
             return audits, plan, _nothing_runs(calls, first, dropped), []
         outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
-        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost_when_flattened(result.state)
+        sources = [src for _, src in s.checks or []]
+        lost = lost_when_flattened(result.state) + private_reads(result.state, sources)
+        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost
 
     return parallel(one, jobs, threads)
 

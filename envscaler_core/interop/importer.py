@@ -194,7 +194,7 @@ def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[
 NOT_PROMOTED_HEAD = ("verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted to a "
                      "factory scenario (gym, RL export, rollouts)")
 NOT_PROMOTED = NOT_PROMOTED_HEAD + ", where its reference solution does not pass: "
-LOST = ("; likely why: after the solution its state holds what the factory's plain JSON cannot keep: {} "
+LOST = ("; likely why: after the solution its state holds what the factory's form of it does not keep: {} "
         "(docs/interop.md, Known limits)")
 
 

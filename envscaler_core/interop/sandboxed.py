@@ -118,6 +118,18 @@ def lost_when_flattened(state: Any) -> list[str]:
     return found
 
 
+def private_reads(state: Any, sources: Sequence[Any]) -> list[str]:
+    """The `_private` attributes of a state that some check's source names: the factory's states leave them
+    out, so such a check finds nothing in the served form (interop re-check, F6c: that loss was the one kind
+    not named in the reason a scenario was not promoted)."""
+    names = [k for k in (state if isinstance(state, dict) else {}) if isinstance(k, str) and k.startswith("_")]
+    read = [n for n in names if any(isinstance(src, str) and n in src for src in sources)]
+    if not read:
+        return []
+    return [f"private attributes a check reads ({', '.join(read[:3])}): the factory's states leave out "
+            "`_`-prefixed attributes"]
+
+
 def with_markers_restored(candidate: Any, config: dict[str, Any], always: bool = False) -> tuple[Any, dict[str, Any]]:
     """A candidate (`EnvCandidate`) and test config to validate with, such that the class gets the
     config's type markers restored (sets as sets, tuple keys as tuples), as EnvScaler's `read_file`
