@@ -49,6 +49,18 @@ def imported_task_ids(store: Any, run_id: str) -> dict[str, Any] | None:
     return ids
 
 
+def shared_task_ids(store: Any, run_id: str) -> list[str]:
+    """One warning per (env id, task id) that distinct RL records of an import share: EnvScaler's task ids are
+    timestamps that need not be unique, so a join of `envscaler_sft_traj.json` (or the RL file) with the
+    scenario files on task_id cannot tell those records apart; the export keeps them all as they are."""
+    groups: dict[tuple[str, str], set[str]] = {}
+    for s in (s for s in store.query(ImportedScenario, run_id=run_id) if s.split == "rl"):
+        groups.setdefault((s.env_id, str(s.task_id)), set()).add(s.record_json)
+    return [f"task_id {task!r} of env {env!r} is shared by {len(texts)} different RL records (EnvScaler's ids need "
+            "not be unique): a join on task_id is ambiguous for them" for (env, task), texts in sorted(groups.items())
+            if len(texts) > 1]
+
+
 def envscaler_sft_row(fingerprint: str, traj: Trajectory, task_ids: Mapping[str, Any] | None = None
                       ) -> tuple[dict[str, Any] | None, str | None]:
     """(row, None), or (None, why EnvScaler's SFT scripts, or a join with the scenario files, could not

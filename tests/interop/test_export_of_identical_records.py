@@ -32,3 +32,21 @@ def test_identical_records_export_a_sidecar_the_re_import_reads_cleanly(tmp_path
     again = run_import(out, settings_for(tmp_path / "again"), sandbox_pool, run_id="twice-again")
     assert not again.problems, again.problems
     assert again.summary["scenarios"]["verified"] == first.summary["scenarios"]["verified"]
+
+
+def test_a_task_id_shared_by_different_records_is_a_manifest_warning(tmp_path: Path, sandbox_pool: Any) -> None:
+    """Doc gap of the interop re-check: joins on EnvScaler's non-unique task ids stay ambiguous; the export
+    says so in its manifest instead of leaving the reader to find out."""
+    from envscaler_core.export import export_run
+
+    directory = fixture_files(tmp_path)
+    rl = directory / "rl_scenario_metadata.json"
+    records = json.loads(rl.read_text())
+    rl.write_text(json.dumps([*records, {**records[0], "task": records[0]["task"] + " Twice."}]))
+    settings = settings_for(tmp_path)
+    run_import(directory, settings, sandbox_pool, run_id="shared")
+    with Store.from_url(settings.store.url) as store:
+        manifest = export_run(store, "shared", settings, tmp_path / "out", formats=["envscaler"])
+    [warning] = manifest.warnings
+    assert repr(str(records[0]["task_id"])) in warning and "ambiguous" in warning
+    assert json.loads((tmp_path / "out" / "shared" / "manifest.json").read_text())["warnings"] == [warning]
