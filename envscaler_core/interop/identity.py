@@ -63,7 +63,8 @@ def _paths(found: dict[str, str | None]) -> str:
     return ", ".join(sorted(found))
 
 
-def counted(inputs: SourceReport, envs: int, env_problems: list, scenarios: list, scen_problems: list) -> SourceReport:
+def counted(inputs: SourceReport, envs: int, env_problems: list, scenarios: list, scen_problems: list,
+            solutions: int = 0, sol_problems: int = 0) -> SourceReport:
     """`inputs` with what reading them gave (records kept and malformed per file), as `status` shows it."""
     files = []
     for f in inputs.files:
@@ -73,6 +74,8 @@ def counted(inputs: SourceReport, envs: int, env_problems: list, scenarios: list
         elif f.dataset == SCENARIOS:
             kept = sum(1 for s in scenarios if s.source.startswith(name + "["))
             bad = sum(1 for p in scen_problems if getattr(p, "file", None) == name)
+        elif f.dataset == SIDECAR:
+            kept, bad = solutions, sol_problems
         else:
             files.append(f)
             continue

@@ -146,7 +146,8 @@ def import_envscaler(
     store.upsert(records, run_id)
     store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources, origin=IMPORT_ORIGIN,
                        config=public_config(settings), error=stopped, updated_at=utcnow(),
-                       sources_report=counted(inputs, len(envs), env_problems, scenarios, scen_problems)))
+                       sources_report=counted(inputs, len(envs), env_problems, scenarios, scen_problems,
+                                              len(solutions), len(sol_problems))))
     clock.lap("write")
     return ImportReport(run_id=run_id, summary=summarize(run_id, imported_envs, imported_scenarios, problems),
                         problems=problems, notes=notes, seconds=clock.laps)

@@ -73,3 +73,16 @@ def test_solve_on_an_import_made_without_it_is_refused(imported: dict[str, Any])
     with pytest.raises(ImportRefused, match="--solve option"):
         run_import(imported["dir"], imported["settings"], imported["pool"], run_id="imp", solve=True)
     assert _snapshot(imported["settings"]) == before
+
+
+def test_the_run_row_keeps_each_input_with_its_digest_and_what_reading_it_gave(imported: dict[str, Any]) -> None:
+    with Store.from_url(imported["settings"].store.url) as store:
+        report = store.get_run("imp").sources_report
+    assert report is not None
+    by_name = {Path(f.path).name: f for f in report.files}
+    assert set(by_name) == {"env_metadata.json", "rl_scenario_metadata.json", "sft_scenario_metadata.json",
+                            "envscaler_reference_solutions.json"}
+    assert all(f.sha256 for f in report.files)
+    sidecar = json.loads((imported["dir"] / "envscaler_reference_solutions.json").read_text())["solutions"]
+    assert by_name["envscaler_reference_solutions.json"].kept == len(sidecar)
+    assert by_name["env_metadata.json"].kept > 0 and by_name["rl_scenario_metadata.json"].malformed > 0
