@@ -4,7 +4,9 @@
 scenario (deterministically from the seed), opens a fresh sandbox episode on its initial state and
 returns the task; `step` executes one tool call and returns its result as JSON text. The reward is
 the same checklist fraction rollouts and verification use (`score_checks`), paid once when the agent
-declares it is done or the step budget runs out (then `truncated`), and 0 before that. Bad actions
+declares it is done (`{"done": true}`, or a `chat_with_user` call with `content`, the message to the
+user, which ends the episode as in EnvScaler's runtime: `rollout/chat_call.py`) or the step budget runs
+out (then `truncated`), and 0 before that. Bad actions
 (unknown tool, malformed arguments, an action of no known shape) are observations, not exceptions,
 as in rollouts: the policy must learn from them. Env code only ever runs in the injected runtime.
 
@@ -23,7 +25,9 @@ from envscaler_core.export.rl import RLRowError, row_to_records
 from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
 from envscaler_core.rollout.agents import system_text
+from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.loop import observation
+from envscaler_core.synth.reserved import CHAT_WITH_USER
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
@@ -142,8 +146,15 @@ class ScenarioEnv:
             })
             is_error, tool = True, None
         else:
-            obs, is_error = observation(self._episode, call)
             tool = (call.get("function") or {}).get("name")
+            chat = chat_of(call)
+            if chat is not None and chat.kind == "ends":  # the message to the user: EnvScaler ends the episode here
+                return self._finish(json.dumps({"done": True, "by": CHAT_WITH_USER}), terminated=True, truncated=False,
+                                    info={"action": CHAT_WITH_USER, "tool": tool, "is_error": False})
+            if chat is not None:
+                obs, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
+            else:
+                obs, is_error = observation(self._episode, call)
         info: dict[str, Any] = {"tool": tool, "is_error": is_error, "steps": self._steps}
         if self._steps >= self.max_steps:
             return self._finish(obs, terminated=False, truncated=True, info=info)

@@ -32,8 +32,9 @@ from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.models.trajectory import Trajectory
 
 FILE_NAME = "envscaler_sft_traj.json"
-NOT_IMPORTED = ("its scenario was not promoted from a record of this import (an import made before round-trip "
-                "check 4 stored no link: import the same files into a new run id)")
+NOT_IMPORTED = ("its scenario is not promoted from any record this import holds (an import stored before "
+                "imports linked each record to its factory scenario has no link): import the same files "
+                "into a new run id")
 
 
 def imported_task_ids(store: Any, run_id: str) -> dict[str, Any] | None:
@@ -46,6 +47,18 @@ def imported_task_ids(store: Any, run_id: str) -> dict[str, Any] | None:
         if s.scenario_fp is not None and s.scenario_fp not in ids:
             ids[s.scenario_fp] = s.record.get("task_id")
     return ids
+
+
+def shared_task_ids(store: Any, run_id: str) -> list[str]:
+    """One warning per (env id, task id) that distinct RL records of an import share: EnvScaler's task ids are
+    timestamps that need not be unique, so a join of `envscaler_sft_traj.json` (or the RL file) with the
+    scenario files on task_id cannot tell those records apart; the export keeps them all as they are."""
+    groups: dict[tuple[str, str], set[str]] = {}
+    for s in (s for s in store.query(ImportedScenario, run_id=run_id) if s.split == "rl"):
+        groups.setdefault((s.env_id, str(s.task_id)), set()).add(s.record_json)
+    return [f"task_id {task!r} of env {env!r} is shared by {len(texts)} different RL records (EnvScaler's ids need "
+            "not be unique): a join on task_id is ambiguous for them" for (env, task), texts in sorted(groups.items())
+            if len(texts) > 1]
 
 
 def envscaler_sft_row(fingerprint: str, traj: Trajectory, task_ids: Mapping[str, Any] | None = None

@@ -68,6 +68,9 @@ class ExportManifest(Model):
         "The run's status when this export was made: anything but completed/empty (interrupted, failed, "
         "stopped_budget) means the run is not finished and later work is missing; 'running' for the export a "
         "run makes as its own last stage."))
+    warnings: list[str] = Field(default_factory=list, description=(
+        "What was written but may mislead a reader: e.g. an EnvScaler task id several records share, so a join "
+        "of the envscaler files on task_id is ambiguous for them."))
     other_files: list[str] = Field(default_factory=list, description=(
         "Files in this directory named like an export's that this export did not write (an earlier export's, "
         "of other formats): not described here, and not this run's data as of created_at."))
@@ -90,6 +93,7 @@ class ExportManifest(Model):
                          f"{c.envscaler_traj} SFT trajectories")
         for reason, count in sorted(self.dropped.items(), key=lambda kv: -kv[1])[:8]:
             lines.append(f"  dropped {count}: {reason}")
+        lines += [f"  warning: {w}" for w in self.warnings[:8]]
         for name, entry in self.files.items():
             rows = "" if entry.rows is None else f"{entry.rows} rows, "
             lines.append(f"  {name}: {rows}{entry.bytes} bytes, sha256 {entry.sha256[:16]}")

@@ -240,10 +240,12 @@ def _write(store: Store, run_id: str, settings: Settings, target: Path, chosen: 
     if "rl" in chosen:
         job.rl(manifest, envs)
     if "envscaler" in chosen:
+        from envscaler_core.export.envscaler_sft import shared_task_ids
         from envscaler_core.interop.export import ENVS_FILE, RL_FILE, SFT_FILE, export_envscaler
 
         written = export_envscaler(store, run_id, target, verified_only=verified_only)
         job.rows.update(written)
+        manifest.warnings = shared_task_ids(store, run_id)
         manifest.counts.envscaler_envs, manifest.counts.envscaler_rl, manifest.counts.envscaler_sft = (
             written[ENVS_FILE], written[RL_FILE], written[SFT_FILE])
     manifest.dropped = dict(job.dropped.most_common())

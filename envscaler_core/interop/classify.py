@@ -4,7 +4,8 @@ A check's class (see docs/interop.md):
 * `check_error`: the source does not compile, defines no `check_func`, names something that does not
   exist (`NameError`), imports a module the jail does not have (checks get the Python standard library
   only), times out or was killed, on either state; also every check of a scenario whose initial state
-  does not load. An error that could be the state's doing (`KeyError`, `TypeError` on a missing
+  does not load. A `NameError` or missing module on the initial state alone is judged again after a
+  reference solution (`rejudged`): EnvScaler runs checks on the final state only. An error that could be the state's doing (`KeyError`, `TypeError` on a missing
   record) after a reference solution leaves the check `unproven` with that error: a wrong solution
   causes it as surely as a wrong check, exactly as a check left False does (round-trip check 4, F3);
 * `not_bool`: it returned something other than a real `bool` after a reference solution (EnvScaler's
@@ -22,6 +23,8 @@ A check's class (see docs/interop.md):
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Any
 
 from envscaler_core.models.interop import CheckAudit, worst
@@ -34,8 +37,15 @@ RAISES_INITIALLY = "raises on the initial state (False there, as EnvScaler's rew
 NOT_BOOL_INITIALLY = "not a bool on the initial state (0 there, as EnvScaler's reward counts it)"
 _NOT_THE_STATE = ("timeout", "crash", "oversize", "unserializable", "check source must be",
                   "Function 'check_func' not found", "not run", "no result")
-_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError", "ModuleNotFoundError", "ImportError")
+_CODE_ERRORS = ("SyntaxError", "IndentationError", "TabError", "NameError", "ModuleNotFoundError", "ImportError",
+                "SystemExit", "KeyboardInterrupt", "GeneratorExit")
 _IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError")
+_BASE_ONLY = ("SystemExit", "KeyboardInterrupt", "GeneratorExit")
+_RUNTIME_CODE = ("NameError", "ModuleNotFoundError", "ImportError", *_BASE_ONLY)
+CRASHES_ENVSCALER = ("not an Exception: EnvScaler's run_check_function catches Exception only, so its runtime "
+                     "crashes on it")
+SITE_EXIT = ("EnvScaler's runtime runs with site's exit()/quit(), which raise SystemExit there and crash it: "
+             "its run_check_function catches Exception only")
 STDLIB_ONLY = "the sandbox gives env classes and checks the Python standard library only: docs/interop.md"
 AFTER = "after the reference solution: "
 
@@ -45,9 +55,21 @@ def short(error: str | None, limit: int = 200) -> str:
     lines = [line.strip() for line in (error or "").splitlines() if line.strip()]
     text = lines[-1] if lines else "no detail"
     text = text if len(text) <= limit else text[:limit] + "..."
-    if text.split(":", 1)[0].strip() in _IMPORT_ERRORS:  # say why a module EnvScaler's venv has is missing here
+    kind = text.split(":", 1)[0].strip()
+    if kind in _IMPORT_ERRORS and not _stdlib_import(text):  # why a module EnvScaler's venv has is missing here
         text += f" ({STDLIB_ONLY})"
+    elif kind in _BASE_ONLY:  # a check that exits: check_error here, a crash there (interop re-check, F5)
+        text += f" ({CRASHES_ENVSCALER})"
+    elif kind == "NameError" and any(f"name '{n}' is not defined" in text for n in ("exit", "quit")):
+        text += f" ({SITE_EXIT})"
     return text
+
+
+def _stdlib_import(text: str) -> bool:
+    """Does the import error name a standard-library module (`cannot import name 'x' from 'json'`)? Then
+    the jail's stdlib-only rule is not why it failed, and saying so pointed the wrong way (re-check F6b)."""
+    found = re.search(r"(?:No module named|from) '([^']+)'", text)
+    return found is not None and found.group(1).split(".")[0] in sys.stdlib_module_names
 
 
 def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
@@ -69,8 +91,34 @@ def about_the_state(error: str | None) -> bool:
     text = (error or "").strip()
     if not text or text.startswith(_NOT_THE_STATE):
         return False
-    kind = short(text).split(":", 1)[0].strip()
-    return kind not in _CODE_ERRORS
+    return _kind(text) not in _CODE_ERRORS
+
+
+def false_on_initial(error: str | None) -> bool:
+    """Does a raise on the initial state count as False there? Whatever the state may cause
+    (`about_the_state`), and a `NameError` or missing module too: EnvScaler only runs checks on the final
+    state, so a name or import reached only on the initial state's branch costs nothing there (interop
+    re-check, F4: such a check was `check_error`, and EnvScaler's runtime scores the scenario 1.0)."""
+    return about_the_state(error) or _runtime_code_error(error)
+
+
+def _runtime_code_error(error: str | None) -> bool:
+    text = (error or "").strip()
+    return bool(text) and not text.startswith(_NOT_THE_STATE) and _kind(text) in _RUNTIME_CODE
+
+
+def _kind(error: str) -> str:
+    """The exception's type name on the error's last line (`KeyboardInterrupt` has no message, so no colon)."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    return (lines[-1] if lines else "").split(":", 1)[0].strip()
+
+
+def rejudged(audit: CheckAudit) -> bool:
+    """A check classed `check_error` for a `NameError` or missing module on the initial state alone: without
+    a reference solution nothing says its branch for the final state is any better, so it stays
+    `check_error`; a reference solution judges it again (`apply_solution`)."""
+    return (audit.outcome == "check_error" and audit.on_initial is None and audit.on_solved is None
+            and not (audit.error or "").startswith(AFTER) and _runtime_code_error(audit.error))
 
 
 def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
@@ -101,11 +149,11 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
         raw = [{"kind": "error", "error": error or "not run"}] * len(audits)
     out = []
     for audit, one in zip(audits, raw):
-        if audit.outcome != "unproven":
+        if audit.outcome != "unproven" and not rejudged(audit):
             out.append(audit)
             continue
         kind, value, error = outcome_of(one)
-        update: dict[str, Any] = {"on_solved": value}
+        update: dict[str, Any] = {"on_solved": value, "outcome": "unproven"}
         if kind == "error" and about_the_state(error):
             update.update(error=AFTER + str(error))  # still unproven: the solution may be what is wrong
         elif kind == "error":
@@ -114,6 +162,8 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
             update.update(outcome="not_bool", error=f"after the reference solution: {error}")
         elif value:
             update.update(outcome="verified", error=None)
+        elif audit.outcome != "unproven":  # a NameError on the initial state only, False after the solution
+            update.update(error=f"{RAISES_INITIALLY}: {short(audit.error)}")
         out.append(audit.model_copy(update=update))
     return out
 

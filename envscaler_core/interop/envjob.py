@@ -20,10 +20,12 @@ from pydantic import BaseModel, Field
 from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, raw_result, replay, run_checks,
+    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, private_reads, raw_result, replay,
+    run_checks,
     with_markers_restored,
 )
-from envscaler_core.interop.classify import SFT_NO_CHECKS, apply_solution, initial_audits, scenario_class, short
+from envscaler_core.interop.classify import (SFT_NO_CHECKS, apply_solution, initial_audits, rejudged, scenario_class,
+                                             short)
 from envscaler_core.interop.read import EnvInput, ScenarioInput
 from envscaler_core.interop.strict_json import safe
 from envscaler_core.models.base import fingerprint_of
@@ -261,15 +263,22 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     for i, result in zip(pending, parallel(initial, pending, threads)):
         audits = initial_audits([item for item, _ in scenarios[i].checks or []], result)
         cls, reasons = scenario_class(audits)
-        keep = verdicts[i].state0 if cls == "unproven" else None  # what solving (and replays below) need
+        keep = verdicts[i].state0 if _replayable(cls, audits) else None  # what solving and replays below need
         verdicts[i] = verdicts[i].model_copy(update={"audit": cls, "reasons": reasons, "checks": audits, "state0": keep})
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
-            if verdicts[i].audit == "unproven" and scenario_key(scenarios[i].record) in solutions]
+            if _replayable(verdicts[i].audit, verdicts[i].checks) and scenario_key(scenarios[i].record) in solutions]
     for (i, calls), (audits, kept, problem, lost) in zip(todo, verify(runtime, env, [
             (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads)):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file", lost)
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
+
+
+def _replayable(cls: str, audits: list[CheckAudit]) -> bool:
+    """Worth replaying a reference solution for: unproven, or `check_error` only for checks that raised a
+    NameError or missing module on the initial state (`classify.rejudged`)."""
+    return cls == "unproven" or (cls == "check_error" and all(
+        rejudged(a) for a in audits if a.outcome == "check_error"))
 
 
 AUDIT_RAISED = "its audit could not finish ({error}), so it is not accepted; the import's other envs are judged as usual"
@@ -342,9 +351,13 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         s, state0, audits, calls = job
         breaker = Breaker(check_timeout_s)
         result = replay(runtime, env.code, env.class_name, s.config, calls, breaker)
+        if "crashes" in result.statuses:  # not an episode outcome: the record's solution cannot be run there
+            why = result.errors[result.statuses.index("crashes")]
+            return audits, calls, f"the reference solution crashes EnvScaler's runtime: {short(why)}", []
         plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
         dropped = next((f"{c.tool}: {short(e) if e else 'no such tool'}" for c, st, e
                         in zip(calls, result.statuses, result.errors) if st != "ok"), None)
+        first = result.statuses
         if result.state is not None and len(plan) != len(calls):
             result = replay(runtime, env.code, env.class_name, s.config, plan, breaker)
         bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
@@ -353,9 +366,21 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         if bad is not None:
             return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}", []
         if not plan:
-            return audits, plan, ("the reference solution has no call EnvScaler's runtime accepts"
-                                  + (f" (first: {dropped})" if dropped else "")), []
+            return audits, plan, _nothing_runs(calls, first, dropped), []
         outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
-        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost_when_flattened(result.state)
+        sources = [src for _, src in s.checks or []]
+        lost = lost_when_flattened(result.state) + private_reads(result.state, sources)
+        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost
 
     return parallel(one, jobs, threads)
+
+
+def _nothing_runs(calls: list[ToolCall], statuses: list[str], dropped: str | None) -> str:
+    """Why no call of the solution runs under EnvScaler's runtime: a message to the user that ends the
+    episode before any accepted call (the later calls are not "not accepted": they never run), or no call
+    it accepts at all."""
+    if "ended" in statuses:
+        at = statuses.index("ended")
+        return (f"the reference solution's call {at + 1} of {len(calls)}, {calls[at].tool} (the message to the user, a name "
+                "EnvScaler's runtime reserves), ends the episode there before any call it accepts has run")
+    return "the reference solution has no call EnvScaler's runtime accepts" + (f" (first: {dropped})" if dropped else "")

@@ -101,6 +101,19 @@ def _factory(store: Any, run_id: str, verified_only: bool) -> tuple[list, list, 
     return env_items, rl, [], solutions
 
 
+def _one_per_key(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first entry per key: records identical in env id, task id, init_config and task share one key,
+    so their importer reads one solution for all of them; a second entry made our own sidecar "malformed"
+    on re-import (interop re-check, F7)."""
+    seen: set[str] = set()
+    out = []
+    for entry in entries:
+        if entry["key"] not in seen:
+            seen.add(entry["key"])
+            out.append(entry)
+    return out
+
+
 def export_envscaler(store: Any, run_id: str, target: Path, *, verified_only: bool = False) -> dict[str, int]:
     """Write the four files atomically into `target`; returns rows per file name."""
     imported = bool(store.query(ImportedEnv, run_id=run_id))
@@ -112,6 +125,7 @@ def export_envscaler(store: Any, run_id: str, target: Path, *, verified_only: bo
         rows[RL_FILE] = write_list(fh, rl)
     with atomic_output(target / SFT_FILE) as fh:
         rows[SFT_FILE] = write_list(fh, sft)
+    solutions = _one_per_key(solutions)
     with atomic_output(target / SOLUTIONS_FILE) as fh:
         fh.write((json.dumps(solutions_document(solutions), indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     rows[SOLUTIONS_FILE] = len(solutions)

@@ -22,17 +22,19 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from envscaler_core.config import Settings, public_config
-from envscaler_core.interop.classify import about_the_state
+from envscaler_core.interop.classify import false_on_initial
 from envscaler_core.interop.sandboxed import has_markers, parallel
 from envscaler_core.interop.served_form import SERVED_FORM, served_form_problem
 from envscaler_core.interop.envjob import AUDIT_RAISED, EnvOutcome, audit_or_reject, static_problems
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config, read_envs, read_scenarios
 from envscaler_core.interop.solutions import default_solutions_path, read_solutions, scenario_key
-from envscaler_core.interop.summary import IMPORT_ORIGIN, IMPORT_STAGE, is_import, summarize
+from envscaler_core.interop.identity import counted, difference, import_sources
+from envscaler_core.interop.summary import IMPORT_ORIGIN, IMPORT_STAGE, audit_summary, is_import, summarize
 from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
 from envscaler_core.models.run import run_id_problem
 from envscaler_core.models.scenario import CheckSpec, Scenario
+from envscaler_core.models.source_report import SourceReport
 from envscaler_core.runtime import EnvLoadError, EnvRuntime
 from envscaler_core.scenarios.verify import verify_scenario
 
@@ -56,17 +58,28 @@ class ImportReport(BaseModel):
     seconds: dict[str, float] = Field(default_factory=dict, description="Wall time per phase: read, audit, solve, write.")
 
 
-def _check_run(store: Any, run_id: str, sources: list[str]) -> None:
+def _existing_import(store: Any, run_id: str, inputs: SourceReport) -> Run | None:
+    """The import already stored under `run_id` from exactly these inputs (then importing again is a no-op),
+    None when there is no such run; anything else under that id is refused before a file is read."""
     if (problem := run_id_problem(run_id)) is not None:
         raise ImportRefused(problem)
     run = store.get_run(run_id)
     if run is None:
-        return
+        return None
     if not is_import(run):
         raise ImportRefused(f"run {run_id!r} already exists as a factory run in {store.url}; choose another --run-id")
-    if sorted(run.sources) != sorted(sources):
-        raise ImportRefused(f"run {run_id!r} already holds an import of other files ({', '.join(run.sources)}); "
-                            "choose another --run-id")
+    if (differs := difference(run.sources_report, inputs)) is not None:
+        raise ImportRefused(f"run {run_id!r} already holds an import and these inputs differ from it: {differs}; "
+                            "a run id names one import: import them under a new --run-id")
+    return run
+
+
+def _unchanged(store: Any, run: Run) -> ImportReport:
+    """The stored audit, for an import of the same inputs into its own run: nothing is read or written."""
+    summary = audit_summary(store, run.run_id) or summarize(run.run_id, [], [], [])
+    problems = [f.reason for f in store.query(StageFailure, run_id=run.run_id, where={"stage": IMPORT_STAGE})]
+    return ImportReport(run_id=run.run_id, summary=summary, problems=problems, notes=[
+        f"run {run.run_id} already holds an import of these same files, sidecar and options: nothing changed"])
 
 
 def _jobs(envs: list[EnvInput], scenarios: list[ScenarioInput], solutions: dict, runtime: EnvRuntime,
@@ -95,7 +108,10 @@ def import_envscaler(
 ) -> ImportReport:
     envs_path, scenario_paths = Path(envs_path), [Path(p) for p in scenario_paths]
     sources = [str(p.resolve()) for p in (envs_path, *scenario_paths)]
-    _check_run(store, run_id, sources)
+    solutions_path = solutions_path or default_solutions_path(envs_path)
+    inputs = import_sources(envs_path, scenario_paths, solutions_path, solve, attempts)
+    if (existing := _existing_import(store, run_id, inputs)) is not None:
+        return _unchanged(store, existing)
     clock = _Clock()
     envs, env_problems, skipped = read_envs(envs_path)
     if not envs and env_problems:
@@ -103,7 +119,6 @@ def import_envscaler(
                                 f"{env_problems[0]})")
     scenarios, scen_problems = read_scenarios(scenario_paths, envs, skipped)
     notes = [f"{e.source}: {n}" for e in envs for n in e.notes]
-    solutions_path = solutions_path or default_solutions_path(envs_path)
     solutions: dict = {}
     sol_problems: list = []
     if solutions_path is not None:
@@ -129,19 +144,13 @@ def import_envscaler(
     clock.lap("promote")
     records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems, promoted)
     store.upsert(records, run_id)
-    store.save_run(_run_row(store.get_run(run_id), run_id, sources, settings, stopped))
+    store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources, origin=IMPORT_ORIGIN,
+                       config=public_config(settings), error=stopped, updated_at=utcnow(),
+                       sources_report=counted(inputs, len(envs), env_problems, scenarios, scen_problems,
+                                              len(solutions), len(sol_problems))))
     clock.lap("write")
     return ImportReport(run_id=run_id, summary=summarize(run_id, imported_envs, imported_scenarios, problems),
                         problems=problems, notes=notes, seconds=clock.laps)
-
-
-def _run_row(existing: Run | None, run_id: str, sources: list[str], settings: Settings, stopped: str | None) -> Run:
-    """The import's run row. An import already rolled out (`run --stages rollout,export`) keeps its row as the
-    rollout left it: re-importing the same files changes nothing (outside check round 4, F4)."""
-    if existing is not None and existing.stage != IMPORT_STAGE:
-        return existing.model_copy(update={"origin": IMPORT_ORIGIN})
-    return Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources, origin=IMPORT_ORIGIN,
-               config=public_config(settings), error=stopped, updated_at=utcnow())
 
 
 class _Clock:
@@ -186,7 +195,7 @@ def _solve(outcomes: list[EnvOutcome], order: list[EnvInput], groups: list[list[
 NOT_PROMOTED_HEAD = ("verified under our emulation of EnvScaler's runtime (in the sandbox), but not promoted to a "
                      "factory scenario (gym, RL export, rollouts)")
 NOT_PROMOTED = NOT_PROMOTED_HEAD + ", where its reference solution does not pass: "
-LOST = ("; likely why: after the solution its state holds what the factory's plain JSON cannot keep: {} "
+LOST = ("; likely why: after the solution its state holds what the factory's form of it does not keep: {} "
         "(docs/interop.md, Known limits)")
 
 
@@ -212,7 +221,7 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
         if problems[i] is not None and has_markers(groups[i][k].config):
             return NOT_PROMOTED_HEAD + ": " + SERVED_FORM + str(problems[i])
         try:
-            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=about_the_state)
+            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=false_on_initial)
         except EnvLoadError as exc:
             return NOT_PROMOTED + f"its initial state does not load: {exc}"
         if report.ok and report.failure is None:

@@ -281,10 +281,16 @@ def _near_miss(env_id: str, ids: list[str]) -> str:
 
     for other in ids:
         if loose(other) == loose(env_id):
-            how = ("Unicode normalisation (the same text, other code points)"
-                   if unicodedata.normalize("NFKC", other) == unicodedata.normalize("NFKC", env_id)
-                   else "leading or trailing whitespace")
-            return f": it differs from the metadata's {ascii(other)} only in {how}; as escapes it is {ascii(env_id)}"
+            if unicodedata.normalize("NFC", other) == unicodedata.normalize("NFC", env_id):
+                how = "Unicode normalisation (NFC: the same text in other code points)"
+            elif unicodedata.normalize("NFKC", other) == unicodedata.normalize("NFKC", env_id):
+                how = ("Unicode compatibility forms (NFKC: characters that look alike but are others, such as "
+                       "full-width letters)")
+            else:
+                how = "leading or trailing whitespace or Unicode compatibility forms (NFKC)"
+            # both sides as escapes: a non-ASCII one shows its \uXXXX code points (re-check F6e)
+            return (f": it differs from the metadata's {ascii(other)} only in {how}; as escapes, this record's is "
+                    f"{ascii(env_id)} and the metadata's {ascii(other)}")
     return "" if env_id.isascii() else f" (as escapes: {ascii(env_id)})"
 
 

@@ -27,9 +27,9 @@ from pydantic import BaseModel, Field
 from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode, EpisodeBreach
-from envscaler_core.synth.reserved import reserved_why
+from envscaler_core.rollout.chat_call import chat_call
 
-ENDED_BY_RESERVED = ("a name EnvScaler's runtime reserves (the message to the user): it ends the episode there and "
+ENDED_BY_RESERVED = ("the message to the user (a name EnvScaler's runtime reserves): it ends the episode there and "
                      "never runs the method, so no later call runs either")
 
 JAIL_SIDE_SOURCE = Path(jail_side.__file__).read_text(encoding="utf-8")
@@ -118,6 +118,18 @@ def lost_when_flattened(state: Any) -> list[str]:
     return found
 
 
+def private_reads(state: Any, sources: Sequence[Any]) -> list[str]:
+    """The `_private` attributes of a state that some check's source names: the factory's states leave them
+    out, so such a check finds nothing in the served form (interop re-check, F6c: that loss was the one kind
+    not named in the reason a scenario was not promoted)."""
+    names = [k for k in (state if isinstance(state, dict) else {}) if isinstance(k, str) and k.startswith("_")]
+    read = [n for n in names if any(isinstance(src, str) and n in src for src in sources)]
+    if not read:
+        return []
+    return [f"private attributes a check reads ({', '.join(read[:3])}): the factory's states leave out "
+            "`_`-prefixed attributes"]
+
+
 def with_markers_restored(candidate: Any, config: dict[str, Any], always: bool = False) -> tuple[Any, dict[str, Any]]:
     """A candidate (`EnvCandidate`) and test config to validate with, such that the class gets the
     config's type markers restored (sets as sets, tuple keys as tuples), as EnvScaler's `read_file`
@@ -142,10 +154,11 @@ class Loaded(BaseModel):
 
 
 class Replayed(BaseModel):
-    """A replay EnvScaler's way: per call `ok`, `invalid` (its runtime rejects it), `raised` (its runtime
-    ends the episode there, reward 0) or `ended` (a reserved name such as `chat_with_user`: its runtime
-    ends the episode there without running anything, so no later call has a status), and the final
-    state; `error` when the episode itself failed."""
+    """A replay EnvScaler's way: per call `ok`, `invalid` (its runtime rejects it, also a `chat_with_user`
+    without `content`), `raised` (its runtime ends the episode there, reward 0), `ended` (`chat_with_user`
+    with `content`: its runtime ends the episode there without running anything, so no later call has a
+    status) or `crashes` (`chat_with_user` content its runtime crashes on, `rollout/chat_call.py`), and
+    the final state; `error` when the episode itself failed."""
 
     statuses: list[str] = Field(default_factory=list)
     errors: list[str | None] = Field(default_factory=list)
@@ -238,9 +251,14 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
     out = Replayed()
     try:
         for call in calls:
-            if reserved_why(call.tool) is not None:  # EnvScaler's step ends the episode here
-                out.statuses.append("ended")
-                out.errors.append(ENDED_BY_RESERVED)
+            chat = chat_call(call.tool, call.args)  # EnvScaler's step never runs a method of that name
+            if chat is not None and chat.kind == "invalid":  # its check_vaild_action: the episode goes on
+                out.statuses.append("invalid")
+                out.errors.append(chat.why)
+                continue
+            if chat is not None:  # "ends" the episode there, or "crashes" its runtime: no later call runs
+                out.statuses.append("ended" if chat.kind == "ends" else "crashes")
+                out.errors.append(ENDED_BY_RESERVED if chat.kind == "ends" else chat.why)
                 break
             outcome = episode.call(call.tool, call.args)
             if outcome.ok:

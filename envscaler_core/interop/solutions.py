@@ -74,6 +74,8 @@ def read_solutions(path: Path) -> SolutionsRead:
             for c in calls)
         if problem is None and not ok:
             problem = "solution entry needs a string 'key' and 'calls' as a list of {name, arguments}"
+        if problem is None and key in out.found and _same_calls(out.found[key], calls):
+            continue  # the same solution again (an export before F7 wrote one per identical record): harmless
         if problem is None and key in out.found:
             problem = (f"duplicate key {key!r} (first at [{out.index[key]}]): only the first entry is replayed, "
                        "this one is skipped")
@@ -93,3 +95,7 @@ def default_solutions_path(envs_path: Path) -> Path | None:
 def dump(document: Any) -> bytes:
     """EnvScaler's own layout: `indent=2, ensure_ascii=False`."""
     return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _same_calls(found: list[ToolCall], calls: list[Any]) -> bool:
+    return [(c.tool, c.args) for c in found] == [(c["name"], c.get("arguments", {})) for c in calls]

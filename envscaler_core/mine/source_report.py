@@ -133,12 +133,18 @@ def _why_no_task(path: Path, entry: SourceFileReport) -> str:
             return f"it is {wide_text_advice(path, encoding)} ({SUPPORTED})"
         looks = guess_format(path)
         head = f"it looks like {looks}" if looks else "none of its records could be read"
-        first = f"; first problem: {entry.problems[0]}" if entry.problems else ""
+        # a file recognised as EnvScaler's metadata is valid JSON: the line reader's complaint about its first
+        # line ("invalid JSON") is not its problem (interop re-check, F6d)
+        first = f"; first problem: {entry.problems[0]}" if entry.problems and not _is_envscaler(looks) else ""
         return f"{head}{first} ({SUPPORTED})"
     parts = [f"{n} {what}" for n, what in ((entry.filtered, "filtered"), (entry.duplicates, "duplicates of earlier tasks"),
                                            (entry.malformed, "malformed")) if n]
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(entry.filter_reasons.items()))
     return f"all {entry.records} records were dropped: " + ", ".join(parts) + (f" (filters: {reasons})" if reasons else "")
+
+
+def _is_envscaler(looks: str | None) -> bool:
+    return bool(looks) and looks.startswith("EnvScaler's")
 
 
 def guess_format(path: Path) -> str | None:

@@ -3,7 +3,9 @@
 Fixes over the reference (§8.14–15): every tool call of an assistant message runs, in order, and is
 answered by exactly one `tool` message with its id; bad calls (unknown tool, bad JSON, schema
 violations, exceptions) become observations and the episode goes on; hitting max_steps still scores
-the final state instead of giving 0.
+the final state instead of giving 0. A `chat_with_user` call is the message to the user, as in EnvScaler's
+runtime (`chat_call`): it ends a non-conversational episode and goes to the user simulator in a
+conversational one.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
+from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
@@ -95,8 +98,17 @@ class _Play:
             msg = normalise_assistant(turn.message, tools, self.steps)  # any agent, any endpoint form
             messages.append(msg)
             if msg.get("tool_calls"):
-                for call in msg["tool_calls"]:  # in order, each answered by exactly one tool message
-                    content, is_error = await asyncio.to_thread(observation, ep, call)
+                for k, call in enumerate(msg["tool_calls"]):  # in order, each answered by exactly one tool message
+                    chat = chat_of(call)
+                    if chat is not None and chat.kind == "ends":
+                        if await self._chat(user, chat.content, messages, call["id"]):
+                            _not_run(messages, msg["tool_calls"][k + 1:])
+                            return
+                        continue
+                    if chat is not None:
+                        content, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
+                    else:
+                        content, is_error = await asyncio.to_thread(observation, ep, call)
                     self.tool_errors += is_error
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
                 continue
@@ -108,6 +120,30 @@ class _Play:
                 self.termination = "user_stop"
                 return
             messages.append({"role": "user", "content": reply})
+
+    async def _chat(self, user: _UserSim | None, content: Any, messages: list[dict[str, Any]], call_id: str) -> bool:
+        """A `chat_with_user` call as EnvScaler's runtime takes it: it ends a non-conversational episode
+        (`agent_done`); in a conversational one its content goes to the user, whose reply answers the call
+        (and a ###STOP### in it ends the episode). True when the episode ended."""
+        if user is None:
+            messages.append({"role": "tool", "tool_call_id": call_id,
+                             "content": json.dumps({"type": "user", "content": "Task finished"})})
+            self.termination = "agent_done"
+            return True
+        reply = await user.say(content if isinstance(content, str) else json.dumps(content))
+        messages.append({"role": "tool", "tool_call_id": call_id,
+                         "content": json.dumps({"type": "user", "content": reply})})
+        if STOP_MARKER in reply:
+            self.termination = "user_stop"
+            return True
+        return False
+
+
+def _not_run(messages: list[dict[str, Any]], calls: list[dict[str, Any]]) -> None:
+    """Answer the calls after the one that ended the episode: none of them ran."""
+    for call in calls:
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
+            {"error": "not run: the episode ended at the chat_with_user call before it", "error_kind": "action"})})
 
 
 async def run_rollout(

@@ -206,9 +206,8 @@ def verify_scenario(
     elif errors:
         report.failure = "check_error"
         report.reason = "; ".join(
-            f"check {d.index} ({d.item!r}) did not return a bool "
-            + (f"on the initial state: {d.on_initial_error}" if d.index in broken_initially
-               else f"after the reference solution: {d.on_solved_error}") for d in errors
+            _check_failed(d.index, d.item, "on the initial state", d.on_initial_error) if d.index in broken_initially
+            else _check_failed(d.index, d.item, "after the reference solution", d.on_solved_error) for d in errors
         )
     elif vacuous:
         report.failure = "vacuous"
@@ -223,3 +222,13 @@ def verify_scenario(
             report.reason += "; failed solution steps: " + "; ".join(bad_steps)
     report.ok = report.failure is None
     return report
+
+
+def _check_failed(index: int, item: str, where: str, error: str | None) -> str:
+    """One check that gave no bool: it raised (its error's last line) or returned something else; a raise
+    was reported as "did not return a bool" followed by the whole traceback (interop re-check, F6a)."""
+    text = error or "check did not return a bool"
+    if text.startswith(("check did not return a bool", "check_func returned")):
+        return f"check {index} ({item!r}) did not return a bool {where}: {text}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"check {index} ({item!r}) raised {where}: {lines[-1] if lines else text}"

@@ -48,3 +48,15 @@ def test_an_empty_task_says_the_agent_would_have_nothing_to_do_not_that_loaders_
     [reason] = _reasons(tmp_path, [_record(task="  ")])
     assert reason.startswith("'task' is empty: the agent would be given nothing to do")
     assert "loaders" not in reason
+
+
+def test_an_env_id_differing_in_compatibility_forms_says_nfkc_and_escapes_the_non_ascii_side(tmp_path: Path) -> None:
+    """Interop re-check F6e: full-width 'ＥＮＶ' against 'ENV' was called "the same text, other code points"
+    (NFC), and only the ASCII side was shown "as escapes"."""
+    env = json.loads((FIXTURES / "env_metadata.json").read_text())["env_1"]
+    (tmp_path / "e.json").write_text(json.dumps({"\uff25\uff2e\uff36_wide": env}))
+    (tmp_path / "rl.json").write_text(json.dumps([_record(env_id="ENV_wide")]))
+    envs, _, skipped = read_envs(tmp_path / "e.json")
+    [problem] = read_scenarios([tmp_path / "rl.json"], envs, skipped)[1]
+    assert "NFKC" in problem.reason and "NFC:" not in problem.reason
+    assert "\\uff25\\uff2e\\uff36_wide" in problem.reason and "'ENV_wide'" in problem.reason

@@ -113,3 +113,11 @@ def test_a_plan_whose_replies_were_forged_is_a_contract_failure_and_no_check_jud
     assert not report.ok and report.failure == "contract"
     assert "forged replies" in report.reason and "did not ask for" in report.reason, report.reason
     assert report.checks == [] and report.final_state is None
+
+
+def test_a_check_that_raises_is_said_to_raise_not_to_return_a_non_bool(runtime):
+    """Interop re-check F6a: a KeyError after the solution read "did not return a bool ...: Traceback ..."."""
+    raising = CheckSpec(item="reads a missing key", code="def check_func(final_state):\n    return final_state['nope']\n")
+    report = verify_scenario(scenario([LENT_B1, raising]), library_env(), runtime, TIMEOUT)
+    assert report.failure == "check_error" and "raised" in report.reason and "KeyError" in report.reason
+    assert "did not return a bool" not in report.reason and "Traceback" not in report.reason
