@@ -27,6 +27,11 @@ from envscaler_core.rollout.loop import observation
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
+MAX_ARGUMENT_CHARS = 4 << 20
+"""Longest tool-call arguments (JSON text) a step takes, refused before parsing; the sandbox refuses a
+call over the same size as JSON bytes (sandbox.limits.MAX_REQUEST_BYTES). Red team round 6, F6: a
+50 MB argument cost the host 450 MB before the tool ran."""
+
 Action = dict[str, Any]
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
 
@@ -142,8 +147,15 @@ class ScenarioEnv:
             })
             is_error, tool = True, None
         else:
-            obs, is_error = observation(self._episode, call)
             tool = (call.get("function") or {}).get("name")
+            arguments = (call.get("function") or {}).get("arguments")
+            if isinstance(arguments, str) and len(arguments) > MAX_ARGUMENT_CHARS:
+                obs, is_error = json.dumps({
+                    "error": f"arguments to {str(tool)[:80]} are {len(arguments):,} characters, over the "
+                             f"{MAX_ARGUMENT_CHARS:,} a step takes (envscaler_core.gym.MAX_ARGUMENT_CHARS)",
+                    "error_kind": "schema"}), True
+            else:
+                obs, is_error = observation(self._episode, call)
         info: dict[str, Any] = {"tool": tool, "is_error": is_error, "steps": self._steps}
         if self._steps >= self.max_steps:
             return self._finish(obs, terminated=False, truncated=True, info=info)
