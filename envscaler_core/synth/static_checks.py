@@ -238,6 +238,8 @@ def static_problems(code: str, class_name: str) -> list[StaticProblem]:
         tree = pyast.parse(code)
     except pyast.SourceTooLarge as exc:
         return [StaticProblem(name="code-too-large", detail=exc.msg)]
+    except pyast.NestedTooDeep as exc:
+        return [StaticProblem(name="code-too-deep", detail=exc.msg, line=exc.lineno)]
     except SyntaxError as exc:
         return [StaticProblem(name="syntax-error", detail=exc.msg, line=exc.lineno)]
     problems = check_imports(tree) + check_undefined_names(tree) + check_sandbox_hooks(tree)
