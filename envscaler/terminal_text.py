@@ -3,8 +3,9 @@
 Env ids, state keys, task texts and error messages come from LLMs and from files users import; an
 escape sequence in one of them (`\\x1b]0;title\\x07`, `\\r` to overwrite a line, a bidi override) would
 be executed by the terminal that prints `status` or `validate --text`. Everything the CLI prints on
-stdout, and its one-line errors, go through `visible`: control characters other than newline and tab
-become `\\xNN` / `\\uNNNN` escapes, so the text reads the same and does nothing. (JSON output is
+stdout, and its one-line errors, go through `visible`: control characters other than newline and tab,
+line separators other than newline (U+2028, U+2029, NEL: `str.splitlines()` sees one line per printed
+line) and bidi marks become `\\xNN` / `\\uNNNN` escapes, so the text reads the same and does nothing. (JSON output is
 already escaped by `json.dumps`; the live progress display on stderr is the CLI's own drawing.)
 
 Escaped, never removed: click strips CSI sequences (`\\x1b[2J`, `\\x1b[1;31m`) from what it echoes to a
@@ -17,16 +18,22 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-# C0 controls but tab and newline, DEL, C1 controls, and the Unicode bidi overrides and isolates
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# C0 controls but tab and newline, DEL, C1 controls (NEL among them), the line and paragraph separators
+# (str.splitlines() and JavaScript take them for line ends, as NEL), and the Unicode bidi marks,
+# overrides and isolates (they make the text shown differ from the text copied)
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
+    """`\\xNN` for C0 controls (as Python shows them); `\\uNNNN` from DEL up, which is also JSON's escape,
+    so JSON printed with ensure_ascii=False (C1 controls and separators left raw) stays valid JSON."""
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x7f else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
+    """`text` with every character above escaped: one escaper for all the CLI prints (red team round 6,
+    F3: U+2028 was printed raw by `status` and `validate --text`, while `sandbox exec` escaped it)."""
     return _UNSAFE.sub(_escape, text)
 
 
