@@ -15,26 +15,15 @@ never to strip (`color=True`, cli.py): every sequence reaches `visible` and is s
 
 from __future__ import annotations
 
-import re
 from typing import Any, TextIO
 
-# C0 controls but tab and newline, DEL, C1 controls (NEL among them), the line and paragraph separators
-# (str.splitlines() and JavaScript take them for line ends, as NEL), and the Unicode bidi marks,
-# overrides and isolates (they make the text shown differ from the text copied)
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    """`\\xNN` for C0 controls (as Python shows them); `\\uNNNN` from DEL up, which is also JSON's escape,
-    so JSON printed with ensure_ascii=False (C1 controls and separators left raw) stays valid JSON."""
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x7f else f"\\u{code:04x}"
-
+from envscaler_core.inert_text import inert
 
 def visible(text: str) -> str:
-    """`text` with every character above escaped: one escaper for all the CLI prints (red team round 6,
-    F3: U+2028 was printed raw by `status` and `validate --text`, while `sandbox exec` escaped it)."""
-    return _UNSAFE.sub(_escape, text)
+    """`text` with every character of `inert_text.UNSAFE` escaped: one escaper for all output (red team
+    round 6, F3: U+2028 was printed raw by `status` and `validate --text`, while `sandbox exec` escaped it
+    with its own table)."""
+    return inert(text)
 
 
 class VisibleText:
