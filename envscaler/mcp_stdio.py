@@ -9,7 +9,13 @@ has a usable one). So stdin is read here, as bytes, one line at a time: each lin
 SDK sees it, a bad one is answered on the SDK's own write stream (so replies never interleave) and
 skipped, and the server goes on. The SDK's transport still owns stdout. Over HTTP the SDK answers a
 request whose id is null or an object as a notification (an empty 202), so POST bodies get the same
-check (`CheckedPosts`)."""
+check (`CheckedPosts`).
+
+A line or body over `sandbox.limits.MAX_REQUEST_BYTES` is answered Invalid Request after reading,
+before any parsing (red team round 6, F6: a 50 MB argument cost 450 MB of host memory before the tool
+ran). A message nested deeper than MAX_MESSAGE_DEPTH is answered Invalid params naming that limit:
+the SDK's parser stops near 200 levels and called such a well-formed call "not a JSON-RPC 2.0 message"
+(F5)."""
 
 from __future__ import annotations
 
@@ -24,7 +30,27 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from sandbox.limits import MAX_REQUEST_BYTES
+
 Reply = Callable[[SessionMessage], Awaitable[None]]
+
+MAX_MESSAGE_DEPTH = 128
+"""Deepest nesting of a message (its arguments are 3 levels in) this server reads; the SDK's own parser
+gives up near 200 levels."""
+
+TOO_LARGE = (types.INVALID_REQUEST, f"Invalid Request: the message is over {MAX_REQUEST_BYTES:,} bytes, the "
+             "largest request this server reads (sandbox.limits.MAX_REQUEST_BYTES); send less", None)
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    deepest, work = 0, [(value, 1)]
+    while work:
+        item, level = work.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            work.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
@@ -48,6 +74,12 @@ def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
         return types.PARSE_ERROR, f"Parse error: the line holds a lone surrogate ({bad}), which is not Unicode text", None
     except (ValueError, RecursionError):
         return types.PARSE_ERROR, "Parse error: JSON that cannot be read back (nested too deeply)", None
+    depth = _depth(value)
+    if depth > MAX_MESSAGE_DEPTH:
+        rid = value.get("id") if isinstance(value, dict) else None
+        return (types.INVALID_PARAMS, f"Invalid params: the message is nested {depth} levels deep, past the "
+                f"{MAX_MESSAGE_DEPTH} this server reads (envscaler.mcp_stdio.MAX_MESSAGE_DEPTH)",
+                rid if _usable_id(rid) else None)
     if isinstance(value, dict) and "method" in value and "id" in value and not _usable_id(value["id"]):
         # read as a notification, it would get no answer at all: a request whose id we cannot echo is
         # an Invalid Request, answered with id null (JSON-RPC 2.0, section 5)
@@ -79,15 +111,28 @@ class CheckedStdin:
         self.stream = os.fdopen(fd, "rb", closefd=False)
         self.reply: Reply | None = None
 
+    def _read_line(self) -> bytes | None:
+        """The next line (b"" at end of input), or None for one over MAX_REQUEST_BYTES, which is read
+        to its end in bounded pieces and dropped."""
+        raw = self.stream.readline(MAX_REQUEST_BYTES + 1)
+        if len(raw) <= MAX_REQUEST_BYTES or raw.endswith(b"\n"):
+            return raw
+        while raw and not raw.endswith(b"\n"):
+            raw = self.stream.readline(1 << 20)
+        return None
+
     async def __aiter__(self) -> AsyncIterator[str]:
         while True:
-            raw = await anyio.to_thread.run_sync(self.stream.readline, abandon_on_cancel=True)
-            if not raw:
+            raw = await anyio.to_thread.run_sync(self._read_line, abandon_on_cancel=True)
+            if raw is None:
+                problem: tuple[int, str, Any] | None = TOO_LARGE
+            elif not raw:
                 return
-            if not raw.strip():
+            elif not raw.strip():
                 continue
-            problem = line_problem(raw.rstrip(b"\r\n"))
-            if problem is None:
+            else:
+                problem = line_problem(raw.rstrip(b"\r\n"))
+            if problem is None and raw is not None:
                 yield raw.decode("utf-8")
                 continue
             while self.reply is None:  # a bad first line can arrive before the write stream is handed over
@@ -122,19 +167,24 @@ class CheckedPosts:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        chunks, more = [], True
+        chunks, more, size = [], True, 0
         while more:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return
-            chunks.append(message.get("body", b""))
+            size += len(message.get("body", b""))
+            if size <= MAX_REQUEST_BYTES:  # past it the rest is read and dropped
+                chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
         body = b"".join(chunks)
-        problem = line_problem(body.strip()) if body.strip() else None
+        if size > MAX_REQUEST_BYTES:
+            problem: tuple[int, str, Any] | None = TOO_LARGE
+        else:
+            problem = line_problem(body.strip()) if body.strip() else None
         if problem is not None:
             code, text, rid = problem
             payload = json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": text}}).encode()
-            await send({"type": "http.response.start", "status": 400,
+            await send({"type": "http.response.start", "status": 413 if size > MAX_REQUEST_BYTES else 400,
                         "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
             await send({"type": "http.response.body", "body": payload})
             return

@@ -3,8 +3,9 @@
 Env ids, state keys, task texts and error messages come from LLMs and from files users import; an
 escape sequence in one of them (`\\x1b]0;title\\x07`, `\\r` to overwrite a line, a bidi override) would
 be executed by the terminal that prints `status` or `validate --text`. Everything the CLI prints on
-stdout, and its one-line errors, go through `visible`: control characters other than newline and tab
-become `\\xNN` / `\\uNNNN` escapes, so the text reads the same and does nothing. (JSON output is
+stdout, and its one-line errors, go through `visible`: control characters other than newline and tab,
+line separators other than newline (U+2028, U+2029, NEL: `str.splitlines()` sees one line per printed
+line) and bidi marks become `\\xNN` / `\\uNNNN` escapes, so the text reads the same and does nothing. (JSON output is
 already escaped by `json.dumps`; the live progress display on stderr is the CLI's own drawing.)
 
 Escaped, never removed: click strips CSI sequences (`\\x1b[2J`, `\\x1b[1;31m`) from what it echoes to a
@@ -14,20 +15,15 @@ never to strip (`color=True`, cli.py): every sequence reaches `visible` and is s
 
 from __future__ import annotations
 
-import re
 from typing import Any, TextIO
 
-# C0 controls but tab and newline, DEL, C1 controls, and the Unicode bidi overrides and isolates
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
+from envscaler_core.inert_text import inert
 
 def visible(text: str) -> str:
-    return _UNSAFE.sub(_escape, text)
+    """`text` with every character of `inert_text.UNSAFE` escaped: one escaper for all output (red team
+    round 6, F3: U+2028 was printed raw by `status` and `validate --text`, while `sandbox exec` escaped it
+    with its own table)."""
+    return inert(text)
 
 
 class VisibleText:

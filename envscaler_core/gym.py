@@ -31,6 +31,11 @@ from envscaler_core.synth.reserved import CHAT_WITH_USER
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
+MAX_ARGUMENT_CHARS = 4 << 20
+"""Longest tool-call arguments (JSON text) a step takes, refused before parsing; the sandbox refuses a
+call over the same size as JSON bytes (sandbox.limits.MAX_REQUEST_BYTES). Red team round 6, F6: a
+50 MB argument cost the host 450 MB before the tool ran."""
+
 Action = dict[str, Any]
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
 
@@ -147,11 +152,17 @@ class ScenarioEnv:
             is_error, tool = True, None
         else:
             tool = (call.get("function") or {}).get("name")
-            chat = chat_of(call)
-            if chat is not None and chat.kind == "ends":  # the message to the user: EnvScaler ends the episode here
+            arguments = (call.get("function") or {}).get("arguments")
+            if isinstance(arguments, str) and len(arguments) > MAX_ARGUMENT_CHARS:
+                obs, is_error = json.dumps({
+                    "error": f"arguments to {str(tool)[:80]} are {len(arguments):,} characters, over the "
+                             f"{MAX_ARGUMENT_CHARS:,} a step takes (envscaler_core.gym.MAX_ARGUMENT_CHARS)",
+                    "error_kind": "schema"}), True
+            elif (chat := chat_of(call)) is not None and chat.kind == "ends":
+                # the message to the user: EnvScaler ends the episode here
                 return self._finish(json.dumps({"done": True, "by": CHAT_WITH_USER}), terminated=True, truncated=False,
                                     info={"action": CHAT_WITH_USER, "tool": tool, "is_error": False})
-            if chat is not None:
+            elif chat is not None:
                 obs, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
             else:
                 obs, is_error = observation(self._episode, call)

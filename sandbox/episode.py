@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from envscaler_core.runtime import CallOutcome, EnvLoadError, EpisodeBreach, config_not_loaded
 from sandbox.child import Child, ChildFailure, encode
 from sandbox.diff import state_diff
+from sandbox.limits import MAX_REQUEST_BYTES
 from sandbox.schema import check_call, index_tools
 from sandbox.zygote import ZygoteError
 
@@ -264,6 +265,9 @@ class SandboxEpisode:
             body = encode({"op": "call", "tool": tool, "args": args})
         except (TypeError, ValueError, RecursionError) as exc:
             return self._fail(tool, "schema", f"arguments to {tool} are not JSON-serialisable: {exc}")
+        if len(body) > MAX_REQUEST_BYTES:
+            return self._fail(tool, "schema", f"arguments to {tool} are {len(body):,} bytes as JSON, over the "
+                                              f"{MAX_REQUEST_BYTES:,} a call may send (sandbox.limits.MAX_REQUEST_BYTES)")
         if self._child is None:
             try:
                 self.restarts += 1

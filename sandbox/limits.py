@@ -13,6 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 POOL_PIDS_CEILING = 32_768  # the default pool pids cap never exceeds this, however large pid_max is
 MIB = 1 << 20
+MAX_REQUEST_BYTES = 4 * MIB
+"""Largest tool call the host takes, as JSON bytes (the arguments; for MCP the whole message line or POST
+body): like `frame_cap` for replies, a request over it is refused after reading, before any parsing, since
+parsing costs the host 30-50x the input in memory (red team round 6, F6)."""
 
 
 def host_pid_max() -> int:

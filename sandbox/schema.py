@@ -9,11 +9,15 @@ ignored (permissive), never guessed at.
 The check's cost is bounded: each (value, schema, path) is checked once per call (nested
 `oneOf`/`anyOf` of shared branches checked 2^depth before), messages are cut past
 MAX_PROBLEM_CHARS, and a call that still needs more than MAX_CHECK_STEPS steps is refused naming it.
+An `enum` is read once per call into a set of type-strict keys (one step per member and per node of a
+composite value; a scalar's lookup is part of its step), so membership is one lookup, not a scan of the enum per value; messages show a
+bounded repr of values and enums, never the whole of either.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import reprlib
+from typing import Any, Iterator, NamedTuple
 
 _TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
@@ -24,6 +28,36 @@ records of 10 fields takes about 110,000."""
 
 MAX_PROBLEM_CHARS = 400
 """A problem naming the failed branches of nested unions grows per level; past this its middle is cut."""
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = 60
+_SHORT.maxother = 60
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 5
+_SHORT.maxlevel = 3
+
+
+def _short(value: Any) -> str:
+    """A repr whose cost and length do not grow with the value (reprlib stops at its limits)."""
+    return _SHORT.repr(value)
+
+
+_END = object()
+
+
+class _Member(NamedTuple):
+    """One name and value of an object whose key is being built."""
+
+    name: str
+    value: Any
+
+
+def _scalar_key(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:  # not a JSON value: equal to nothing but itself
+        return ("other", id(value))
+    return (json_type(value), value)
 
 
 class _TooCostly(Exception):
@@ -61,17 +95,13 @@ def _matches(value: Any, type_name: str) -> bool:
     return actual == type_name
 
 
-def _same(a: Any, b: Any) -> bool:
-    return json_type(a) == json_type(b) and a == b
-
-
 def private_name_problem(tool: str) -> str | None:
     if not isinstance(tool, str) or not tool:
         return "the tool name must be a non-empty string"
     if tool.startswith("__"):
-        return f"{tool!r} is a dunder name; only public methods are tools"
+        return f"{_short(tool)} is a dunder name; only public methods are tools"
     if tool.startswith("_"):
-        return f"{tool!r} is private; only public methods are tools"
+        return f"{_short(tool)} is private; only public methods are tools"
     return None
 
 
@@ -104,15 +134,61 @@ class _Checker:
     def __init__(self) -> None:
         self.steps = 0
         self.decided: dict[tuple[int, int, str], str | None] = {}
+        self.enums: dict[tuple[int, str], frozenset[Any]] = {}  # (id(schema), enum|const) -> members' keys
+        self.value_keys: dict[int, Any] = {}  # id(value) -> its key, for values checked against several enums
+
+    def _charge(self, steps: int = 1) -> None:
+        self.steps += steps
+        if self.steps > MAX_CHECK_STEPS:
+            raise _TooCostly
+
+    def _key(self, value: Any) -> Any:
+        """A hashable key equal for two JSON values exactly when they are equal with their JSON types
+        (1, 1.0 and True differ, at every level); one step per node, built without recursion so a deep
+        value cannot overflow the host's stack. A scalar's key is free: it is part of its check's step."""
+        if not isinstance(value, (list, dict)):
+            return _scalar_key(value)
+        root: list[Any] = []
+        stack: list[tuple[str, Iterator[Any], list[Any]]] = [("root", iter((value,)), root)]
+        while stack:
+            kind, pending, parts = stack[-1]
+            item = next(pending, _END)
+            if item is _END:
+                stack.pop()
+                if stack:
+                    stack[-1][2].append((kind, frozenset(parts) if kind == "object" else tuple(parts)))
+                continue
+            self._charge()
+            if isinstance(item, list):
+                stack.append(("array", iter(item), []))
+            elif isinstance(item, dict):
+                stack.append(("object", iter([_Member(k, v) for k, v in item.items()]), []))
+            elif isinstance(item, _Member):
+                stack.append(("member", iter((item.value,)), [item.name]))
+            else:
+                parts.append(_scalar_key(item))
+        return root[0]
+
+    def _allows(self, value: Any, schema: dict[str, Any], word: str) -> bool:
+        """Whether `value` is in schema[word] (the enum's members, or the one const)."""
+        members = self.enums.get((id(schema), word))
+        if members is None:
+            listed = schema[word] if word == "enum" else [schema[word]]
+            self._charge(len(listed))
+            members = frozenset(self._key(e) for e in listed)
+            self.enums[(id(schema), word)] = members
+        key = self.value_keys.get(id(value))
+        if key is None:
+            key = self._key(value)
+            self.value_keys[id(value)] = key
+        return key in members
 
     def check(self, value: Any, schema: dict[str, Any], path: str) -> str | None:
         if not isinstance(schema, dict):
             return None
         key = (id(value), id(schema), path)  # value and schema live as long as the call's check
         if key not in self.decided:
-            self.steps += 1
-            if self.steps > MAX_CHECK_STEPS:
-                raise _TooCostly
+            self._charge()
             self.decided[key] = self._decide(value, schema, path)
         return self.decided[key]
 
@@ -124,10 +200,12 @@ class _Checker:
             known = [t for t in types if t in _TYPE_NAMES]
             if known and not any(_matches(value, t) for t in known):
                 return f"{path}: expected {' or '.join(known)}, got {json_type(value)}"
-        if "enum" in schema and isinstance(schema["enum"], list) and not any(_same(value, e) for e in schema["enum"]):
-            return _cut(f"{path}: {value!r} is not one of {schema['enum']!r}")
-        if "const" in schema and not _same(value, schema["const"]):
-            return _cut(f"{path}: must be {schema['const']!r}")
+        enum = schema.get("enum")
+        if isinstance(enum, list) and not self._allows(value, schema, "enum"):
+            shown = _short(enum) if len(enum) <= 5 else f"{len(enum):,} values ({_short(enum[:3])[:-1]}, ...])"
+            return _cut(f"{path}: {_short(value)} is not one of {shown}")
+        if "const" in schema and not self._allows(value, schema, "const"):
+            return _cut(f"{path}: must be {_short(schema['const'])}")
         for key in ("anyOf", "oneOf"):
             branches = schema.get(key)
             if isinstance(branches, list) and branches:
@@ -158,7 +236,7 @@ class _Checker:
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         for name in schema.get("required") or []:
             if name not in value:
-                return _cut(f"{path}: missing required argument {name!r}")
+                return _cut(f"{path}: missing required argument {_short(name)}")
         for name, item in value.items():
             if name in props:
                 problem = self.check(item, props[name], f"{path}.{name}")
@@ -166,7 +244,7 @@ class _Checker:
                     return problem
             elif strict:
                 allowed = ", ".join(sorted(props)) or "none"
-                return _cut(f"{path}: unexpected argument {name!r} (allowed: {allowed})")
+                return _cut(f"{path}: unexpected argument {_short(name)} (allowed: {allowed})")
         return None
 
 
@@ -181,7 +259,7 @@ def check_call(tool: str, args: Any, index: dict[str, dict[str, Any]] | None) ->
         return None
     if tool not in index:
         known = ", ".join(sorted(index)) or "none"
-        return f"unknown tool {tool!r} (available: {known})"
+        return f"unknown tool {_short(tool)} (available: {known})"
     # Top level: an argument the schema does not declare is always an error (the agent invented it).
     params = index[tool]
     strict = params.get("additionalProperties") is not True

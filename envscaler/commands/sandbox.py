@@ -71,15 +71,14 @@ def _open_pool(config: Path | None) -> Any:
 
 BREACH_EXIT = 3  # the run completed, but its process forged frames: none of its lines is to be believed
 
-# Line breaks to str.splitlines() (and to JavaScript, for U+2028/9) that json.dumps leaves raw with
-# ensure_ascii=False: inside a result they would split one JSON line into two for such a consumer.
-_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
-
-
 def json_line(value: object) -> str:
     """One JSON line, non-ASCII text kept readable, but no character any common splitter takes as a line
-    break (they can only occur inside strings, where the escape means the same)."""
-    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS)
+    break (U+2028, U+2029, NEL, which json.dumps leaves raw with ensure_ascii=False): the CLI's one
+    escaper, `terminal_text.visible`, writes them as JSON's own `\\uNNNN` escapes (they can only occur
+    inside strings, where the escape means the same)."""
+    from envscaler.terminal_text import visible
+
+    return visible(json.dumps(value, ensure_ascii=False))
 
 
 def register(app: typer.Typer, verb: str, help_text: str) -> None:

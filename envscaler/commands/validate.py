@@ -60,7 +60,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         except (SyntaxError, SchemaError, ValueError) as exc:
             fail(f"{code}: {exc}")
         except (RecursionError, MemoryError) as exc:
-            fail(f"{code}: does not compile: {_too_deep(exc)}")
+            fail(f"{code}: refused: {_too_deep(exc)}")
         if problems:
             fail(f"{code}: static check failed: " + "; ".join(str(p) for p in problems[:5]))
         test_state = None
@@ -107,7 +107,8 @@ def _only_class(path: Path, source: str) -> str:
     except SyntaxError as exc:
         fail(f"{path}: " + (f"line {exc.lineno}: " if exc.lineno else "") + str(exc.msg))
     except (RecursionError, MemoryError, ValueError) as exc:
-        fail(f"{path}: does not compile: {_too_deep(exc)}")
+        fail(f"{path}: " + (f"refused: {_too_deep(exc)}" if isinstance(exc, RecursionError) else
+                            f"does not compile: {_too_deep(exc)}"))
     if len(classes) == 1:
         return classes[0].name
     envs = [c for c in classes if not c.bases and public_methods(c)]
@@ -119,8 +120,11 @@ def _only_class(path: Path, source: str) -> str:
 
 
 def _too_deep(exc: BaseException) -> str:
-    if isinstance(exc, RecursionError):
-        return "nested too deeply for Python's parser"
+    from envscaler_core import pyast
+
+    if isinstance(exc, RecursionError):  # the host's analysis ran out of stack; Python may well compile it
+        return (f"nested too deeply for the host's analysis (it reads at most {pyast.MAX_NESTING} levels, "
+                "pyast.MAX_NESTING)")
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 

@@ -7,6 +7,7 @@ import html
 import json
 from typing import Any
 
+from envscaler_core.inert_text import has_unsafe, inert
 from envscaler_core.models import Scenario, Trajectory, ValidationRound
 from envscaler_core.report.data import EnvView
 from envscaler_core.report.highlight import highlight_python
@@ -18,6 +19,14 @@ MOCK_BADGE = ' <span class="badge warn">answered by the MOCK LLM</span>'
 
 def esc(value: Any) -> str:
     return html.escape(str(value))
+
+
+def _quoting_note(env_id: str) -> str:
+    """Why the command looks odd, when it does: the id holds characters that are shown escaped."""
+    if not has_unsafe(env_id):
+        return ""
+    return (" <span class=muted>(this env id holds control, line-separator or bidi characters: shown escaped, "
+            "and quoted as <code>$'...'</code> so that the command pastes as shown in bash or zsh)</span>")
 
 
 def clip(text: Any, limit: int) -> str:
@@ -161,11 +170,12 @@ def env_section(view: EnvView) -> str:
     trajs = "".join(chat(t, view.mock_llm) for t in view.trajectories) or '<p class="muted">No trajectories.</p>'
     hidden = view.trajectories_total - len(view.trajectories)
     more = f'<p class="muted">{hidden} more trajectories in the exports.</p>' if hidden > 0 else ""
-    return (f'<section class="env" id="env-{esc(env.env_id)}"><h2>{esc(env.env_id)} <small>{esc(env.class_name)} · '
+    return (f'<section class="env" id="env-{esc(inert(env.env_id))}"><h2>{esc(inert(env.env_id))} <small>{esc(env.class_name)} · '
             f"score {env.score:.2f} · {esc(env.validation_mode)}</small></h2>"
             f"<p>{esc(env.summary)}</p><details><summary>introduction and rules</summary><p>{esc(env.introduction)}</p>"
             f"<ul>{rules}</ul></details>"
-            f"<p class=small>Play with it: <code>{esc(shell_words('envscaler', 'serve-mcp', env.env_id))}</code></p>"
+            f"<p class=small>Play with it: <code>{esc(shell_words('envscaler', 'serve-mcp', env.env_id))}</code>"
+            f"{_quoting_note(env.env_id)}</p>"
             f"<h3>Tools ({len(env.tools)})</h3>{tools_table(view)}"
             f"<h3>Code</h3><details open><summary>{esc(env.class_name)} ({len(env.class_code.splitlines())} lines)</summary>"
             f"{code_block(env.class_code)}</details>"

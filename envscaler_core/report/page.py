@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
+from envscaler_core.inert_text import inert
 from envscaler_core.mine.source_report import report_lines
 from envscaler_core.pipeline.progress_text import duration, tokens
 from envscaler_core.report.charts import bar_row_svg, funnel_svg
@@ -145,7 +146,7 @@ def render(data: ReportData, generated_at: Any) -> str:
     run, s = data.run, data.summary
     error = f"<div class=meta>error: {esc(run.error)}</div>" if run.error and run.status not in ("completed", "empty") \
         else ""
-    links = "".join(f'<a class=envlink href="#env-{esc(v.env.env_id)}">{esc(v.env.env_id)} '
+    links = "".join(f'<a class=envlink href="#env-{esc(inert(v.env.env_id))}">{esc(inert(v.env.env_id))} '
                     f'<span class=muted>{esc(v.env.class_name)}</span></a>' for v in data.envs)
     envs = "".join(env_section(v) for v in data.envs) or "<section><p class=muted>No accepted envs.</p></section>"
     created = run.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -17,6 +17,12 @@ from envscaler_core import pyast
 from envscaler_core.synth.reserved import reserved_why
 from envscaler_core.synth.tool_schema import SchemaError, method_tool, public_methods
 
+MAX_TOOLS = 200
+"""Tools (public methods) one env class may have. EnvScaler-style classes have a few dozen at most (the
+bundled EnvScaler fixtures 2-4); validation costs about 70 ms per tool before any LLM round, so 500
+trivial tools took 35 s and the 256,000-character limit allows ~6,000 (~7 min a candidate). Past this
+the class is refused naming the limit (red team round 6, F7)."""
+
 _BUILTINS = set(dir(builtins)) | {"__name__", "__file__", "__class__"}
 _DICT_ANNOTATIONS = {"dict", "Dict", "Mapping"}
 
@@ -238,6 +244,8 @@ def static_problems(code: str, class_name: str) -> list[StaticProblem]:
         tree = pyast.parse(code)
     except pyast.SourceTooLarge as exc:
         return [StaticProblem(name="code-too-large", detail=exc.msg)]
+    except pyast.NestedTooDeep as exc:
+        return [StaticProblem(name="code-too-deep", detail=exc.msg, line=exc.lineno)]
     except SyntaxError as exc:
         return [StaticProblem(name="syntax-error", detail=exc.msg, line=exc.lineno)]
     problems = check_imports(tree) + check_undefined_names(tree) + check_sandbox_hooks(tree)
@@ -248,6 +256,10 @@ def static_problems(code: str, class_name: str) -> list[StaticProblem]:
     if cls.bases or cls.keywords:
         problems.append(_problem("class-has-base", f"class {class_name!r} must not have a base class", cls.lineno))
     methods = public_methods(cls)
+    if len(methods) > MAX_TOOLS:
+        return [*problems, _problem("too-many-tools", f"class {class_name!r} has {len(methods):,} public methods "
+                                    f"(tools), past the {MAX_TOOLS} one env class may have "
+                                    "(static_checks.MAX_TOOLS)", cls.lineno)]
     if not methods:
         problems.append(_problem("no-tools", f"class {class_name!r} has no public methods", cls.lineno))
     for fn in methods:

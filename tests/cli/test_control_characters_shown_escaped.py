@@ -73,3 +73,45 @@ def test_a_skipped_records_id_on_stderr_keeps_its_escape_sequences_visible(tmp_p
 
     assert "\x1b" not in out.stderr
     assert "skipped env_metadata.json[bad\\x1b[2Jx]" in out.stderr, out.stderr
+
+
+LIB = '''
+class Lib:
+    def __init__(self, init_config=None):
+        self.books = dict((init_config or {}).get("books", {}))
+
+    def get_book(self, book_id: str) -> dict:
+        """Get a book by id."""
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}
+'''
+
+# every character str.splitlines() takes for a line end but newline, and bidi marks and overrides
+ODD = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\u061c\u200e\u200f\u202e\u2066"
+
+
+def test_validate_text_shows_line_separators_and_bidi_marks_escaped(tmp_path: Path) -> None:
+    """Red team round 6, F3: U+2028 was printed raw (ESC, NEL, U+202E were escaped)."""
+    (tmp_path / "lib.py").write_text(LIB)
+    (tmp_path / "state.json").write_text(json.dumps({"books": {f"b1{ODD}x": {"title": "A"}}}))
+    out = cli(tmp_path, "validate", "--code", str(tmp_path / "lib.py"), "--state", str(tmp_path / "state.json"),
+              "--mode", "programmatic", "--text")
+    assert out.returncode in (0, 1), out.stderr
+    assert not set(ODD) & set(out.stdout), out.stdout
+    assert out.stdout.splitlines() == out.stdout.split("\n")[:-1]
+    assert "b1\\x0d\\x0b\\x0c\\x1c\\x1d\\x1e\\u0085\\u2028\\u2029\\u061c\\u200e\\u200f\\u202e\\u2066x" in out.stdout
+
+
+def test_json_printed_with_escaped_separators_stays_the_same_json(tmp_path: Path) -> None:
+    """One escaper for all output: JSON (ensure_ascii=False leaves NEL and U+2028 raw) gets JSON's escapes."""
+    (tmp_path / "lib.py").write_text(LIB)
+    (tmp_path / "state.json").write_text(json.dumps({"books": {f"b1{ODD}x": {"title": "A"}}}))
+    (tmp_path / "calls.json").write_text(json.dumps([{"tool": "get_book", "args": {"book_id": f"b1{ODD}x"}}]))
+    out = cli(tmp_path, "sandbox", "exec", "--code", str(tmp_path / "lib.py"), "--class", "Lib", "--calls",
+              str(tmp_path / "calls.json"), "--state", str(tmp_path / "state.json"))
+    assert out.returncode == 0, out.stderr
+    assert not set(ODD) & set(out.stdout)
+    first = json.loads(out.stdout.splitlines()[0])
+    assert first["ok"] and first["result"] == {"success": True, "data": {"title": "A"}}
+    assert json.loads(out.stdout.splitlines()[-1])["final_state"]["books"] == {f"b1{ODD}x": {"title": "A"}}

@@ -9,6 +9,7 @@ import html
 import json
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from envscaler.cli_name import cli_call, resume_call
 from envscaler_core.pipeline.report import build_summary, summary_text
 from envscaler_core.report import render_report
+from envscaler_core.shell import shell_word
 from envscaler_core.store import Store
 from envscaler_core.text_files import wide_text_advice
 from tests.interop.conftest import FILES, run_import, settings_for
@@ -88,3 +90,53 @@ def test_the_iconv_advice_quotes_the_file_path() -> None:
     assert command is not None
     assert shlex.split(command.group(1)) == ["iconv", "-f", "UTF-16", "-t", "UTF-8", str(path), ">",
                                             "utf8.$(touch PWNED).json"]
+
+
+# red team round 6, F4: controls, line separators and a right-to-left override, kept raw by shlex.quote
+ODD = "env_$(touch PWNED);x\x1b[2J\x07\u202eZ\u2028L\x85N\r'\\"
+UNSAFE_RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _bash_word(word: str) -> str:
+    """What bash makes of one printed word."""
+    return subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True).stdout.decode()
+
+
+@pytest.fixture(scope="module")
+def odd_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> Any:
+    """An import whose one env, accepted, has `ODD` as its id."""
+    tmp = tmp_path_factory.mktemp("odd")
+    env = {"env_id": ODD, "environment_summary": "shop", "environment_introduction": "A shop.",
+           "state_space_definition": [], "constraints_rules": [], "env_class_name": "Shop", "env_class_code": SHOP,
+           "env_class_def": "", "env_structure": "",
+           "operation_list": [{"operation_name": "get_item", "operation_type": "query"},
+                              {"operation_name": "buy", "operation_type": "state_change"}],
+           "tools": [{"type": "function", "function": {"name": n, "description": n, "parameters": ITEM}}
+                     for n in ("get_item", "buy")]}
+    check = "def check_func(final_state):\n    return final_state['items']['i1']['stock'] == 2\n"
+    scenario = {"env_id": ODD, "env_class_name": "Shop", "task_id": "t1", "task": "Buy one i1.",
+                "init_config": {"items": {"i1": {"item_id": "i1", "stock": 3}}}, "checklist": ["bought"],
+                "checklist_with_func": [{"check_item": "bought", "check_func": check}]}
+    directory = tmp / "files"
+    directory.mkdir()
+    (directory / FILES[0]).write_text(json.dumps({ODD: env}))
+    (directory / FILES[1]).write_text(json.dumps([scenario]))
+    (directory / FILES[2]).write_text("[]")
+    settings = settings_for(tmp)
+    run_import(directory, settings, sandbox_pool, run_id="odd")
+    return settings
+
+
+def test_a_word_with_control_or_bidi_characters_is_printed_inert_and_pastes_as_itself() -> None:
+    word = shell_word(ODD)
+    assert not UNSAFE_RAW.search(word), word
+    assert word.startswith("$'") and _bash_word(word) == ODD
+
+
+def test_the_html_report_shows_such_an_id_escaped_and_its_command_pastes_as_shown(odd_import: Any) -> None:
+    with Store.from_url(odd_import.store.url) as store:
+        page = render_report(store, "odd")
+    assert not UNSAFE_RAW.search(page)
+    shown = re.search(r"Play with it: <code>envscaler serve-mcp (.*?)</code>", page)
+    assert shown is not None and _bash_word(html.unescape(shown.group(1))) == ODD
+    assert "pastes as shown in bash or zsh" in page

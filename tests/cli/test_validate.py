@@ -228,14 +228,15 @@ def test_a_state_file_nested_past_the_stack_is_a_one_line_error(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("options", [[], ["--class", "TodoList"]])
-def test_a_class_nested_past_the_parser_is_a_static_problem_exit_2(options: list[str], tmp_path: Path) -> None:
+def test_a_class_nested_past_the_analysis_limit_is_a_static_problem_exit_2(options: list[str], tmp_path: Path) -> None:
     deep = TODO.replace('return {"success": True, "message": "added"}',
                         'return {"success": True, "n": ' + "1+" * 100_000 + "1}")
     code, state = files(tmp_path, code=deep)
     out = envscaler(tmp_path, "--code", code, *options, "--state", state, "--mode", "programmatic")
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1, (out.returncode, out.stderr[-2000:])
-    assert "does not compile: nested too deeply" in lines[0] and "unexpected" not in lines[0]
+    assert "nested too deeply to read here, past the 400 levels" in lines[0] and "pyast.MAX_NESTING" in lines[0]
+    assert "unexpected" not in lines[0]
 
 
 def test_escape_sequences_in_the_state_are_printed_inert(tmp_path: Path) -> None:

@@ -174,3 +174,15 @@ def test_an_episode_whose_replies_were_forged_earns_nothing(runtime) -> None:  #
         assert info["final_state"] is None and "did not ask for" in info["breach"]
     finally:
         gym.close()
+
+
+def test_arguments_over_the_step_cap_are_refused_before_parsing(gym: ScenarioEnv) -> None:
+    """Red team round 6, F6: a 50 MB argument reached the tool, costing the host 450 MB."""
+    from envscaler_core.gym import MAX_ARGUMENT_CHARS
+
+    gym.reset(options={"scenario_index": 0})
+    huge = {"id": "c0", "type": "function", "function": {"name": "get_book", "arguments": " " * MAX_ARGUMENT_CHARS + "{}"}}
+    obs, reward, terminated, _, info = gym.step(huge)
+    assert info["is_error"] and reward == 0.0 and not terminated
+    assert f"over the {MAX_ARGUMENT_CHARS:,} a step takes" in json.loads(obs)["error"]
+    assert not json.loads(gym.step({"tool": "get_book", "args": {"book_id": "b1"}})[0]).get("error")
