@@ -34,7 +34,7 @@ from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import EnvRuntime
-from envscaler_core.synth.static_checks import check_sandbox_hooks
+from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
 from envscaler_core.validation import validate_candidate
 from envscaler_core.validation.report import summarize
 
@@ -77,7 +77,7 @@ def static_problems(env: EnvInput) -> list[str]:
     shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
     try:
         tree = pyast.parse(env.code)
-    except pyast.SourceTooLarge as exc:
+    except (pyast.SourceTooLarge, pyast.NestedTooDeep) as exc:
         return [f"env_class_code is refused: {exc.msg}"]
     except SyntaxError as exc:
         return [f"env_class_code does not compile: {exc.msg} (line {exc.lineno})"]
@@ -86,6 +86,8 @@ def static_problems(env: EnvInput) -> list[str]:
     hooks = [f"env_class_code: {p}" for p in check_sandbox_hooks(tree)]  # only our own adapters may use them
     if hooks:
         return hooks
+    if len(env.tools) > MAX_TOOLS:  # each tool is probed: the host's work grows with their number
+        return [f"{len(env.tools)} tools, more than the {MAX_TOOLS} a class may have (synth.static_checks.MAX_TOOLS)"]
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == env.class_name), None)
     if cls is None:
         return []  # built some other way: the loader decides

@@ -34,3 +34,22 @@ def test_an_env_past_the_code_limit_is_rejected_and_the_others_are_kept(tmp_path
     assert report.summary["envs"] == {"accepted": 1, "rejected": 1}
     [reason] = report.summary["reasons"]["rejected_envs"]
     assert "MAX_SOURCE_CHARS" in reason and f"{len(big):,} characters" in reason
+
+
+def test_an_env_with_more_tools_than_a_class_may_have_is_rejected(tmp_path: Path, sandbox_pool: Any) -> None:
+    """The factory's static checks refuse a class past static_checks.MAX_TOOLS; the import applied no
+    limit (each tool is probed: ~70 ms of host work a tool)."""
+    from envscaler_core.synth.static_checks import MAX_TOOLS
+
+    many = _record("env_many", DIRECTORY)
+    many["tools"] = many["tools"] * (MAX_TOOLS + 1)
+    directory = tmp_path / "files"
+    directory.mkdir()
+    (directory / "env_metadata.json").write_text(json.dumps({"env_good": _record("env_good", DIRECTORY),
+                                                            "env_many": many}))
+    (directory / "rl_scenario_metadata.json").write_text("[]")
+    (directory / "sft_scenario_metadata.json").write_text("[]")
+    report = run_import(directory, settings_for(tmp_path), sandbox_pool)
+    assert report.summary["envs"] == {"accepted": 1, "rejected": 1}
+    [reason] = report.summary["reasons"]["rejected_envs"]
+    assert "MAX_TOOLS" in reason and f"{MAX_TOOLS + 1} tools" in reason
