@@ -37,11 +37,9 @@ SHOP = SHOP_WITH_GET + '''
 ITEM = {"type": "object", "properties": {"item_id": {"type": "string"}}, "required": ["item_id"]}
 
 
-@pytest.fixture(scope="module")
-def hostile_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> Any:
-    """An import whose one env, accepted, has `HOSTILE` as its id."""
-    tmp = tmp_path_factory.mktemp("hostile")
-    env = {"env_id": HOSTILE, "environment_summary": "shop", "environment_introduction": "A shop.",
+def _import_shop_as(env_id: str, run_id: str, tmp: Path, pool: Any) -> Any:
+    """An import whose one env, accepted, has `env_id` as its id; the import's settings."""
+    env = {"env_id": env_id, "environment_summary": "shop", "environment_introduction": "A shop.",
            "state_space_definition": [], "constraints_rules": [], "env_class_name": "Shop", "env_class_code": SHOP,
            "env_class_def": "", "env_structure": "",
            "operation_list": [{"operation_name": "get_item", "operation_type": "query"},
@@ -49,17 +47,23 @@ def hostile_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) 
            "tools": [{"type": "function", "function": {"name": n, "description": n, "parameters": ITEM}}
                      for n in ("get_item", "buy")]}
     check = "def check_func(final_state):\n    return final_state['items']['i1']['stock'] == 2\n"
-    scenario = {"env_id": HOSTILE, "env_class_name": "Shop", "task_id": "t1", "task": "Buy one i1.",
+    scenario = {"env_id": env_id, "env_class_name": "Shop", "task_id": "t1", "task": "Buy one i1.",
                 "init_config": {"items": {"i1": {"item_id": "i1", "stock": 3}}}, "checklist": ["bought"],
                 "checklist_with_func": [{"check_item": "bought", "check_func": check}]}
     directory = tmp / "files"
     directory.mkdir()
-    (directory / FILES[0]).write_text(json.dumps({HOSTILE: env}))
+    (directory / FILES[0]).write_text(json.dumps({env_id: env}))
     (directory / FILES[1]).write_text(json.dumps([scenario]))
     (directory / FILES[2]).write_text("[]")
     settings = settings_for(tmp)
-    run_import(directory, settings, sandbox_pool, run_id="hostile")
+    run_import(directory, settings, pool, run_id=run_id)
     return settings
+
+
+@pytest.fixture(scope="module")
+def hostile_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> Any:
+    """An import whose one env, accepted, has `HOSTILE` as its id."""
+    return _import_shop_as(HOSTILE, "hostile", tmp_path_factory.mktemp("hostile"), sandbox_pool)
 
 
 def test_status_lists_a_hostile_env_id_as_the_one_word_to_paste(hostile_import: Any) -> None:
@@ -105,26 +109,7 @@ def _bash_word(word: str) -> str:
 @pytest.fixture(scope="module")
 def odd_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> Any:
     """An import whose one env, accepted, has `ODD` as its id."""
-    tmp = tmp_path_factory.mktemp("odd")
-    env = {"env_id": ODD, "environment_summary": "shop", "environment_introduction": "A shop.",
-           "state_space_definition": [], "constraints_rules": [], "env_class_name": "Shop", "env_class_code": SHOP,
-           "env_class_def": "", "env_structure": "",
-           "operation_list": [{"operation_name": "get_item", "operation_type": "query"},
-                              {"operation_name": "buy", "operation_type": "state_change"}],
-           "tools": [{"type": "function", "function": {"name": n, "description": n, "parameters": ITEM}}
-                     for n in ("get_item", "buy")]}
-    check = "def check_func(final_state):\n    return final_state['items']['i1']['stock'] == 2\n"
-    scenario = {"env_id": ODD, "env_class_name": "Shop", "task_id": "t1", "task": "Buy one i1.",
-                "init_config": {"items": {"i1": {"item_id": "i1", "stock": 3}}}, "checklist": ["bought"],
-                "checklist_with_func": [{"check_item": "bought", "check_func": check}]}
-    directory = tmp / "files"
-    directory.mkdir()
-    (directory / FILES[0]).write_text(json.dumps({ODD: env}))
-    (directory / FILES[1]).write_text(json.dumps([scenario]))
-    (directory / FILES[2]).write_text("[]")
-    settings = settings_for(tmp)
-    run_import(directory, settings, sandbox_pool, run_id="odd")
-    return settings
+    return _import_shop_as(ODD, "odd", tmp_path_factory.mktemp("odd"), sandbox_pool)
 
 
 def test_a_word_with_control_or_bidi_characters_is_printed_inert_and_pastes_as_itself() -> None:

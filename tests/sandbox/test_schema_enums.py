@@ -11,16 +11,8 @@ from typing import Any
 
 from sandbox import SandboxPool
 from sandbox.schema import MAX_CHECK_STEPS, MAX_PROBLEM_CHARS, check_call, index_tools
+from tests.sandbox.test_schema_unions import CODE
 
-CODE = '''
-class E:
-    def __init__(self, init_config=None):
-        self.n = 0
-
-    def f(self, x=None) -> dict:
-        """f"""
-        return {"success": True, "data": 1}
-'''
 
 TAGS = [f"a{i}" for i in range(20_000)]
 
