@@ -17,13 +17,14 @@ from typing import Any
 MASK = "***not stored: a secret***"
 _WORDS = {"password", "passwd", "pwd", "pass", "token", "secret", "key", "auth", "authorization", "credential",
           "credentials", "signature", "sig", "bearer", "cookie", "apikey"}
-_ENDINGS = ("password", "passwd", "token", "secret", "apikey", "accesskey", "secretkey")
+_ENDINGS = ("password", "passwd", "token", "secret", "apikey", "accesskey", "secretkey", "sslkey")
 _REAL: dict[tuple[str, ...], Any] = {}  # path in extra_body -> the real value, for what this process masked
 
 
 def secret_key(name: str) -> bool:
-    """Whether a body field named `name` holds a secret: a word of it (snake, kebab, camel case) is one
-    of the words above, or it ends like one (accesstoken). `max_tokens`, `budget_tokens` are not."""
+    """Whether a field or parameter named `name` holds a secret: a word of it (snake, kebab, dotted, camel
+    case) is one of the words above, or it ends like one (accesstoken, sslpassword). `max_tokens`,
+    `budget_tokens` are not. Also what `secret_urls` masks in a URL's query."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
     words = set(re.split(r"[_\-.\s]+", spaced.lower()))
     return bool(words & _WORDS) or name.lower().endswith(_ENDINGS)

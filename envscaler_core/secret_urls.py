@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from urllib.parse import unquote_plus
 
+from envscaler_core.secret_fields import secret_key
+
 URL_SETTINGS = (("store", "url"), ("llm", "base_url"), ("llm", "embedding_base_url"))
 """(section, field) of the settings that may carry a secret."""
 
 _MASK = "***"
-_SECRET_PARAM_WORDS = ("password", "passwd", "pwd", "pass", "token", "secret", "key", "auth", "credential",
-                       "credentials", "signature", "sig")  # a word of the parameter's name (api_key, X-Auth-Token)
-_SECRET_PARAM_ENDINGS = ("password", "passwd", "token", "secret", "apikey", "sslkey")  # sslpassword, accesstoken
 _REAL_URLS: dict[str, str] = {}  # masked -> real, for the URLs this process masked itself
 
 
@@ -28,8 +27,9 @@ def remembered_real_url(masked: str) -> str | None:
 
 
 def _secret_param(name: str) -> bool:
-    lowered = unquote_plus(name).lower().replace("-", "_").replace(".", "_")
-    return bool(set(lowered.split("_")) & set(_SECRET_PARAM_WORDS)) or lowered.endswith(_SECRET_PARAM_ENDINGS)
+    """A query parameter named like a secret (api_key, X-Auth-Token, sslpassword): the names
+    `secret_fields` masks in a request body, one list for both."""
+    return secret_key(unquote_plus(name))
 
 
 def mask_url(url: str) -> str:
