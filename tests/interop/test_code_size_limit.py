@@ -22,15 +22,20 @@ def _record(env_id: str, code: str) -> dict[str, Any]:
             "operation_list": [{"operation_name": "get_user", "operation_type": "query"}]}
 
 
-def test_an_env_past_the_code_limit_is_rejected_and_the_others_are_kept(tmp_path: Path, sandbox_pool: Any) -> None:
-    big = DIRECTORY + "# " + "x" * pyast.MAX_SOURCE_CHARS + "\n"
+def _import_beside_a_good_env(tmp_path: Path, pool: Any, other: dict[str, Any]) -> Any:
+    """An import of a sound env and `other`, with no scenarios."""
     directory = tmp_path / "files"
     directory.mkdir()
     (directory / "env_metadata.json").write_text(json.dumps({"env_good": _record("env_good", DIRECTORY),
-                                                            "env_big": _record("env_big", big)}))
+                                                            other["env_id"]: other}))
     (directory / "rl_scenario_metadata.json").write_text("[]")
     (directory / "sft_scenario_metadata.json").write_text("[]")
-    report = run_import(directory, settings_for(tmp_path), sandbox_pool)
+    return run_import(directory, settings_for(tmp_path), pool)
+
+
+def test_an_env_past_the_code_limit_is_rejected_and_the_others_are_kept(tmp_path: Path, sandbox_pool: Any) -> None:
+    big = DIRECTORY + "# " + "x" * pyast.MAX_SOURCE_CHARS + "\n"
+    report = _import_beside_a_good_env(tmp_path, sandbox_pool, _record("env_big", big))
     assert report.summary["envs"] == {"accepted": 1, "rejected": 1}
     [reason] = report.summary["reasons"]["rejected_envs"]
     assert "MAX_SOURCE_CHARS" in reason and f"{len(big):,} characters" in reason
@@ -43,13 +48,7 @@ def test_an_env_with_more_tools_than_a_class_may_have_is_rejected(tmp_path: Path
 
     many = _record("env_many", DIRECTORY)
     many["tools"] = many["tools"] * (MAX_TOOLS + 1)
-    directory = tmp_path / "files"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_good": _record("env_good", DIRECTORY),
-                                                            "env_many": many}))
-    (directory / "rl_scenario_metadata.json").write_text("[]")
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    report = run_import(directory, settings_for(tmp_path), sandbox_pool)
+    report = _import_beside_a_good_env(tmp_path, sandbox_pool, many)
     assert report.summary["envs"] == {"accepted": 1, "rejected": 1}
     [reason] = report.summary["reasons"]["rejected_envs"]
     assert "MAX_TOOLS" in reason and f"{MAX_TOOLS + 1} tools" in reason
