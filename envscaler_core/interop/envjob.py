@@ -33,7 +33,7 @@ from envscaler_core.models.env import AcceptedEnv, EnvCandidate
 from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
-from envscaler_core.runtime import EnvRuntime
+from envscaler_core.runtime import EnvRuntime, load_failure
 from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
 from envscaler_core.validation import validate_candidate
 from envscaler_core.validation.report import summarize
@@ -238,7 +238,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     for i, s in enumerate(scenarios):
         r = loaded.get(i)
         own_problem = (FOREIGN_CLASS.format(name=s.class_name, env=env.class_name) if s.class_name != env.class_name
-                       else f"initial state does not load: {short(r.error)}"
+                       else load_failure(short(r.error))
                        if r is not None and r.state is None and (outcome.accepted or own.state is not None)
                        else None)
         if own_problem is not None:  # the scenario's own problem, whatever its env's verdict (when the env
