@@ -70,8 +70,9 @@ def candidate_of(env: EnvInput) -> EnvCandidate:
 
 
 def static_problems(env: EnvInput) -> list[str]:
-    """What the source alone shows: it does not parse, or a tool has no method behind it (an agent
-    calling it would only ever get an error, and probes would never notice).
+    """What the source alone shows: it does not parse, a tool's schema cannot be fitted to its method
+    (tool_fit: no call could run it), or a tool has no method behind it (an agent calling it would only
+    ever get an error, and probes would never notice).
 
     Call it from one thread at a time: CPython 3.11's `ast.parse` keeps its recursion counter in
     shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
@@ -86,6 +87,8 @@ def static_problems(env: EnvInput) -> list[str]:
     hooks = [f"env_class_code: {p}" for p in check_sandbox_hooks(tree)]  # only our own adapters may use them
     if hooks:
         return hooks
+    if env.tool_problems:  # a tool no call can run: probes would only report it as never called
+        return list(env.tool_problems)
     if len(env.tools) > MAX_TOOLS:  # each tool is probed: the host's work grows with their number
         return [f"{len(env.tools)} tools, more than the {MAX_TOOLS} a class may have (synth.static_checks.MAX_TOOLS)"]
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == env.class_name), None)
