@@ -51,6 +51,17 @@ class EnvLoadError(Exception):
     """The code does not compile, the class is missing, or the initial state is rejected."""
 
 
+STATE_NOT_LOADED = "initial state did not load"
+"""How the load error of a class that loaded but whose state lacks what EnvScaler would set begins."""
+
+
+def load_failure(error: EnvLoadError | str) -> str:
+    """`error` as the reason a scenario's initial state does not load, saying so once (the sandbox's own
+    message may already begin with STATE_NOT_LOADED; it used to read "does not load: ... did not load")."""
+    text = str(error)
+    return text if text.startswith(STATE_NOT_LOADED) else f"initial state does not load: {text}"
+
+
 class EpisodeBreach(Exception):
     """Reading an episode's state after its process was caught sending frames the host never asked for:
     its replies (results and states, earlier ones included) may be forged, so nothing from it may be
@@ -65,18 +76,28 @@ def _summary(value: Any) -> str:
 
 
 def config_not_loaded(config: dict[str, Any] | None, state: dict[str, Any],
-                      set_as_given: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
-    """Why a freshly loaded state does not hold the config it was loaded from, or None.
+                      set_as_given: set[str] = frozenset(),  # type: ignore[assignment]
+                      consumed: set[str] = frozenset(),  # type: ignore[assignment]
+                      rewritten: list[str] | tuple[str, ...] = ()) -> str | None:
+    """Why a freshly loaded state does not hold what EnvScaler's runtime would have set, or None.
 
-    Loading sets every top-level key of the config as an attribute, so each public key must come back
-    unchanged; when it does not (a property, a `__setattr__` or `__slots__` swallowing it), the env
-    would silently run on other data than the scenario describes. Keys starting with `_` are private
-    attributes, which are not part of the state, so they cannot be checked here. `set_as_given`: keys
-    whose attribute the loader saw to be the very object it set; the constructor shares that copy (as
-    in EnvScaler's runtime) and may have changed it in place, sorting a list or filling defaults, which
-    is the class's own normalisation, not a key it swallowed."""
+    EnvScaler constructs the class with a copy of the config and then sets every top-level key of THAT
+    copy, as the constructor left it, as an attribute; a key whose value does not come back (a property,
+    a `__setattr__` or `__slots__` swallowing it) means the env would silently run on other data than
+    EnvScaler's would. The loader (sandbox/jail_load.py) reports what the constructor did to the copy:
+    `set_as_given`, keys whose attribute is the very object set (the constructor may have changed it in
+    place, sorting a list or filling defaults: its own normalisation); `consumed`, keys it took out of
+    the copy (pop, del, clear), which EnvScaler never sets, so nothing of theirs can be lost; `rewritten`,
+    keys whose value it replaced (or added) and whose attribute kept neither that value nor an equal one:
+    lost. Other keys must come back equal to the config. Keys starting with `_` are private attributes,
+    which are not part of the state, so they cannot be checked here."""
+    for key in rewritten:
+        if not key.startswith("_"):
+            held = f"holds {_summary(state[key])}" if key in state else "is missing"
+            return (f"attribute {key!r} {held} after loading, not the value the constructor left for it in the "
+                    "config, which EnvScaler's runtime sets as the attribute")
     for key, value in (config or {}).items():
-        if key.startswith("_") or (key in set_as_given and key in state):
+        if key.startswith("_") or key in consumed or (key in set_as_given and key in state):
             continue
         if key not in state:
             return f"attribute {key!r} is missing after loading (the config gives {_summary(value)})"

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from envscaler_core.runtime import CallOutcome, EnvLoadError, EpisodeBreach, config_not_loaded
+from envscaler_core.runtime import STATE_NOT_LOADED, CallOutcome, EnvLoadError, EpisodeBreach, config_not_loaded
 from sandbox.child import Child, ChildFailure, encode
 from sandbox.diff import state_diff
 from sandbox.limits import MAX_REQUEST_BYTES
@@ -128,18 +128,21 @@ class SandboxEpisode:
         if reply.get("ok") is not True:
             child.kill()
             raise EnvLoadError(str(reply.get("error") or "the worker sent an invalid load reply")[:MAX_ERROR_CHARS])
-        loaded = reply.pop("loaded", [])
+        held = {name: reply.pop(name, []) for name in ("loaded", "consumed", "rewritten")}
         try:
-            if not isinstance(loaded, list) or not all(isinstance(k, str) for k in loaded):
-                raise Garbage("'loaded' is not a list of keys")
+            for name, keys in held.items():
+                if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+                    raise Garbage(f"{name!r} is not a list of keys")
             state = self._checked(reply, state_required=True, reply_bytes=child.last_reply_bytes)
         except Garbage as exc:
             child.kill()
             raise EnvLoadError(f"loading {self._class_name} failed: crash: garbage on the wire ({exc})") from None
-        problem = None if restore is not None else config_not_loaded(self._initial, state, set_as_given=set(loaded))
+        problem = None if restore is not None else config_not_loaded(
+            self._initial, state, set_as_given=set(held["loaded"]), consumed=set(held["consumed"]),
+            rewritten=held["rewritten"])
         if problem:
             child.kill()
-            raise EnvLoadError(f"initial state did not load: {problem}")
+            raise EnvLoadError(f"{STATE_NOT_LOADED}: {problem}")
         self._child, self._state = child, state
         self._unsynced = True
         self.last_output = reply["output"]

@@ -37,7 +37,7 @@ from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
 JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "jail_hooks.py",
-              "seccomp_filter.py")
+              "jail_load.py", "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 

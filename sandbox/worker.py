@@ -28,7 +28,6 @@ ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0 before anything else
 # ptrace the zygote or open its /proc files; every unit inherits it (checked by the host per unit).
 
 import builtins  # noqa: E402
-import copy  # noqa: E402
 import inspect  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
@@ -52,6 +51,7 @@ if sys.flags.hash_randomization or os.environ.get("PYTHONHASHSEED") != "0" or _s
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_hooks  # noqa: E402
 import jail_json  # noqa: E402
+import jail_load  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
 from jail_zygote import close_ends, serve  # noqa: E402
@@ -250,7 +250,7 @@ class EpisodeChild:
             self.hooks = jail_hooks.state_hooks(cls)
             hook = jail_hooks.hook(cls, "result")
             self.result_hook = hook if callable(hook) else None
-            self.inst, as_given = self.construct(cls, init)
+            self.inst, held = jail_load.construct(cls, init)
             if not hasattr(self.inst, "__dict__"):
                 return error_reply("load", f"{cls.__name__} instances have no __dict__ (slots are not supported)")
             forged = jail_hooks.own_dict_attribute(type(self.inst))
@@ -265,36 +265,9 @@ class EpisodeChild:
         if text is None:
             return error_reply("load", f"after construction: {err}", self.out.take())
         self.committed = text
-        return ('{"ok":true,"state":' + text + ',"loaded":' + dumps(as_given) + ',"output":'
+        extra = "".join(f',"{name}":{dumps(keys)}' for name, keys in held.items() if name != "loaded" and keys)
+        return ('{"ok":true,"state":' + text + ',"loaded":' + dumps(held["loaded"]) + extra + ',"output":'
                 + dumps(clean(self.out.take())) + "}")
-
-    @staticmethod
-    def construct(cls: type, init: dict | None):
-        """EnvScaler's runtime, step for step: one deep copy of the config, `cls(copy)` (`cls({})` when
-        there is none), `cls()` if that raises TypeError, then every top-level key of THE SAME copy set as
-        an attribute. Classes in EnvScaler's own style declare empty containers and rely on that setattr;
-        self-loading classes get the very objects they were built from, so an index made in `__init__`
-        (`self.by_email = {u["email"]: u for u in ...}`) still points into the live containers, as in the
-        reference (a second copy for the setattr broke that: writes through the index never reached the
-        state). A stored `init_config` aliases the live containers too, as in the reference. A class's
-        `__sandbox_config__(config) -> config` (the EnvScaler importer's type-marker restorer) turns the
-        copy into the values both steps get. Returns the instance and the keys it holds as given."""
-        config = copy.deepcopy(init or {})
-        prepare = jail_hooks.hook(cls, "config")
-        if callable(prepare):
-            config = prepare(config)
-        try:
-            inst = cls(config)
-        except TypeError as first:
-            try:
-                inst = cls()
-            except TypeError:
-                raise first from None
-        for key, value in config.items():
-            setattr(inst, key, value)
-        # the keys whose attribute IS the object set: loaded, even if the constructor then changed it in
-        # place through the shared copy (sorted a list, filled defaults), as in the reference
-        return inst, [k for k, v in config.items() if isinstance(k, str) and getattr(inst, k, MISSING) is v]
 
     def call(self, msg: dict) -> str:
         tool, args = msg["tool"], msg["args"]

@@ -33,7 +33,7 @@ from envscaler_core.models.env import AcceptedEnv, EnvCandidate
 from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
-from envscaler_core.runtime import EnvRuntime
+from envscaler_core.runtime import EnvRuntime, load_failure
 from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
 from envscaler_core.validation import validate_candidate
 from envscaler_core.validation.report import summarize
@@ -70,8 +70,9 @@ def candidate_of(env: EnvInput) -> EnvCandidate:
 
 
 def static_problems(env: EnvInput) -> list[str]:
-    """What the source alone shows: it does not parse, or a tool has no method behind it (an agent
-    calling it would only ever get an error, and probes would never notice).
+    """What the source alone shows: it does not parse, a tool's schema cannot be fitted to its method
+    (tool_fit: no call could run it), or a tool has no method behind it (an agent calling it would only
+    ever get an error, and probes would never notice).
 
     Call it from one thread at a time: CPython 3.11's `ast.parse` keeps its recursion counter in
     shared state and raises a spurious SystemError under concurrent use (python/cpython#106905)."""
@@ -86,6 +87,8 @@ def static_problems(env: EnvInput) -> list[str]:
     hooks = [f"env_class_code: {p}" for p in check_sandbox_hooks(tree)]  # only our own adapters may use them
     if hooks:
         return hooks
+    if env.tool_problems:  # a tool no call can run: probes would only report it as never called
+        return list(env.tool_problems)
     if len(env.tools) > MAX_TOOLS:  # each tool is probed: the host's work grows with their number
         return [f"{len(env.tools)} tools, more than the {MAX_TOOLS} a class may have (synth.static_checks.MAX_TOOLS)"]
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == env.class_name), None)
@@ -238,7 +241,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     for i, s in enumerate(scenarios):
         r = loaded.get(i)
         own_problem = (FOREIGN_CLASS.format(name=s.class_name, env=env.class_name) if s.class_name != env.class_name
-                       else f"initial state does not load: {short(r.error)}"
+                       else load_failure(short(r.error))
                        if r is not None and r.state is None and (outcome.accepted or own.state is not None)
                        else None)
         if own_problem is not None:  # the scenario's own problem, whatever its env's verdict (when the env

@@ -35,7 +35,7 @@ from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_
 from envscaler_core.models.run import run_id_problem
 from envscaler_core.models.scenario import CheckSpec, Scenario
 from envscaler_core.models.source_report import SourceReport
-from envscaler_core.runtime import EnvLoadError, EnvRuntime
+from envscaler_core.runtime import EnvLoadError, EnvRuntime, load_failure
 from envscaler_core.scenarios.verify import verify_scenario
 
 
@@ -223,7 +223,7 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
         try:
             report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=false_on_initial)
         except EnvLoadError as exc:
-            return NOT_PROMOTED + f"its initial state does not load: {exc}"
+            return NOT_PROMOTED + "its " + load_failure(exc)
         if report.ok and report.failure is None:
             return scenario
         return NOT_PROMOTED + str(report.reason or report.failure) + (LOST.format(", ".join(lost)) if lost else "")

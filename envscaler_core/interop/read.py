@@ -52,6 +52,8 @@ class EnvInput(BaseModel):
     introduction: str
     rules: list[str]
     notes: list[str] = Field(default_factory=list)
+    tool_problems: list[str] = Field(
+        default_factory=list, description="Tools no call can run as their schema stands (tool_fit), each naming it.")
 
 
 class ScenarioInput(BaseModel):
@@ -186,13 +188,13 @@ def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     rules = record.get("constraints_rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise _Bad("'constraints_rules' is not a list of strings (EnvScaler's runtime joins them as text)")
-    tools, notes = fit_tools(_tools(record), code, class_name)
+    tools, notes, tool_problems = fit_tools(_tools(record), code, class_name)
     kinds = _tool_kinds(record, tools, notes)
     if isinstance(record.get("env_id"), str) and record["env_id"] != env_id:
         notes.append(f"record's env_id {record['env_id']!r} differs from its key {env_id!r}; the key is the id")
     return EnvInput(env_id=env_id, position=position, source=source, record=record, class_name=class_name,
                     code=code, tools=tools, tool_kinds=kinds, summary=_summary(record),
-                    introduction=introduction, rules=list(rules), notes=notes)
+                    introduction=introduction, rules=list(rules), notes=notes, tool_problems=tool_problems)
 
 
 def read_envs(path: Path) -> tuple[list[EnvInput], list[ReadProblem], set[str]]:

@@ -22,6 +22,16 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
 * every `_helper` becomes a tool, but only public methods are tools here (the sandbox refuses calls to
   private names): they are left out of the list, so no agent or RL framework is offered a tool that
   can only fail;
+* a parameter of the signature can be missing from the schema (no `parameters` at all, or a property left
+  out): EnvScaler's runtime passes whatever arguments the agent gives to the method, so the method's own
+  parameters are what a call needs, and a schema without one made the tool uncallable here (an argument
+  the schema does not name is refused, and leaving it out is a missing argument). Here every parameter a
+  call by name can fill is in the schema: a missing one is added with its annotation's schema (none when
+  there is no annotation), required when the signature gives it no default; a note names each. Where that
+  cannot be done (`parameters` is not an object schema with an object of `properties`, or a required
+  parameter is positional-only, which no call by name fills) the env is rejected naming
+  `tools[<name>].parameters` and what is missing. A property the method does not take (and has no
+  `**kwargs` for) stays: a call giving it is refused by the method's signature, as before;
 * a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
   the agent's message to the user and ends a non-conversational episode): it is left out too, and a
   reference solution's call to it ends the replay there, as it ends the episode there.
@@ -71,8 +81,31 @@ def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -
     return {**schema, **extra}
 
 
-def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list[ToolSchema], list[str]]:
-    """The tools an agent is offered and our argument check enforces, and notes saying what changed."""
+def _missing_schema(annotation: ast.expr | None) -> dict[str, Any]:
+    """The schema of a parameter the tool schema left out: its annotation's, or no constraint."""
+    try:
+        return annotation_schema(annotation) if annotation is not None else {}
+    except (SchemaError, SyntaxError, ValueError, RecursionError):
+        return {}
+
+
+def _unfittable(name: str, params: dict[str, Any], missing: list[str], positional_only: list[str]) -> str | None:
+    """Why the signature's parameters cannot be put into this tool's schema, or None."""
+    if positional_only:
+        return (f"tools[{name}].parameters: the method's required parameter(s) {', '.join(positional_only)} are "
+                "positional-only, which no call by name can fill (EnvScaler's runtime calls tools with keywords "
+                "only), so the tool can never run")
+    if missing and (params.get("type", "object") != "object" or not isinstance(params.get("properties", {}), dict)):
+        shape = (f"'type' is {params.get('type')!r}, not 'object'" if params.get("type", "object") != "object"
+                 else f"'properties' is a {type(params['properties']).__name__}, not an object")
+        return (f"tools[{name}].parameters: {shape}, so the method's parameter(s) {', '.join(missing)} cannot be "
+                "added to it and no call could give them")
+    return None
+
+
+def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list[ToolSchema], list[str], list[str]]:
+    """The tools an agent is offered and our argument check enforces, notes saying what changed, and the
+    problems that make the env unusable as given (a tool no call can run, each naming its schema)."""
     public = [t for t in tools if not t.function.name.startswith("_") and t.function.name not in RESERVED_TOOLS]
     private = [t.function.name for t in tools if t.function.name.startswith("_")]
     reserved = [t.function.name for t in tools if t.function.name in RESERVED_TOOLS]
@@ -87,22 +120,40 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     try:
         tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return public, notes  # the audit rejects the env for that
+        return public, notes, []  # the audit rejects the env for that
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     methods = {n.name: n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     optional: list[str] = []
     widened: list[str] = []
     variadic: list[str] = []
     nulls: list[str] = []
+    added: list[str] = []
+    problems: list[str] = []
     fitted = []
     for tool in public:
         fn = methods.get(tool.function.name)
         params = tool.function.parameters
-        if fn is None or not isinstance(params, dict) or not isinstance(params.get("properties", {}), dict):
+        if fn is None or not isinstance(params, dict):
             fitted.append(tool)
             continue
         annotations, defaulted = _signature(fn)
-        props = dict(params.get("properties") or {})
+        by_position = {a.arg for a in fn.args.posonlyargs} & set(annotations)
+        props_given = params.get("properties", {})
+        missing = [p for p in annotations if p not in by_position
+                   and (not isinstance(props_given, dict) or p not in props_given)]
+        problem = _unfittable(tool.function.name, params, missing,
+                              [p for p in annotations if p in by_position and p not in defaulted])
+        if problem is not None or not isinstance(props_given, dict):
+            problems += [problem] if problem is not None else []
+            fitted.append(tool)
+            continue
+        props = dict(props_given or {})
+        required = params.get("required")
+        for name in missing:
+            props[name] = _missing_schema(annotations[name])
+            if name not in defaulted:
+                required = [*(required if isinstance(required, list) else []), name]
+            added.append(f"{tool.function.name}.{name}{'' if name in defaulted else ' (required)'}")
         for name, schema in props.items():
             if name in annotations and is_placeholder(schema):
                 better = _from_annotation(annotations[name], schema)
@@ -122,7 +173,6 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             if keyword:
                 extra["additionalProperties"] = True
         stars = {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-        required = params.get("required")
         if isinstance(required, list):
             required = [r for r in required if r not in stars]
             dropped = [r for r in required if r in defaulted]
@@ -130,6 +180,10 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             required = [r for r in required if r not in defaulted]
         new = {**params, "properties": props, **({"required": required} if isinstance(required, list) else {}), **extra}
         fitted.append(tool.model_copy(update={"function": tool.function.model_copy(update={"parameters": new})}))
+    if added:
+        notes.append(f"{len(added)} parameter(s) of the methods missing from their tool schemas added ({', '.join(added)}): "
+                     "EnvScaler's runtime gives the agent's arguments to the method whatever the schema says, so "
+                     "without them the tool could not be called here")
     if optional:
         notes.append(f"{len(optional)} parameter(s) with a default made optional ({', '.join(optional[:8])}"
                      f"{', ...' if len(optional) > 8 else ''}): EnvScaler's step6 lists every parameter as required, "
@@ -147,4 +201,4 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
                      f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "
                      "placeholder for types it cannot express, its runtime never checks arguments")
-    return fitted, notes
+    return fitted, notes, problems

@@ -17,7 +17,7 @@ from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
-from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach, load_failure
 
 Failure = Literal["load", "solution", "check_error", "vacuous", "unsatisfied", "empty", "contract"]
 
@@ -171,7 +171,7 @@ def verify_scenario(
     try:
         steps, loaded_state, final_state = _play_plan(env, scenario, runtime)
     except EnvLoadError as exc:
-        return VerificationReport(ok=False, failure="load", reason=f"initial state does not load: {exc}")
+        return VerificationReport(ok=False, failure="load", reason=load_failure(exc))
     except EpisodeBreach as exc:  # the plan's results and states may be forged: no check is run on them
         return VerificationReport(ok=False, failure="contract",
                                   reason=f"the env's process forged replies while the reference solution ran: {exc}")
