@@ -98,7 +98,10 @@ class LLMSettings(_Section):
         "Ceiling of the output room asked for when a reply was cut off (finish_reason 'length') and is retried."))
     cache: bool = Field(default=True, description=(
         "Answer identical requests from the store's LLM cache (across runs; an evaluation only from its own run) "
-        "instead of paying for them again; off, a resumed run pays again for what it re-asks."))
+        "instead of paying for them again: the first answer recorded for a request is the one served, so a later "
+        "run paying again does not change it. Off, the run neither reads the cache nor feeds it: its answers "
+        "are recorded (audit, cost) but served to no other run, and a resumed run pays again for what it "
+        "re-asks (resumed with the cache on, it is served its own answers)."))
     prices: dict[str, Price] = Field(default_factory=_default_prices, description=(
         "USD per million tokens per model name, for cost figures and budget.max_cost_usd. Set in a config file: "
         "[llm.prices.\"my-model\"]; your entries are added to the defaults (an entry for a model that has a default "

@@ -3,7 +3,8 @@
 An identical request is never paid twice: the key is the sha256 of the canonical JSON of everything
 that determines the answer (endpoint kind, model, messages, tools, sampling parameters and the prompt
 `id@version`, so editing a prompt invalidates its answers). The store keeps it across runs (resume);
-without a store an in-process dict still dedups.
+without a store an in-process dict still dedups. Which stored answer is served: `Store.cached_responses`
+(the first usable one recorded; a run with `llm.cache` off feeds no other run).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ class CallStore(Protocol):
     """The slice of `envscaler_core.store.Store` the gateway needs."""
 
     def cached_response(self, fingerprint: str, run_id: str | None = None) -> dict[str, Any] | None: ...
+    # (`Store.cached_responses`, every answer the cache may serve in the order it tries them, is used
+    # when the store has it)
 
     def record_llm_call(self, call: LLMCall) -> None: ...
 

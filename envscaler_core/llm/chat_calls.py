@@ -48,8 +48,8 @@ class ChatCalls:
         # reply's place among the conversation's assistant turns (the rollout loop's step number)
         turn = 1 + sum(1 for m in msgs if m.get("role") == "assistant")
         taken = call_ids(msgs)  # an id an earlier turn holds gets a suffix too (endpoints that restart at call_0)
-        hit = await gw._lookup(fp)
-        if hit is not None and isinstance(hit.get("message"), dict):
+        hit = await gw._lookup(fp, lambda answer: answer if isinstance(answer.get("message"), dict) else None)
+        if hit is not None:
             await gw._record(call, "cached")
             usage = {k: int(v) for k, v in (hit.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens")}
             return ChatReply(message=normalise_assistant(hit["message"], tools, turn, taken), usage=usage, cached=True,

@@ -94,8 +94,9 @@ class EmbedCalls:
     async def _embed_batch(self, texts: list[str], stage: str, model_name: str) -> list[list[float]]:
         fp = request_fingerprint("embed", model_name, texts, None, {}, None)
         call = Call(fp, stage, model_name, None)
-        hit = await self._lookup(fp)
-        if hit is not None and isinstance(hit.get("embeddings"), list) and len(hit["embeddings"]) == len(texts):
+        hit = await self._lookup(fp, lambda answer: answer if isinstance(answer.get("embeddings"), list)
+                                 and len(answer["embeddings"]) == len(texts) else None)
+        if hit is not None:
             await self._record(call, "cached")
             return [list(v) for v in hit["embeddings"]]
 

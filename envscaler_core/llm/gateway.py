@@ -331,20 +331,35 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
     # `AuditLog` before the call returns, so that a kill can lose at most the calls that had not
     # returned yet (resume pays only for those), while the event loop keeps serving the others.
 
-    async def _lookup(self, fingerprint: str) -> dict[str, Any] | None:
+    async def _lookup(self, fingerprint: str, use: Callable[[dict[str, Any]], T | None]) -> T | None:
+        """The first cached answer `use` can make something of (None: it cannot), in the store's order
+        (`Store.cached_responses`: this run's own, then other runs' shared ones, oldest first), so a
+        stale answer is passed over rather than paid again by every run, and what a run is served never
+        changes because a later run paid again for the same request."""
         if not self.settings.cache:
             return None
         hit = self._memory.get(fingerprint)
-        if hit is None and self._known is not None:
+        if hit is not None and (out := use(hit)) is not None:
+            return out
+        if self._known is not None:
             if not self._known.loaded:
                 await asyncio.to_thread(self._known.ensure_loaded)
             if not self._known.may_have(fingerprint):
                 return None
-        if hit is None and self.store is not None:
-            hit = await asyncio.to_thread(self.store.cached_response, fingerprint, self._cache_run)
-            if hit is not None:
-                self._memory.put(fingerprint, hit)
-        return hit
+        if self.store is None:
+            return None
+        for answer in await asyncio.to_thread(self._cached_answers, fingerprint):
+            if (out := use(answer)) is not None:
+                self._memory.put(fingerprint, answer)
+                return out
+        return None
+
+    def _cached_answers(self, fingerprint: str) -> list[dict[str, Any]]:
+        store: Any = self.store
+        if hasattr(store, "cached_responses"):
+            return list(store.cached_responses(fingerprint, self._cache_run, self.run_id))
+        hit = store.cached_response(fingerprint, self._cache_run)  # a minimal `CallStore`
+        return [] if hit is None else [hit]
 
     async def _record(self, call: Call, status: LLMCallStatus, *, error: str | None = None,
                       response: dict[str, Any] | None = None) -> None:
@@ -362,6 +377,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
             estimated_tokens=call.estimated_tokens, cost_usd=call.cost_usd,
             latency_ms=(time.perf_counter() - call.started) * 1000.0, error=error,
             response=response if status == "ok" else None,
+            shared=self.settings.cache,  # a run with the cache off feeds no other run's (maintainer's rule)
         )
         try:
             if self._audit is not None:
@@ -421,15 +437,16 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
         fp = request_fingerprint("structured", model_name, messages, None,
                                  {**STRUCTURED_SAMPLING, **body_key(self.settings.extra_body)}, prompt_spec.tag)
         call = Call(fp, stage, model_name, prompt_spec.id)
-        hit = await self._lookup(fp)
-        if hit is not None:
+        def use(hit: dict[str, Any]) -> O | None:
             try:
-                out = structured_answer(hit["message"], prompt_spec.output_model)
+                return structured_answer(hit["message"], prompt_spec.output_model)
             except (ReplyProblem, ValidationError, KeyError, AttributeError, TypeError):
-                pass  # a stale or foreign cache entry: ask again
-            else:
-                await self._record(call, "cached")
-                return out
+                return None  # a stale or foreign cache entry: the next one, else ask again
+
+        cached = await self._lookup(fp, use)
+        if cached is not None:
+            await self._record(call, "cached")
+            return cached
 
         async def body() -> O:
             convo = list(messages)

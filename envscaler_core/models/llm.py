@@ -33,6 +33,9 @@ class LLMCall(Model):
     latency_ms: float = 0.0
     error: str | None = None
     response: dict[str, Any] | None = Field(default=None, description="The assistant message, for the cache.")
+    shared: bool = Field(default=True, description=(
+        "Whether another run's cache lookup may be served this answer: False when it was paid for with "
+        "llm.cache off (it still counts for audit, cost and its own run's resume)."))
     created_at: datetime = Field(default_factory=utcnow)
 
     @property

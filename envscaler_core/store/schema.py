@@ -41,7 +41,7 @@ from envscaler_core.models import (
 )
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Bump when a table changes shape; a store written by a newer version is refused on open, an older
 one is brought up to date by the statements in `MIGRATIONS`."""
 
@@ -53,6 +53,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # 3 -> 4: the cache's lookup index on the fingerprint alone (DuckDB scans the whole table for a
     # two-column index, so every LLM call's cache lookup grew with the store: bench_scale).
     3: ("CREATE INDEX IF NOT EXISTS ix_llm_calls_cache ON llm_calls (fingerprint)",),
+    # 4 -> 5: whether other runs' cache may serve a row's answer (a run with llm.cache off fed the cache
+    # of every later run before, replacing what they were answered with). Rows written before: shared.
+    4: ("ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS shared BOOLEAN DEFAULT TRUE",),
 }
 """From version N to N + 1: the statements to run (plain SQL both backends accept)."""
 
@@ -142,7 +145,7 @@ runs = Table(
 llm_calls = Table(
     "llm_calls",
     metadata,
-    # One row per logical call (audit log). The cache reads the newest `ok` row of a fingerprint.
+    # One row per logical call (audit log). The cache serves `ok` rows (`Store.cached_responses`).
     Column("call_id", String(32), primary_key=True),
     Column("fingerprint", String, nullable=False),
     Column("run_id", String, nullable=True),
@@ -161,6 +164,7 @@ llm_calls = Table(
     Column("error", Text, nullable=True),
     Column("response", Text, nullable=True),
     Column("created_at", DateTime, nullable=False),
+    Column("shared", Boolean, nullable=True, default=True),  # see MIGRATIONS[4]
     Index("ix_llm_calls_fingerprint", "fingerprint", "status"),
     Index("ix_llm_calls_cache", "fingerprint"),  # the one DuckDB uses for the cache lookup (see MIGRATIONS[3])
     Index("ix_llm_calls_run_stage", "run_id", "stage"),

@@ -258,7 +258,7 @@ class Store:
                         include={
                             "fingerprint", "run_id", "stage", "prompt_id", "model", "status", "attempts", "repairs",
                             "prompt_tokens", "cached_tokens", "completion_tokens", "estimated_tokens", "cost_usd",
-                            "latency_ms", "error",
+                            "latency_ms", "error", "shared",
                         }
                     ),
                     "response": None if call.response is None else canonical_json(call.response),
@@ -281,26 +281,39 @@ class Store:
                 found.update(conn.execute(select(llm_calls.c.call_id).where(llm_calls.c.call_id.in_(chunk))).scalars())
         return found
 
-    def cached_response(self, fingerprint: str, run_id: str | None = None) -> dict[str, Any] | None:
-        """The newest successful (`status == "ok"`) response for this fingerprint, from any run (or
-        only from `run_id`'s own calls).
+    def cached_response(self, fingerprint: str, run_id: str | None = None,
+                        asker: str | None = None) -> dict[str, Any] | None:
+        """The answer the cache serves for this fingerprint: the first of `cached_responses`."""
+        found = self.cached_responses(fingerprint, run_id, asker)
+        return found[0] if found else None
 
+    def cached_responses(self, fingerprint: str, run_id: str | None = None,
+                         asker: str | None = None) -> list[dict[str, Any]]:
+        """The successful (`status == "ok"`) responses the cache may serve for this fingerprint, in the
+        order it tries them: the asking run's (`asker`) own first, then other runs' shared ones, each
+        oldest first (ties: the smallest call id); only `run_id`'s own when it is given.
+
+        Oldest first, so what a run is served never changes because a later run paid again for the same
+        request (an evaluation on its own answers, two shards racing, or a run with `llm.cache` off,
+        whose rows are not shared at all: before, the newest row won and a cache-off run against a
+        faulty endpoint replaced the answers of every later run). A caller that cannot use an answer (a
+        stale structured reply) tries the next one, so one bad row does not make every run pay again.
         The query filters on the fingerprint alone and the few rows it finds are chosen here: DuckDB
         answers a single-column equality from `ix_llm_calls_cache`, while any further condition made it
         scan the whole table, a cost per call that grew with the store (bench_scale)."""
-        stmt = select(llm_calls.c.response, llm_calls.c.status, llm_calls.c.created_at, llm_calls.c.call_id,
-                      llm_calls.c.run_id).where(llm_calls.c.fingerprint == fingerprint)
+        c = llm_calls.c
+        stmt = select(c.response, c.status, c.created_at, c.call_id, c.run_id, c.shared).where(
+            c.fingerprint == fingerprint)
         with self._read("LLM cache lookup") as conn:
-            rows = [tuple(r)[:4] for r in conn.execute(stmt) if r.status == "ok" and r.response is not None
-                    and (run_id is None or r.run_id == run_id)]
-        if not rows:
-            return None
-        newest = max(rows, key=lambda r: r[2])[2]  # newest first, then the smallest call id (as before)
-        data = min((r for r in rows if r[2] == newest), key=lambda r: r[3])[0]
-        return dict(json.loads(data))
+            rows = [r for r in conn.execute(stmt) if r.status == "ok" and r.response is not None]
+        own = asker if run_id is None else run_id
+        usable = [r for r in rows if (own is not None and r.run_id == own)
+                  or (run_id is None and r.shared is not False)]
+        usable.sort(key=lambda r: (own is None or r.run_id != own, r.created_at, r.call_id))
+        return [dict(json.loads(r.response)) for r in usable]
 
     def cached_fingerprints(self) -> list[str]:
-        """Every fingerprint `cached_response` would answer (from any run): the gateway reads them once
+        """Every fingerprint `cached_responses` may answer (from any run): the gateway reads them once
         so that lookups which cannot hit skip the database (`llm.cache.KnownAnswers`)."""
         stmt = select(llm_calls.c.fingerprint).where(
             llm_calls.c.status == "ok", llm_calls.c.response.is_not(None)).distinct()

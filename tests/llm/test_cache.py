@@ -83,9 +83,10 @@ class _CountingStore(Store):
 
     lookups = 0
 
-    def cached_response(self, fingerprint: str, run_id: str | None = None):  # type: ignore[no-untyped-def]
+    def cached_responses(self, fingerprint: str, run_id: str | None = None,  # type: ignore[no-untyped-def]
+                         asker: str | None = None):
         type(self).lookups += 1
-        return super().cached_response(fingerprint, run_id)
+        return super().cached_responses(fingerprint, run_id, asker)
 
 
 def test_calls_the_store_has_no_answer_for_skip_the_cache_query(mock_stats_reset, tmp_path) -> None:

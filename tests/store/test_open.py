@@ -196,3 +196,27 @@ def test_a_store_from_schema_3_gains_the_cache_lookup_index_and_keeps_its_cache(
         assert (version, store.cached_response("f")) == (str(SCHEMA_VERSION), {"answer": 1})
         with store.engine.begin() as conn:  # the index is there again: dropping it succeeds
             conn.execute(text("DROP INDEX ix_llm_calls_cache"))
+
+
+def test_a_store_from_schema_4_keeps_serving_its_answers_to_every_run(store_url: str) -> None:
+    """Version 5 marks answers of runs with the cache off as not shared; rows written before stay shared."""
+    with Store.from_url(store_url) as store, store.engine.begin() as conn:  # the llm_calls table as version 4 made it
+        conn.execute(text("DROP TABLE llm_calls"))
+        conn.execute(text(
+            "CREATE TABLE llm_calls (call_id VARCHAR(32) PRIMARY KEY, fingerprint VARCHAR NOT NULL, run_id VARCHAR, "
+            "stage VARCHAR NOT NULL, prompt_id VARCHAR, model VARCHAR NOT NULL, status VARCHAR NOT NULL, "
+            "attempts INTEGER NOT NULL, repairs INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL, "
+            "completion_tokens INTEGER NOT NULL, estimated_tokens INTEGER DEFAULT 0, cached_tokens INTEGER DEFAULT 0, "
+            "cost_usd FLOAT NOT NULL, latency_ms FLOAT NOT NULL, error TEXT, response TEXT, "
+            "created_at TIMESTAMP NOT NULL)"))
+        conn.execute(text("CREATE INDEX ix_llm_calls_fingerprint ON llm_calls (fingerprint, status)"))
+        conn.execute(text("CREATE INDEX ix_llm_calls_cache ON llm_calls (fingerprint)"))
+        conn.execute(text("CREATE INDEX ix_llm_calls_run_stage ON llm_calls (run_id, stage)"))
+        conn.execute(text("INSERT INTO llm_calls (call_id, fingerprint, run_id, stage, model, status, attempts, repairs, "
+                          "prompt_tokens, completion_tokens, cost_usd, latency_ms, response, created_at) VALUES "
+                          "('old', 'f', 'r1', 'mine', 'm', 'ok', 1, 0, 5, 5, 0, 1, '{\"answer\": 1}', now())"))
+        conn.execute(text("UPDATE store_meta SET value = '4' WHERE key = 'schema_version'"))
+    with Store.from_url(store_url) as store:
+        with store.engine.connect() as conn:
+            version = conn.execute(text("SELECT value FROM store_meta WHERE key = 'schema_version'")).scalar_one()
+        assert (version, store.cached_response("f", asker="r2")) == (str(SCHEMA_VERSION), {"answer": 1})

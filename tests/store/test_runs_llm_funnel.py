@@ -68,10 +68,40 @@ def test_failed_calls_never_serve_the_cache(store: Store) -> None:
     assert store.cached_response("fp1") is None
 
 
-def test_the_newest_successful_response_wins(store: Store) -> None:
+def test_the_first_successful_response_recorded_wins(store: Store) -> None:
+    """A later run paying again for the same request does not change what others are served (before: the
+    newest won, so a run with the cache off against a faulty endpoint replaced every later run's answers)."""
+    store.record_llm_call(call(run_id="r2", response={"content": "new"}, created_at=T0 + timedelta(seconds=1)))
     store.record_llm_call(call(response={"content": "old"}, created_at=T0))
-    store.record_llm_call(call(response={"content": "new"}, created_at=T0 + timedelta(seconds=1)))
-    assert store.cached_response("fp1") == {"content": "new"}
+    assert store.cached_response("fp1") == {"content": "old"}
+
+
+def test_every_answer_the_cache_may_serve_is_listed_in_the_order_it_is_tried(store: Store) -> None:
+    store.record_llm_call(call(run_id="r2", response={"content": "second"}, created_at=T0 + timedelta(seconds=1)))
+    store.record_llm_call(call(response={"content": "first"}, created_at=T0))
+    assert store.cached_responses("fp1") == [{"content": "first"}, {"content": "second"}]
+
+
+def test_an_answer_not_shared_is_served_to_no_other_run(store: Store) -> None:
+    store.record_llm_call(call(run_id="off", response={"content": "x"}, shared=False))
+    assert store.cached_response("fp1") is None
+    assert store.cached_response("fp1", asker="other") is None
+
+
+def test_an_answer_not_shared_is_served_to_its_own_run_first(store: Store) -> None:
+    store.record_llm_call(call(run_id="A", response={"content": "a"}, created_at=T0))
+    store.record_llm_call(call(run_id="off", response={"content": "own"}, shared=False,
+                               created_at=T0 + timedelta(seconds=1)))
+    assert store.cached_response("fp1", asker="off") == {"content": "own"}
+    assert store.cached_response("fp1", asker="C") == {"content": "a"}
+
+
+def test_a_run_restricted_to_its_own_answers_gets_only_those(store: Store) -> None:
+    store.record_llm_call(call(run_id="A", response={"content": "a"}, created_at=T0))
+    store.record_llm_call(call(run_id="eval", response={"content": "e"}, shared=False,
+                               created_at=T0 + timedelta(seconds=1)))
+    assert store.cached_responses("fp1", "eval") == [{"content": "e"}]
+    assert store.cached_responses("fp1", "B") == []
 
 
 def test_every_call_is_kept_for_audit(store: Store) -> None:
