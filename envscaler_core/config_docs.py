@@ -60,6 +60,12 @@ raised value. `envscaler run --run-id RUN` on an existing run (to retry its fail
 `--add-sources`) continues it the same way: without `-c` it keeps the run's settings, and a setting not
 marked *current* given there (config file, environment, `--strict`) with another value than the run's
 is refused, naming it: another experiment needs a new `--run-id`.
+
+**Later commands on a run** read and write its data with the run's own settings too, built as a resume
+builds them: `export RUN` filters with the run's `rollout` settings (an outside check saw a plain shell's
+defaults replace a run's 4-row SFT file with an empty one), and refuses a setting not marked *current*
+given with another value than the run's, as `run --run-id` does. `status` and `report` read only the
+store, and take only its location (`--db`, `store.url`) and `flow.out_dir` from the shell.
 """
 
 
