@@ -38,6 +38,7 @@ def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens
     run's is refused in one line naming it and ending with `remedy`, where `resume` just keeps the run's.
     Commands that only read a run's data (`export`) refuse the same way: they must see what the run made."""
     stored: dict[str, Any] = copy.deepcopy(run.config)
+    stored.pop("eval", None)  # an evaluation's request (agent, model, tasks): the eval command checks it
     try:
         given = merge_layers(given_settings(config), flags or {})
     except ConfigError as exc:

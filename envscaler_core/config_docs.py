@@ -64,8 +64,10 @@ is refused, naming it: another experiment needs a new `--run-id`.
 **Later commands on a run** read and write its data with the run's own settings too, built as a resume
 builds them: `export RUN` filters with the run's `rollout` settings (an outside check saw a plain shell's
 defaults replace a run's 4-row SFT file with an empty one), and refuses a setting not marked *current*
-given with another value than the run's, as `run --run-id` does. `status` and `report` read only the
-store, and take only its location (`--db`, `store.url`) and `flow.out_dir` from the shell.
+given with another value than the run's, as `run --run-id` does; so does `eval bfcl-mt --run-id RUN` on an
+existing evaluation (its agent model, when `--model` is left out, is the run's; a budget given now raises
+the run's). `status`, `report` and `serve-mcp` read only the store, and take only its location (`--db`,
+`store.url`), `flow.out_dir` and the sandbox settings from the shell.
 """
 
 
