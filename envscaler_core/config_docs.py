@@ -66,7 +66,8 @@ builds them: `export RUN` filters with the run's `rollout` settings (an outside 
 defaults replace a run's 4-row SFT file with an empty one), and refuses a setting not marked *current*
 given with another value than the run's, as `run --run-id` does; so does `eval bfcl-mt --run-id RUN` on an
 existing evaluation (its agent model, when `--model` is left out, is the run's; a budget given now raises
-the run's). `status`, `report` and `serve-mcp` read only the store, and take only its location (`--db`,
+the run's), and `import envscaler --run-id IMP` into an existing import, which changes nothing and so
+would have ignored it. `status`, `report` and `serve-mcp` read only the store, and take only its location (`--db`,
 `store.url`), `flow.out_dir` and the sandbox settings from the shell.
 """
 
