@@ -25,15 +25,20 @@ from envscaler_core.config import (
 )
 from envscaler_core.models import Run
 
+CONTINUE_REMEDY = "drop it to continue the run, or use a new --run-id for a new experiment"
+
 
 def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens: int | None = None,
                     max_cost: float | None = None, endpoint: dict[str, Any] | None = None,
-                    flags: dict[str, Any] | None = None, refuse_changes: bool = False) -> Settings:
+                    flags: dict[str, Any] | None = None, refuse_changes: bool = False,
+                    remedy: str = CONTINUE_REMEDY) -> Settings:
     """`endpoint` (base_url/api_key) wins over everything: a demo run resumes against a fresh mock.
     `flags` are settings the command's flags give (`run --out`, `--strict`), taken like the config file's.
     `refuse_changes` (`run` on an existing run id): an experiment setting given now that differs from the
-    run's is refused in one line naming it, where `resume` just keeps the run's."""
+    run's is refused in one line naming it and ending with `remedy`, where `resume` just keeps the run's.
+    Commands that only read a run's data (`export`) refuse the same way: they must see what the run made."""
     stored: dict[str, Any] = copy.deepcopy(run.config)
+    stored.pop("eval", None)  # an evaluation's request (agent, model, tasks): the eval command checks it
     try:
         given = merge_layers(given_settings(config), flags or {})
     except ConfigError as exc:
@@ -57,7 +62,7 @@ def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens
     except ConfigError as exc:
         fail(f"run {run.run_id}: {exc}")
     if refuse_changes:
-        _refuse_other_experiment(run.run_id, settings, config, given, flags or {})
+        _refuse_other_experiment(run.run_id, settings, config, given, flags or {}, remedy)
     return settings
 
 
@@ -65,7 +70,7 @@ FLAG_OF = {("mine", "strict_sources"): "--strict"}
 
 
 def _refuse_other_experiment(run_id: str, settings: Settings, config: Path | None, given: dict[str, Any],
-                             flags: dict[str, Any]) -> None:
+                             flags: dict[str, Any], remedy: str = CONTINUE_REMEDY) -> None:
     """One line naming the first experiment setting (not one `resume` takes from the current command)
     given explicitly now whose value differs from the run's: the command would silently run another
     experiment under the same run id (or, before, replace the run's settings with it)."""
@@ -83,7 +88,7 @@ def _refuse_other_experiment(run_id: str, settings: Settings, config: Path | Non
             where = FLAG_OF.get(path[:2]) if _at(flags, path) is not None else None
             where = where or env_setting_names().get(path) or (f"in {config}" if config else "given")
             fail(f"run {run_id} keeps its own settings (one run is one experiment): {name} is {theirs!r} there, "
-                 f"{mine!r} here ({where}); drop it to continue the run, or use a new --run-id for a new experiment")
+                 f"{mine!r} here ({where}); {remedy}")
 
 
 def _leaves(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -60,6 +60,15 @@ raised value. `envscaler run --run-id RUN` on an existing run (to retry its fail
 `--add-sources`) continues it the same way: without `-c` it keeps the run's settings, and a setting not
 marked *current* given there (config file, environment, `--strict`) with another value than the run's
 is refused, naming it: another experiment needs a new `--run-id`.
+
+**Later commands on a run** read and write its data with the run's own settings too, built as a resume
+builds them: `export RUN` filters with the run's `rollout` settings (an outside check saw a plain shell's
+defaults replace a run's 4-row SFT file with an empty one), and refuses a setting not marked *current*
+given with another value than the run's, as `run --run-id` does; so does `eval bfcl-mt --run-id RUN` on an
+existing evaluation (its agent model, when `--model` is left out, is the run's; a budget given now raises
+the run's), and `import envscaler --run-id IMP` into an existing import, which changes nothing and so
+would have ignored it. `status`, `report` and `serve-mcp` read only the store, and take only its location (`--db`,
+`store.url`), `flow.out_dir` and the sandbox settings from the shell.
 """
 
 

@@ -68,11 +68,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             package_dir()
         except (ValueError, BFCLUnavailable) as exc:
             fail(f"--subset: {exc}" if isinstance(exc, ValueError) else str(exc))
-        settings = settings_from(config, db)
+        settings, earlier = _own_settings(run_id, settings_from(config, db), config)
         if agent == "llm":
             check_endpoint(settings)
+        own_model = earlier.get("model") if earlier.get("agent") == "llm" else None
         request = EvalRequest(subsets=subsets, limit=limit, agent=agent,
-                              model=GOLD_MODEL if agent == "gold" else (model or settings.llm.models.agent),
+                              model=GOLD_MODEL if agent == "gold" else (model or own_model or settings.llm.models.agent),
                               temperature=None if agent == "gold" else
                               (DEFAULT_TEMPERATURE if temperature is None else temperature))
         rid = run_id or new_run_id("bfcl")
@@ -81,6 +82,35 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             typer.echo(json.dumps(summary))
         else:
             _print_table(summary, request.agent, request.model)
+
+
+def _own_settings(run_id: str | None, located: Any, config: Path | None) -> tuple[Any, dict[str, Any]]:
+    """An existing evaluation continues with its own settings (its repair turns, its budget), as `resume`
+    builds them, and its stored request (agent, model) comes back for the model --model leaves out: the
+    flow stored whatever the shell held over the run's record, and a shell without the run's
+    ENVSCALER_LLM__MODELS__AGENT was refused for "another model". A setting given now with another value
+    than the run's is refused, naming it; a budget given now raises the run's (the budget-stop message
+    tells the user to raise it and run again). A new run: `located` and no request."""
+    from envscaler.resume_plan import resume_settings
+    from envscaler.status import open_for_reading
+    from envscaler_core.config import given_settings
+    from envscaler_core.store import StoreError
+
+    if run_id is None:
+        return located, {}
+    try:
+        with open_for_reading(located.store.url) as store:
+            run = store.get_run(run_id)
+    except StoreError:  # no store yet (a new run), or one held elsewhere: the flow says which
+        return located, {}
+    if run is None or not isinstance(run.config.get("eval"), dict):  # a factory run: the flow refuses it
+        return located, {}
+    raised = given_settings(config).get("budget") or {}
+    own = resume_settings(run, config, located.store.url, refuse_changes=True,
+                          max_tokens=located.budget.max_tokens if "max_tokens" in raised else None,
+                          max_cost=located.budget.max_cost_usd if "max_cost_usd" in raised else None,
+                          remedy="drop it to continue the evaluation, or use a new --run-id for another one")
+    return own, run.config["eval"]
 
 
 def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]

@@ -15,6 +15,7 @@ from envscaler.cli_name import cli_call
 from envscaler.commands._common import DB_HELP, fail
 
 if TYPE_CHECKING:  # the export package pulls pyarrow: imported when the command runs
+    from envscaler_core.config import Settings
     from envscaler_core.export import ExportManifest
 
 
@@ -41,13 +42,14 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             formats = resolve_formats(f.strip() for f in fmt.split(","))
         except ExportError as exc:
             fail(f"--format: {exc}")
-        settings = settings_from(config, db)
+        settings = located = settings_from(config, db)
         if out is not None:
             _check_out(run_id, out)
         started, target = time.time(), None
         try:
             with sigterm_as_interrupt(), open_for_reading(settings.store.url) as store:
                 base = _base(store, run_id, out)
+                settings = _run_settings(store, run_id, located, config)
                 target = export_dir(settings, run_id, base)
                 manifest = export_run(store, run_id, settings, base, formats=formats, verified_only=verified_only)
         except KeyboardInterrupt:
@@ -117,6 +119,21 @@ def _base(store: object, run_id: str, out: Path | None) -> Path | None:
         return Path(recorded).parent
     own = ((run.config.get("flow") or {}).get("out_dir") if run is not None else None)
     return Path(own).expanduser() if own else None  # a run stopped before its export stage: its own --out
+
+
+def _run_settings(store: object, run_id: str, located: Settings, config: Path | None) -> Settings:
+    """The run's own settings (its rollout filter above all), as `resume` builds them: an outside check
+    saw a plain-shell `export` filter with the default `require_all_passed` and replace the run's own
+    4-row SFT file with an empty one. Only how the store and outputs are reached comes from this command;
+    an experiment setting given here with another value than the run's is refused before anything is
+    written. An unknown run keeps `located`: `export_run` names it and the runs the store has."""
+    from envscaler.resume_plan import resume_settings
+
+    run = store.get_run(run_id)  # type: ignore[attr-defined]
+    if run is None:
+        return located
+    return resume_settings(run, config, located.store.url, refuse_changes=True,
+                           remedy="drop it to export the run as it was made, or export another run")
 
 
 def _interrupted(run_id: str, target: Path | None, started: float) -> None:

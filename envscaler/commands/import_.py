@@ -45,6 +45,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             if (kind := source_kind(path)) != "file":
                 fail(f"no such file: {path}" if kind == "not found" else f"{path} {kind}, not a JSON file")
         settings = settings_from(config, db)
+        if run_id is not None:
+            _refuse_other_settings(run_id, settings, config)
         if solve:
             check_endpoint(settings)
         run_id = run_id or new_run_id("import")
@@ -63,6 +65,27 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             typer.echo(line)
 
     app.add_typer(sub, name=verb, help=help_text)
+
+
+def _refuse_other_settings(run_id: str, located: Settings, config: Path | None) -> None:
+    """Importing the same inputs into an existing import answers with its stored audit and changes
+    nothing: a run setting given now with another value than the run's (say a rollout filter meant for
+    its rollouts and exports) would be silently ignored while the run keeps its own. Refused in one line
+    naming it, as `run --run-id` and `export` refuse it; the current settings (endpoint, sandbox, store)
+    may differ. A factory run or an unreadable store is left to the importer, which names it."""
+    from envscaler.resume_plan import resume_settings
+    from envscaler.status import open_for_reading
+    from envscaler_core.interop.summary import is_import
+    from envscaler_core.store import StoreError
+
+    try:
+        with open_for_reading(located.store.url) as store:
+            run = store.get_run(run_id)
+    except StoreError:
+        return
+    if run is not None and is_import(run):
+        resume_settings(run, config, located.store.url, refuse_changes=True,
+                        remedy="drop it (the import keeps the settings it was made with), or import under a new --run-id")
 
 
 def _run(envs: Path, files: list[Path], solutions: Path | None, settings: Settings, run_id: str, solve: bool,
