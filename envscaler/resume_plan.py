@@ -13,6 +13,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import typer
+
 from envscaler.commands._common import fail
 from envscaler_core.config import (
     ConfigError,
@@ -31,12 +33,14 @@ CONTINUE_REMEDY = "drop it to continue the run, or use a new --run-id for a new 
 def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens: int | None = None,
                     max_cost: float | None = None, endpoint: dict[str, Any] | None = None,
                     flags: dict[str, Any] | None = None, refuse_changes: bool = False,
-                    remedy: str = CONTINUE_REMEDY) -> Settings:
+                    remedy: str = CONTINUE_REMEDY, note_changes: bool = False) -> Settings:
     """`endpoint` (base_url/api_key) wins over everything: a demo run resumes against a fresh mock.
     `flags` are settings the command's flags give (`run --out`, `--strict`), taken like the config file's.
     `refuse_changes` (`run` on an existing run id): an experiment setting given now that differs from the
-    run's is refused in one line naming it and ending with `remedy`, where `resume` just keeps the run's.
-    Commands that only read a run's data (`export`) refuse the same way: they must see what the run made."""
+    run's is refused in one line naming it and ending with `remedy`. Commands that only read a run's data
+    (`export`) refuse the same way: they must see what the run made. `note_changes` (`resume`): the run's
+    own value is kept and each such setting is named on stderr as ignored (an outside check set the model
+    a failed stage needed and resumed: the resume sent the old model again without a word)."""
     stored: dict[str, Any] = copy.deepcopy(run.config)
     stored.pop("eval", None)  # an evaluation's request (agent, model, tasks): the eval command checks it
     try:
@@ -61,24 +65,30 @@ def resume_settings(run: Run, config: Path | None, db: str | None, *, max_tokens
         settings = load_settings(overrides=stored)
     except ConfigError as exc:
         fail(f"run {run.run_id}: {exc}")
-    if refuse_changes:
-        _refuse_other_experiment(run.run_id, settings, config, given, flags or {}, remedy)
+    if refuse_changes or note_changes:
+        changes = other_experiment(run.run_id, settings, config, given, flags or {})
+        if changes and refuse_changes:
+            fail(f"{changes[0]}; {remedy}")
+        for change in changes:
+            typer.echo(f"note: {change}: ignored; a new --run-id runs with it (answers already paid for are "
+                       "served from the cache)", err=True)
     return settings
 
 
 FLAG_OF = {("mine", "strict_sources"): "--strict"}
 
 
-def _refuse_other_experiment(run_id: str, settings: Settings, config: Path | None, given: dict[str, Any],
-                             flags: dict[str, Any], remedy: str = CONTINUE_REMEDY) -> None:
-    """One line naming the first experiment setting (not one `resume` takes from the current command)
-    given explicitly now whose value differs from the run's: the command would silently run another
-    experiment under the same run id (or, before, replace the run's settings with it)."""
+def other_experiment(run_id: str, settings: Settings, config: Path | None, given: dict[str, Any],
+                     flags: dict[str, Any]) -> list[str]:
+    """One line per experiment setting (not one `resume` takes from the current command) given explicitly
+    now whose value differs from the run's: the command would silently run another experiment under the
+    same run id (or, before, replace the run's settings with it)."""
     try:
         now = load_settings(config, overrides=flags).model_dump(mode="json", by_alias=True)
     except ConfigError as exc:
         fail(str(exc))
     own = settings.model_dump(mode="json", by_alias=True)
+    lines = []
     for path in _leaves(given):
         if len(path) < 2 or taken_from_current(path[0], path[1]):
             continue
@@ -87,8 +97,9 @@ def _refuse_other_experiment(run_id: str, settings: Settings, config: Path | Non
             name = ".".join(path)
             where = FLAG_OF.get(path[:2]) if _at(flags, path) is not None else None
             where = where or env_setting_names().get(path) or (f"in {config}" if config else "given")
-            fail(f"run {run_id} keeps its own settings (one run is one experiment): {name} is {theirs!r} there, "
-                 f"{mine!r} here ({where}); {remedy}")
+            lines.append(f"run {run_id} keeps its own settings (one run is one experiment): {name} is {theirs!r} "
+                         f"there, {mine!r} here ({where})")
+    return lines
 
 
 def _leaves(tree: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

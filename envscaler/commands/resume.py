@@ -65,7 +65,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                        f"it; {again}.")
             return
         with _endpoint_for(run) as (endpoint, notes):
-            settings = resume_settings(run, config, db, max_tokens=max_tokens, max_cost=max_cost, endpoint=endpoint)
+            settings = resume_settings(run, config, db, max_tokens=max_tokens, max_cost=max_cost, endpoint=endpoint,
+                                       note_changes=True)
             change = endpoint_change(run, settings)
             if change and not endpoint:
                 notes.append(f"resuming with {change}")

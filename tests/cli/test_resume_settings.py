@@ -94,3 +94,20 @@ def test_a_demo_endpoint_wins_over_the_environment(run: Run, monkeypatch: pytest
     mock = {"base_url": "http://127.0.0.1:8555/v1", "api_key": "mock"}
     settings = resume_settings(run, None, None, endpoint=mock)
     assert settings.llm.base_url == mock["base_url"] and settings.llm.api_key == "mock"
+
+
+def test_a_run_setting_given_to_resume_is_named_as_ignored(run: Run, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """An outside check set the model a failed stage needed and resumed: the old model was sent again
+    without a word. The run keeps its own (one run is one experiment), and says so."""
+    monkeypatch.setenv("ENVSCALER_LLM__MODELS__AGENT", "another-model")
+    settings = resume_settings(run, None, None, note_changes=True)
+    assert settings.llm.models.agent == "run-agent"
+    err = capsys.readouterr().err
+    assert "llm.models.agent is 'run-agent' there, 'another-model' here (ENVSCALER_LLM__MODELS__AGENT)" in err
+    assert "ignored; a new --run-id runs with it" in err
+
+
+def test_a_resume_given_nothing_of_the_runs_says_nothing(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
+    resume_settings(run, None, None, note_changes=True)
+    assert capsys.readouterr().err == ""
