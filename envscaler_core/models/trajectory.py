@@ -28,7 +28,9 @@ class TokenUsage(Model):
         return self.prompt_tokens + self.completion_tokens
 
 
-TerminationReason = Literal["agent_done", "user_stop", "max_steps", "error"]
+TerminationReason = Literal["agent_done", "user_stop", "max_steps", "error", "tool_raised"]
+"""`tool_raised`: a tool's method raised, or the env's process died or timed out in a call: the episode ended
+there with reward 0, as in EnvScaler's runtime (`rollout/rules.py`)."""
 
 
 class Trajectory(Record):
