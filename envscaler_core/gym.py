@@ -9,8 +9,9 @@ user, which ends the episode as in EnvScaler's runtime: `rollout/chat_call.py`) 
 out (then `truncated`), and 0 before that. Bad actions
 (unknown tool, malformed arguments, an action of no known shape) are observations, not exceptions,
 as in rollouts: the policy must learn from them. A tool that raises (or whose process dies or times out)
-ends the episode (`terminated`) with reward 0 and `info["ended"]` saying why, as EnvScaler's runtime does
-(`rollout/rules.py`). Env code only ever runs in the injected runtime.
+ends the episode (`terminated`) with reward 0 and `info["ended"]` saying why, as EnvScaler's runtime does;
+for an env imported from EnvScaler (`AcceptedEnv.episode_rules == "envscaler"`) so does a call its runtime
+runs into a TypeError (`rollout/rules.py`). Env code only ever runs in the injected runtime.
 
 `load_rl_set` builds these from the exported RL scenario file, so a trainer needs neither the store
 nor the factory's pipeline, only this module and a runtime (`sandbox.SandboxPool`).
@@ -253,7 +254,7 @@ def load_rl_set(
     for where, row in read_rl_rows(Path(path)):
         env, scenario = row_to_records(row, where)
         known = envs.setdefault(env.env_id, env)
-        if known.class_code != env.class_code or known.tools != env.tools:
+        if (known.class_code, known.tools, known.episode_rules) != (env.class_code, env.tools, env.episode_rules):
             raise RLRowError(f"{where}: env {env.env_id} differs from its earlier rows (mixed exports?)")
         scenarios.setdefault(env.env_id, []).append(scenario)
     return [

@@ -29,8 +29,9 @@ class TokenUsage(Model):
 
 
 TerminationReason = Literal["agent_done", "user_stop", "max_steps", "error", "tool_raised"]
-"""`tool_raised`: a tool's method raised, or the env's process died or timed out in a call: the episode ended
-there with reward 0, as in EnvScaler's runtime (`rollout/rules.py`)."""
+"""`tool_raised`: a tool's method raised, or the env's process died or timed out in a call, or (an imported env)
+the call is one EnvScaler's runtime runs into a TypeError: the episode ended there with reward 0, as in
+EnvScaler's runtime (`rollout/rules.py`)."""
 
 
 class Trajectory(Record):

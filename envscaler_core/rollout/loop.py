@@ -4,7 +4,8 @@ Fixes over the reference (§8.14–15): every tool call of an assistant message 
 `tool` message with its id; refused calls (unknown tool, bad JSON, schema violations) become observations
 and the episode goes on; hitting max_steps still scores the final state instead of giving 0. A tool that
 raises (or whose process dies or times out) ends the episode with reward 0 (`tool_raised`), as in
-EnvScaler's runtime (`rules.CallRules`). A
+EnvScaler's runtime, and so does, for an env imported from EnvScaler, a call its runtime runs into a
+TypeError (`rules.CallRules`). A
 `chat_with_user` call is the message to the user, as in EnvScaler's runtime (`chat_call`): it ends a
 non-conversational episode and goes to the user simulator in a conversational one.
 """
