@@ -82,5 +82,5 @@ class AcceptedEnv(Record):
     episode_rules: EpisodeRules = Field(
         default="factory",
         description="Which runtime's rules an episode of this env plays by when a call goes wrong: 'envscaler' for "
-        "an env imported from EnvScaler's files (a call its runtime runs into a TypeError ends the episode at 0), "
-        "'factory' for one this factory synthesized (docs/interop.md).")
+        "an env imported from EnvScaler's files (a call its runtime runs into a TypeError ends the episode at 0, "
+        "only the first call of a message runs), 'factory' for one this factory synthesized (docs/interop.md).")

@@ -55,6 +55,10 @@ class Trajectory(Record):
     reward: float = Field(ge=0.0, le=1.0)
     all_passed: bool
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    dropped_calls: int = Field(
+        default=0, ge=0,
+        description="Tool calls not run because the env plays EnvScaler's rules, whose runtime runs only the first "
+        "call of an assistant message: the recorded message keeps that one call, so each call id has one answer.")
     error: str | None = Field(
         default=None,
         description="Why an episode that ended in 'error' ended: the model failure's one-line message (an "

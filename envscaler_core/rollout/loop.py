@@ -5,7 +5,7 @@ Fixes over the reference (§8.14–15): every tool call of an assistant message 
 and the episode goes on; hitting max_steps still scores the final state instead of giving 0. A tool that
 raises (or whose process dies or times out) ends the episode with reward 0 (`tool_raised`), as in
 EnvScaler's runtime, and so does, for an env imported from EnvScaler, a call its runtime runs into a
-TypeError (`rules.CallRules`). A
+TypeError; such an env's messages run their first tool call only, as there (`rules.CallRules`). A
 `chat_with_user` call is the message to the user, as in EnvScaler's runtime (`chat_call`): it ends a
 non-conversational episode and goes to the user simulator in a conversational one.
 """
@@ -72,7 +72,7 @@ class _Play:
     """The turn loop; its counters survive an exception so an aborted episode is still recorded."""
 
     def __init__(self) -> None:
-        self.usage, self.steps, self.tool_errors = TokenUsage(), 0, 0
+        self.usage, self.steps, self.tool_errors, self.dropped_calls = TokenUsage(), 0, 0, 0
         self.termination: TerminationReason = "max_steps"
         self.error: str | None = None
 
@@ -83,6 +83,10 @@ class _Play:
             self.steps += 1
             self.usage = _add(self.usage, turn.usage)
             msg = normalise_assistant(turn.message, tools, self.steps)  # any agent, any endpoint form
+            if rules.first_call_only and len(msg.get("tool_calls") or []) > 1:
+                # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not
+                self.dropped_calls += len(msg["tool_calls"]) - 1
+                msg = {**msg, "tool_calls": msg["tool_calls"][:1]}
             messages.append(msg)
             if msg.get("tool_calls"):
                 for k, call in enumerate(msg["tool_calls"]):  # in order, each answered by exactly one tool message
@@ -181,7 +185,7 @@ async def run_rollout(
             scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
             messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination="error",
             initial_state=scenario.initial_state, final_state={}, check_results=[], reward=0.0, all_passed=False,
-            usage=usage, error=breach,
+            usage=usage, error=breach, dropped_calls=play.dropped_calls,
         )
     if termination == "tool_raised":  # EnvScaler's step: terminated, reward never computed (0.0)
         reward, all_passed, results = 0.0, False, []
@@ -193,5 +197,5 @@ async def run_rollout(
         scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
         messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination=termination,
         initial_state=scenario.initial_state, final_state=final_state, check_results=results,
-        reward=reward, all_passed=all_passed, usage=usage, error=play.error,
+        reward=reward, all_passed=all_passed, usage=usage, error=play.error, dropped_calls=play.dropped_calls,
     )

@@ -93,6 +93,11 @@ class CallRules:
         self.tools = {t.function.name: t.function.parameters for t in env.tools}
         self.constants = class_attributes(env.class_code, env.class_name) if self.rules == "envscaler" else frozenset()
 
+    @property
+    def first_call_only(self) -> bool:
+        """EnvScaler's `parse_action` takes `tool_calls[0]` of a message; the factory runs every call."""
+        return self.rules == "envscaler"
+
     def run(self, ep: Episode, call: dict[str, Any]) -> Observed:
         """Run one OpenAI tool_call (not `chat_with_user`: `chat_call` takes that) under these rules."""
         fn = call.get("function") or {}

@@ -1,15 +1,17 @@
 """Spec: an env imported from EnvScaler's files plays EnvScaler's runtime's rules when a call goes wrong, in
 the gym (loaded from the exported RL file, which carries the rules) and in rollouts: a tool that raises, or a
 call its runtime runs into a TypeError (missing or extra argument, a data attribute or class constant
-called), ends the episode with reward 0; an unknown name is an invalid action and the episode goes on
-(differential check 2026-11-26, F1, F2: the gym and rollouts went on and paid 1.0).
+called), ends the episode with reward 0; an unknown name is an invalid action and the episode goes on; only
+the first tool call of an assistant message runs (differential check 2026-11-26, F1-F3: the gym and
+rollouts went on and paid 1.0, and ran all parallel calls, 1.0 where EnvScaler gives 0.25).
 
 Expected rewards are EnvScaler's own: its runtime (interact_with_env/envscaler_env, `EnvScalerNonConvRLEnv`)
 was run on `pantry_envscaler`'s files with each call sequence followed by chat_with_user "Task Completed":
 the solution 1.0; RAISES `ValueError: day is out of range for month`, terminated, 0.0; MISSING_ARG
 `TypeError ... missing 1 required positional argument: 'amount'`, 0.0; EXTRA_ARG `... unexpected keyword
 argument 'verbose'`, 0.0; DATA_ATTRIBUTE `'dict' object is not callable`, 0.0; CLASS_CONSTANT `'tuple'
-object is not callable`, 0.0; UNKNOWN "Error: Invalid action", goes on, 1.0."""
+object is not callable`, 0.0; UNKNOWN "Error: Invalid action", goes on, 1.0; the solution's three calls in one
+message, then "Task Completed": 0.25."""
 
 from __future__ import annotations
 
@@ -120,6 +122,14 @@ def test_a_tool_that_raises_ends_the_rollout_at_zero_and_is_never_sft_data(impor
 def test_a_missing_argument_ends_the_rollout_at_zero(imported: dict[str, Any]) -> None:
     traj = _roll(imported, [pantry.MISSING_ARG, *pantry.SOLUTION])
     assert traj.termination == "tool_raised" and traj.reward == 0.0 and traj.steps == 1
+
+
+def test_only_the_first_of_parallel_calls_runs_and_the_rest_are_counted(imported: dict[str, Any]) -> None:
+    traj = _roll(imported, pantry.SOLUTION, per_message=3)
+    assert traj.reward == 0.25 and traj.dropped_calls == 2
+    assistant = traj.messages[2]
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["restock"]
+    assert [m["tool_call_id"] for m in traj.messages if m["role"] == "tool"] == [assistant["tool_calls"][0]["id"]]
 
 
 def test_rows_exported_before_the_rules_were_carried_are_refused_by_name(imported: dict[str, Any],
