@@ -8,7 +8,10 @@ declares it is done (`{"done": true}`, or a `chat_with_user` call with `content`
 user, which ends the episode as in EnvScaler's runtime: `rollout/chat_call.py`) or the step budget runs
 out (then `truncated`), and 0 before that. Bad actions
 (unknown tool, malformed arguments, an action of no known shape) are observations, not exceptions,
-as in rollouts: the policy must learn from them. Env code only ever runs in the injected runtime.
+as in rollouts: the policy must learn from them. A tool that raises (or whose process dies or times out)
+ends the episode (`terminated`) with reward 0 and `info["ended"]` saying why, as EnvScaler's runtime does;
+for an env imported from EnvScaler (`AcceptedEnv.episode_rules == "envscaler"`) so does a call its runtime
+runs into a TypeError (`rollout/rules.py`). Env code only ever runs in the injected runtime.
 
 `load_rl_set` builds these from the exported RL scenario file, so a trainer needs neither the store
 nor the factory's pipeline, only this module and a runtime (`sandbox.SandboxPool`).
@@ -26,7 +29,7 @@ from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
 from envscaler_core.rollout.agents import system_text
 from envscaler_core.rollout.chat_call import chat_of
-from envscaler_core.rollout.loop import observation
+from envscaler_core.rollout.rules import CallRules
 from envscaler_core.synth.reserved import CHAT_WITH_USER
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
@@ -81,6 +84,7 @@ class ScenarioEnv:
         self.env, self.scenarios, self.runtime = env, list(scenarios), runtime
         self.max_steps, self.check_timeout_s = max_steps, check_timeout_s
         self.tools = [t.model_dump(mode="json") for t in env.tools]
+        self._rules = CallRules(env)
         self._rng = random.Random(0)
         self._episode: Episode | None = None
         self._scenario: Scenario | None = None
@@ -165,13 +169,20 @@ class ScenarioEnv:
             elif chat is not None:
                 obs, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
             else:
-                obs, is_error = observation(self._episode, call)
+                seen = self._rules.run(self._episode, call)
+                obs, is_error = seen.content, seen.is_error
+                if seen.ends is not None:
+                    return self._finish(obs, terminated=True, truncated=False, ended=seen.ends,
+                                        info={"tool": tool, "is_error": True})
         info: dict[str, Any] = {"tool": tool, "is_error": is_error, "steps": self._steps}
         if self._steps >= self.max_steps:
             return self._finish(obs, terminated=False, truncated=True, info=info)
         return obs, 0.0, False, False, info
 
-    def _finish(self, obs: str, *, terminated: bool, truncated: bool, info: dict[str, Any]) -> StepResult:
+    def _finish(self, obs: str, *, terminated: bool, truncated: bool, info: dict[str, Any],
+                ended: str | None = None) -> StepResult:
+        """Score and close the episode; `ended`: why a call ended it with reward 0 (no checks run, as in
+        EnvScaler's runtime, which never computes a reward for an episode its step ended by an exception)."""
         assert self._episode is not None and self._scenario is not None
         try:
             final_state = self._episode.state
@@ -183,6 +194,10 @@ class ScenarioEnv:
             return obs, 0.0, terminated, truncated, info
         self._over = True
         self._close_episode()
+        if ended is not None:
+            info.update({"steps": self._steps, "all_passed": False, "check_results": [], "final_state": final_state,
+                         "ended": ended})
+            return obs, 0.0, terminated, truncated, info
         reward, all_passed, results = score_checks(
             self.env, self._scenario, final_state, self.runtime, self.check_timeout_s, self._loaded_state
         )
@@ -239,7 +254,7 @@ def load_rl_set(
     for where, row in read_rl_rows(Path(path)):
         env, scenario = row_to_records(row, where)
         known = envs.setdefault(env.env_id, env)
-        if known.class_code != env.class_code or known.tools != env.tools:
+        if (known.class_code, known.tools, known.episode_rules) != (env.class_code, env.tools, env.episode_rules):
             raise RLRowError(f"{where}: env {env.env_id} differs from its earlier rows (mixed exports?)")
         scenarios.setdefault(env.env_id, []).append(scenario)
     return [

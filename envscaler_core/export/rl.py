@@ -2,7 +2,9 @@
 
 A row carries everything an RL framework needs without the store: the env class (name, code, tool
 schemas, the intro/rules for the system prompt), the initial state, the task and the checks that
-reward it. Free-form JSON (states, tool schemas, reference plans) is stored as JSON *text*: every env
+reward it, and `episode_rules` (whether the env plays EnvScaler's runtime's rules when a call goes wrong,
+as an imported env does, or the factory's: `rollout/rules.py`). Free-form JSON (states, tool schemas,
+reference plans) is stored as JSON *text*: every env
 has a different state shape, and a columnar schema inferred from one env would not fit the next, so
 both files share this one fixed schema. `row_to_records` turns a row back into models and refuses a row
 whose content does not hash to its `row_sha256` (every other column, checks and reference solution
@@ -30,6 +32,7 @@ RL_SCHEMA = pa.schema(
         pa.field("env_rules", pa.list_(pa.string()), nullable=False),
         pa.field("env_score", pa.float64(), nullable=False),
         pa.field("env_validation_mode", pa.string(), nullable=False),
+        pa.field("episode_rules", pa.string(), nullable=False),
         pa.field("class_name", pa.string(), nullable=False),
         pa.field("class_code", pa.string(), nullable=False),
         pa.field("tools_json", pa.string(), nullable=False),
@@ -63,6 +66,7 @@ def env_columns(env: AcceptedEnv) -> dict[str, Any]:
         "env_rules": list(env.rules),
         "env_score": env.score,
         "env_validation_mode": env.validation_mode,
+        "episode_rules": env.episode_rules,
         "class_name": env.class_name,
         "class_code": env.class_code,
         "tools_json": compact_json([t.model_dump(mode="json") for t in env.tools]),
@@ -98,7 +102,9 @@ def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv
     """(env, scenario) from one exported row; `where` names the row in errors (file:line)."""
     missing = [c for c in RL_COLUMNS if c not in row]
     if missing:
-        raise RLRowError(f"{where}: missing field(s) {', '.join(missing)}")
+        hint = (" (rows exported before episode_rules was carried: export the run again, so the gym plays each "
+                "env by its own rules)" if "episode_rules" in missing else "")
+        raise RLRowError(f"{where}: missing field(s) {', '.join(missing)}{hint}")
     try:
         env = AcceptedEnv(
             env_id=row["env_id"], candidate_fp=row["env_candidate_fp"], summary=row["env_summary"],
@@ -106,7 +112,7 @@ def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv
             class_code=row["class_code"],
             tools=[ToolSchema.model_validate(t) for t in json.loads(row["tools_json"])],
             tool_kinds=json.loads(row["tool_kinds_json"]), score=row["env_score"],
-            validation_mode=row["env_validation_mode"],
+            validation_mode=row["env_validation_mode"], episode_rules=row["episode_rules"],
         )
         scenario = Scenario(
             env_id=row["env_id"], initial_state=json.loads(row["initial_state_json"]), task=row["task"],

@@ -176,6 +176,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         env_id=env.env_id, candidate_fp=candidate.fingerprint, summary=env.summary or env.class_name,
         introduction=env.introduction, rules=env.rules, class_name=env.class_name, class_code=env.code,
         tools=env.tools, tool_kinds=env.tool_kinds, score=score, validation_mode="programmatic",  # type: ignore[arg-type]
+        episode_rules="envscaler",  # its episodes play EnvScaler's runtime's rules (rollout/rules.py)
     ) if accepted else None
     return EnvOutcome(env_id=env.env_id, candidate=candidate, accepted=accepted, reasons=reasons, score=score,
                       rounds=rounds, env=env_record, notes=notes)

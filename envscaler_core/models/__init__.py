@@ -2,7 +2,7 @@
 
 from envscaler_core.models.base import Model, Record, canonical_json, compact_json, fingerprint_of, utcnow
 from envscaler_core.models.bfcl import BFCLEvalReport, BFCLTaskResult, SubsetScore
-from envscaler_core.models.env import AcceptedEnv, CandidateStatus, EnvCandidate, ToolFunction, ToolSchema
+from envscaler_core.models.env import AcceptedEnv, CandidateStatus, EnvCandidate, EpisodeRules, ToolFunction, ToolSchema
 from envscaler_core.models.failure import StageFailure
 from envscaler_core.models.interop import CheckAudit, ImportedEnv, ImportedScenario
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
@@ -16,7 +16,7 @@ from envscaler_core.models.validation import CaseType, ValidationMode, Validatio
 
 __all__ = [
     "AcceptedEnv", "BFCLEvalReport", "BFCLTaskResult", "SubsetScore", "CandidateStatus", "CaseType", "CheckAudit",
-    "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec", "EnvTopic", "Entity", "ImportedEnv", "ImportedScenario",
+    "CheckResult", "CheckSpec", "EnvCandidate", "EnvSpec", "EnvTopic", "Entity", "EpisodeRules", "ImportedEnv", "ImportedScenario",
     "LLMCall", "LLMCallStatus", "Model", "Operation", "OperationKind", "Record", "Run",
     "RunStatus", "Scenario", "ScenarioStatus", "SourceTask", "StageFailure", "TerminationReason", "TokenUsage", "ToolCall",
     "ToolFunction", "ToolSchema", "Trajectory", "ValidationMode", "ValidationReport", "ValidationRound",

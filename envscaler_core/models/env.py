@@ -35,6 +35,11 @@ class ToolSchema(Model):
     function: ToolFunction
 
 
+EpisodeRules = Literal["envscaler", "factory"]
+"""The rule set an episode plays by when a call goes wrong (`rollout/rules.py`): EnvScaler's runtime's for an
+imported env, so one env rewards the same trajectories in both runtimes; the factory's documented contract
+for a synthesized one. A tool that raises ends the episode at 0 under both."""
+
 CandidateStatus = Literal["generated", "static_failed", "validating", "accepted", "rejected", "duplicate", "error"]
 
 
@@ -74,3 +79,8 @@ class AcceptedEnv(Record):
     tool_kinds: dict[str, OperationKind] = Field(default_factory=dict)
     score: float = Field(ge=0.0, le=1.0)
     validation_mode: Literal["programmatic", "llm", "both"]
+    episode_rules: EpisodeRules = Field(
+        default="factory",
+        description="Which runtime's rules an episode of this env plays by when a call goes wrong: 'envscaler' for "
+        "an env imported from EnvScaler's files (a call its runtime runs into a TypeError ends the episode at 0, "
+        "only the first call of a message runs), 'factory' for one this factory synthesized (docs/interop.md).")

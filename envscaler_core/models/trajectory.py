@@ -28,7 +28,10 @@ class TokenUsage(Model):
         return self.prompt_tokens + self.completion_tokens
 
 
-TerminationReason = Literal["agent_done", "user_stop", "max_steps", "error"]
+TerminationReason = Literal["agent_done", "user_stop", "max_steps", "error", "tool_raised"]
+"""`tool_raised`: a tool's method raised, or the env's process died or timed out in a call, or (an imported env)
+the call is one EnvScaler's runtime runs into a TypeError: the episode ended there with reward 0, as in
+EnvScaler's runtime (`rollout/rules.py`)."""
 
 
 class Trajectory(Record):
@@ -52,6 +55,10 @@ class Trajectory(Record):
     reward: float = Field(ge=0.0, le=1.0)
     all_passed: bool
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    dropped_calls: int = Field(
+        default=0, ge=0,
+        description="Tool calls not run because the env plays EnvScaler's rules, whose runtime runs only the first "
+        "call of an assistant message: the recorded message keeps that one call, so each call id has one answer.")
     error: str | None = Field(
         default=None,
         description="Why an episode that ended in 'error' ended: the model failure's one-line message (an "

@@ -4,9 +4,10 @@ from envscaler_core.rollout.agents import (
     Agent, AgentTurn, LLMAgent, ScriptedAgent, do_nothing_agent, replay_agent, system_text, usage_of,
 )
 from envscaler_core.rollout.filters import drop_reasons, filter_trajectories
-from envscaler_core.rollout.loop import observation, run_rollout
+from envscaler_core.rollout.loop import run_rollout
+from envscaler_core.rollout.rules import CallRules, Observed
 
 __all__ = [
-    "Agent", "AgentTurn", "LLMAgent", "ScriptedAgent", "do_nothing_agent", "drop_reasons", "filter_trajectories",
-    "observation", "replay_agent", "run_rollout", "system_text", "usage_of",
+    "Agent", "AgentTurn", "CallRules", "LLMAgent", "Observed", "ScriptedAgent", "do_nothing_agent", "drop_reasons",
+    "filter_trajectories", "replay_agent", "run_rollout", "system_text", "usage_of",
 ]

@@ -13,6 +13,8 @@ def drop_reasons(traj: Trajectory, cfg: RolloutSettings) -> list[str]:
     reasons = []
     if traj.termination == "error":
         reasons.append("episode ended in an error" + (f": {traj.error}" if traj.error else ""))
+    if traj.termination == "tool_raised":  # whatever require_all_passed says: the env broke, never SFT data
+        reasons.append("a tool call ended the episode with reward 0" + (f": {traj.error}" if traj.error else ""))
     if cfg.require_all_passed and not traj.all_passed:
         reasons.append(f"not all checks passed (reward {traj.reward})")
     if cfg.max_tool_errors is not None and traj.tool_errors > cfg.max_tool_errors:

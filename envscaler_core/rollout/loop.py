@@ -1,11 +1,13 @@
 """One rollout: agent <-> environment (and simulated user), then reward from the final state.
 
-Fixes over the reference (§8.14–15): every tool call of an assistant message runs, in order, and is
-answered by exactly one `tool` message with its id; bad calls (unknown tool, bad JSON, schema
-violations, exceptions) become observations and the episode goes on; hitting max_steps still scores
-the final state instead of giving 0. A `chat_with_user` call is the message to the user, as in EnvScaler's
-runtime (`chat_call`): it ends a non-conversational episode and goes to the user simulator in a
-conversational one.
+Fixes over the reference (§8.14–15): every tool call of an assistant message is answered by exactly one
+`tool` message with its id; refused calls (unknown tool, bad JSON, schema violations) become observations
+and the episode goes on; hitting max_steps still scores the final state instead of giving 0. A tool that
+raises (or whose process dies or times out) ends the episode with reward 0 (`tool_raised`), as in
+EnvScaler's runtime, and so does, for an env imported from EnvScaler, a call its runtime runs into a
+TypeError; such an env's messages run their first tool call only, as there (`rules.CallRules`). A
+`chat_with_user` call is the message to the user, as in EnvScaler's runtime (`chat_call`): it ends a
+non-conversational episode and goes to the user simulator in a conversational one.
 """
 
 from __future__ import annotations
@@ -16,33 +18,18 @@ from typing import Any
 
 from envscaler_core.config import Settings
 from envscaler_core.llm.errors import LLMError, LLMOutputInvalid
-from envscaler_core.llm.replies import ReplyProblem, answer_text, normalise_assistant, parse_arguments
+from envscaler_core.llm.replies import answer_text, normalise_assistant
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
+from envscaler_core.rollout.rules import CallRules
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
 USER_OPENING = "Hi! How can I help you today?"
-
-
-def observation(ep: Episode, call: dict[str, Any]) -> tuple[str, bool]:
-    """Run one OpenAI tool_call; returns (tool message content as JSON, is_error)."""
-    fn = call.get("function") or {}
-    name = fn.get("name") or ""
-    try:
-        args = parse_arguments(fn.get("arguments"))
-    except ReplyProblem as exc:
-        return json.dumps({"error": str(exc), "error_kind": "schema"}), True
-    out = ep.call(name, args)
-    if out.ok:
-        return json.dumps(out.result, default=str), False
-    return json.dumps({"error": out.error, "error_kind": out.error_kind}), True
-
-
 
 
 def _ends_episode(exc: LLMError) -> bool:
@@ -85,32 +72,42 @@ class _Play:
     """The turn loop; its counters survive an exception so an aborted episode is still recorded."""
 
     def __init__(self) -> None:
-        self.usage, self.steps, self.tool_errors = TokenUsage(), 0, 0
+        self.usage, self.steps, self.tool_errors, self.dropped_calls = TokenUsage(), 0, 0, 0
         self.termination: TerminationReason = "max_steps"
         self.error: str | None = None
 
     async def run(self, agent: Agent, user: _UserSim | None, ep: Episode, messages: list[dict[str, Any]],
-                  tools: list[dict[str, Any]], max_steps: int) -> None:
+                  tools: list[dict[str, Any]], max_steps: int, rules: CallRules) -> None:
         while self.steps < max_steps:
             turn: AgentTurn = await agent.step(messages, tools)
             self.steps += 1
             self.usage = _add(self.usage, turn.usage)
             msg = normalise_assistant(turn.message, tools, self.steps)  # any agent, any endpoint form
+            if rules.first_call_only and len(msg.get("tool_calls") or []) > 1:
+                # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not
+                self.dropped_calls += len(msg["tool_calls"]) - 1
+                msg = {**msg, "tool_calls": msg["tool_calls"][:1]}
             messages.append(msg)
             if msg.get("tool_calls"):
                 for k, call in enumerate(msg["tool_calls"]):  # in order, each answered by exactly one tool message
                     chat = chat_of(call)
                     if chat is not None and chat.kind == "ends":
                         if await self._chat(user, chat.content, messages, call["id"]):
-                            _not_run(messages, msg["tool_calls"][k + 1:])
+                            _not_run(messages, msg["tool_calls"][k + 1:], "the chat_with_user call before it")
                             return
                         continue
                     if chat is not None:
                         content, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
+                        ends = None
                     else:
-                        content, is_error = await asyncio.to_thread(observation, ep, call)
+                        seen = await asyncio.to_thread(rules.run, ep, call)
+                        content, is_error, ends = seen.content, seen.is_error, seen.ends
                     self.tool_errors += is_error
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                    if ends is not None:
+                        self.termination, self.error = "tool_raised", ends
+                        _not_run(messages, msg["tool_calls"][k + 1:], "the call before it, which ended it")
+                        return
                 continue
             if user is None:
                 self.termination = "agent_done"
@@ -139,11 +136,11 @@ class _Play:
         return False
 
 
-def _not_run(messages: list[dict[str, Any]], calls: list[dict[str, Any]]) -> None:
-    """Answer the calls after the one that ended the episode: none of them ran."""
+def _not_run(messages: list[dict[str, Any]], calls: list[dict[str, Any]], at: str) -> None:
+    """Answer the calls after the one that ended the episode (`at` names it): none of them ran."""
     for call in calls:
         messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
-            {"error": "not run: the episode ended at the chat_with_user call before it", "error_kind": "action"})})
+            {"error": f"not run: the episode ended at {at}", "error_kind": "action"})})
 
 
 async def run_rollout(
@@ -169,7 +166,7 @@ async def run_rollout(
         try:
             loaded_state = await asyncio.to_thread(lambda: ep.state)  # the checks' initial_state, as in EnvScaler
             try:
-                await play.run(agent, user, ep, messages, tools, cfg.max_steps)
+                await play.run(agent, user, ep, messages, tools, cfg.max_steps, CallRules(env))
             except LLMError as exc:
                 if not _ends_episode(exc):
                     raise
@@ -188,14 +185,17 @@ async def run_rollout(
             scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
             messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination="error",
             initial_state=scenario.initial_state, final_state={}, check_results=[], reward=0.0, all_passed=False,
-            usage=usage, error=breach,
+            usage=usage, error=breach, dropped_calls=play.dropped_calls,
         )
-    reward, all_passed, results = await asyncio.to_thread(
-        score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s, loaded_state
-    )
+    if termination == "tool_raised":  # EnvScaler's step: terminated, reward never computed (0.0)
+        reward, all_passed, results = 0.0, False, []
+    else:
+        reward, all_passed, results = await asyncio.to_thread(
+            score_checks, env, scenario, final_state, runtime, settings.scen.check_timeout_s, loaded_state
+        )
     return Trajectory(
         scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
         messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination=termination,
         initial_state=scenario.initial_state, final_state=final_state, check_results=results,
-        reward=reward, all_passed=all_passed, usage=usage, error=play.error,
+        reward=reward, all_passed=all_passed, usage=usage, error=play.error, dropped_calls=play.dropped_calls,
     )

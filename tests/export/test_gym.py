@@ -163,12 +163,13 @@ def test_a_refused_done_action_says_what_is_wrong_with_it(gym: ScenarioEnv, acti
 
 def test_an_episode_whose_replies_were_forged_earns_nothing(runtime) -> None:  # type: ignore[no-untyped-def]
     """Red team sandbox-4 F7: every lend is refused but reported (forged) as done, with a state to match;
-    before, `done` paid 1.0 on that forged state."""
+    before, `done` paid 1.0 on that forged state. The call after the forged frame is a crash, which ends
+    the episode there (a tool whose process failed ends it at 0: differential check F1)."""
     gym = ScenarioEnv(forging_library_env().model_copy(update={"env_id": "env_library_test"}),
                       [verified(scenario())], runtime)
     try:
         gym.reset(options={"scenario_index": 0})
-        steps = _replay(gym, [{"tool": c.tool, "args": c.args} for c in PLAN])
+        steps = [gym.step({"tool": c.tool, "args": c.args}) for c in PLAN]
         _, reward, terminated, _, info = steps[-1]
         assert reward == 0.0 and terminated and not info["all_passed"] and info["check_results"] == []
         assert info["final_state"] is None and "did not ask for" in info["breach"]

@@ -1,0 +1,151 @@
+"""What one tool call does to an episode under the env's rules (`AcceptedEnv.episode_rules`).
+
+Both rule sets end the episode with reward 0 when the tool's method raises, or the env's process dies or
+times out in the call: EnvScaler's `step` catches the exception, ends the episode and never computes a
+reward, and a traceback answered as an observation made episodes that go on to earn 1.0 (and become SFT
+data) out of an env that broke (differential check F1).
+
+An env imported from EnvScaler's files plays its runtime's rules exactly (F2): `getattr(env, name)(**args)`
+inside that same `try`, so a call it runs into a TypeError (a missing or an extra argument, a name that is a
+data attribute or a class constant) ends the episode at 0 as well; a name the instance does not have, or
+arguments that are not an object, are its "Error: Invalid action" and the episode goes on. Those calls are
+decided here from the tool schemas (fitted to the method's signature at import) and the class, before the
+sandbox is asked, because the sandbox refuses all of them alike. A synthesized env keeps the factory's
+contract: a refused call is an observation and the episode goes on. Ill-typed arguments and `_private`
+names are refused under both (docs/interop.md, differences table).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from envscaler_core.llm.replies import ReplyProblem, parse_arguments
+from envscaler_core.models.env import AcceptedEnv, EpisodeRules
+from envscaler_core.runtime import CallOutcome, Episode, EpisodeBreach
+
+RAISED_KINDS = frozenset({"exception", "timeout", "crash"})
+"""Error kinds where the env's own code failed in the call (`runtime.ErrorKind`), not a refusal."""
+
+ENDED = "the episode ended here with reward 0"
+
+
+class Observed(BaseModel):
+    """One call's tool message (`content`, JSON text), whether it is an error, and `ends`: why the episode
+    ends at this call with reward 0 (None: it goes on)."""
+
+    content: str
+    is_error: bool
+    ends: str | None = None
+
+
+def raised_text(outcome: CallOutcome) -> str:
+    """A short account of a failed call: the exception's last line (its type and message), never the
+    traceback (whose frames and the sandbox's own messages are no business of the agent's or SFT data)."""
+    if outcome.error_kind == "exception":
+        lines = [ln.strip() for ln in (outcome.error or "").splitlines() if ln.strip()]
+        last = lines[-1] if lines else "an exception"
+        return f"{outcome.tool} raised {last[:200]}"
+    if outcome.error_kind == "timeout":
+        return f"{outcome.tool} did not finish within the sandbox's time limit"
+    return f"the env's process died during {outcome.tool}"
+
+
+@functools.lru_cache(maxsize=256)
+def class_attributes(code: str, class_name: str) -> frozenset[str]:
+    """Names the class (and the classes of the same code it derives from) binds in its body to something
+    that is not a plain method: constants, mutable defaults, properties. `getattr` finds them on every
+    instance, and calling one is a TypeError in EnvScaler's runtime."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return frozenset()
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    names: set[str] = set()
+    seen: set[str] = set()
+    todo = [class_name]
+    while todo:
+        node = classes.get(todo.pop())
+        if node is None or node.name in seen:
+            continue
+        seen.add(node.name)
+        todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign):
+                names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                names.add(stmt.target.id)
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                    isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
+                names.add(stmt.name)
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+class CallRules:
+    """One env's rules for running calls; build once per episode (`for_env`)."""
+
+    def __init__(self, env: AcceptedEnv) -> None:
+        self.rules: EpisodeRules = env.episode_rules
+        self.tools = {t.function.name: t.function.parameters for t in env.tools}
+        self.constants = class_attributes(env.class_code, env.class_name) if self.rules == "envscaler" else frozenset()
+
+    @property
+    def first_call_only(self) -> bool:
+        """EnvScaler's `parse_action` takes `tool_calls[0]` of a message; the factory runs every call."""
+        return self.rules == "envscaler"
+
+    def run(self, ep: Episode, call: dict[str, Any]) -> Observed:
+        """Run one OpenAI tool_call (not `chat_with_user`: `chat_call` takes that) under these rules."""
+        fn = call.get("function") or {}
+        name = fn.get("name") or ""
+        try:
+            args = parse_arguments(fn.get("arguments"))
+        except ReplyProblem as exc:  # EnvScaler: a parse failure, the episode goes on
+            return Observed(content=json.dumps({"error": str(exc), "error_kind": "schema"}), is_error=True)
+        if self.rules == "envscaler":
+            why = self.type_error(ep, str(name), args)
+            if why is not None:
+                return _ending(why, "schema")
+        out = ep.call(name, args)
+        if out.ok:
+            return Observed(content=json.dumps(out.result, default=str), is_error=False)
+        if out.error_kind in RAISED_KINDS:
+            return _ending(raised_text(out), str(out.error_kind))
+        return Observed(content=json.dumps({"error": out.error, "error_kind": out.error_kind}), is_error=True)
+
+    def type_error(self, ep: Episode, name: str, args: dict[str, Any]) -> str | None:
+        """Why EnvScaler's runtime would run `name(**args)` into a TypeError, or None."""
+        if name.startswith("_"):
+            return None  # refused as private here (documented), whatever EnvScaler does
+        params = self.tools.get(name)
+        if params is None:
+            if name in self.constants or name in _state_keys(ep):
+                return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
+                        "raises TypeError (not callable)")
+            return None  # no such attribute: EnvScaler's "Invalid action", the episode goes on
+        props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+        required = params.get("required") if isinstance(params.get("required"), list) else []
+        missing = [r for r in required if isinstance(r, str) and r not in args]
+        extra = [] if params.get("additionalProperties") is True else [a for a in args if a not in props]
+        if missing:
+            return (f"{name} is missing required argument(s) {', '.join(map(repr, missing))}: EnvScaler's runtime "
+                    "raises TypeError on this call")
+        if extra:
+            return (f"{name} got unexpected argument(s) {', '.join(repr(a)[:40] for a in extra[:4])}: EnvScaler's "
+                    "runtime raises TypeError on this call")
+        return None
+
+
+def _state_keys(ep: Episode) -> set[str]:
+    try:
+        return set(ep.state)
+    except EpisodeBreach:  # its state may be forged: the call itself meets the breach
+        return set()
+
+
+def _ending(why: str, kind: str) -> Observed:
+    return Observed(content=json.dumps({"error": f"{why}; {ENDED}", "error_kind": kind}), is_error=True, ends=why)
