@@ -9,11 +9,13 @@ from pydantic import Field
 
 from envscaler_core.models.base import Model, utcnow
 
-EXPORT_SCHEMA_VERSION = 2  # 2: RL rows carry row_sha256
+EXPORT_SCHEMA_VERSION = 3
+# 2: RL rows carry row_sha256. 3: sft_messages.jsonl rows are {messages, tools} only (provenance in
+# sft_messages_meta.jsonl, reasoning in sft_hf.jsonl), call ids are template-safe, RL rows carry `prompt`.
 """Bump when a file's row shape changes; consumers check it before reading."""
 
-ExportFormat = Literal["sft", "llamafactory", "rl", "envscaler"]
-ALL_FORMATS: tuple[ExportFormat, ...] = ("sft", "llamafactory", "rl")
+ExportFormat = Literal["sft", "hf", "llamafactory", "rl", "envscaler"]
+ALL_FORMATS: tuple[ExportFormat, ...] = ("sft", "hf", "llamafactory", "rl")
 """What "all" means: our own training formats (the factory's export stage writes these)."""
 EXTRA_FORMATS: tuple[ExportFormat, ...] = ("envscaler",)
 """Formats written only on request: EnvScaler's own files (envscaler_core/interop/export.py)."""
@@ -21,6 +23,8 @@ EXTRA_FORMATS: tuple[ExportFormat, ...] = ("envscaler",)
 FILE_NAMES = {
     "envs": "envs.jsonl",
     "sft": "sft_messages.jsonl",
+    "sft_meta": "sft_messages_meta.jsonl",
+    "hf": "sft_hf.jsonl",
     "llamafactory": "llamafactory_sharegpt.jsonl",
     "llamafactory_info": "dataset_info.json",
     "rl_jsonl": "rl_scenarios.jsonl",
@@ -44,6 +48,7 @@ class ExportCounts(Model):
     trajectories: int = 0
     trajectories_kept: int = Field(default=0, description="Passed the rollout filters and the protocol check.")
     sft_rows: int = 0
+    hf_rows: int = Field(default=0, description="Rows of sft_hf.jsonl (the Hugging Face chat-template form).")
     llamafactory_rows: int = 0
     scenarios_verified: int = 0
     rl_rows: int = 0
@@ -79,9 +84,9 @@ class ExportManifest(Model):
         """What `envscaler export` prints."""
         c = self.counts
         parts = [f"envs {c.envs}"]
-        if {"sft", "llamafactory"} & set(self.formats):
+        if {"sft", "hf", "llamafactory"} & set(self.formats):
             parts.append(f"trajectories {c.trajectories} (kept {c.trajectories_kept}): sft rows {c.sft_rows}, "
-                         f"llamafactory rows {c.llamafactory_rows}")
+                         f"hf rows {c.hf_rows}, llamafactory rows {c.llamafactory_rows}")
         if "rl" in self.formats:  # only counted when written: "verified scenarios 0" read as a fact otherwise
             parts.append(f"verified scenarios {c.scenarios_verified}: rl rows {c.rl_rows}")
         lines = [

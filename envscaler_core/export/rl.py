@@ -47,9 +47,17 @@ RL_SCHEMA = pa.schema(
         ),
         pa.field("reference_solution_json", pa.string(), nullable=False),
         pa.field("row_sha256", pa.string(), nullable=False),
+        pa.field(  # export schema 3; derived from the columns above, so outside row_sha256 and optional on read
+            "prompt",
+            pa.list_(pa.struct([pa.field("role", pa.string(), nullable=False),
+                                pa.field("content", pa.string(), nullable=False)])),
+            nullable=False,
+        ),
     ]
 )
-RL_COLUMNS = tuple(RL_SCHEMA.names)
+DERIVED_COLUMNS = ("prompt",)
+"""Columns rebuilt from the others: a row written before they existed (export schema 2) still loads."""
+RL_COLUMNS = tuple(n for n in RL_SCHEMA.names if n not in DERIVED_COLUMNS)
 
 
 class RLRowError(ValueError):
@@ -88,13 +96,25 @@ def rl_row(fingerprint: str, scenario: Scenario, env: AcceptedEnv | dict[str, An
         "checks": [{"item": c.item, "code": c.code} for c in scenario.checks],
         "reference_solution_json": compact_json([c.model_dump(mode="json") for c in scenario.reference_solution]),
     }
-    return {**row, "row_sha256": row_digest(row)}
+    return {**row, "row_sha256": row_digest(row), "prompt": agent_prompt(row)}
+
+
+def agent_prompt(row: dict[str, Any]) -> list[dict[str, str]]:
+    """TRL's conversational prompt (`[{"role", "content"}, ...]`, the `prompt` column GRPOTrainer
+    requires): the system text and the task as the user turn, exactly as the gym's agent gets them
+    (`ScenarioEnv.reset` -> `info["system_prompt"]`, then the task)."""
+    from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
+    from envscaler_core.rollout.agents import system_text
+
+    env = AcceptedEnv.model_construct(introduction=row["env_introduction"], rules=list(row["env_rules"]))
+    return [{"role": "system", "content": system_text(AGENT_NON_CONVERSATIONAL, env)},
+            {"role": "user", "content": row["task"]}]
 
 
 def row_digest(row: dict[str, Any]) -> str:
     """sha256 of every column but itself: `scenario_fp` covers the env, state and task only, so an edited
     check (`return True`), checklist or reference solution passed unnoticed (outside check, 2026-11-26)."""
-    body = {k: v for k, v in row.items() if k != "row_sha256"}
+    body = {k: v for k, v in row.items() if k != "row_sha256" and k not in DERIVED_COLUMNS}
     return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
 
 
@@ -127,4 +147,6 @@ def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv
     if row_digest({c: row[c] for c in RL_COLUMNS}) != row["row_sha256"]:
         raise RLRowError(f"{where}: content does not match row_sha256 {str(row['row_sha256'])[:12]} (a check, the "
                          "checklist, the reference solution or the env was edited, or the file is corrupt)")
+    if "prompt" in row and row["prompt"] != agent_prompt(row):
+        raise RLRowError(f"{where}: prompt is not the system text and task this row's env and task give (edited or corrupt)")
     return env, scenario

@@ -28,7 +28,8 @@ from envscaler_core.export.llamafactory import dataset_info, llamafactory_line
 from envscaler_core.export.manifest import ALL_FORMATS, EXTRA_FORMATS, FILE_NAMES, ExportFormat, ExportManifest, FileEntry
 from envscaler_core.export.paging import DEFAULT_PAGE_SIZE, iter_pages
 from envscaler_core.export.rl import RL_SCHEMA, env_columns, rl_row
-from envscaler_core.export.sft import protocol_problems, sft_line
+from envscaler_core.export.hf_sft import hf_line
+from envscaler_core.export.sft import exported_tools, protocol_problems, sft_line, sft_meta_line
 from envscaler_core.models import AcceptedEnv, Scenario, Trajectory, canonical_json
 from envscaler_core.rollout.filters import filter_trajectories
 from envscaler_core.store import Store
@@ -89,40 +90,46 @@ class _Export:
         with atomic_output(self.target / FILE_NAMES["envs"]) as fh:
             for page in iter_pages(self.store, AcceptedEnv, self.run_id, page_size=self.page_size):
                 for fp, env in page:
-                    fh.write(_line({"fingerprint": fp, **env.model_dump(mode="json")}))
+                    fh.write(_line({"fingerprint": fp, **env.model_dump(mode="json"), "tools": exported_tools(env.tools)}))
                     envs[env.env_id] = env
         manifest.counts.envs = len(envs)
         self.rows[FILE_NAMES["envs"]] = len(envs)
         return envs
 
-    def trajectories(self, manifest: ExportManifest, sft: bool, llamafactory: bool, envscaler: bool = False) -> None:
+    def trajectories(self, manifest: ExportManifest, chosen: set[str]) -> None:
         counts = manifest.counts
+        sft, hf, llamafactory, envscaler = ("sft" in chosen, "hf" in chosen, "llamafactory" in chosen,
+                                            "envscaler" in chosen)
         with ExitStack() as stack:
-            sft_fh: BinaryIO | None = stack.enter_context(atomic_output(self.target / FILE_NAMES["sft"])) if sft else None
-            lf_fh: BinaryIO | None = (
-                stack.enter_context(atomic_output(self.target / FILE_NAMES["llamafactory"])) if llamafactory else None
-            )
-            es_fh: BinaryIO | None = (
-                stack.enter_context(atomic_output(self.target / ENVSCALER_TRAJ_FILE)) if envscaler else None
-            )
+            def opened(on: bool, name: str) -> BinaryIO | None:
+                return stack.enter_context(atomic_output(self.target / name)) if on else None
+
+            sft_fh, meta_fh = opened(sft, FILE_NAMES["sft"]), opened(sft, FILE_NAMES["sft_meta"])
+            hf_fh = opened(hf, FILE_NAMES["hf"])
+            lf_fh = opened(llamafactory, FILE_NAMES["llamafactory"])
+            es_fh = opened(envscaler, ENVSCALER_TRAJ_FILE)
             task_ids = imported_task_ids(self.store, self.run_id) if envscaler else None
             if es_fh is not None:
                 es_fh.write(b"[")  # one JSON list, as EnvScaler's step 1 reads it, streamed row by row
             for page in iter_pages(self.store, Trajectory, self.run_id, page_size=self.page_size):
                 counts.trajectories += len(page)
-                fps = {id(t): fp for fp, t in page}
-                kept, dropped = filter_trajectories([t for _, t in page], self.settings.rollout)
-                for _, reasons in dropped:  # once per trajectory, so the counts add up to what was dropped
-                    self.dropped[f"trajectory: {' + '.join(_generic(r) for r in reasons)}"] += 1
-                for traj in kept:
-                    fp = fps[id(traj)]
-                    if protocol_problems(traj.messages):
-                        self.dropped["trajectory: malformed OpenAI messages"] += 1
+                _, dropped = filter_trajectories([t for _, t in page], self.settings.rollout)
+                filtered = {id(t): [_generic(r) for r in reasons] for t, reasons in dropped}
+                for fp, traj in page:
+                    # every reason, checked on every trajectory: one key per trajectory joining them
+                    reasons = filtered.get(id(traj), []) + (
+                        ["malformed OpenAI messages"] if protocol_problems(traj.messages) else [])
+                    if reasons:
+                        self.dropped[f"trajectory: {' + '.join(reasons)}"] += 1
                         continue
                     counts.trajectories_kept += 1
-                    if sft_fh is not None:
+                    if sft_fh is not None and meta_fh is not None:
                         sft_fh.write(_line(sft_line(fp, traj)))
                         counts.sft_rows += 1
+                        meta_fh.write(_line(sft_meta_line(counts.sft_rows, fp, traj)))
+                    if hf_fh is not None:
+                        hf_fh.write(_line(hf_line(fp, traj)))
+                        counts.hf_rows += 1
                     if lf_fh is not None:
                         row, problem = llamafactory_line(fp, traj)
                         if row is None:
@@ -142,7 +149,9 @@ class _Export:
         if envscaler:
             self.rows[ENVSCALER_TRAJ_FILE] = counts.envscaler_traj
         if sft:
-            self.rows[FILE_NAMES["sft"]] = counts.sft_rows
+            self.rows[FILE_NAMES["sft"]] = self.rows[FILE_NAMES["sft_meta"]] = counts.sft_rows
+        if hf:
+            self.rows[FILE_NAMES["hf"]] = counts.hf_rows
         if llamafactory:
             self.rows[FILE_NAMES["llamafactory"]] = counts.llamafactory_rows
             name = f"envscaler_{re.sub(r'[^A-Za-z0-9_]', '_', self.run_id)}"
@@ -190,7 +199,7 @@ def export_run(
 ) -> ExportManifest:
     """Write the run's exports to `<out_dir or settings.flow.out_dir>/<run_id>/` and return the
     manifest (also written there). `envs.jsonl` and `manifest.json` are always written; `formats`
-    picks among sft, llamafactory, rl ("all" = these three) and envscaler (EnvScaler's own files, only
+    picks among sft, hf, llamafactory, rl ("all" = these four) and envscaler (EnvScaler's own files, only
     when asked for); `verified_only` narrows the envscaler format to what is fit to train on. Unknown run -> `UnknownRunError`."""
     chosen = resolve_formats(formats)
     if store.get_run(run_id) is None:
@@ -235,8 +244,8 @@ def _write(store: Store, run_id: str, settings: Settings, target: Path, chosen: 
                               run_status=run.status if run is not None else None)
     job = _Export(store, run_id, settings, target, page_size)
     envs = job.envs(manifest)
-    if {"sft", "llamafactory", "envscaler"} & set(chosen):
-        job.trajectories(manifest, "sft" in chosen, "llamafactory" in chosen, "envscaler" in chosen)
+    if {"sft", "hf", "llamafactory", "envscaler"} & set(chosen):
+        job.trajectories(manifest, set(chosen))
     if "rl" in chosen:
         job.rl(manifest, envs)
     if "envscaler" in chosen:

@@ -1,9 +1,10 @@
-"""SFT lines in the OpenAI chat format (`messages` + `tools`), what TRL's SFTTrainer and most
-chat-template trainers read directly.
+"""SFT lines in OpenAI's chat fine-tuning format (`messages` + `tools`, nothing else per row).
 
 Trajectories are stored in this shape already (the rollout loop normalises every assistant message);
-the exporter keeps only the OpenAI keys and refuses a conversation that breaks the protocol, because a
-trainer applying a chat template to it either crashes or silently learns a malformed tool call.
+the exporter keeps only the keys OpenAI's fine-tuning format documents and refuses a conversation that
+breaks the protocol, because a trainer applying a chat template to it either crashes or silently learns
+a malformed tool call. Reasoning and provenance are not OpenAI keys: reasoning goes to the Hugging Face
+file (`hf_sft.py`), provenance to a sidecar with one line per row (`sft_meta_line`).
 """
 
 from __future__ import annotations
@@ -11,17 +12,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envscaler_core.export.call_ids import with_template_safe_ids
+from envscaler_core.llm.sent_tools import portable_schema
+from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.trajectory import Trajectory
 
 MESSAGE_KEYS = {
     "system": {"role", "content"},
     "user": {"role", "content"},
-    "assistant": {"role", "content", "tool_calls", "reasoning_content"},
+    "assistant": {"role", "content", "tool_calls", "reasoning_content"},  # reasoning: read by HF templates only
     "tool": {"role", "content", "tool_call_id"},
 }
 
 
 CALL_KEYS = {"id", "type", "function"}
+OPENAI_ONLY_DROPS = {"reasoning_content"}
+"""Kept for chat templates (Qwen3 renders it) but not part of OpenAI's fine-tuning message format."""
 
 
 def _call_problem(call: Any, where: str) -> str | None:
@@ -95,14 +101,34 @@ def clean_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def exported_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    """Tool schemas with every list `type` (`["string", "null"]`) written as `anyOf`: the same meaning,
+    but `datasets` before 4.7 infers one Arrow type per JSON path across rows and refused a file where
+    one tool types a parameter with a list and another with a string (outside check, 2026-11-26). Used
+    by the SFT files and envs.jsonl; RL rows keep the env's own schemas."""
+    out = []
+    for tool in tools:
+        dumped = tool.model_dump(mode="json")
+        fn = dumped.get("function")
+        if isinstance(fn, dict) and isinstance(fn.get("parameters"), dict):
+            dumped = {**dumped, "function": {**fn, "parameters": portable_schema(fn["parameters"])}}
+        out.append(dumped)
+    return out
+
+
+def sft_messages(fingerprint: str, traj: Trajectory) -> list[dict[str, Any]]:
+    """The trajectory's messages with OpenAI/Hugging Face keys only and template-safe call ids."""
+    return with_template_safe_ids(fingerprint, clean_messages(traj.messages))
+
+
 def sft_line(fingerprint: str, traj: Trajectory) -> dict[str, Any]:
-    """One JSONL object: `messages` and `tools` for the trainer, plus ids and reward for provenance."""
-    return {
-        "messages": clean_messages(traj.messages),
-        "tools": [t.model_dump(mode="json") for t in traj.tools],
-        "id": fingerprint,
-        "env_id": traj.env_id,
-        "scenario_fp": traj.scenario_fp,
-        "mode": traj.mode,
-        "reward": traj.reward,
-    }
+    """One line of OpenAI's chat fine-tuning format: `messages` and `tools`, nothing else."""
+    messages = [{k: v for k, v in m.items() if k not in OPENAI_ONLY_DROPS} for m in sft_messages(fingerprint, traj)]
+    return {"messages": messages, "tools": exported_tools(traj.tools)}
+
+
+def sft_meta_line(line: int, fingerprint: str, traj: Trajectory) -> dict[str, Any]:
+    """Provenance of line `line` (1-based) of sft_messages.jsonl, kept out of that file because OpenAI's
+    format documents no other top-level keys."""
+    return {"line": line, "id": fingerprint, "env_id": traj.env_id, "scenario_fp": traj.scenario_fp,
+            "mode": traj.mode, "reward": traj.reward}

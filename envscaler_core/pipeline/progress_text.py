@@ -24,7 +24,15 @@ def cost(usd: float, mock: bool = False) -> str:
     return f"${usd:.4f}" + (" (mock)" if mock else "")
 
 
+COUNTED_APART = {"rollout": ("trajectories", "scenarios")}
+"""Steps whose done items are not the items they were given: rollout is handed scenarios and plays
+`per_scenario` trajectories of each, so `300/15 done` mixed the two (outside check, 2026-11-26)."""
+
+
 def items(step: StepProgress) -> str:
+    units = COUNTED_APART.get(step.name)
+    if units and step.total:
+        return f"{step.done} {units[0]} of {step.total} {units[1]} done"
     if step.total:
         return f"{step.done}/{step.total} done"
     return f"{step.done} done" if step.finished_at is not None else "running"

@@ -23,8 +23,22 @@ def load_with_datasets(path: Path, cache: Path):  # type: ignore[no-untyped-def]
     return datasets.load_dataset(kind, data_files=str(path), split="train", cache_dir=str(cache))
 
 
+OPENAI_MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "weight"}
+"""What OpenAI's chat fine-tuning format documents on a message (a line holds messages, tools,
+parallel_tool_calls and the deprecated functions, nothing else)."""
+OPENAI_LINE_KEYS = {"messages", "tools", "parallel_tool_calls", "functions"}
+
+
+def read_sft(out: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(row of sft_messages.jsonl, its line of the provenance sidecar), paired by the sidecar's `line`."""
+    rows, meta = read_jsonl(out / "sft_messages.jsonl"), read_jsonl(out / "sft_messages_meta.jsonl")
+    assert [m["line"] for m in meta] == list(range(1, len(rows) + 1))
+    return list(zip(rows, meta, strict=True))
+
+
 def assert_openai_chat_row(row: dict[str, Any]) -> None:
-    """OpenAI chat format with tools, as chat templates (`apply_chat_template(messages, tools=...)`) need it."""
+    """OpenAI's chat fine-tuning format with tools: only its documented keys, arguments as JSON strings."""
+    assert set(row) <= OPENAI_LINE_KEYS, set(row) - OPENAI_LINE_KEYS
     for tool in row["tools"]:
         assert tool["type"] == "function"
         fn = tool["function"]
@@ -51,7 +65,22 @@ def assert_openai_chat_row(row: dict[str, Any]) -> None:
             assert isinstance(msg["content"], str)
         else:
             assert isinstance(msg["content"], str)
-        assert set(msg) <= {"role", "content", "tool_calls", "tool_call_id", "reasoning_content"}, set(msg)
+        assert set(msg) <= OPENAI_MESSAGE_KEYS, set(msg) - OPENAI_MESSAGE_KEYS
+    assert not pending, f"calls {pending} never answered"
+
+
+def assert_hf_chat_row(row: dict[str, Any]) -> None:
+    """The Hugging Face chat-template convention: a tool call's `arguments` is a dict, and its id is 9
+    alphanumeric characters (Mistral v0.3's template raises on any other), answered by a tool message."""
+    pending: list[str] = []
+    for i, msg in enumerate(row["messages"]):
+        for call in msg.get("tool_calls") or []:
+            assert isinstance(call["function"]["arguments"], dict), f"message {i}: arguments must be a dict"
+            assert len(call["id"]) == 9 and call["id"].isalnum(), f"message {i}: call id {call['id']!r}"
+            pending.append(call["id"])
+        if msg["role"] == "tool":
+            assert msg["tool_call_id"] in pending, f"message {i}: answers no pending call"
+            pending.remove(msg["tool_call_id"])
     assert not pending, f"calls {pending} never answered"
 
 

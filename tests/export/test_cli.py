@@ -100,7 +100,9 @@ def test_files_of_an_earlier_export_are_named_in_the_manifest_and_a_warning(
     assert _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path)).returncode == 0
     done = _cli("export", populated.run_id, "--db", db_url, "--out", str(tmp_path), "--format", "sft")
     assert done.returncode == 0, done.stderr
-    stale = ["dataset_info.json", "llamafactory_sharegpt.jsonl", "rl_scenarios.jsonl", "rl_scenarios.parquet"]
+    stale = ["dataset_info.json", "llamafactory_sharegpt.jsonl", "rl_scenarios.jsonl", "rl_scenarios.parquet",
+             "sft_hf.jsonl"]
     manifest = json.loads((tmp_path / populated.run_id / "manifest.json").read_text())
-    assert manifest["other_files"] == stale and set(manifest["files"]) == {"envs.jsonl", "sft_messages.jsonl"}
+    assert manifest["other_files"] == stale
+    assert set(manifest["files"]) == {"envs.jsonl", "sft_messages.jsonl", "sft_messages_meta.jsonl"}
     assert f"also holds {', '.join(stale)} from an earlier export" in done.stderr

@@ -32,8 +32,8 @@ def test_manifest_counts_and_hashes_every_file(store: Store, populated: Populate
     assert manifest["schema_version"] == EXPORT_SCHEMA_VERSION and manifest["run_id"] == populated.run_id
     assert manifest["counts"] == returned.counts.model_dump()
     assert manifest["counts"]["rl_rows"] == 2 and manifest["counts"]["trajectories"] == 4
-    expected = {"envs.jsonl", "sft_messages.jsonl", "llamafactory_sharegpt.jsonl", "dataset_info.json",
-                "rl_scenarios.jsonl", "rl_scenarios.parquet"}
+    expected = {"envs.jsonl", "sft_messages.jsonl", "sft_messages_meta.jsonl", "sft_hf.jsonl",
+                "llamafactory_sharegpt.jsonl", "dataset_info.json", "rl_scenarios.jsonl", "rl_scenarios.parquet"}
     assert set(manifest["files"]) == expected
     for name, entry in manifest["files"].items():
         assert entry["sha256"] == sha256_file(folder / name) and entry["bytes"] == (folder / name).stat().st_size

@@ -10,21 +10,23 @@ from envscaler_core.config import Settings
 from envscaler_core.export import export_run
 from envscaler_core.rollout import AgentTurn, run_rollout
 from envscaler_core.store import Store
-from tests.export.consumers import assert_openai_chat_row, load_with_datasets, read_jsonl
+from tests.export.consumers import assert_openai_chat_row, load_with_datasets, read_jsonl, read_sft
+from tests.export.sft_helpers import with_ids_of
 from tests.export.records import Populated, verified
 from tests.scenarios.helpers import library_env, scenario
 
 
 def test_every_kept_trajectory_is_one_openai_chat_line(store: Store, populated: Populated, tmp_path: Path) -> None:
     manifest = export_run(store, populated.run_id, Settings(), tmp_path / "out")
-    rows = read_jsonl(tmp_path / "out" / populated.run_id / "sft_messages.jsonl")
-    assert len(rows) == manifest.counts.sft_rows == 3  # by default the reward-0 trajectory is not SFT data
-    for row in rows:
+    pairs = read_sft(tmp_path / "out" / populated.run_id)
+    assert len(pairs) == manifest.counts.sft_rows == 3  # by default the reward-0 trajectory is not SFT data
+    for row, _ in pairs:
         assert_openai_chat_row(row)
     stored = {t.fingerprint: t for t in populated.trajectories}
-    for row in rows:
-        assert row["messages"] == stored[row["id"]].messages
+    for row, meta in pairs:
+        assert row["messages"] == with_ids_of(row["messages"], stored[meta["id"]].messages)
         assert row["tools"] == [t.model_dump(mode="json") for t in library_env().tools]
+        assert meta["reward"] == stored[meta["id"]].reward and meta["scenario_fp"] == stored[meta["id"]].scenario_fp
 
 
 def test_parallel_tool_calls_keep_one_answer_per_call_id(store: Store, populated: Populated, tmp_path: Path) -> None:
@@ -45,7 +47,7 @@ def test_a_trainer_reads_it_with_the_datasets_library(store: Store, populated: P
 def test_rollout_filters_decide_which_trajectories_are_exported(store: Store, populated: Populated, tmp_path: Path) -> None:
     settings = Settings.model_validate({"rollout": {"require_all_passed": True}})
     manifest = export_run(store, populated.run_id, settings, tmp_path)
-    ids = {r["id"] for r in read_jsonl(tmp_path / populated.run_id / "sft_messages.jsonl")}
+    ids = {meta["id"] for _, meta in read_sft(tmp_path / populated.run_id)}
     failed = [t.fingerprint for t in populated.trajectories if not t.all_passed]
     assert len(failed) == 1 and failed[0] not in ids and len(ids) == 3
     assert manifest.dropped == {"trajectory: not all checks passed (reward N)": 1}
@@ -73,8 +75,8 @@ def test_a_trajectory_with_malformed_tool_arguments_is_not_exported(
     store.upsert([bad], populated.run_id)
     every_finished = Settings.model_validate({"rollout": {"require_all_passed": False}})  # reach the protocol check
     manifest = export_run(store, populated.run_id, every_finished, tmp_path)
-    rows = read_jsonl(tmp_path / populated.run_id / "sft_messages.jsonl")
-    assert bad.fingerprint not in {r["id"] for r in rows} and len(rows) == 4
+    pairs = read_sft(tmp_path / populated.run_id)
+    assert bad.fingerprint not in {meta["id"] for _, meta in pairs} and len(pairs) == 4
     assert manifest.dropped["trajectory: malformed OpenAI messages"] == 1
     assert json.loads(bad.messages[3]["content"])["error_kind"] == "schema"
 

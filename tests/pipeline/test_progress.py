@@ -125,3 +125,14 @@ def test_costs_against_the_mock_are_labelled_as_mock_in_every_line() -> None:
         assert f"$0.2500{label} · " in step_line(snap.steps[0], snap.mock_llm)
         assert all(f"$0.2500{label} · " in line for line in progress_lines(snap))
         assert [c.header for c in progress_table(snap).columns][6] == ("cost (mock)" if mock else "cost")
+
+
+def test_the_rollout_line_names_trajectories_and_scenarios() -> None:
+    """Rollout is handed scenarios and plays several trajectories of each: `300/15 done` mixed the units."""
+    from envscaler_core.pipeline.progress_text import step_line
+
+    tracker = ProgressTracker("r", Ledger())
+    tracker.step_started("rollout", total=15)
+    tracker.batch_done(300, 0)
+    tracker.step_finished()
+    assert step_line(tracker.snapshot().steps[0]).startswith("rollout 300 trajectories of 15 scenarios done · ")
