@@ -26,7 +26,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         db: str | None = typer.Option(None, "--db", help=DB_HELP),
         out: Path | None = typer.Option(None, "--out", help="Base directory; files go to OUT/RUN_ID/ (default: where the "
                                         "run wrote its exports, out/ beside the store; the path is printed)."),
-        fmt: str = typer.Option("all", "--format", help="all (= sft,llamafactory,rl) | sft | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
+        fmt: str = typer.Option("all", "--format", help="all (= sft,hf,llamafactory,rl) | sft (OpenAI fine-tuning) | hf (Hugging Face chat templates, TRL) | llamafactory | rl | envscaler (EnvScaler's own files); comma-separated allowed."),
         verified_only: bool = typer.Option(False, "--verified-only", help="envscaler format: only accepted envs, "
                                            "verified RL scenarios and loadable SFT scenarios (default: everything, audit included)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml); see "
