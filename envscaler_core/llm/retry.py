@@ -18,6 +18,7 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
+from envscaler_core.llm.context_wordings import CONTEXT_PATTERN
 from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError, Via
 from envscaler_core.llm.exchange import by_index
 
@@ -399,15 +400,14 @@ PROMPT_WORDS = re.compile(
     r"flagged as potentially violating|your input was flagged|content exists risk|inappropriate content|"
     r"sensitive content|considered high risk|range of input length should be|exceeded model token limit|"
     r"tokens in the prompt cannot exceed|maximum prompt length is|request contains \d+ tokens|"
-    r"(?:input|prompt) length exceeds the maximum|"
-    r"不安全或敏感|敏感内容|prompt ?超长", re.IGNORECASE)
+    r"不安全或敏感|敏感内容|prompt ?超长|" + CONTEXT_PATTERN, re.IGNORECASE)
 """The words of such a refusal, besides the above: DeepSeek's filter ("Content Exists Risk"), DashScope's
 ("Input data may contain inappropriate content.") and its context limit ("Range of input length should be
 [1, 129024]"), Moonshot's ("considered high risk", "exceeded model token limit"), Zhipu's (1301: "...不安全或
 敏感内容..."), Volcengine's ("sensitive content"), Cohere's ("too many tokens: total number of tokens in the
 prompt cannot exceed 4081"), xAI's ("This model's maximum prompt length is 131072 but the request contains
-140000 tokens."), "input length exceeds the maximum length of the model" (an outside check found these
-three stopping the run as "the request itself is wrong")."""
+140000 tokens."), and every self-hosted server's context-overflow wording (`context_wordings.CONTEXT_WORDINGS`,
+one row per server and version: an outside check found these stopping the run as "the request itself is wrong")."""
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
 QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of) credits|no credits (?:left|remain)|"
