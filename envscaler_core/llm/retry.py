@@ -21,10 +21,11 @@ import openai
 from envscaler_core.llm.context_wordings import CONTEXT_PATTERN
 from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError, Via
 from envscaler_core.llm.exchange import by_index
+from envscaler_core.llm.server_refusals import server_refusal
 
 T = TypeVar("T")
 
-NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
+NEVER_RETRY = frozenset({400, 401, 403, 404, 422, 501})  # 501 Not Implemented: the server lacks the feature
 GENERATION_FAILED = frozenset({"json_validate_failed", "tool_use_failed"})
 """Groq's 400 codes for a generation its own validator refused: the request was right, the sampled
 answer was not, so asking again is what a person would do (when `failed_generation` holds nothing
@@ -40,7 +41,7 @@ class Failure:
     detail: str  # short, one line
     retry_after_s: float | None = None
     no_answer: bool = False  # a 200 with no usable completion (BadAnswer): the endpoint is up
-    kind: str | None = None  # "prompt": this prompt refused (context, filter); "quota": the account's quota/credit
+    kind: str | None = None  # "prompt" (context, filter), "quota" (the account), "server" (`server_refusals`)
     text: str | None = None  # the server's own words, when it gave any (one line)
 
 
@@ -421,7 +422,8 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     filter; HTTP 400/413/422 saying so, or any 413); "quota": the account (402 Payment Required, a 429 or 403
     whose code or words are about quota, credit or billing, e.g. OpenAI's `insufficient_quota`: no retry
     helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
-    stays a rate limit."""
+    stays a rate limit. "server": the server cannot serve the request's form as it runs, in any status
+    (`server_refusals`: no retry changes it)."""
     codes = _codes(body)
     prompt = (any(c in codes for c in PROMPT_CODES) or any(n in codes.split() for n in PROMPT_NUMBERS)
               or bool(PROMPT_WORDS.search(text)))
@@ -429,6 +431,8 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
         return "prompt"
     if status == 402 or (status in (400, 403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
         return "quota"
+    if status != 429 and server_refusal(text) is not None:  # llama.cpp's 500 "tools param requires --jinja flag"
+        return "server"
     return None
 
 
@@ -462,6 +466,11 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via 
             f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
             "add credit or raise the quota with the provider (or use another key / llm.base_url), then resume: "
             "retrying does not help", failure.status, failure.text)
+    if failure.kind == "server" and (row := server_refusal(failure.text)) is not None:
+        return LLMRequestRejected(
+            f"LLM endpoint {endpoint} cannot serve {what} as the server runs now: it says \"{failure.text}\" "
+            f"(HTTP {failure.status}); {row.advice}, then resume: retrying does not help", failure.status,
+            failure.text)
     if failure.kind == "prompt":
         return LLMPromptRefused(
             f"LLM endpoint {endpoint} refused {what} itself ({failure.detail}); this item fails (its prompt is "
