@@ -37,6 +37,7 @@ from envscaler_core.llm.replies import ReplyProblem
 from envscaler_core.llm.call import Call, stop_and_wait
 from envscaler_core.llm.chat_calls import ChatCalls
 from envscaler_core.llm.embed_calls import EmbedCalls
+from envscaler_core.llm.model_check import ModelCheck, model_setting
 from envscaler_core.llm.sync_calls import SyncCalls
 from envscaler_core.llm.structured_output import (
     STRUCTURED_KEY, refuses_response_format, structured_sampling, without_response_format,
@@ -73,7 +74,7 @@ class _FormatRefused(Exception):
         self.detail = detail
 
 
-class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
+class LLMGateway(ChatCalls, EmbedCalls, ModelCheck, SyncCalls):
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
@@ -211,7 +212,8 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                 self._release(call)
                 raise
             if not failure.retryable or tries > cfg.max_retries:
-                raise give_up(endpoint or self.endpoint, failure, tries, what, via) from None
+                raise give_up(endpoint or self.endpoint, failure, tries, what, via,
+                              model_setting(call.stage, call.model)) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             try:

@@ -457,7 +457,8 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
     return (rng or random).uniform(0.0, ceiling)
 
 
-def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via = CHAT_ENDPOINT) -> Exception:
+def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via = CHAT_ENDPOINT,
+            model: str = "the model name") -> Exception:
     """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
     likely fix, naming the settings `via` that point at this endpoint) or unavailable (retries exhausted,
     or the endpoint cannot be reached at all)."""
@@ -479,7 +480,7 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via 
             detail=failure.text)
     if not failure.retryable:
         hint = {401: f"check {via.key}", 403: f"check the key's permissions ({via.key})",
-                404: f"check {via.url} and the model name"}.get(
+                404: f"check {via.url} and {model}"}.get(
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
                                   failure.status, failure.text)
