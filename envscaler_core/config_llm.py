@@ -95,7 +95,7 @@ class LLMSettings(_Section):
     requests_per_minute: int | None = Field(default=None, ge=1, description="Client-side rate limit; unset = none.")
     structured_output: Literal["json_object", "json_schema", "none"] = Field(default="json_object", description=(
         "How structured requests ask for JSON: json_object (response_format {\"type\": \"json_object\"}), "
-        "json_schema (the reply contract's schema as response_format json_schema: TGI, LM Studio), none (no "
+        "json_schema (the reply contract's schema as response_format json_schema: LM Studio, vLLM, SGLang), none (no "
         "response_format; the prompt's instructions and the tolerant parser carry it). A server that refuses "
         "response_format anyway (a 4xx naming it) is asked again without it, for the rest of the run (logged once). "
         "Not part of the cache key: every answer is validated against the same reply contract."))

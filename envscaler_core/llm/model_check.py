@@ -72,7 +72,8 @@ class ModelCheck:
         if not listed or all(getattr(m, "owned_by", None) == MOCK_OWNER for m in listed):
             return
         ids = {m.id for m in listed}
-        missing = [(f, getattr(self.settings.models, f)) for f in fields if not _served(getattr(self.settings.models, f), ids)]
+        named_models = [(f, getattr(self.settings.models, f)) for f in fields]
+        missing = [(f, m) for f, m in named_models if not _served(m, ids)]
         if not missing:
             return
         shown = ", ".join(sorted(ids)[:20]) + (f" (and {len(ids) - 20} more)" if len(ids) > 20 else "")
@@ -80,4 +81,4 @@ class ModelCheck:
         raise LLMConfigError(
             f"LLM endpoint {self.endpoint} does not serve the model of {len(missing)} stage(s): {named}; it serves "
             f"{shown} (GET /v1/models). Set each to a served name (e.g. ENVSCALER_LLM__MODELS__"
-            f"{missing[0][0].upper()}={sorted(ids)[0]}), or serve the name on the server, then run again")
+            f"{missing[0][0].upper()}={sorted(ids)[0]}), or serve the name on the server, then resume")
