@@ -310,8 +310,8 @@ def env_setting_names(environ: dict[str, str] | None = None) -> dict[tuple[str, 
 # a run is one experiment; only `resume --max-tokens/--max-cost` raise its budget (and the run keeps it).
 RESUME_TAKES_CURRENT: dict[str, tuple[str, ...] | None] = {
     "llm": ("base_url", "api_key", "timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_concurrency",
-            "requests_per_minute", "max_output_tokens", "cache", "prices", "extra_body", "embedding_base_url",
-            "embedding_api_key"),
+            "requests_per_minute", "max_output_tokens", "cache", "structured_output", "prices", "extra_body",
+            "embedding_base_url", "embedding_api_key"),
     "sandbox": None,  # every field
     "store": None,
     "flow": ("batch_size", "batches_in_flight", "max_item_attempts", "out_dir"),

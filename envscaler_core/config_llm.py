@@ -6,7 +6,7 @@ checks here refuse URL forms the OpenAI client would mangle rather than let a re
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -93,6 +93,12 @@ class LLMSettings(_Section):
     backoff_max_s: float = Field(default=30.0, gt=0, description="Longest delay between two retries.")
     max_concurrency: int = Field(default=64, ge=1, description="Requests in flight at once, across all stages of a process.")
     requests_per_minute: int | None = Field(default=None, ge=1, description="Client-side rate limit; unset = none.")
+    structured_output: Literal["json_object", "json_schema", "none"] = Field(default="json_object", description=(
+        "How structured requests ask for JSON: json_object (response_format {\"type\": \"json_object\"}), "
+        "json_schema (the reply contract's schema as response_format json_schema: LM Studio, vLLM, SGLang), none (no "
+        "response_format; the prompt's instructions and the tolerant parser carry it). A server that refuses "
+        "response_format anyway (a 4xx naming it) is asked again without it, for the rest of the run (logged once). "
+        "Not part of the cache key: every answer is validated against the same reply contract."))
     repair_attempts: int = Field(default=2, ge=0, description="Structured-output repair turns; never unbounded.")
     max_output_tokens: int = Field(default=16384, ge=256, description=(
         "Ceiling of the output room asked for when a reply was cut off (finish_reason 'length') and is retried."))

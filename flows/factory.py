@@ -245,13 +245,15 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
     sharing a Postgres store split a stage between them (mine's selection step is global: shard
     the later stages, run mine once)."""
     from envscaler_core.llm.errors import BudgetExceeded
+    from envscaler_core.llm.model_check import stage_fields
 
     unknown = [s for s in stages if s not in STAGES]
     if unknown:
         raise ValueError(f"unknown stage(s) {unknown}; choose from {', '.join(STAGES)}")
     _begin(ctx, sources)
     outputs: dict[str, str] = {}
-    try:
+    try:  # a stage model the endpoint does not serve stops the run here, before anything is paid
+        await ctx.gateway.check_models(stage_fields(stages, ctx.settings.rollout.mode == "conversational"))
         if "mine" in stages and sources:
             ctx.set_stage("mine.ingest")
             if tracker:

@@ -21,6 +21,7 @@ from envscaler_core.llm.errors import LLMPromptRefused, LLMRequestRejected, LLMU
 from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMConfigError, Via
 from envscaler_core.llm.exchange import estimate_tokens, is_loopback
 from envscaler_core.llm.retry import answer_or_error
+from envscaler_core.llm.server_refusals import says_no_embeddings
 
 EMBEDDINGS_PROBE = "envscaler: does this endpoint serve embeddings?"
 EMBED_BATCH = 512  # inputs per embeddings request (the API allows 2048; smaller keeps requests light)
@@ -106,7 +107,7 @@ class EmbedCalls:
                     self._embedding_client(c).embeddings.create(model=model_name, input=texts, encoding_format="float"),
                     "data"), endpoint=self.embedding_endpoint, via=self._embedding_via())
             except LLMRequestRejected as exc:
-                if exc.status_code != 404:
+                if not says_no_embeddings(exc.status_code, exc.detail):  # 404/405/501, or saying so
                     raise
                 raise LLMRequestRejected(self._no_embeddings(model_name, len(texts), exc), exc.status_code,
                                          exc.detail) from None
@@ -132,8 +133,10 @@ class EmbedCalls:
         return await self._audited(call, body)
 
     def _no_embeddings(self, model_name: str, count: int, exc: LLMRequestRejected) -> str:
-        """A 404 on /embeddings: the endpoint has none, or not this model; say which setting fixes it."""
-        said = f"HTTP 404: {exc.detail}" if exc.detail else "HTTP 404"
+        """The endpoint has no embeddings, or not for this model (a 404, 405 or 501, or a refusal saying so: vLLM
+        serving a chat model answers 400, llama.cpp without --embeddings 501); say which setting fixes it.
+        Before, only a 404 got this advice (an outside check)."""
+        said = f"HTTP {exc.status_code}: {exc.detail}" if exc.detail else f"HTTP {exc.status_code}"
         where = ("llm.embedding_base_url (ENVSCALER_LLM__EMBEDDING_BASE_URL)" if self.settings.embedding_base_url
                  else "llm.base_url")
         return (f"LLM endpoint {self.embedding_endpoint} has no embeddings for model {model_name!r} (embeddings, "

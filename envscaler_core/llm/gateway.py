@@ -37,9 +37,13 @@ from envscaler_core.llm.replies import ReplyProblem
 from envscaler_core.llm.call import Call, stop_and_wait
 from envscaler_core.llm.chat_calls import ChatCalls
 from envscaler_core.llm.embed_calls import EmbedCalls
+from envscaler_core.llm.model_check import ModelCheck, model_setting
 from envscaler_core.llm.sync_calls import SyncCalls
+from envscaler_core.llm.structured_output import (
+    STRUCTURED_KEY, refuses_response_format, structured_sampling, without_response_format,
+)
 from envscaler_core.llm.retry import (
-    AttemptTimeout, BadAnswer, backoff_delay, classify, completion_or_error, give_up,
+    AttemptTimeout, BadAnswer, backoff_delay, classify, completion_or_error, give_up, provider_text,
     unsupported_parameter,
 )
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
@@ -49,7 +53,6 @@ O = TypeVar("O", bound=BaseModel)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
-STRUCTURED_SAMPLING: dict[str, Any] = {"response_format": {"type": "json_object"}}
 STOP_GRACE_S = 5.0
 """When the run stops (its in-flight work is cancelled), how long an answer already on its way is still
 waited for, at most (and never past its attempt's `llm.timeout_s`), so it is recorded and a resume does
@@ -63,7 +66,15 @@ class _ReasoningWanted(Exception):
     """The endpoint refused a history without the reasoning of its tool-call turns: send it again with it."""
 
 
-class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
+class _FormatRefused(Exception):
+    """The endpoint refused the request's `response_format`: send it again without it (`structured_output`)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class LLMGateway(ChatCalls, EmbedCalls, ModelCheck, SyncCalls):
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
@@ -89,6 +100,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
         self._in_flight: dict[int, tuple[Call, asyncio.Task[Any]]] = {}  # calls under way, by id(call): see `aclose`
         self._reasoning_back = False  # learned from the endpoint's 400 (`needs_reasoning_back`), for this gateway's life
         self._room_parameter = room_parameter(settings.base_url)  # switched when the endpoint refuses it
+        self._no_response_format = False  # learned from the endpoint's 4xx (`refuses_response_format`), for its life
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self.ledger.seed(store.llm_usage(run_id))
 
@@ -200,7 +212,8 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
                 self._release(call)
                 raise
             if not failure.retryable or tries > cfg.max_retries:
-                raise give_up(endpoint or self.endpoint, failure, tries, what, via) from None
+                raise give_up(endpoint or self.endpoint, failure, tries, what, via,
+                              model_setting(call.stage, call.model)) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             try:
@@ -263,6 +276,8 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
         or output maximum, which servers say only in prose; or anything else) keeps the cut-off reply, as if
         the ceiling had been reached, with the server's words in the reason the caller reports."""
         keeps_reasoning = self._reasoning_back
+        if self._no_response_format:  # refused once already: never sent again (a repair turn included)
+            sampling = {k: v for k, v in sampling.items() if k != "response_format"}
         sent = outgoing(messages, keeps_reasoning)
         room: int | None = None
         length_retries = 0
@@ -280,7 +295,11 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
             async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
                 try:
                     raw = await client.post("/chat/completions", cast_to=bytes, content=body, options={"headers": headers})
-                except openai.BadRequestError as exc:  # Groq's refused JSON/tool reply: the model's text
+                except openai.APIStatusError as exc:  # Groq's refused JSON/tool reply (a 400): the model's text
+                    if "response_format" in sampling and refuses_response_format(exc, words := provider_text(exc)):
+                        raise _FormatRefused(f"HTTP {exc.status_code}: {words}") from None
+                    if not isinstance(exc, openai.BadRequestError):
+                        raise
                     if not keeps_reasoning and needs_reasoning_back(exc, messages):
                         raise _ReasoningWanted() from None
                     if (reply := failed_generation(exc, tools)) is None:
@@ -296,6 +315,12 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
             except _ReasoningWanted:  # DeepSeek V3.2 / Kimi K2 thinking: asked again with it, from now on
                 self._reasoning_back = keeps_reasoning = True
                 sent = outgoing(messages, True)
+                call.retries += 1
+                self.ledger.add(call.stage, retries=1)
+                continue
+            except _FormatRefused as exc:  # TGI, LM Studio: asked again without it, from now on
+                sampling = without_response_format(sampling, self.endpoint, exc.detail, not self._no_response_format)
+                self._no_response_format = True
                 call.retries += 1
                 self.ledger.add(call.stage, retries=1)
                 continue
@@ -435,7 +460,7 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
         messages = prompt_spec.render(input)
         model_name = self.model_for(stage, model)
         fp = request_fingerprint("structured", model_name, messages, None,
-                                 {**STRUCTURED_SAMPLING, **body_key(self.settings.extra_body)}, prompt_spec.tag)
+                                 {**STRUCTURED_KEY, **body_key(self.settings.extra_body)}, prompt_spec.tag)
         call = Call(fp, stage, model_name, prompt_spec.id)
         def use(hit: dict[str, Any]) -> O | None:
             try:
@@ -449,11 +474,13 @@ class LLMGateway(ChatCalls, EmbedCalls, SyncCalls):
             return cached
 
         async def body() -> O:
+            sampling = ({} if self._no_response_format
+                        else structured_sampling(self.settings.structured_output, prompt_spec.output_model))
             convo = list(messages)
             headers = {PROMPT_HEADER: prompt_spec.tag}
             what = f"prompt {prompt_spec.tag}"
             while True:
-                exchange = await self._complete(call, convo, None, STRUCTURED_SAMPLING, headers, what)
+                exchange = await self._complete(call, convo, None, sampling, headers, what)
                 message = exchange.message
                 if exchange.incomplete:  # never parsed as if complete
                     reason = cut_off_reason(exchange)

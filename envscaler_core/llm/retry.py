@@ -18,12 +18,14 @@ from typing import Any, Awaitable, Mapping, TypeVar
 
 import openai
 
+from envscaler_core.llm.context_wordings import CONTEXT_PATTERN
 from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError, Via
 from envscaler_core.llm.exchange import by_index
+from envscaler_core.llm.server_refusals import server_refusal
 
 T = TypeVar("T")
 
-NEVER_RETRY = frozenset({400, 401, 403, 404, 422})
+NEVER_RETRY = frozenset({400, 401, 403, 404, 422, 501})  # 501 Not Implemented: the server lacks the feature
 GENERATION_FAILED = frozenset({"json_validate_failed", "tool_use_failed"})
 """Groq's 400 codes for a generation its own validator refused: the request was right, the sampled
 answer was not, so asking again is what a person would do (when `failed_generation` holds nothing
@@ -39,7 +41,7 @@ class Failure:
     detail: str  # short, one line
     retry_after_s: float | None = None
     no_answer: bool = False  # a 200 with no usable completion (BadAnswer): the endpoint is up
-    kind: str | None = None  # "prompt": this prompt refused (context, filter); "quota": the account's quota/credit
+    kind: str | None = None  # "prompt" (context, filter), "quota" (the account), "server" (`server_refusals`)
     text: str | None = None  # the server's own words, when it gave any (one line)
 
 
@@ -399,15 +401,14 @@ PROMPT_WORDS = re.compile(
     r"flagged as potentially violating|your input was flagged|content exists risk|inappropriate content|"
     r"sensitive content|considered high risk|range of input length should be|exceeded model token limit|"
     r"tokens in the prompt cannot exceed|maximum prompt length is|request contains \d+ tokens|"
-    r"(?:input|prompt) length exceeds the maximum|"
-    r"不安全或敏感|敏感内容|prompt ?超长", re.IGNORECASE)
+    r"不安全或敏感|敏感内容|prompt ?超长|" + CONTEXT_PATTERN, re.IGNORECASE)
 """The words of such a refusal, besides the above: DeepSeek's filter ("Content Exists Risk"), DashScope's
 ("Input data may contain inappropriate content.") and its context limit ("Range of input length should be
 [1, 129024]"), Moonshot's ("considered high risk", "exceeded model token limit"), Zhipu's (1301: "...不安全或
 敏感内容..."), Volcengine's ("sensitive content"), Cohere's ("too many tokens: total number of tokens in the
 prompt cannot exceed 4081"), xAI's ("This model's maximum prompt length is 131072 but the request contains
-140000 tokens."), "input length exceeds the maximum length of the model" (an outside check found these
-three stopping the run as "the request itself is wrong")."""
+140000 tokens."), and every self-hosted server's context-overflow wording (`context_wordings.CONTEXT_WORDINGS`,
+one row per server and version: an outside check found these stopping the run as "the request itself is wrong")."""
 QUOTA_CODES = ("insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "insufficient_balance",
                "insufficient_credits", "payment_required")
 QUOTA_WORDS = re.compile(r"insufficient (?:balance|credits?|funds|quota)|(?:more|out of) credits|no credits (?:left|remain)|"
@@ -421,7 +422,8 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     filter; HTTP 400/413/422 saying so, or any 413); "quota": the account (402 Payment Required, a 429 or 403
     whose code or words are about quota, credit or billing, e.g. OpenAI's `insufficient_quota`: no retry
     helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
-    stays a rate limit."""
+    stays a rate limit. "server": the server cannot serve the request's form as it runs, in any status
+    (`server_refusals`: no retry changes it)."""
     codes = _codes(body)
     prompt = (any(c in codes for c in PROMPT_CODES) or any(n in codes.split() for n in PROMPT_NUMBERS)
               or bool(PROMPT_WORDS.search(text)))
@@ -429,6 +431,8 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
         return "prompt"
     if status == 402 or (status in (400, 403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
         return "quota"
+    if status != 429 and server_refusal(text) is not None:  # llama.cpp's 500 "tools param requires --jinja flag"
+        return "server"
     return None
 
 
@@ -453,7 +457,8 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, retry_after_s: floa
     return (rng or random).uniform(0.0, ceiling)
 
 
-def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via = CHAT_ENDPOINT) -> Exception:
+def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via = CHAT_ENDPOINT,
+            model: str = "the model name") -> Exception:
     """The one-line error a call ends with when `failure` is final: rejected (never retried, with the
     likely fix, naming the settings `via` that point at this endpoint) or unavailable (retries exhausted,
     or the endpoint cannot be reached at all)."""
@@ -462,6 +467,11 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via 
             f"LLM endpoint {endpoint} refused {what}: the account is out of quota or credit ({failure.detail}); "
             "add credit or raise the quota with the provider (or use another key / llm.base_url), then resume: "
             "retrying does not help", failure.status, failure.text)
+    if failure.kind == "server" and (row := server_refusal(failure.text)) is not None:
+        return LLMRequestRejected(
+            f"LLM endpoint {endpoint} cannot serve {what} as the server runs now: it says \"{failure.text}\" "
+            f"(HTTP {failure.status}); {row.advice}, then resume: retrying does not help", failure.status,
+            failure.text)
     if failure.kind == "prompt":
         return LLMPromptRefused(
             f"LLM endpoint {endpoint} refused {what} itself ({failure.detail}); this item fails (its prompt is "
@@ -470,7 +480,7 @@ def give_up(endpoint: str, failure: Failure, attempts: int, what: str, via: Via 
             detail=failure.text)
     if not failure.retryable:
         hint = {401: f"check {via.key}", 403: f"check the key's permissions ({via.key})",
-                404: f"check {via.url} and the model name"}.get(
+                404: f"check {via.url} and {model}"}.get(
             failure.status or 0, "the request itself is wrong; it was not retried")
         return LLMRequestRejected(f"LLM endpoint {endpoint} rejected {what} ({failure.detail}); {hint}",
                                   failure.status, failure.text)

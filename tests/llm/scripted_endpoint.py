@@ -56,11 +56,14 @@ class ScriptedEndpoint:
     def __init__(self) -> None:
         self.responses: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
+        self.models: list[str] | None = None  # what GET /v1/models lists; None: the route answers 404
+        self.model_listings = 0  # GET /v1/models asked
         self._lock = threading.Lock()
         sock = listening_socket("127.0.0.1", 0)
         self.port = sock.getsockname()[1]
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"]),
-                                   Route("/v1/embeddings", self._chat, methods=["POST"])])
+                                   Route("/v1/embeddings", self._chat, methods=["POST"]),
+                                   Route("/v1/models", self._models, methods=["GET"])])
         self._server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", self.port))
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._sock = sock
@@ -72,7 +75,22 @@ class ScriptedEndpoint:
     def script(self, *responses: dict[str, Any]) -> "ScriptedEndpoint":
         with self._lock:
             self.responses, self.requests = [copy.deepcopy(r) for r in responses], []
+            self.models, self.model_listings = None, 0
         return self
+
+    def serve_models(self, *names: str) -> "ScriptedEndpoint":
+        """GET /v1/models lists these names (in vLLM's shape), until the next `script`."""
+        self.models = list(names)
+        return self
+
+    async def _models(self, request: Request) -> JSONResponse:
+        with self._lock:
+            self.model_listings += 1
+            names = self.models
+        if names is None:
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "created": 0, "owned_by": "vllm"}
+                                                        for n in names]})
 
     async def _chat(self, request: Request) -> JSONResponse:
         body = await request.json()

@@ -1,0 +1,64 @@
+"""How a structured request asks for JSON (`llm.structured_output`), and the servers that refuse to be asked.
+
+Servers disagree on `response_format`: TGI refuses `json_object` (it wants `json` or `json_schema`), LM
+Studio takes only `json_schema` or `text`, some relays refuse the field altogether. Before, every
+structured request sent `{"type": "json_object"}` and nothing removed it: such a server stopped the run at
+its first request (an outside check). Now the setting picks the form, and a server that refuses the field
+anyway is asked again without it (the prompt's own instructions and the tolerant reply parser carry the
+contract), once per gateway, for the rest of the run.
+
+The form is no part of the cache key (`STRUCTURED_KEY` is): it does not change the prompt, and every answer,
+however it was constrained, is validated against the same output model before it is kept; so a run resumed
+with another form (or after the fallback) is answered from the cache."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from typing import Any, Literal
+
+import openai
+from pydantic import BaseModel
+
+log = logging.getLogger(__name__)
+
+StructuredOutput = Literal["json_object", "json_schema", "none"]
+STRUCTURED_KEY: dict[str, Any] = {"response_format": {"type": "json_object"}}
+"""What a structured request's cache key holds for its sampling, whatever `llm.structured_output` is."""
+_FORMAT_WORDS = re.compile(r"response_format|json_object|json_schema|grammar", re.IGNORECASE)
+_NOT_ABOUT_FORM = frozenset({408, 409, 425, 429})  # the moment, not the request
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(output_model: type[BaseModel]) -> dict[str, Any]:
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", output_model.__name__)[:64] or "reply"
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": output_model.model_json_schema(),
+                                                   "strict": False}}
+
+
+def structured_sampling(mode: StructuredOutput, output_model: type[BaseModel]) -> dict[str, Any]:
+    """The request fields that ask for JSON: `json_object` (the OpenAI default), `json_schema` (the reply
+    contract's schema in OpenAI's form; not strict, since strict mode refuses optional fields), `none`."""
+    if mode == "none":
+        return {}
+    if mode == "json_schema":
+        return {"response_format": _json_schema(output_model)}
+    return {"response_format": {"type": "json_object"}}
+
+
+def refuses_response_format(exc: openai.APIStatusError, text: str) -> bool:
+    """A 4xx whose words name the response format (TGI's 422 "response_format: unknown variant `json_object`",
+    LM Studio's 400 "'response_format.type' must be 'json_schema' or 'text'", llama.cpp's grammar errors):
+    the server will not take the field in this form."""
+    status = exc.status_code
+    return 400 <= status < 500 and status not in _NOT_ABOUT_FORM and bool(_FORMAT_WORDS.search(text or ""))
+
+
+def without_response_format(sampling: dict[str, Any], endpoint: str, detail: str, first: bool) -> dict[str, Any]:
+    """`sampling` without the field; the first time in a gateway's life, the log says so (once)."""
+    if first:
+        log.warning("LLM endpoint %s refused response_format (%s): structured requests are sent without it for the "
+                    "rest of this run (set llm.structured_output = \"none\" or \"json_schema\" to choose)",
+                    endpoint, detail)
+    return {k: v for k, v in sampling.items() if k != "response_format"}
