@@ -16,12 +16,11 @@ import weakref
 from typing import Any, Awaitable, Callable, TypeVar
 
 import openai
-from pydantic import BaseModel, ValidationError
 
 from envscaler_core.config import BudgetSettings, LLMSettings, StageModels
 from envscaler_core.llm.accounting import Ledger
 from envscaler_core.llm.audit import open_audit
-from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache, body_key, request_fingerprint
+from envscaler_core.llm.cache import CallStore, KnownAnswers, MemoryCache
 from envscaler_core.llm.errors import (
     CHAT_ENDPOINT, LLMConfigError, LLMNoAnswer, LLMOutputInvalid, LLMPromptRefused, LLMRequestRejected,
     LLMUnavailableError, Via,
@@ -32,24 +31,19 @@ from envscaler_core.llm.exchange import (
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
 from envscaler_core.llm.sent_tools import sent_tools
-from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
-from envscaler_core.llm.replies import ReplyProblem
 from envscaler_core.llm.call import Call, stop_and_wait
 from envscaler_core.llm.chat_calls import ChatCalls
 from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.model_check import ModelCheck, model_setting
+from envscaler_core.llm.structured_calls import StructuredCalls
 from envscaler_core.llm.sync_calls import SyncCalls
-from envscaler_core.llm.structured_output import (
-    STRUCTURED_KEY, refuses_response_format, structured_sampling, without_response_format,
-)
+from envscaler_core.llm.structured_output import refuses_response_format, without_response_format
 from envscaler_core.llm.retry import (
     AttemptTimeout, BadAnswer, backoff_delay, classify, completion_or_error, give_up, provider_text,
     unsupported_parameter,
 )
 from envscaler_core.models.llm import LLMCall, LLMCallStatus
-from envscaler_core.prompts.base import PROMPT_HEADER, PromptSpec
 
-O = TypeVar("O", bound=BaseModel)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
@@ -74,7 +68,7 @@ class _FormatRefused(Exception):
         self.detail = detail
 
 
-class LLMGateway(ChatCalls, EmbedCalls, ModelCheck, SyncCalls):
+class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
     """See the module docstring. Safe to share across threads and event loops."""
 
     def __init__(self, settings: LLMSettings, store: CallStore | None = None, run_id: str | None = None,
@@ -452,57 +446,6 @@ class LLMGateway(ChatCalls, EmbedCalls, ModelCheck, SyncCalls):
         return result
 
     # ---- public API ------------------------------------------------------------------------------
-
-    async def structured(self, prompt_spec: PromptSpec[Any, O], input: BaseModel, stage: str = "mine",
-                         model: str | None = None) -> O:
-        """Ask `prompt_spec` about `input`; return a validated `output_model`. Invalid replies get at
-        most `repair_attempts` repair turns, then `LLMOutputInvalid` (with an `output_invalid` row)."""
-        messages = prompt_spec.render(input)
-        model_name = self.model_for(stage, model)
-        fp = request_fingerprint("structured", model_name, messages, None,
-                                 {**STRUCTURED_KEY, **body_key(self.settings.extra_body)}, prompt_spec.tag)
-        call = Call(fp, stage, model_name, prompt_spec.id)
-        def use(hit: dict[str, Any]) -> O | None:
-            try:
-                return structured_answer(hit["message"], prompt_spec.output_model)
-            except (ReplyProblem, ValidationError, KeyError, AttributeError, TypeError):
-                return None  # a stale or foreign cache entry: the next one, else ask again
-
-        cached = await self._lookup(fp, use)
-        if cached is not None:
-            await self._record(call, "cached")
-            return cached
-
-        async def body() -> O:
-            sampling = ({} if self._no_response_format
-                        else structured_sampling(self.settings.structured_output, prompt_spec.output_model))
-            convo = list(messages)
-            headers = {PROMPT_HEADER: prompt_spec.tag}
-            what = f"prompt {prompt_spec.tag}"
-            while True:
-                exchange = await self._complete(call, convo, None, sampling, headers, what)
-                message = exchange.message
-                if exchange.incomplete:  # never parsed as if complete
-                    reason = cut_off_reason(exchange)
-                else:
-                    try:
-                        out = structured_answer(message, prompt_spec.output_model)
-                    except ReplyProblem as exc:
-                        reason = str(exc)
-                    else:
-                        await self._record(call, "ok", response={"message": message, "usage": recorded_usage(exchange)})
-                        return out
-                content = str(message.get("content") or "")
-                if call.repairs >= self.settings.repair_attempts:
-                    await self._record(call, "output_invalid", error=reason)
-                    raise LLMOutputInvalid(
-                        f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
-                        reason, content)
-                call.repairs += 1
-                convo = [*convo, {"role": "assistant", "content": said(message)},
-                         {"role": "user", "content": repair_turn(reason, exchange.incomplete)}]
-
-        return await self._audited(call, body)
 
     def usage_by_stage(self) -> dict[str, dict[str, Any]]:
         """{stage: {calls, cached, retries, prompt_tokens, completion_tokens, cost_usd}} for this gateway."""

@@ -106,10 +106,10 @@ def test_an_evaluation_resumed_is_served_its_own_answers_not_the_first_recorded(
 def _stale_answer(store: Store, task: TaskInput, model: str, run_id: str) -> None:
     """An `ok` row for the request whose answer the prompt's output model refuses (a foreign entry)."""
     from envscaler_core.llm.cache import request_fingerprint
-    from envscaler_core.llm.gateway import STRUCTURED_SAMPLING
+    from envscaler_core.llm.structured_output import STRUCTURED_KEY
     from envscaler_core.models.llm import LLMCall
 
-    fp = request_fingerprint("structured", model, JUDGE_STATEFUL.render(task), None, STRUCTURED_SAMPLING,
+    fp = request_fingerprint("structured", model, JUDGE_STATEFUL.render(task), None, STRUCTURED_KEY,
                              JUDGE_STATEFUL.tag)
     store.record_llm_call(LLMCall(fingerprint=fp, run_id=run_id, stage="mine", model=model, status="ok",
                                   response={"message": {"role": "assistant", "content": '{"unrelated": 1}'}}))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from envscaler_core.llm.gateway import structured_answer
+from envscaler_core.llm.repair_turns import structured_answer
 from envscaler_core.llm.replies import defines, extract_code, normalise_assistant
 from envscaler_core.prompts import STRUCTURED_PROMPTS
 from mock_llm import brain, forms, library
