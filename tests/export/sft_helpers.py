@@ -19,3 +19,22 @@ def with_ids_of(exported: list[dict[str, Any]], stored: list[dict[str, Any]]) ->
             msg["tool_call_id"] = exp["tool_call_id"]
         out.append(msg)
     return out
+
+
+class MalformedArgs:
+    """An agent whose one tool call has arguments that are not JSON, then says it is done: the rollout
+    completes, and only the export's protocol check refuses the trajectory."""
+
+    name = "malformed"
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    async def step(self, messages, tools):  # type: ignore[no-untyped-def]
+        from envscaler_core.rollout import AgentTurn
+
+        if self.sent:
+            return AgentTurn(message={"role": "assistant", "content": "Task Completed"})
+        self.sent = True
+        return AgentTurn(message={"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{not json"}}]})

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from envscaler_core.config import Settings
 from envscaler_core.export import export_run
-from envscaler_core.rollout import AgentTurn, run_rollout
+from envscaler_core.rollout import run_rollout
 from envscaler_core.store import Store
 from tests.export.consumers import assert_openai_chat_row, load_with_datasets, read_jsonl, read_sft
-from tests.export.sft_helpers import with_ids_of
+from tests.export.sft_helpers import MalformedArgs, with_ids_of
 from tests.export.records import Populated, verified
 from tests.scenarios.helpers import library_env, scenario
 
@@ -53,24 +53,10 @@ def test_rollout_filters_decide_which_trajectories_are_exported(store: Store, po
     assert manifest.dropped == {"trajectory: not all checks passed (reward N)": 1}
 
 
-class _MalformedArgs:
-    name = "malformed"
-
-    def __init__(self) -> None:
-        self.sent = False
-
-    async def step(self, messages, tools):  # type: ignore[no-untyped-def]
-        if self.sent:
-            return AgentTurn(message={"role": "assistant", "content": "Task Completed"})
-        self.sent = True
-        return AgentTurn(message={"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{not json"}}]})
-
-
 def test_a_trajectory_with_malformed_tool_arguments_is_not_exported(
     store: Store, populated: Populated, runtime, tmp_path: Path  # type: ignore[no-untyped-def]
 ) -> None:
-    bad = asyncio.run(run_rollout(library_env(), verified(scenario()), runtime, None, Settings(), agent=_MalformedArgs()))
+    bad = asyncio.run(run_rollout(library_env(), verified(scenario()), runtime, None, Settings(), agent=MalformedArgs()))
     assert bad.termination == "agent_done"  # the rollout itself completed; only the export refuses it
     store.upsert([bad], populated.run_id)
     every_finished = Settings.model_validate({"rollout": {"require_all_passed": False}})  # reach the protocol check

@@ -13,11 +13,11 @@ import jinja2
 from envscaler_core.config import Settings
 from envscaler_core.export import export_run
 from envscaler_core.models import ToolSchema
-from envscaler_core.rollout import AgentTurn, run_rollout
+from envscaler_core.rollout import run_rollout
 from envscaler_core.store import Store
 from tests.export.consumers import assert_hf_chat_row, assert_openai_chat_row, read_jsonl, read_sft
 from tests.export.records import Populated, verified
-from tests.export.sft_helpers import with_ids_of
+from tests.export.sft_helpers import MalformedArgs, with_ids_of
 from tests.scenarios.helpers import library_env, scenario
 
 # The Hugging Face tool-use convention as the Qwen2.5 / Llama-3.1 templates apply it: the call's
@@ -108,24 +108,10 @@ def test_exported_tool_schemas_use_anyof_not_a_list_type(store: Store, populated
         "description": "or none", "anyOf": [{"type": "string"}, {"type": "null"}]}
 
 
-class _MalformedArgs:
-    name = "malformed"
-
-    def __init__(self) -> None:
-        self.sent = False
-
-    async def step(self, messages, tools):  # type: ignore[no-untyped-def]
-        if self.sent:
-            return AgentTurn(message={"role": "assistant", "content": "Task Completed"})
-        self.sent = True
-        return AgentTurn(message={"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "get_book", "arguments": "{not json"}}]})
-
-
 def test_a_trajectory_failing_checks_with_malformed_messages_is_counted_under_both_reasons(
     store: Store, populated: Populated, runtime, tmp_path: Path  # type: ignore[no-untyped-def]
 ) -> None:
-    bad = asyncio.run(run_rollout(library_env(), verified(scenario()), runtime, None, Settings(), agent=_MalformedArgs()))
+    bad = asyncio.run(run_rollout(library_env(), verified(scenario()), runtime, None, Settings(), agent=MalformedArgs()))
     assert not bad.all_passed
     store.upsert([bad], populated.run_id)
     manifest = export_run(store, populated.run_id, Settings(), tmp_path)  # require_all_passed: the filter drops it too
