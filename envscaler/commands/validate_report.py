@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from envscaler_core.validation.facts import exception_summary
-
 
 def _as_held(state: dict[str, Any]) -> dict[str, Any]:
     """The state as the class holds it: EnvScaler's type markers restored (a seat map of 4 tuple keys is
@@ -80,4 +78,6 @@ def _one_line(text: str) -> str:
     """A traceback is told by its last line ("KeyError: 'need'"); the JSON verdict keeps it whole."""
     if "Traceback (most recent call last)" not in text:
         return text
+    from envscaler_core.validation.facts import exception_summary  # the validation package: ~0.5 s, at use
+
     return exception_summary(text, len(text))
