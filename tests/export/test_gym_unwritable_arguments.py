@@ -47,3 +47,13 @@ def test_unwritable_args_are_an_error_observation_worded_as_text_arguments(
         assert json.loads(as_text)["error"].startswith(wording)
     follow, *_ = gym.step({"tool": "get_book", "args": {"book_id": "b1"}})
     assert json.loads(follow)["success"] is True
+
+
+def test_argument_text_naming_a_key_twice_is_refused_not_read_as_its_last_value(gym: ScenarioEnv) -> None:
+    """Red team 7, F7: `"book_id":"b9","book_id":"b1"` ran as b1 (JSON readers keep the last value);
+    import and the sandbox's wire refuse such text."""
+    call = {"id": "c", "type": "function", "function": {"name": "get_book", "arguments": '{"book_id":"b9","book_id":"b1"}'}}
+    obs, _, terminated, _, info = gym.step(call)
+    assert json.loads(obs) == {"error": "arguments name the key 'book_id' twice (JSON readers silently keep one)",
+                               "error_kind": "schema"}
+    assert info["is_error"] and not terminated
