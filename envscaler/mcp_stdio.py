@@ -15,7 +15,9 @@ A line or body over `sandbox.limits.MAX_REQUEST_BYTES` is answered Invalid Reque
 before any parsing (red team round 6, F6: a 50 MB argument cost 450 MB of host memory before the tool
 ran). A message nested deeper than MAX_MESSAGE_DEPTH is answered Invalid params naming that limit:
 the SDK's parser stops near 200 levels and called such a well-formed call "not a JSON-RPC 2.0 message"
-(F5)."""
+(F5). A message holding more than MAX_MESSAGE_VALUES JSON values is answered Invalid Request from a count
+on its bytes, before anything parses it, and one naming a key twice in an object Invalid params (red
+team 7, F3/F7)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from sandbox.jail_json import count_values
 from sandbox.limits import MAX_REQUEST_BYTES
 
 Reply = Callable[[SessionMessage], Awaitable[None]]
@@ -38,19 +41,43 @@ MAX_MESSAGE_DEPTH = 128
 """Deepest nesting of a message (its arguments are 3 levels in) this server reads; the SDK's own parser
 gives up near 200 levels."""
 
+MAX_MESSAGE_VALUES = 200_000
+"""Most JSON values (containers and scalars) in one message this server parses: as many as one call's
+arguments can be checked against a schema in (sandbox.schema.MAX_CHECK_STEPS). Counted on the bytes
+before anything parses them: the byte cap alone let a 4 MB line of `[],[],...` (1.3 million values) cost
+~33 s and 600 MB before it was refused (red team 7, F3)."""
+
 TOO_LARGE = (types.INVALID_REQUEST, f"Invalid Request: the message is over {MAX_REQUEST_BYTES:,} bytes, the "
              "largest request this server reads (sandbox.limits.MAX_REQUEST_BYTES); send less", None)
 
 
 def _depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, without recursion."""
+    """Nesting depth of a parsed JSON value: iterative, one plain loop step per node (no generator per
+    node), and only containers are pushed."""
     deepest, work = 0, [(value, 1)]
     while work:
         item, level = work.pop()
-        if isinstance(item, (list, dict)):
-            deepest = max(deepest, level)
-            work.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
-    return deepest
+        if level > deepest:
+            deepest = level
+        for child in item.values() if type(item) is dict else item:
+            if type(child) is dict or type(child) is list:
+                work.append((child, level + 1))
+    return deepest if isinstance(value, (dict, list)) else 0
+
+
+class _Keys:
+    """`object_pairs_hook` that remembers the first key an object names twice (and keeps parsing, so
+    the answer can carry the request's id)."""
+
+    def __init__(self) -> None:
+        self.repeated: str | None = None
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) != len(pairs) and self.repeated is None:
+            seen: set[str] = set()
+            self.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        return out
 
 
 def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
@@ -60,8 +87,13 @@ def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return types.PARSE_ERROR, f"Parse error: the line is not valid UTF-8 ({exc.reason} at byte {exc.start})", None
+    values = count_values(raw)
+    if values > MAX_MESSAGE_VALUES:
+        return (types.INVALID_REQUEST, f"Invalid Request: the message holds {values:,} JSON values, over the "
+                f"{MAX_MESSAGE_VALUES:,} this server reads (envscaler.mcp_stdio.MAX_MESSAGE_VALUES); send less", None)
+    keys = _Keys()
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=keys)
     except ValueError as exc:
         where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         return types.PARSE_ERROR, f"Parse error: the line is not JSON ({getattr(exc, 'msg', exc)}{where})", None
@@ -80,6 +112,10 @@ def line_problem(raw: bytes) -> tuple[int, str, Any] | None:
         return (types.INVALID_PARAMS, f"Invalid params: the message is nested {depth} levels deep, past the "
                 f"{MAX_MESSAGE_DEPTH} this server reads (envscaler.mcp_stdio.MAX_MESSAGE_DEPTH)",
                 rid if _usable_id(rid) else None)
+    if keys.repeated is not None:  # JSON readers keep one of the two silently (F7); import and the wire refuse it
+        rid = value.get("id") if isinstance(value, dict) else None
+        return (types.INVALID_PARAMS, f"Invalid params: an object of the message names the key "
+                f"{keys.repeated[:60]!r} twice (JSON readers silently keep one)", rid if _usable_id(rid) else None)
     if isinstance(value, dict) and "method" in value and "id" in value and not _usable_id(value["id"]):
         # read as a notification, it would get no answer at all: a request whose id we cannot echo is
         # an Invalid Request, answered with id null (JSON-RPC 2.0, section 5)

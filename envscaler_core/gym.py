@@ -50,13 +50,21 @@ def action_to_call(action: Any, step: int) -> dict[str, Any] | None:
     if "function" in action:
         return {"id": action.get("id") or f"gym_call_{step}", "type": "function", "function": action["function"]}
     if "tool" in action:
-        args = action.get("args", {})
-        try:
-            arguments = args if isinstance(args, str) else json.dumps(args)
-        except (TypeError, ValueError):
-            arguments = "<not JSON-serialisable>"
-        return {"id": f"gym_call_{step}", "type": "function", "function": {"name": str(action["tool"]), "arguments": arguments}}
+        return {"id": f"gym_call_{step}", "type": "function",
+                "function": {"name": str(action["tool"]), "arguments": _arguments_of(action.get("args", {}))}}
     return None
+
+
+def _arguments_of(args: Any) -> Any:
+    """A `{"tool", "args"}` action's arguments as tool_call text; a dict that cannot be written (nested past
+    the recursion limit, a lone surrogate, a non-JSON value) stays a dict, so that the step's argument
+    check refuses it with the text path's wording instead of raising out of step() (red team 7, F4)."""
+    if isinstance(args, str):
+        return args
+    try:
+        return json.dumps(args)
+    except (TypeError, ValueError, RecursionError):
+        return args if isinstance(args, dict) else "<not JSON-serialisable>"
 
 
 class ScenarioEnv:

@@ -200,7 +200,8 @@ class Child:
                 if then is not None:
                     send_frame(self.req_fd, then, deadline)
             reply, self.last_reply_bytes = recv_frame(self.rep_fd, deadline, self.limits.frame_cap,
-                                                      self.limits.max_depth + 1)
+                                                      self.limits.max_depth + 1,
+                                                      self.reply_values())
         except WireError as exc:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s, deadline.starved_s) from None
         if then is not None:
@@ -217,7 +218,8 @@ class Child:
                                                 self.limits.control_timeout_s)
         self._pending = None
         try:
-            reply, _ = recv_frame(self.rep_fd, deadline, self.limits.frame_cap, self.limits.max_depth + 1)
+            reply, _ = recv_frame(self.rep_fd, deadline, self.limits.frame_cap, self.limits.max_depth + 1,
+                                  self.reply_values())
         except WireError as exc:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s, deadline.starved_s) from None
         if self._freeze:
@@ -229,7 +231,8 @@ class Child:
         """The next reply of a unit that sends several per request (a check batch); failures as exchange."""
         try:
             reply, self.last_reply_bytes = recv_frame(self.rep_fd, time.monotonic() + timeout_s,
-                                                      self.limits.frame_cap, self.limits.max_depth + 1)
+                                                      self.limits.frame_cap, self.limits.max_depth + 1,
+                                                      self.reply_values())
         except WireError as exc:
             raise explain(exc, self.kill(wait=True, grace=exc.gone), timeout_s) from None
         return reply
@@ -280,6 +283,10 @@ class Child:
         if self._close_fds.detach() is None:
             self._pipes_open = False
             self._pidfd = None
+
+    def reply_values(self) -> int:
+        """Most values one reply may hold: a state and a result at their cap, and the envelope."""
+        return 2 * self.limits.state_values_cap + 64
 
     def kill(self, wait: bool = False, grace: bool = False) -> dict[str, Any] | None:
         """Close our pipe ends and have the zygote SIGKILL the unit. With `wait` (to explain a failure) also

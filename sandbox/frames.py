@@ -74,10 +74,11 @@ def _read_exact(fd: int, n: int, deadline: Deadline) -> bytes:
     return b"".join(chunks)
 
 
-def parse_reply(body: bytes, max_depth: int) -> dict[str, Any]:
-    """A reply body as a dict, or WireError('crash') naming the rule it breaks."""
+def parse_reply(body: bytes, max_depth: int, max_values: int | None = None) -> dict[str, Any]:
+    """A reply body as a dict, or WireError('crash') naming the rule it breaks (`max_values`: counted
+    before parsing, so a reply cannot make the host build more objects than that)."""
     try:
-        obj = loads(body, max_depth)
+        obj = loads(body, max_depth, max_values)
     except JSONLimitError as exc:
         raise WireError("crash", f"garbage on the wire (reply refused: {exc})") from None
     if not isinstance(obj, dict):
@@ -85,9 +86,10 @@ def parse_reply(body: bytes, max_depth: int) -> dict[str, Any]:
     return obj
 
 
-def recv_frame(fd: int, deadline: Deadline, cap: int, max_depth: int) -> tuple[dict[str, Any], int]:
+def recv_frame(fd: int, deadline: Deadline, cap: int, max_depth: int,
+               max_values: int | None = None) -> tuple[dict[str, Any], int]:
     """(reply, its size in bytes)."""
     (size,) = HEADER.unpack(_read_exact(fd, 4, deadline))
     if size > cap:
         raise WireError("oversize", f"reply of {size} bytes exceeds the cap of {cap} bytes")
-    return parse_reply(_read_exact(fd, size, deadline), max_depth), size
+    return parse_reply(_read_exact(fd, size, deadline), max_depth, max_values), size

@@ -99,6 +99,28 @@ def _unique_keys(pairs: list) -> dict:
     return obj
 
 
+class JSONTooManyValues(JSONTooLarge):
+    """The text holds more values than the caller's cap (the host's memory grows with values, not characters)."""
+
+    def __init__(self, count: int, cap: int) -> None:
+        JSONLimitError.__init__(self, f"{count} values, over the cap of {cap}")
+        self.size, self.cap = count, cap
+
+
+def count_values(raw: bytes) -> int:
+    """The values (containers and scalars) in JSON text, counted with C-speed bytes operations only:
+    every value but the first opens a container or follows a comma outside strings, and an empty
+    container holds none. Exact for valid JSON (the parser refuses the rest)."""
+    if raw.count(b",") + raw.count(b"[") + raw.count(b"{") == 0:
+        return 1
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if b'"' in raw:  # commas and brackets inside string literals are not values: each literal becomes `s`
+        raw = _QUOTED.sub(b"s", raw)
+    raw = raw.translate(None, b" \t\r\n")
+    return raw.count(b",") + raw.count(b"[") + raw.count(b"{") - raw.count(b"[]") - raw.count(b"{}") + 1
+
+
 class _At(ValueError):
     """A value `plain` refuses, with the JSON Pointer of where it sits (filled in on the way out)."""
 
@@ -194,14 +216,17 @@ def _plain(value, room: int):
     raise TypeError(f"Object of type {kind.__name__} is not JSON serializable")
 
 
-def loads(raw: bytes, max_depth: int):
-    """Parse untrusted UTF-8 JSON under every wire rule; raises JSONLimitError (a ValueError) naming it."""
+def loads(raw: bytes, max_depth: int, max_values: int | None = None):
+    """Parse untrusted UTF-8 JSON under every wire rule; raises JSONLimitError (a ValueError) naming it.
+    With `max_values`, text holding more values is refused before any object is built."""
     try:
         text = raw.decode("utf-8")  # strict: refuses encoded surrogates, overlongs, truncated sequences
     except UnicodeDecodeError as exc:
         raise JSONLimitError(f"not valid UTF-8 (byte {exc.start})") from None
     if too_deep(raw, max_depth):
         raise JSONLimitError(f"nesting deeper than {max_depth} levels")
+    if max_values is not None and (count := count_values(raw)) > max_values:
+        raise JSONTooManyValues(count, max_values)
     try:
         if _LONG_DIGITS.search(text) or _EXPONENT.search(text):
             value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite, parse_int=_bounded_int,
@@ -220,7 +245,7 @@ def loads(raw: bytes, max_depth: int):
     return value
 
 
-def dumps(value, max_depth: int, max_chars: int | None = None) -> str:
+def dumps(value, max_depth: int, max_chars: int | None = None, max_values: int | None = None) -> str:
     """Serialise for the wire: compact, UTF-8-clean, no NaN, bounded depth, length and integer size.
 
     Raises TypeError (not JSON), ValueError (NaN, a lone surrogate, keys that collide as JSON strings,
@@ -235,6 +260,8 @@ def dumps(value, max_depth: int, max_chars: int | None = None) -> str:
     raw = text.encode("utf-8")  # UnicodeEncodeError (a ValueError) on a lone surrogate
     if too_deep(raw, max_depth):
         raise JSONLimitError(f"nesting deeper than {max_depth} levels")
+    if max_values is not None and (count := count_values(raw)) > max_values:
+        raise JSONTooManyValues(count, max_values)
     if _LONG_DIGITS.search(text):
         loads(raw, max_depth)  # 19+ digits in a row (maybe inside a string): the exact 64-bit check decides
     return text

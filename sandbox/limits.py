@@ -18,6 +18,11 @@ MAX_REQUEST_BYTES = 4 * MIB
 body): like `frame_cap` for replies, a request over it is refused after reading, before any parsing, since
 parsing costs the host 30-50x the input in memory (red team round 6, F6)."""
 
+MAX_STATE_VALUES = 50_000
+"""Most values (containers and scalars; keys not counted) in one state or result the host holds, and in a
+config it restores EnvScaler's markers from: the host's memory grows with values, not characters (red team
+7, F5: a 1 MB state of 250,000 empty lists made validation peak at 1 GB of host RSS)."""
+
 
 def host_pid_max() -> int:
     """The host's pid space (threads count too): what a pool must never be able to exhaust."""
@@ -53,6 +58,10 @@ class SandboxLimits(BaseModel):
     output_cap: int = Field(default=64 << 10, ge=0, description="Characters of print() output kept per call.")
     state_cap: int = Field(default=1 << 20, ge=1024, description="Serialised state, characters.")
     result_cap: int = Field(default=1 << 20, ge=1024, description="Serialised tool result, characters.")
+    state_values_cap: int = Field(default=MAX_STATE_VALUES, ge=1000,
+                                  description="Values (containers and scalars) in one state or result; the "
+                                              "worker refuses more as `oversize`, the host refuses a reply "
+                                              "holding more than twice this before parsing it.")
     frame_cap: int = Field(default=4 << 20, ge=4096, description="Largest reply the host will read at all.")
     max_depth: int = Field(default=64, ge=4, le=200,
                            description="Deepest nesting of a state or result; the host refuses deeper replies "

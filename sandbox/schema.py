@@ -17,7 +17,10 @@ bounded repr of values and enums, never the whole of either.
 from __future__ import annotations
 
 import reprlib
+import secrets
 from typing import Any, Iterator, NamedTuple
+
+from sandbox.wire_values import value_problem
 
 _TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
@@ -52,7 +55,15 @@ class _Member(NamedTuple):
     value: Any
 
 
+_INT_SALT = secrets.randbits(64)
+"""Integers enter a membership set as `value ^ _INT_SALT`: equal exactly when the values are, but which
+of them share a hash bucket is unknown to whoever wrote the enum (an int's own hash is its value modulo
+2^61-1, which anyone can aim; red team 7, F1). Values are at most 64 bits wide (`wire_values`)."""
+
+
 def _scalar_key(value: Any) -> Any:
+    if type(value) is int:
+        return ("integer", value ^ _INT_SALT)
     try:
         hash(value)
     except TypeError:  # not a JSON value: equal to nothing but itself
@@ -116,6 +127,9 @@ def index_tools(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         params = fn.get("parameters") or {"type": "object", "properties": {}}
         if not isinstance(params, dict):
             raise ToolSpecError(f"tools[{i}] ({name}): parameters must be a JSON schema object")
+        problem = value_problem(params, f"tools[{i}] ({name}).parameters")
+        if problem:  # enum/const/bounds wider than 64 bits: the wire could never carry a matching value
+            raise ToolSpecError(problem)
         index[name] = params
     return index
 
@@ -255,6 +269,9 @@ def check_call(tool: str, args: Any, index: dict[str, dict[str, Any]] | None) ->
         return problem
     if not isinstance(args, dict):
         return f"arguments to {tool} must be a JSON object, got {json_type(args)}"
+    problem = value_problem(args, tool)
+    if problem:
+        return problem
     if index is None:
         return None
     if tool not in index:

@@ -166,11 +166,11 @@ def dumps(obj) -> str:
     return _json_dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def strict_dumps(obj, max_depth: int, max_chars: int) -> str:
+def strict_dumps(obj, max_depth: int, max_chars: int, max_values: int | None = None) -> str:
     """What the host accepts (jail_json): valid UTF-8 without lone surrogates (they would poison every later
     consumer: store, exports), no NaN, at most `max_depth` levels, 64-bit integers, at most `max_chars`.
     Raises jail_json.JSONTooLarge, TypeError or ValueError."""
-    return jail_json.dumps(obj, max_depth, max_chars)
+    return jail_json.dumps(obj, max_depth, max_chars, max_values)
 
 
 def clean(text: str) -> str:
@@ -223,7 +223,10 @@ class EpisodeChild:
     def serialise_state(self) -> tuple[str | None, str | None, str | None]:
         """(state_json, error_kind, error)."""
         try:
-            text = strict_dumps(self.public_state(), self.limits["max_depth"], self.limits["state_cap"])
+            text = strict_dumps(self.public_state(), self.limits["max_depth"], self.limits["state_cap"],
+                                self.limits.get("state_values_cap"))
+        except jail_json.JSONTooManyValues as exc:
+            return None, "oversize", f"state holds {exc.size} values, over the cap of {exc.cap} (state_values_cap)"
         except jail_json.JSONTooLarge as exc:
             return None, "oversize", f"state is {exc.size} characters, over the cap of {exc.cap}"
         except Exception as exc:  # noqa: BLE001 - a class's own __sandbox_state__ may raise anything
@@ -307,7 +310,12 @@ class EpisodeChild:
                 return error_reply("unserializable", f"the result could not be written: {traceback_tail(exc)}",
                                    self.out.take())
         try:
-            result_text = strict_dumps(result, self.limits["max_depth"], self.limits["result_cap"])
+            result_text = strict_dumps(result, self.limits["max_depth"], self.limits["result_cap"],
+                                       self.limits.get("state_values_cap"))
+        except jail_json.JSONTooManyValues as exc:
+            self.restore_if_changed()
+            return error_reply("oversize", f"the result holds {exc.size} values, over the cap of {exc.cap} "
+                               "(state_values_cap)", self.out.take())
         except jail_json.JSONTooLarge as exc:
             self.restore_if_changed()
             return error_reply("oversize", f"the result is {exc.size} characters, over the cap of {exc.cap}",

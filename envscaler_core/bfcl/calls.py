@@ -10,7 +10,9 @@
   function name, and a tool call of type `custom` (the SDK reads it as a custom tool call, with no
   function, so BFCL reads no calls in that step). One deliberate
   difference: a function name or argument key holding a lone surrogate (BFCL: the call fails to
-  encode) cannot cross the sandbox's JSON wire, so that step is undecodable. The strings run only
+  encode) cannot cross the sandbox's JSON wire, so that step is undecodable; so is an argument key that
+  is not a Python identifier (it would be spliced into the string as code), argument text naming a key
+  twice, and an integer wider than 64 bits (red team 7, F6-F8). The strings run only
   inside the sandbox, where `jail_env.guarded_execute` lets only `method(literals)` reach the package.
 * `parse_call`: a ground-truth string back to (name, keyword arguments), for the gold agent and the
   mock LLM; positional arguments are named from the API classes' method signatures, read from the
@@ -26,6 +28,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
+from sandbox.wire_values import value_problem
 
 
 def _shown(name: Any) -> str:
@@ -50,6 +53,32 @@ class UndecodableCalls(ValueError):
     """An assistant step BFCL could not (or we will not) turn into call strings."""
 
 
+class _RepeatedKey(ValueError):
+    """Argument text naming one key twice: `json.loads` would silently keep the last value."""
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return out
+
+
+def _argument_problem(name: Any, args: dict[Any, Any]) -> str | None:
+    """Why these arguments cannot become `name(key=repr(value), ...)`: a key that is no Python identifier
+    would be spliced into the call string as code (red team 7, F6: the key `content='x', file_name` ran
+    echo with two arguments while one was recorded), and an integer wider than 64 bits cannot cross the
+    sandbox's wire (F8). A keyword key (`class`) is an identifier: BFCL builds it and the call fails alone."""
+    for key in args:
+        if not isinstance(key, str) or not key.isidentifier():
+            shown = _shown(key) if isinstance(key, str) else f"{_shown(key)} ({type(key).__name__})"
+            return (f"the call {_shown(name)} has the argument key {shown}, which is not a Python "
+                    "identifier (BFCL writes each key into the call string as `key=value`)")
+    problem = value_problem(args, str(name))
+    return f"arguments of {problem}" if problem else None
+
+
 def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[str] | None = None) -> list[str]:
     """Call strings for one assistant step; [] when it has no tool calls (the turn ends). With `only`,
     a function not named there is undecodable (our MCP and gym surfaces; BFCL's own loop has no list)."""
@@ -66,17 +95,22 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
         if only is not None and name not in only:
             raise UndecodableCalls(f"unknown function {_shown(name)}: not one of this task's functions")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
-            args = json.loads(raw) if isinstance(raw, str) else raw
+            args = json.loads(raw, object_pairs_hook=_unique_pairs) if isinstance(raw, str) else raw
+        except _RepeatedKey as exc:  # F7: as import and the sandbox's wire refuse it
+            raise UndecodableCalls(f"arguments of {_shown(name)} name the key {_shown(exc)} twice (JSON readers "
+                                   "silently keep one)") from None
         except RecursionError:
             raise UndecodableCalls(f"arguments of {_shown(name)} nest too deeply to read") from None
         except ValueError as exc:  # not JSON, or an integer past Python's digit limit
             raise UndecodableCalls(f"arguments of {_shown(name)} are not JSON: {str(exc)[:200]}") from None
         if not isinstance(args, dict):
             raise UndecodableCalls(f"arguments of {_shown(name)} are not a JSON object")
-        for text in (str(name), *args):
-            if not isinstance(text, str) or _has_lone_surrogate(text):
+        for text in (str(name), *(k for k in args if isinstance(k, str))):  # other keys: _argument_problem
+            if _has_lone_surrogate(text):
                 raise UndecodableCalls(f"the call {_shown(name)} has a name holding text that is not valid Unicode "
                                        "(a lone surrogate), which the sandbox cannot carry")
+        if (problem := _argument_problem(name, args)) is not None:
+            raise UndecodableCalls(problem)
         try:  # BFCL's own f-string: repr escapes a lone surrogate in a value, so the string is always valid
             out.append(f"{name}({','.join(f'{k}={v!r}' for k, v in args.items())})")
         except RecursionError:

@@ -28,6 +28,8 @@ from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode, EpisodeBreach
 from envscaler_core.rollout.chat_call import chat_call
+from sandbox.limits import MAX_STATE_VALUES
+from sandbox.wire_values import value_problem
 
 ENDED_BY_RESERVED = ("the message to the user (a name EnvScaler's runtime reserves): it ends the episode there and "
                      "never runs the method, so no later call runs either")
@@ -78,6 +80,9 @@ def canonical(config: Any) -> dict[str, Any]:
     sandbox's did-it-load comparison holds for marker values. Raises ValueError on a broken marker."""
     if config is None:
         return {}
+    problem = value_problem(config, "init_config", max_nodes=MAX_STATE_VALUES)
+    if problem:  # before any set is built on the host: wide ints could be chosen to share one hash (F2)
+        raise ValueError(problem)
     try:
         value = jail_side.save_markers(jail_side.restore_markers(config))
     except (TypeError, ValueError, AttributeError, ArithmeticError) as exc:

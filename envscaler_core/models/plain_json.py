@@ -39,8 +39,8 @@ def plain_json_problem(value: Any, *, allow_nan: bool = False) -> str | None:
         json.dumps(value, allow_nan=allow_nan, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         return "holds text that is not valid Unicode (a lone surrogate)"
-    except ValueError:
-        return "holds NaN or Infinity"
+    except ValueError as exc:  # NaN/Infinity, or an int past Python's digit limit for writing it
+        return "holds NaN or Infinity" if "float" in str(exc) else f"holds a value that is not JSON ({str(exc)[:120]})"
     except TypeError as exc:
         return f"holds a value that is not JSON ({str(exc)[:120]})"
     return None

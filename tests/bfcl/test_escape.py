@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from envscaler_core.bfcl.calls import decode_tool_calls
+from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import find_task
 from envscaler_core.bfcl.executor import SandboxedTask, score_in_runtime
 from envscaler_core.bfcl.package import jail_imports, package_dir
@@ -98,7 +98,6 @@ def test_a_name_that_is_no_method_of_the_task_reads_as_not_defined_and_changes_n
 
 @pytest.mark.parametrize("name,args,observation", [
     ("__import__('os').system", {"command": "id"}, "Error during execution: refused: not a plain function call"),
-    ("ls", {"a=__import__('os').system('id'),b": 1}, "Error during execution: refused: the arguments are not literals"),
     ("ls;import os", {}, "Error during execution: invalid syntax (<string>, line 1)"),
 ])
 def test_names_that_are_not_identifiers_never_become_code(bfcl_pool: SandboxPool, name: str, args: dict,
@@ -110,6 +109,13 @@ def test_names_that_are_not_identifiers_never_become_code(bfcl_pool: SandboxPool
         before = sandboxed.state["classes"]
         assert sandboxed.execute(call) == observation
         assert sandboxed.state["classes"] == before
+
+
+def test_an_argument_key_that_is_no_identifier_never_becomes_a_call_string() -> None:
+    """Red team 7, F6: keys were spliced into the call string as BFCL splices them, so a key could add
+    arguments the recorded action does not have; now the step is undecodable, naming the key."""
+    with pytest.raises(UndecodableCalls, match="argument key \"a=__import__\\('os'\\).system\\('id'\\),b\", which is not"):
+        decode_tool_calls([_tool_call("ls", {"a=__import__('os').system('id'),b": 1})])
 
 
 def _patched_package(root: Path, marker: Path, module_marker: Path, port: int) -> Path:

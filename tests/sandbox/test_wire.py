@@ -113,11 +113,12 @@ def test_a_forged_check_reply_is_unscored(jail: SandboxPool, baseline: int) -> N
 
 
 def test_a_huge_state_diff_is_capped(jail: SandboxPool) -> None:
-    code = attack_code("for i in range(60000):\n    setattr(self, f'k{i}', i)\nreturn 1")
+    # 40,000 attributes: under state_values_cap (50,000), still far over the diff's 1,000 changes
+    code = attack_code("for i in range(40000):\n    setattr(self, f'k{i}', i)\nreturn 1")
     with jail.open_episode(code, "Attack", {"n": 0}) as ep:
         out = ep.call("attack", {})
         assert out.ok and out.state_diff["truncated"] is True and len(out.state_diff["changes"]) == 1000
-        assert len(out.state) == 60001
+        assert len(out.state) == 40001
 
 
 # A tool that writes a perfect copy of the reply the host expects (the request's own sequence number,

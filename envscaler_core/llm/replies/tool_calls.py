@@ -60,7 +60,35 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         value = wrapped
     if not isinstance(value, dict):
         raise ReplyProblem(f"arguments must be a JSON object, found {shown(value)}")
+    if (key := repeated_key(text)) is not None:
+        raise ReplyProblem(f"arguments name the key {key[:60]!r} twice (JSON readers silently keep one)")
     return checked_arguments(value)
+
+
+class _Repeated(ValueError):
+    pass
+
+
+def _refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return out
+
+
+def repeated_key(text: str) -> str | None:
+    """The first key an object of this JSON text names twice, else None (also for text that is no
+    strict JSON: its own reading reports that). `json.loads` keeps the last value silently, so the
+    call would run with an argument the model sent twice (red team 7, F7); import and the sandbox's
+    wire refuse such text."""
+    try:
+        json.loads(text, strict=False, object_pairs_hook=_refuse_repeats)
+    except _Repeated as exc:
+        return str(exc.args[0])
+    except (ValueError, RecursionError):
+        return None
+    return None
 
 
 def _wrapped_object(text: str) -> dict[str, Any] | None:
