@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from sandbox.call_clock import CallClock
-from sandbox.jail_json import JSONLimitError, loads
+from sandbox.jail_json import JSONLimitError, JSONTooManyValues, loads
 
 HEADER = struct.Struct(">I")
 
@@ -79,6 +79,9 @@ def parse_reply(body: bytes, max_depth: int, max_values: int | None = None) -> d
     before parsing, so a reply cannot make the host build more objects than that)."""
     try:
         obj = loads(body, max_depth, max_values)
+    except JSONTooManyValues as exc:  # a reply over a cap, as one over the byte cap: `oversize`, not garbage
+        raise WireError("oversize", f"reply of {exc.size} values, over the cap of {exc.cap} values (twice the "
+                        "state_values_cap: a state and a result at their cap)") from None
     except JSONLimitError as exc:
         raise WireError("crash", f"garbage on the wire (reply refused: {exc})") from None
     if not isinstance(obj, dict):

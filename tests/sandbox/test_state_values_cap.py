@@ -52,8 +52,9 @@ def test_a_call_growing_the_state_past_the_cap_is_oversize_and_changes_nothing(s
 
 def test_a_reply_holding_more_values_is_refused_before_parsing() -> None:
     body = json.dumps({"ok": True, "state": {"junk": [[]] * 200_001}}).encode()
-    with pytest.raises(WireError, match="reply refused: 200005 values, over the cap of 100064"):
+    with pytest.raises(WireError, match="reply of 200005 values, over the cap of 100064 values") as refused:
         parse_reply(body, 66, 2 * MAX_STATE_VALUES + 64)
+    assert refused.value.kind == "oversize"
 
 
 @pytest.mark.parametrize("value", [[], [[], {}], {"a,[": "x,{\\\"[", "b": [1, "\\", None, -1.5e3, True], "c": {}},
