@@ -159,7 +159,8 @@ async def run_rollout(
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},
     ]
-    ep = await asyncio.to_thread(runtime.open_episode, env.class_code, env.class_name, scenario.initial_state, tools)
+    ep = await asyncio.to_thread(lambda: runtime.open_episode(env.class_code, env.class_name, scenario.initial_state,
+                                                              tools, rules=env.episode_rules))
     play = _Play()
     breach: str | None = None
     try:
