@@ -7,7 +7,9 @@ raises (or whose process dies or times out) ends the episode with reward 0 (`too
 EnvScaler's runtime, and so does, for an env imported from EnvScaler, a call its runtime runs into a
 TypeError; such an env's messages run their first tool call only, as there (`rules.CallRules`). A
 `chat_with_user` call is the message to the user, as in EnvScaler's runtime (`chat_call`): it ends a
-non-conversational episode and goes to the user simulator in a conversational one.
+non-conversational episode and goes to the user simulator in a conversational one. For an imported env, a
+reply with neither calls nor text (empty or null content) is EnvScaler's parse failure: a user turn says
+so and the episode goes on (`rules.PARSE_FAILED`); text alone, blank space included, is the message to the user.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Traj
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
-from envscaler_core.rollout.rules import CallRules
+from envscaler_core.rollout.rules import PARSE_FAILED, CallRules
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
@@ -82,7 +84,7 @@ class _Play:
             turn: AgentTurn = await agent.step(messages, tools)
             self.steps += 1
             self.usage = _add(self.usage, turn.usage)
-            msg = normalise_assistant(turn.message, tools, self.steps)  # any agent, any endpoint form
+            msg = as_sent(normalise_assistant(turn.message, tools, self.steps), turn.message)  # any agent, any form
             if rules.first_call_only and len(msg.get("tool_calls") or []) > 1:
                 # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not
                 self.dropped_calls += len(msg["tool_calls"]) - 1
@@ -109,6 +111,9 @@ class _Play:
                         _not_run(messages, msg["tool_calls"][k + 1:], "the call before it, which ended it")
                         return
                 continue
+            if rules.empty_reply_goes_on and not msg.get("content"):
+                messages.append({"role": "user", "content": PARSE_FAILED})  # EnvScaler's parse_action, Case 4
+                continue
             if user is None:
                 self.termination = "agent_done"
                 return
@@ -134,6 +139,17 @@ class _Play:
             self.termination = "user_stop"
             return True
         return False
+
+
+def as_sent(msg: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """The normalised turn, but with the agent's own text when that is only blank space: normalising strips
+    it to "", which changed what the agent said (and EnvScaler's `parse_action` takes "   " as a message to
+    the user, not as an empty reply)."""
+    said = raw.get("content")
+    if (not msg.get("tool_calls") and not msg.get("content") and "reasoning_content" not in msg
+            and isinstance(said, str) and said and not said.strip()):
+        return {**msg, "content": said}
+    return msg
 
 
 def _not_run(messages: list[dict[str, Any]], calls: list[dict[str, Any]], at: str) -> None:

@@ -32,6 +32,8 @@ RAISED_KINDS = frozenset({"exception", "timeout", "crash"})
 """Error kinds where the env's own code failed in the call (`runtime.ErrorKind`), not a refusal."""
 
 ENDED = "the episode ended here with reward 0"
+PARSE_FAILED = "Error: Failed to parse response to action"
+"""EnvScaler's observation for an assistant reply with neither tool calls nor content (`parse_action`, Case 4)."""
 
 
 class Observed(BaseModel):
@@ -96,6 +98,12 @@ class CallRules:
     @property
     def first_call_only(self) -> bool:
         """EnvScaler's `parse_action` takes `tool_calls[0]` of a message; the factory runs every call."""
+        return self.rules == "envscaler"
+
+    @property
+    def empty_reply_goes_on(self) -> bool:
+        """EnvScaler's `parse_action` fails on a reply with no calls and empty or null content, and its `step`
+        answers `PARSE_FAILED` and goes on; the factory takes any reply without calls as the agent's last."""
         return self.rules == "envscaler"
 
     def run(self, ep: Episode, call: dict[str, Any]) -> Observed:
