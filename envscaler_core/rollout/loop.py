@@ -26,7 +26,7 @@ from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.chat_call import chat_of
-from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
+from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
 from envscaler_core.rollout.rules import PARSE_FAILED, CallRules
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
@@ -139,17 +139,6 @@ class _Play:
             self.termination = "user_stop"
             return True
         return False
-
-
-def as_sent(msg: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
-    """The normalised turn, but with the agent's own text when that is only blank space: normalising strips
-    it to "", which changed what the agent said (and EnvScaler's `parse_action` takes "   " as a message to
-    the user, not as an empty reply)."""
-    said = raw.get("content")
-    if (not msg.get("tool_calls") and not msg.get("content") and "reasoning_content" not in msg
-            and isinstance(said, str) and said and not said.strip()):
-        return {**msg, "content": said}
-    return msg
 
 
 def _not_run(messages: list[dict[str, Any]], calls: list[dict[str, Any]], at: str) -> None:

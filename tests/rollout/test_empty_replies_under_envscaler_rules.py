@@ -12,6 +12,9 @@ terminated, then 1.0."""
 from __future__ import annotations
 
 import asyncio
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -75,3 +78,43 @@ def test_blank_text_is_the_agents_last_word_stored_as_written(imported: dict[str
 def test_factory_rules_end_at_an_empty_reply(imported: dict[str, Any]) -> None:
     traj = _roll(imported, Replies({"role": "assistant", "content": ""}, LEND, DONE), rules="factory")
     assert traj.termination == "agent_done" and traj.steps == 1
+
+
+class _Endpoint(BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint answering each request by the number of assistant turns in it: these
+    replies, in order (a scripted server of the spec's own, as the differential re-check's)."""
+
+    replies: list[dict[str, Any]] = []
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+        turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        message = self.replies[min(turn, len(self.replies) - 1)]
+        data = json.dumps({"id": "r", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
+                           "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_blank_text_from_a_model_is_stored_as_the_model_sent_it(imported: dict[str, Any]) -> None:
+    from envscaler_core.llm import LLMGateway
+    from tests.fixtures.llm import mock_llm_settings
+
+    _Endpoint.replies = [{"role": "assistant", "content": "   "}, LEND, DONE]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings = Settings(llm=mock_llm_settings(f"http://127.0.0.1:{server.server_address[1]}/v1", cache=False))
+        env = imported["env"]
+        traj = asyncio.run(run_rollout(env, imported["scenario"], imported["pool"], LLMGateway(settings.llm), settings))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert traj.messages[2]["content"] == "   " and traj.termination == "agent_done" and traj.reward == 0.0
