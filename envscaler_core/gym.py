@@ -124,7 +124,8 @@ class ScenarioEnv:
         self._close_episode()
         scenario = self.scenarios[index]
         self._episode = self.runtime.open_episode(
-            self.env.class_code, self.env.class_name, scenario.initial_state, tools=self.tools
+            self.env.class_code, self.env.class_name, scenario.initial_state, tools=self.tools,
+            rules=self.env.episode_rules,
         )
         self._scenario, self._steps, self._over = scenario, 0, False
         try:

@@ -125,9 +125,13 @@ class EnvRuntime(Protocol):
         class_name: str,
         initial_state: dict[str, Any] | None,
         tools: list[dict[str, Any]] | None = None,
+        *,
+        rules: str = "factory",
     ) -> Episode:
         """Load `class_name` from `code` with `initial_state` as init_config; raise EnvLoadError.
-        With `tools` (OpenAI schemas), calls are checked against them before running."""
+        With `tools` (OpenAI schemas), calls are checked against them before running. `rules`: the env's
+        `episode_rules`; "envscaler" plays EnvScaler's `step` (a result JSON cannot carry is observed as its
+        text, a raising tool's state is kept)."""
         ...
 
     def run_checks(

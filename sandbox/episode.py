@@ -50,12 +50,17 @@ def _clone(state: dict[str, Any]) -> dict[str, Any]:
 class SandboxEpisode:
     def __init__(self, pool: SandboxPool, code: str, class_name: str, initial_state: dict[str, Any] | None,
                  tools: list[dict[str, Any]] | None, *, spare: bool = False, child: Child | None = None,
-                 load_calls: Callable[[dict[str, Any] | None], int] | None = None) -> None:
+                 load_calls: Callable[[dict[str, Any] | None], int] | None = None, rules: str = "factory") -> None:
         """`spare`: the unit also holds a clean spare process (`open_spare`). `child`: a unit member to
         load in instead of a new unit (a spare); a restart after a crash always gets a new unit.
         `load_calls(restore)`: a load may take as long as this many calls (`restore` is None for the first
         load, else the state being rebuilt), for classes whose load replays work: a BFCL episode re-runs
-        its calls after a crash, its checker runs every call of a task. Default: one call's limit."""
+        its calls after a crash, its checker runs every call of a task. Default: one call's limit.
+        `rules="envscaler"` (an env imported from EnvScaler, `AcceptedEnv.episode_rules`): the unit plays
+        EnvScaler's `step`: a result JSON cannot carry is observed as its text, and a tool that raises leaves
+        the state as it left it (docs/sandbox.md, "Wire")."""
+        if rules not in ("factory", "envscaler"):
+            raise EnvLoadError(f"episode rules {rules!r} are neither 'factory' nor 'envscaler'")
         if not isinstance(code, str) or not code.strip():
             raise EnvLoadError("the env code is empty")
         if not isinstance(class_name, str) or not class_name.isidentifier():
@@ -70,6 +75,7 @@ class SandboxEpisode:
         self._index = index_tools(tools) if tools is not None else None
         self._timeout = pool.settings.call_timeout_s
         self._load_calls = load_calls
+        self._rules = rules
         self._limits = pool.limits
         self._lock = threading.Lock()
         self._child: Child | None = None
@@ -100,7 +106,8 @@ class SandboxEpisode:
         budget = self._timeout * (1 if self._load_calls is None else max(1, self._load_calls(restore)))
         seq = self._next_seq()
         msg = encode({"op": "load", "seq": seq, "code": self._code, "class_name": self._class_name,
-                      "init": self._initial, "restore": restore, "cpu_s": self._timeout})  # cpu_s: later calls' window
+                      "init": self._initial, "restore": restore, "cpu_s": self._timeout,  # cpu_s: later calls' window
+                      **({"rules": "envscaler"} if self._rules == "envscaler" else {})})
         for attempt in (1, 2):
             try:
                 given, self._given = self._given, None
@@ -309,15 +316,28 @@ class SandboxEpisode:
             return CallOutcome(tool=tool, ok=True, result=reply.get("result"), state=_clone(self._state),
                                state_diff=diff)
         kind, error, output = reply.get("error_kind"), reply.get("error"), reply.get("output")
+        kept = self._rules == "envscaler" and kind == "exception"  # the state a raising tool left comes along
         if (reply.get("ok") is not False or kind not in ERROR_KINDS or not isinstance(error, str)
-                or not isinstance(output, str) or set(reply) - {"seq", "ok", "error_kind", "error", "output"}):
+                or not isinstance(output, str)
+                or set(reply) - {"seq", "ok", "error_kind", "error", "output", *(["state"] if kept else [])}):
             self._drop_child()
             return self._fail(tool, "crash", f"garbage on the wire (error reply {str(reply)[:80]!r}); the process "
                                              "was killed")
+        left = None
+        if "state" in reply:
+            try:
+                left = self._checked({"output": output, "state": reply["state"]}, state_required=True,
+                                     reply_bytes=self._child.last_reply_bytes)
+            except Garbage as exc:
+                self._drop_child()
+                return self._fail(tool, exc.kind, f"garbage on the wire ({exc}); the process was killed (the next "
+                                                  "call runs in a fresh process from the last state)")
         problem = self._wrong_reply(reply, seq) or self._finish(tool)
         if problem:
             return self._fail(tool, "crash", problem)
         self.last_output = output[:self._limits.output_cap + OUTPUT_SLACK]
+        if left is not None:
+            self._state = left
         return self._fail(tool, kind, error)
 
     def _sync_request(self) -> bytes:

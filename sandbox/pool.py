@@ -36,8 +36,8 @@ from sandbox.workdirs import PREFIX, claim, release, sweep_stale
 from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
-JAIL_FILES = ("worker.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py", "jail_hooks.py",
-              "jail_load.py", "seccomp_filter.py")
+JAIL_FILES = ("worker.py", "jail_io.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py",
+              "jail_hooks.py", "jail_load.py", "seccomp_filter.py")
 log = logging.getLogger("sandbox")
 
 
@@ -138,11 +138,13 @@ class SandboxPool:
     # -- EnvRuntime ---------------------------------------------------------------------------
     def open_episode(self, code: str, class_name: str, initial_state: dict[str, Any] | None,
                      tools: list[dict[str, Any]] | None = None, *, spare: bool = False,
-                     load_calls: Callable[[dict[str, Any] | None], int] | None = None) -> SandboxEpisode:
+                     load_calls: Callable[[dict[str, Any] | None], int] | None = None,
+                     rules: str = "factory") -> SandboxEpisode:
         """`spare=True`: the episode's unit also holds a clean spare process, so that `episode.open_spare`
         costs a fork instead of a new unit (a BFCL task scores there, sandbox/worker.py `member_main`).
-        `load_calls`: see `SandboxEpisode`."""
-        return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare, load_calls=load_calls)
+        `load_calls`, `rules`: see `SandboxEpisode`."""
+        return SandboxEpisode(self, code, class_name, initial_state, tools, spare=spare, load_calls=load_calls,
+                              rules=rules)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
                    timeout_s: float | None = None) -> list[CheckOutcome]:

@@ -34,7 +34,6 @@ import json  # noqa: E402
 import os  # noqa: E402
 import random  # noqa: E402
 import resource  # noqa: E402
-import struct  # noqa: E402
 import sys  # noqa: E402
 import traceback  # noqa: E402
 import types  # noqa: E402
@@ -50,6 +49,7 @@ if sys.flags.hash_randomization or os.environ.get("PYTHONHASHSEED") != "0" or _s
 # the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import jail_hooks  # noqa: E402
+from jail_io import CappedOutput, read_frame, write_frame  # noqa: E402
 import jail_json  # noqa: E402
 import jail_load  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
@@ -73,69 +73,12 @@ import string  # noqa: E402, F401
 import typing  # noqa: E402, F401
 import uuid  # noqa: E402, F401
 
-HEADER = struct.Struct(">I")
 TB_CHARS = 2000
 MISSING = object()
 
 # ---------------------------------------------------------------------------------------------
-# framing
-# ---------------------------------------------------------------------------------------------
-def read_exact(fd: int, n: int) -> bytes | None:
-    chunks, got = [], 0
-    while got < n:
-        chunk = os.read(fd, n - got)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def read_frame(fd: int) -> dict | None:
-    head = read_exact(fd, 4)
-    if head is None:
-        return None
-    body = read_exact(fd, HEADER.unpack(head)[0])
-    return None if body is None else _json_loads(body)
-
-
-def write_frame(fd: int, text: str) -> None:
-    data = text.encode("utf-8")
-    data = HEADER.pack(len(data)) + data
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-# ---------------------------------------------------------------------------------------------
 # child: limits and hygiene
 # ---------------------------------------------------------------------------------------------
-class CappedOutput(io.TextIOBase):
-    """sys.stdout/sys.stderr of a child: keeps the first `cap` characters of a call, drops the rest."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap, self.parts, self.size, self.dropped = cap, [], 0, 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        text = str(text)
-        room = self.cap - self.size
-        if room > 0:
-            self.parts.append(text[:room])
-            self.size += min(room, len(text))
-        self.dropped += max(0, len(text) - max(room, 0))
-        return len(text)
-
-    def take(self) -> str:
-        out = "".join(self.parts)
-        if self.dropped:
-            out += f"\n[... {self.dropped} characters dropped]"
-        self.parts, self.size, self.dropped = [], 0, 0
-        return out
-
-
 def set_cpu_window(seconds: float) -> None:
     """Soft CPU limit = CPU used so far + this call's budget (SIGXCPU); the hard limit stays put."""
     used = resource.getrusage(resource.RUSAGE_SELF)
@@ -193,6 +136,7 @@ class EpisodeChild:
         self.result_hook = None  # a class's `__sandbox_result__(value)`: its way to write non-JSON results
         self.committed = "{}"
         self.signatures: dict[str, inspect.Signature] = {}
+        self.envscaler = False  # the load's `rules`: play EnvScaler's `step` (results shown as text, raised calls keep state)
 
     def public_state(self) -> dict:
         """The state the host sees: the instance's public attributes, or its own `__sandbox_state__`."""
@@ -249,6 +193,7 @@ class EpisodeChild:
         if not isinstance(cls, type):
             return error_reply("load", f"no class named {msg['class_name']!r} in the code", self.out.take())
         init = msg.get("init")
+        self.envscaler = msg.get("rules") == "envscaler"
         try:
             self.hooks = jail_hooks.state_hooks(cls)
             hook = jail_hooks.hook(cls, "result")
@@ -298,10 +243,10 @@ class EpisodeChild:
         set_cpu_window(self.limits["call_timeout_s"])
         try:
             result = fn(**args)
+            if self.envscaler:
+                result = as_envscaler_shows(result, self.limits)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt are tool errors too
-            message = traceback_tail(exc)
-            self.restore_if_changed()
-            return error_reply("exception", message, self.out.take())
+            return self.raised(traceback_tail(exc))
         if self.result_hook is not None:
             try:
                 result = self.result_hook(result)
@@ -339,6 +284,36 @@ class EpisodeChild:
         text, _, _ = self.serialise_state()
         if text != self.committed:
             self.rollback()
+
+    def raised(self, message: str) -> str:
+        """The reply to a call whose tool raised. Factory rules undo what it changed. EnvScaler's `step` keeps
+        the instance as the method left it (its recorded final state shows a partial change), so under
+        envscaler rules the state it left is committed and sent with the error, unless our JSON cannot carry
+        it (then it is undone, as after any call: docs/interop.md, differences table)."""
+        if not self.envscaler:
+            self.restore_if_changed()
+            return error_reply("exception", message, self.out.take())
+        text, _, _ = self.serialise_state()
+        reply = error_reply("exception", message, self.out.take())
+        if text is None:
+            self.rollback()
+        elif text != self.committed:
+            self.committed = text
+            reply = reply[:-1] + ',"state":' + text + "}"
+        return reply
+
+
+def as_envscaler_shows(result: object, limits: dict) -> object:
+    """The result as EnvScaler's `step` observes it when our JSON cannot carry it: `f"{result}"` (a raise there
+    is the tool's raise). A result JSON can carry, or one only over the size cap, is left to the caller."""
+    try:
+        strict_dumps(result, limits["max_depth"], limits["result_cap"])
+        return result
+    except jail_json.JSONTooLarge:
+        return result
+    except Exception:  # noqa: BLE001 - TypeError, ValueError, RecursionError: not JSON
+        pass
+    return clean(str.__str__(format(result, "")))
 
 
 def _key_repr(key: object) -> str:

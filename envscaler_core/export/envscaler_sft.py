@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from envscaler_core.export.row_tools import row_tools
 from envscaler_core.export.sft import clean_messages
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.models.trajectory import Trajectory
@@ -82,7 +83,7 @@ def envscaler_sft_row(fingerprint: str, traj: Trajectory, task_ids: Mapping[str,
     row = {
         "traj_type": traj.mode,
         "task_info": {"env_id": traj.env_id, "task_id": task_id, "task": _task(messages)},
-        "tools": json.dumps([t.model_dump(mode="json") for t in traj.tools], ensure_ascii=False),
+        "tools": json.dumps([t.model_dump(mode="json") for t in row_tools(traj)], ensure_ascii=False),
         "messages": json.dumps(messages, ensure_ascii=False),
         "user_messages": "null",
         "steps": sum(1 for m in messages if m["role"] == "assistant"),

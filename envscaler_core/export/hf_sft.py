@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envscaler_core.export.row_tools import row_tools
 from envscaler_core.export.sft import exported_tools, sft_messages
 from envscaler_core.models.trajectory import Trajectory
 
@@ -30,7 +31,7 @@ def hf_line(fingerprint: str, traj: Trajectory) -> dict[str, Any]:
     """One JSONL object of a protocol-checked trajectory (arguments are JSON-object strings)."""
     return {
         "messages": [_with_object_arguments(m) for m in sft_messages(fingerprint, traj)],
-        "tools": exported_tools(traj.tools),
+        "tools": exported_tools(row_tools(traj)),
         "id": fingerprint,
         "env_id": traj.env_id,
         "scenario_fp": traj.scenario_fp,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from envscaler_core.export.row_tools import row_tools
 from envscaler_core.models.trajectory import Trajectory
 
 USER, MODEL = ("human", "observation"), ("gpt", "function_call")
@@ -66,7 +67,7 @@ def llamafactory_line(fingerprint: str, traj: Trajectory) -> tuple[dict[str, Any
     problem = alternation_problem(turns)
     if problem:
         return None, problem
-    tools = [t.function.model_dump(mode="json") for t in traj.tools]
+    tools = [t.function.model_dump(mode="json") for t in row_tools(traj)]
     row = {"conversations": turns, "system": system, "tools": json.dumps(tools, ensure_ascii=False), "id": fingerprint}
     return row, None
 

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from envscaler_core.export.call_ids import with_template_safe_ids
+from envscaler_core.export.row_tools import row_tools
 from envscaler_core.llm.sent_tools import portable_schema
 from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.trajectory import Trajectory
@@ -124,7 +125,7 @@ def sft_messages(fingerprint: str, traj: Trajectory) -> list[dict[str, Any]]:
 def sft_line(fingerprint: str, traj: Trajectory) -> dict[str, Any]:
     """One line of OpenAI's chat fine-tuning format: `messages` and `tools`, nothing else."""
     messages = [{k: v for k, v in m.items() if k not in OPENAI_ONLY_DROPS} for m in sft_messages(fingerprint, traj)]
-    return {"messages": messages, "tools": exported_tools(traj.tools)}
+    return {"messages": messages, "tools": exported_tools(row_tools(traj))}
 
 
 def sft_meta_line(line: int, fingerprint: str, traj: Trajectory) -> dict[str, Any]:

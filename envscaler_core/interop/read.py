@@ -134,7 +134,7 @@ def _summary(record: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _tools(record: dict[str, Any]) -> list[ToolSchema]:
+def _tools(record: dict[str, Any], notes: list[str]) -> list[ToolSchema]:
     raw = record.get("tools")
     if not isinstance(raw, list):
         raise _Bad("'tools' is missing or not a list (EnvScaler's runtime gives it to the agent)")
@@ -143,7 +143,13 @@ def _tools(record: dict[str, Any]) -> list[ToolSchema]:
         fn = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
             raise _Bad(f"tools[{i}] is not an OpenAI function schema with a name")
-        params = fn.get("parameters", {"type": "object", "properties": {}})
+        params = fn.get("parameters")
+        if params is None:  # no `parameters`, or null: the method's signature fills it in (tool_fit)
+            if "parameters" in fn:
+                notes.append(f"tools[{i}] ({fn['name']}): 'parameters' is null, read as no parameters: the "
+                             "method's signature gives them, as EnvScaler's runtime passes the agent's arguments "
+                             "whatever the schema says")
+            params = {"type": "object", "properties": {}}
         if not isinstance(params, dict):
             raise _Bad(f"tools[{i}] ({fn['name']}): 'parameters' is not an object")
         description = fn.get("description")
@@ -188,7 +194,9 @@ def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     rules = record.get("constraints_rules", [])
     if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
         raise _Bad("'constraints_rules' is not a list of strings (EnvScaler's runtime joins them as text)")
-    tools, notes, tool_problems = fit_tools(_tools(record), code, class_name)
+    read_notes: list[str] = []
+    tools, notes, tool_problems = fit_tools(_tools(record, read_notes), code, class_name)
+    notes = [*read_notes, *notes]
     kinds = _tool_kinds(record, tools, notes)
     if isinstance(record.get("env_id"), str) and record["env_id"] != env_id:
         notes.append(f"record's env_id {record['env_id']!r} differs from its key {env_id!r}; the key is the id")

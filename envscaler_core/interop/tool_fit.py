@@ -30,8 +30,13 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   there is no annotation), required when the signature gives it no default; a note names each. Where that
   cannot be done (`parameters` is not an object schema with an object of `properties`, or a required
   parameter is positional-only, which no call by name fills) the env is rejected naming
-  `tools[<name>].parameters` and what is missing. A property the method does not take (and has no
-  `**kwargs` for) stays: a call giving it is refused by the method's signature, as before;
+  `tools[<name>].parameters` and what is missing. A property the method does not take (not a parameter,
+  or a positional-only one, and no `**kwargs`) is removed from `properties` and `required`, with a note
+  naming tool and property: EnvScaler's runtime offers it, and runs a call that leaves it out but raises
+  TypeError on one that gives it (so does an imported env's episode here: `rollout/rules.py`); kept as
+  `required`, it made the tool uncallable and its env rejected (differential re-check 2026-11-26, F4).
+  A `"parameters": null` is read as no `parameters` (read.py, with a note), fitted as above (F5: it was
+  taken as a malformed record, and the env and its scenarios skipped);
 * a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
   the agent's message to the user and ends a non-conversational episode): it is left out too, and a
   reference solution's call to it ends the replay there, as it ends the episode there.
@@ -103,6 +108,13 @@ def _unfittable(name: str, params: dict[str, Any], missing: list[str], positiona
     return None
 
 
+def untakeable_names(required: Any, annotations: dict[str, Any], by_position: set[str]) -> list[str]:
+    """Names in `required` that no call by name can give the method (not a parameter, or positional-only)."""
+    if not isinstance(required, list):
+        return []
+    return [r for r in required if isinstance(r, str) and (r not in annotations or r in by_position)]
+
+
 def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list[ToolSchema], list[str], list[str]]:
     """The tools an agent is offered and our argument check enforces, notes saying what changed, and the
     problems that make the env unusable as given (a tool no call can run, each naming its schema)."""
@@ -128,6 +140,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     variadic: list[str] = []
     nulls: list[str] = []
     added: list[str] = []
+    untakeable: list[str] = []
     problems: list[str] = []
     fitted = []
     for tool in public:
@@ -173,6 +186,14 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             if keyword:
                 extra["additionalProperties"] = True
         stars = {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        if fn.args.kwarg is None:  # a name the method cannot take: giving it is a TypeError, leaving it out runs
+            for name in [p for p in props if p not in annotations or p in by_position]:
+                del props[name]
+                untakeable.append(f"{tool.function.name}.{name}")
+            gone = [n for n in untakeable_names(required, annotations, by_position) if n not in stars]
+            untakeable += [f"{tool.function.name}.{n}" for n in dict.fromkeys(gone)
+                           if f"{tool.function.name}.{n}" not in untakeable]
+            stars |= set(gone)
         if isinstance(required, list):
             required = [r for r in required if r not in stars]
             dropped = [r for r in required if r in defaulted]
@@ -184,6 +205,11 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         notes.append(f"{len(added)} parameter(s) of the methods missing from their tool schemas added ({', '.join(added)}): "
                      "EnvScaler's runtime gives the agent's arguments to the method whatever the schema says, so "
                      "without them the tool could not be called here")
+    if untakeable:
+        notes.append(f"{len(untakeable)} schema propert(ies) the method cannot take removed ({', '.join(untakeable)}): "
+                     "EnvScaler's runtime offers them, and a call giving one raises TypeError there (the episode "
+                     "ends at 0, as it does here), while a call leaving a 'required' one out runs; kept, it made "
+                     "the tool uncallable here")
     if optional:
         notes.append(f"{len(optional)} parameter(s) with a default made optional ({', '.join(optional[:8])}"
                      f"{', ...' if len(optional) > 8 else ''}): EnvScaler's step6 lists every parameter as required, "

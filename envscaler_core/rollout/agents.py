@@ -54,7 +54,20 @@ class LLMAgent:
     async def step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> AgentTurn:
         # `sample` is part of the response-cache key: rollout k of a scenario must not be served rollout 0's turns
         reply = await self.gateway.chat(messages, prompt=self.prompt, stage="agent", tools=tools, sample=self.sample)
-        return AgentTurn(message=dict(reply.message), usage=usage_of(getattr(reply, "usage", None)))
+        sent = getattr(reply, "sent", None)  # what the endpoint answered, before the gateway normalised it
+        message = as_sent(dict(reply.message), sent) if isinstance(sent, dict) else dict(reply.message)
+        return AgentTurn(message=message, usage=usage_of(getattr(reply, "usage", None)))
+
+
+def as_sent(msg: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """The normalised turn, but with the agent's own text when that is only blank space: normalising strips
+    it to "", which changed what the agent said (and EnvScaler's `parse_action` takes "   " as a message to
+    the user, not as an empty reply)."""
+    said = raw.get("content")
+    if (not msg.get("tool_calls") and not msg.get("content") and "reasoning_content" not in msg
+            and isinstance(said, str) and said and not said.strip()):
+        return {**msg, "content": said}
+    return msg
 
 
 def tool_call_message(calls: list[ToolCall], turn: int, content: str | None = None) -> dict[str, Any]:

@@ -7,7 +7,9 @@ raises (or whose process dies or times out) ends the episode with reward 0 (`too
 EnvScaler's runtime, and so does, for an env imported from EnvScaler, a call its runtime runs into a
 TypeError; such an env's messages run their first tool call only, as there (`rules.CallRules`). A
 `chat_with_user` call is the message to the user, as in EnvScaler's runtime (`chat_call`): it ends a
-non-conversational episode and goes to the user simulator in a conversational one.
+non-conversational episode and goes to the user simulator in a conversational one. For an imported env, a
+reply with neither calls nor text (empty or null content) is EnvScaler's parse failure: a user turn says
+so and the episode goes on (`rules.PARSE_FAILED`); text alone, blank space included, is the message to the user.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Trajectory
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.chat_call import chat_of
-from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, system_text, usage_of
-from envscaler_core.rollout.rules import CallRules
+from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
+from envscaler_core.rollout.rules import PARSE_FAILED, CallRules
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
@@ -82,7 +84,7 @@ class _Play:
             turn: AgentTurn = await agent.step(messages, tools)
             self.steps += 1
             self.usage = _add(self.usage, turn.usage)
-            msg = normalise_assistant(turn.message, tools, self.steps)  # any agent, any endpoint form
+            msg = as_sent(normalise_assistant(turn.message, tools, self.steps), turn.message)  # any agent, any form
             if rules.first_call_only and len(msg.get("tool_calls") or []) > 1:
                 # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not
                 self.dropped_calls += len(msg["tool_calls"]) - 1
@@ -108,6 +110,9 @@ class _Play:
                         self.termination, self.error = "tool_raised", ends
                         _not_run(messages, msg["tool_calls"][k + 1:], "the call before it, which ended it")
                         return
+                continue
+            if rules.empty_reply_goes_on and not msg.get("content"):
+                messages.append({"role": "user", "content": PARSE_FAILED})  # EnvScaler's parse_action, Case 4
                 continue
             if user is None:
                 self.termination = "agent_done"
@@ -159,7 +164,8 @@ async def run_rollout(
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},
     ]
-    ep = await asyncio.to_thread(runtime.open_episode, env.class_code, env.class_name, scenario.initial_state, tools)
+    ep = await asyncio.to_thread(lambda: runtime.open_episode(env.class_code, env.class_name, scenario.initial_state,
+                                                              tools, rules=env.episode_rules))
     play = _Play()
     breach: str | None = None
     try:

@@ -9,8 +9,8 @@ An env imported from EnvScaler's files plays its runtime's rules exactly (F2): `
 inside that same `try`, so a call it runs into a TypeError (a missing or an extra argument, a name that is a
 data attribute or a class constant) ends the episode at 0 as well; a name the instance does not have, or
 arguments that are not an object, are its "Error: Invalid action" and the episode goes on. Those calls are
-decided here from the tool schemas (fitted to the method's signature at import) and the class, before the
-sandbox is asked, because the sandbox refuses all of them alike. A synthesized env keeps the factory's
+decided here from the method's own signature (read from the class's code; a decorated method's from its
+tool schema) and the class, before the sandbox is asked, because the sandbox refuses all of them alike. A synthesized env keeps the factory's
 contract: a refused call is an observation and the episode goes on. Ill-typed arguments and `_private`
 names are refused under both (docs/interop.md, differences table).
 """
@@ -32,6 +32,8 @@ RAISED_KINDS = frozenset({"exception", "timeout", "crash"})
 """Error kinds where the env's own code failed in the call (`runtime.ErrorKind`), not a refusal."""
 
 ENDED = "the episode ended here with reward 0"
+PARSE_FAILED = "Error: Failed to parse response to action"
+"""EnvScaler's observation for an assistant reply with neither tool calls nor content (`parse_action`, Case 4)."""
 
 
 class Observed(BaseModel):
@@ -85,6 +87,55 @@ def class_attributes(code: str, class_name: str) -> frozenset[str]:
     return frozenset(n for n in names if not n.startswith("_"))
 
 
+class Takes(BaseModel):
+    """What a call by name can give a method: its parameters (`self` and positional-only ones left out),
+    those without a default, and whether `**kwargs` takes any other name."""
+
+    names: tuple[str, ...]
+    required: tuple[str, ...]
+    any_name: bool
+
+
+@functools.lru_cache(maxsize=256)
+def method_signatures(code: str, class_name: str) -> dict[str, Takes]:
+    """Each plain method of the class (and of the classes of the same code it derives from, the class's own
+    first) as its signature says a call by keywords must give it: EnvScaler's runtime runs the method, not
+    the schema, so a property the method does not take is no missing argument (F4). A decorated method
+    (other than staticmethod/classmethod) is left out, its wrapper may take anything: its schema judges."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return {}
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    found: dict[str, Takes] = {}
+    wrapped: set[str] = set()
+    seen: set[str] = set()
+    todo = [class_name]
+    while todo:
+        node = classes.get(todo.pop(0))
+        if node is None or node.name in seen:
+            continue
+        seen.add(node.name)
+        todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
+        for stmt in node.body:
+            if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) or stmt.name in {*found, *wrapped}:
+                continue
+            decorators = {d.id for d in stmt.decorator_list if isinstance(d, ast.Name)}
+            if len(decorators) != len(stmt.decorator_list) or decorators - {"staticmethod", "classmethod"}:
+                wrapped.add(stmt.name)  # the tool's schema judges it
+                continue
+            args = stmt.args
+            every = [*args.posonlyargs, *args.args]
+            positional = every[0 if "staticmethod" in decorators else 1:]
+            defaulted = {a.arg for a in every[len(every) - len(args.defaults):]} if args.defaults else set()
+            by_position = {a.arg for a in args.posonlyargs}
+            by_name = [a.arg for a in [*positional, *args.kwonlyargs] if a.arg not in by_position]
+            required = [a.arg for a in positional if a.arg not in defaulted and a.arg not in by_position]
+            required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+            found[stmt.name] = Takes(names=tuple(by_name), required=tuple(required), any_name=args.kwarg is not None)
+    return found
+
+
 class CallRules:
     """One env's rules for running calls; build once per episode (`for_env`)."""
 
@@ -92,10 +143,17 @@ class CallRules:
         self.rules: EpisodeRules = env.episode_rules
         self.tools = {t.function.name: t.function.parameters for t in env.tools}
         self.constants = class_attributes(env.class_code, env.class_name) if self.rules == "envscaler" else frozenset()
+        self.signatures = method_signatures(env.class_code, env.class_name) if self.rules == "envscaler" else {}
 
     @property
     def first_call_only(self) -> bool:
         """EnvScaler's `parse_action` takes `tool_calls[0]` of a message; the factory runs every call."""
+        return self.rules == "envscaler"
+
+    @property
+    def empty_reply_goes_on(self) -> bool:
+        """EnvScaler's `parse_action` fails on a reply with no calls and empty or null content, and its `step`
+        answers `PARSE_FAILED` and goes on; the factory takes any reply without calls as the agent's last."""
         return self.rules == "envscaler"
 
     def run(self, ep: Episode, call: dict[str, Any]) -> Observed:
@@ -127,10 +185,15 @@ class CallRules:
                 return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
                         "raises TypeError (not callable)")
             return None  # no such attribute: EnvScaler's "Invalid action", the episode goes on
-        props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
-        required = params.get("required") if isinstance(params.get("required"), list) else []
-        missing = [r for r in required if isinstance(r, str) and r not in args]
-        extra = [] if params.get("additionalProperties") is True else [a for a in args if a not in props]
+        takes = self.signatures.get(name)
+        if takes is not None:  # the method's own signature decides, as it does in EnvScaler's runtime
+            missing = [r for r in takes.required if r not in args]
+            extra = [] if takes.any_name else [a for a in args if a not in takes.names]
+        else:
+            props = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+            required = params.get("required") if isinstance(params.get("required"), list) else []
+            missing = [r for r in required if isinstance(r, str) and r not in args]
+            extra = [] if params.get("additionalProperties") is True else [a for a in args if a not in props]
         if missing:
             return (f"{name} is missing required argument(s) {', '.join(map(repr, missing))}: EnvScaler's runtime "
                     "raises TypeError on this call")
