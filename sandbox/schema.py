@@ -17,7 +17,6 @@ bounded repr of values and enums, never the whole of either.
 from __future__ import annotations
 
 import reprlib
-import secrets
 from typing import Any, Iterator, NamedTuple
 
 from sandbox.wire_values import value_problem
@@ -55,15 +54,14 @@ class _Member(NamedTuple):
     value: Any
 
 
-_INT_SALT = secrets.randbits(64)
-"""Integers enter a membership set as `value ^ _INT_SALT`: equal exactly when the values are, but which
-of them share a hash bucket is unknown to whoever wrote the enum (an int's own hash is its value modulo
-2^61-1, which anyone can aim; red team 7, F1). Values are at most 64 bits wide (`wire_values`)."""
-
-
 def _scalar_key(value: Any) -> Any:
+    """Integers enter a membership set as their bytes: equal exactly when the values are, and hashed by
+    the process's randomised bytes hash, so which of them share a bucket is unknown to whoever wrote the
+    enum (an int's own hash is its value modulo 2^61-1, which anyone can aim: red team 7, F1; a salt
+    XORed into the value still left structured values colliding now and then). At most 64 bits wide
+    (`wire_values`); the length follows the value, so a wider one is keyed exactly too."""
     if type(value) is int:
-        return ("integer", value ^ _INT_SALT)
+        return ("integer", value.to_bytes(value.bit_length() // 8 + 1, "little", signed=True))
     try:
         hash(value)
     except TypeError:  # not a JSON value: equal to nothing but itself
