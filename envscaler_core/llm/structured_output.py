@@ -27,7 +27,7 @@ StructuredOutput = Literal["json_object", "json_schema", "none"]
 STRUCTURED_KEY: dict[str, Any] = {"response_format": {"type": "json_object"}}
 """What a structured request's cache key holds for its sampling, whatever `llm.structured_output` is."""
 _FORMAT_WORDS = re.compile(r"response_format|json_object|json_schema|grammar", re.IGNORECASE)
-_NOT_ABOUT_FORM = frozenset({408, 409, 425, 429})  # the moment, not the request
+_NOT_ABOUT_FORM = frozenset({408, 409, 425, 429, 499})  # the moment, not the request
 
 
 @functools.lru_cache(maxsize=256)
@@ -48,11 +48,13 @@ def structured_sampling(mode: StructuredOutput, output_model: type[BaseModel]) -
 
 
 def refuses_response_format(exc: openai.APIStatusError, text: str) -> bool:
-    """A 4xx whose words name the response format (TGI's 422 "response_format: unknown variant `json_object`",
-    LM Studio's 400 "'response_format.type' must be 'json_schema' or 'text'", llama.cpp's grammar errors):
-    the server will not take the field in this form."""
+    """An error whose words name the response format, at any status (TGI's 422 "response_format: unknown variant
+    `json_object`", LM Studio's 400 "'response_format.type' must be 'json_schema' or 'text'", llama.cpp's 500
+    "response_format type must be one of \"text\" or \"json_object\", but got: json_schema": it raises a
+    runtime error, sent as HTTP 500, which an outside check saw retried until the run stopped): the server will
+    not take the field in this form. Statuses about the moment (429, 408, ...) are not about the form."""
     status = exc.status_code
-    return 400 <= status < 500 and status not in _NOT_ABOUT_FORM and bool(_FORMAT_WORDS.search(text or ""))
+    return status >= 400 and status not in _NOT_ABOUT_FORM and bool(_FORMAT_WORDS.search(text or ""))
 
 
 def without_response_format(sampling: dict[str, Any], endpoint: str, detail: str, first: bool) -> dict[str, Any]:
