@@ -16,7 +16,7 @@ from typing import Any, Awaitable, TypeVar
 
 import openai
 
-from envscaler_core.llm.context_wordings import CONTEXT_PATTERN
+from envscaler_core.llm.context_wordings import CONTEXT_PATTERN, CONTEXT_WORDS
 from envscaler_core.llm.errors import CHAT_ENDPOINT, LLMNoAnswer, LLMPromptRefused, LLMRequestRejected, LLMUnavailableError, Via
 from envscaler_core.llm.exchange import by_index
 from envscaler_core.llm.retry_delays import (  # noqa: F401 - parse_duration, parse_retry_after: re-exported
@@ -305,12 +305,15 @@ def refusal_kind(status: int | None, body: Any, text: str) -> str | None:
     filter; HTTP 400/413/422 saying so, or any 413); "quota": the account (402 Payment Required, a 429 or 403
     whose code or words are about quota, credit or billing, e.g. OpenAI's `insufficient_quota`: no retry
     helps). A rate limit that only mentions a quota (Gemini's per-minute "exceeded your current quota")
-    stays a rate limit. "server": the server cannot serve the request's form as it runs, in any status
+    stays a rate limit. A 5xx in a self-hosted server's context wording (llama.cpp's "context shift is disabled")
+is "prompt" too. "server": the server cannot serve the request's form as it runs, in any status
     (`server_refusals`: no retry changes it)."""
     codes = _codes(body)
     prompt = (any(c in codes for c in PROMPT_CODES) or any(n in codes.split() for n in PROMPT_NUMBERS)
               or bool(PROMPT_WORDS.search(text)))
     if status == 413 or (status in (400, 403, 422) and prompt):  # 403: OpenRouter's moderation refusal
+        return "prompt"
+    if status is not None and status >= 500 and CONTEXT_WORDS.search(text):  # llama.cpp's 500 "context shift is disabled"
         return "prompt"
     if status == 402 or (status in (400, 403, 429) and (any(c in codes for c in QUOTA_CODES) or QUOTA_WORDS.search(text))):
         return "quota"
