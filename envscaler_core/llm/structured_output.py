@@ -9,7 +9,14 @@ contract), once per gateway, for the rest of the run.
 
 The form is no part of the cache key (`STRUCTURED_KEY` is): it does not change the prompt, and every answer,
 however it was constrained, is validated against the same output model before it is kept; so a run resumed
-with another form (or after the fallback) is answered from the cache."""
+with another form (or after the fallback) is answered from the cache.
+
+Some servers refuse a schema they cannot compile without an error: older SGLang answers HTTP 200 with an empty
+reply that finished "abort" ("Invalid grammar request"), every time; an outside check saw a whole run emptied
+that way, response_format never dropped, its cause never named. Now two empty or aborted replies in a row to a
+request sent with response_format are asked once without it: an answer then is learned like a refusal (logged
+once, dropped for the rest of the run); no answer either leaves the item failing with response_format named as
+the likely cause."""
 
 from __future__ import annotations
 
@@ -64,3 +71,20 @@ def without_response_format(sampling: dict[str, Any], endpoint: str, detail: str
                     "rest of this run (set llm.structured_output = \"none\" or \"json_schema\" to choose)",
                     endpoint, detail)
     return {k: v for k, v in sampling.items() if k != "response_format"}
+
+
+SUSPECT = "asked once without response_format after empty or aborted replies"
+LIKELY_CAUSE = ("the likely cause is the server's response_format support (its replies to requests with it were empty "
+                "or aborted; asked once without it, it did not answer either): try llm.structured_output = \"none\" "
+                "or another form")
+
+
+def blank_reply(exchange: Any) -> bool:
+    """An answer with nothing in it: stopped by the server (`abort`, ...), or finished with no content and no
+    tool call (a grammar the server could not compile); a reply cut off by the output limit is not one."""
+    if exchange.unfinished:
+        return True
+    if exchange.truncated or exchange.filtered:
+        return False
+    message = exchange.message or {}
+    return not str(message.get("content") or "").strip() and not message.get("tool_calls")
