@@ -96,6 +96,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
         self._reasoning_back = False  # learned from the endpoint's 400 (`needs_reasoning_back`), for this gateway's life
         self._room_parameter = room_parameter(settings.base_url)  # switched when the endpoint refuses it
         self._no_response_format = False  # learned from the endpoint's refusal (`refuses_response_format`), for its life
+        self.model_origins: dict[str, str] = {}  # a model given another way than llm.models (`--model`): how errors name it
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self.ledger.seed(store.llm_usage(run_id))
 
@@ -208,7 +209,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
                 raise
             if not failure.retryable or tries > cfg.max_retries:
                 raise give_up(endpoint or self.endpoint, failure, tries, what, via,
-                              model_setting(call.stage, call.model)) from None
+                              model_setting(call.stage, call.model, self.model_origins)) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             try:
