@@ -11,6 +11,7 @@ so summaries label them as illustrative."""
 
 from __future__ import annotations
 
+import re
 import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -53,20 +54,60 @@ def probe_endpoint(settings: Settings) -> Endpoint:
         answer = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)
     except httpx.HTTPError:
         return Endpoint(base)  # reachable but slow or odd: the run's own retries and errors take over
-    if answer.status_code in (401, 403):
-        return Endpoint(base, problem=f"the LLM endpoint {base} rejected the API key (HTTP {answer.status_code}); "
-                                      "check OPENAI_API_KEY (or llm.api_key)")
-    if answer.status_code == 200 and _is_web_page(answer):
-        # every chat request would get the same page: each item would fail as "no usable completion"
-        return Endpoint(base, problem=f"the LLM endpoint {base} answers {base.rstrip('/')}/models with a web page, not "
-                                      "an OpenAI-compatible API; check OPENAI_BASE_URL (or llm.base_url): most servers "
-                                      "serve it under /v1")
+    if answer.status_code in (401, 403) and not _scope_refusal(answer):
+        said = _words(answer)
+        return Endpoint(base, problem=f"the LLM endpoint {base} rejected the API key (HTTP {answer.status_code}"
+                                      f"{': ' + repr(said) if said else ''}); check OPENAI_API_KEY (or llm.api_key)")
+    # A key that may not list models (OpenAI's restricted keys: "Missing scopes: api.model.read") may still
+    # chat, and a web page at /models (a web UI's catch-all in front of a working chat route) says nothing
+    # about the chat route: neither stops the run (an outside check found both did); the first chat call decides.
+    if answer.status_code == 200 and _is_web_page(answer) and (hint := _under_v1(base, key)) is not None:
+        return Endpoint(base, problem=hint)
     return Endpoint(base, mock=_is_mock(answer))
 
 
 def _is_web_page(answer: httpx.Response) -> bool:
     kind = answer.headers.get("content-type", "").lower()
     return "text/html" in kind or answer.text.lstrip()[:15].lower().startswith(("<!doctype", "<html"))
+
+
+def _under_v1(base: str, key: str) -> str | None:
+    """The one web-page case that is a verdict: a base URL without /v1 whose /v1/models lists models."""
+    if base.rstrip("/").endswith("/v1"):
+        return None
+    try:
+        listed = httpx.get(base.rstrip("/") + "/v1/models", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        data = listed.json().get("data") if listed.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    return (f"the LLM endpoint {base} answers {base.rstrip('/')}/models with a web page, and "
+            f"{base.rstrip('/')}/v1/models with its models: set OPENAI_BASE_URL (or llm.base_url) to "
+            f"{base.rstrip('/')}/v1")
+
+
+_SCOPE_WORDS = re.compile(r"scopes?\b|permissions?\b|not (?:allowed|permitted) to (?:list|read)", re.IGNORECASE)
+
+
+def _words(answer: httpx.Response) -> str:
+    """The server's own words in an error answer (its JSON message, else its text), one line, short."""
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    found = (error.get("message") if isinstance(error, dict) else error) if error is not None else None
+    if not isinstance(found, str) and isinstance(body, dict):
+        found = body.get("message") or body.get("detail")
+    text = found if isinstance(found, str) else re.sub(r"<[^>]+>", " ", answer.text)  # a page: its words
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _scope_refusal(answer: httpx.Response) -> bool:
+    """A 401/403 about what the key may do (listing models), not about the key itself."""
+    return bool(_SCOPE_WORDS.search(_words(answer)))
 
 
 def _is_mock(answer: httpx.Response) -> bool:

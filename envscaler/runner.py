@@ -319,7 +319,7 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
              store: Any = None, json_out: bool = False) -> dict[str, Any]:
     from envscaler.console import debug_enabled
     from envscaler.status import print_stopped_summary
-    from envscaler_core.llm.errors import LLMConfigError, LLMRequestRejected, LLMUnavailableError
+    from envscaler_core.llm.errors import LLMConfigError, LLMModelNotServed, LLMRequestRejected, LLMUnavailableError
     from envscaler_core.pipeline.stages import SourceError
     from envscaler_core.store import StoreError
 
@@ -335,6 +335,8 @@ def _execute(flow: Any, settings: Settings, run_id: str, sources: list[str], sta
         kept = _unrecorded(store, settings, run_id, "failed", f"{type(exc).__name__}: {exc}")
         if json_out and store is not None:
             print_stopped_summary(store, run_id)
+        if isinstance(exc, LLMModelNotServed):  # a resume keeps the run's models: the error names a new run instead
+            fail(f"run {run_id} stopped: {exc}{kept}")
         fail(f"run {run_id} stopped: {exc}{kept} (resume with `{resume_call(run_id, settings.store.url)}`)")
     except Exception as exc:
         if debug_enabled():

@@ -112,6 +112,18 @@ async def evaluate_batch(ctx: dict[str, Any], task_ids: list[str]) -> int:
     return len(todo)
 
 
+async def _check_model(gateway: Any, request: EvalRequest, settings: Any) -> None:
+    """The factory's model check for the agent's model; a model given by --model is named as that flag."""
+    if request.model != settings.llm.models.agent:
+        gateway.model_origins[request.model] = f"--model {request.model!r}"
+        remedy = "Give --model a served name"
+    else:
+        remedy = "Set ENVSCALER_LLM__MODELS__AGENT (or --model) to a served name"
+    remedy += (" (an evaluation that has begun keeps its model: use a new --run-id for another), or serve the name "
+               "on the server")
+    await gateway.check_models(["agent"], {"agent": request.model}, remedy)
+
+
 @flow(name="envscaler-eval-bfcl-mt", flow_run_name="{run_id}", log_prints=True, validate_parameters=False)
 async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """Evaluate (or resume evaluating) `request` under run `run_id`; returns the summary JSON."""
@@ -123,6 +135,8 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
         # an evaluation another live process works on (PostgreSQL) is refused before anything is written
         with claimed_run(store, run_id):
             await crash_stale_runs(settings.store.url)  # the open store's lock proves its earlier flow runs dead
+            if gateway is not None:  # a model the server does not serve stops here, before anything is written
+                await _check_model(gateway, req, settings)
             await asyncio.to_thread(_begin, store, run_id, req, settings)
             # one gate for all batches: at most this many tasks (episodes, LLM conversations) in flight
             ctx = {"store": store, "pool": pool, "gateway": gateway, "run_id": run_id, "request": req,

@@ -120,7 +120,8 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     from envscaler.stop_signals import run_stoppable, stop_signals
     from envscaler.status import EXIT_BUDGET
     from envscaler_core.bfcl.executor import CheckerFailed
-    from envscaler_core.llm.errors import BudgetExceeded, LLMConfigError, LLMRequestRejected, LLMUnavailableError
+    from envscaler_core.llm.errors import (
+        BudgetExceeded, LLMConfigError, LLMModelNotServed, LLMRequestRejected, LLMUnavailableError)
     from envscaler_core.runtime import EnvLoadError
     from envscaler_core.store import StoreError
     from envscaler_core.store.claims import RunHeld
@@ -147,6 +148,8 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
              f"resume: {resume})", EXIT_BUDGET)
     except RunHeld as exc:  # nothing was written: no resume to offer
         fail(str(exc))
+    except LLMModelNotServed as exc:  # nothing was played: another model is another evaluation
+        fail(f"evaluation {run_id} stopped: {exc}")
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")
     except (CheckerFailed, EnvLoadError) as exc:  # the harness, not the model: the task stays unscored

@@ -31,6 +31,8 @@ class Call:
     holds_slot: bool = False  # a concurrency slot, held from the first answer until the row is durable
     stopping: bool = False  # cancelled (the run is stopping): an answer within the grace is recorded, then it ends
     recorded: bool = False
+    blank_replies: int = 0  # empty or aborted replies in a row to requests sent with response_format
+    format_note: str | None = None  # set once this call was asked without response_format for them (`structured_output`)
 
     def __post_init__(self) -> None:
         self.started = time.perf_counter()

@@ -5,7 +5,9 @@ request's form. Kept as a table so each wording is tested against the text it ca
 allow numbers and parentheses between the words ("Input length (5123 tokens) exceeds the maximum"),
 because servers put the figures there. Before, vLLM's "decoder prompt ... longer than the maximum model
 length" and "Input length (N tokens) exceeds ..." stopped the whole run as "the request itself is wrong"
-(an outside check)."""
+(an outside check). llama.cpp sends its two generation-time wordings (the prompt plus the reply reached the
+context with context shift off) as HTTP 500: they were retried until the run stopped with "retry later" (an
+outside check); any status carrying a wording of this table is now the prompt's refusal (`retry.refusal_kind`)."""
 
 from __future__ import annotations
 
@@ -46,7 +48,10 @@ CONTEXT_WORDINGS: tuple[ContextWording, ...] = (
                    "5000 `inputs` tokens and 123 `max_new_tokens`", r"`?inputs`? tokens \+ `?max_new_tokens`? must be"),
     ContextWording("llama.cpp server (b4000+)", "the request exceeds the available context size, try increasing it",
                    r"exceeds? the (?:available )?context"),
-    ContextWording("llama.cpp server (older)", "Context size has been exceeded.", r"context size has been exceeded"),
+    ContextWording("llama.cpp server (older; HTTP 500)", "Context size has been exceeded.",
+                   r"context size has been exceeded"),
+    ContextWording("llama.cpp server (2025 builds run with --no-context-shift; HTTP 500; later ones end the reply "
+                   "with finish_reason length)", "context shift is disabled", r"context shift is disabled"),
     ContextWording("Ollama (0.3+)", "input length exceeds the context length",
                    rf"(?:input|prompt) length{_FIGURES} exceeds the (?:maximum|context)"),
     ContextWording("LM Studio (0.3)", "Trying to keep the first 5123 tokens when context the overflows. However, the "

@@ -81,3 +81,8 @@ class LLMPromptRefused(LLMOutputInvalid):
 
 class BudgetExceeded(LLMError):
     """The run's token or cost budget is spent; raised before the next call is made."""
+
+
+class LLMModelNotServed(LLMConfigError):
+    """A model the run asks with is one the endpoint does not serve (`model_check`): a new run (or, for an
+    evaluation, a new --run-id) with a served name is the remedy, never a resume (a run keeps its models)."""

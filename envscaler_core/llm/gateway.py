@@ -37,7 +37,8 @@ from envscaler_core.llm.embed_calls import EmbedCalls
 from envscaler_core.llm.model_check import ModelCheck, model_setting
 from envscaler_core.llm.structured_calls import StructuredCalls
 from envscaler_core.llm.sync_calls import SyncCalls
-from envscaler_core.llm.structured_output import refuses_response_format, without_response_format
+from envscaler_core.llm.structured_output import (
+    LIKELY_CAUSE, SUSPECT, blank_reply, refuses_response_format, without_response_format)
 from envscaler_core.llm.retry import (
     AttemptTimeout, BadAnswer, backoff_delay, classify, completion_or_error, give_up, provider_text,
     unsupported_parameter,
@@ -94,7 +95,8 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
         self._in_flight: dict[int, tuple[Call, asyncio.Task[Any]]] = {}  # calls under way, by id(call): see `aclose`
         self._reasoning_back = False  # learned from the endpoint's 400 (`needs_reasoning_back`), for this gateway's life
         self._room_parameter = room_parameter(settings.base_url)  # switched when the endpoint refuses it
-        self._no_response_format = False  # learned from the endpoint's 4xx (`refuses_response_format`), for its life
+        self._no_response_format = False  # learned from the endpoint's refusal (`refuses_response_format`), for its life
+        self.model_origins: dict[str, str] = {}  # a model given another way than llm.models (`--model`): how errors name it
         if store is not None and run_id is not None and budget is not None and hasattr(store, "llm_usage"):
             self.ledger.seed(store.llm_usage(run_id))
 
@@ -207,7 +209,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
                 raise
             if not failure.retryable or tries > cfg.max_retries:
                 raise give_up(endpoint or self.endpoint, failure, tries, what, via,
-                              model_setting(call.stage, call.model)) from None
+                              model_setting(call.stage, call.model, self.model_origins)) from None
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
             try:
@@ -333,6 +335,11 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
             exchange = read_response(resp, sent, tools)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
+            if not as_sent and self._blank_with_format(call, exchange, "response_format" in sampling):
+                sampling = {k: v for k, v in sampling.items() if k != "response_format"}  # once, for this call
+                call.retries += 1
+                self.ledger.add(call.stage, retries=1)
+                continue
             if not (exchange.truncated or exchange.unfinished) or length_retries >= MAX_LENGTH_RETRIES or as_sent:
                 return exchange
             if exchange.truncated:  # a stop by the server (`abort`) is asked again as it was
@@ -342,6 +349,26 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
             length_retries += 1
             call.retries += 1
             self.ledger.add(call.stage, retries=1)
+
+    def _blank_with_format(self, call: Call, exchange: Exchange, with_format: bool) -> bool:
+        """Whether to ask once without response_format: the second empty or aborted reply in a row to it
+        (`structured_output.blank_reply`). The reply to that one decides: an answer learns the fallback for
+        the run, as a refusal does; none leaves the call's note naming response_format as the likely cause."""
+        blank = blank_reply(exchange)
+        if with_format:
+            call.blank_replies = call.blank_replies + 1 if blank else 0
+            if call.blank_replies >= 2 and call.format_note is None:
+                call.format_note = SUSPECT
+                return True
+        elif call.format_note == SUSPECT:
+            if blank:
+                call.format_note = LIKELY_CAUSE
+            else:
+                call.format_note = None
+                without_response_format({}, self.endpoint, "its replies with it were empty or aborted, twice in a row",
+                                        not self._no_response_format)
+                self._no_response_format = True
+        return False
 
     # ---- cache and audit -------------------------------------------------------------------------
 

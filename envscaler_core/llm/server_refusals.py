@@ -4,7 +4,8 @@ template that raises, a model without tools, no embeddings at all).
 
 Such a reply is a refusal of the request's form, whatever its status: llama.cpp sends some as HTTP 500,
 which looked like an outage and was retried until the run stopped with "retry later" (an outside check:
-"tools param requires --jinja flag" retried 4 times; the fix is on the server side). One row per wording,
+"tools param requires --jinja flag" retried 4 times, and older builds' 500 "Unsupported param: tools" retried
+7 times; the fix is on the server side). One row per wording,
 with the server it came from and what to change there, so the one-line error says it."""
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ NO_EMBEDDINGS = (r"(?:not|n't) support (?:the )?embeddings?|--embeddings?\b|not 
 SERVER_REFUSALS: tuple[ServerRefusal, ...] = (
     ServerRefusal("llama.cpp server", "tools param requires --jinja flag", r"requires? (?:the )?--jinja",
                   "restart llama-server with --jinja (tool calls need the model's Jinja chat template)"),
+    ServerRefusal("llama.cpp server (late 2024 builds, before --jinja existed)", "Unsupported param: tools",
+                  r"unsupported param(?:eter)?s?:? *'?(?:tools|tool_choice)\b",
+                  "this llama-server build cannot take tool calls: upgrade llama.cpp and restart llama-server with "
+                  "--jinja"),
     ServerRefusal("llama.cpp server (--jinja)", "Jinja Exception: Conversation roles must alternate "
                   "user/assistant/user/assistant/...", r"jinja|chat[ _]template|template (?:error|exception)|"
                   r"raise_exception|roles must alternate",

@@ -14,7 +14,7 @@ from envscaler_core.llm.call import Call
 from envscaler_core.llm.errors import LLMOutputInvalid
 from envscaler_core.llm.repair_turns import cut_off_reason, recorded_usage, repair_turn, said, structured_answer
 from envscaler_core.llm.replies import ReplyProblem
-from envscaler_core.llm.structured_output import STRUCTURED_KEY, structured_sampling
+from envscaler_core.llm.structured_output import LIKELY_CAUSE, STRUCTURED_KEY, structured_sampling
 from envscaler_core.prompts.base import PROMPT_HEADER, PromptSpec
 
 O = TypeVar("O", bound=BaseModel)
@@ -66,9 +66,10 @@ class StructuredCalls:
                 content = str(message.get("content") or "")
                 if call.repairs >= gw.settings.repair_attempts:
                     await gw._record(call, "output_invalid", error=reason)
+                    cause = f"; {call.format_note}" if call.format_note == LIKELY_CAUSE else ""
                     raise LLMOutputInvalid(
-                        f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}",
-                        reason, content)
+                        f"{what}: reply still invalid after {call.repairs} repair turn(s): {reason}{cause}",
+                        f"{reason}{cause}", content)
                 call.repairs += 1
                 convo = [*convo, {"role": "assistant", "content": said(message)},
                          {"role": "user", "content": repair_turn(reason, exchange.incomplete)}]

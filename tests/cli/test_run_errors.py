@@ -46,16 +46,19 @@ def test_unreachable_endpoint(tmp_path: Path) -> None:
 
 
 def test_an_endpoint_that_serves_a_web_page_is_named_before_any_work(tmp_path: Path) -> None:
-    """A base URL without /v1 on a server with a web front end answers 200 with HTML: every chat request
-    would fail as an unusable answer, item by item, after its retries."""
+    """A base URL without /v1 on a server with a web front end answers 200 with HTML while its /v1/models
+    lists models: every chat request would fail as an unusable answer, item by item, after its retries. (A web
+    page alone is no verdict: envscaler/endpoint.py, tests/cli/test_endpoint_probe.py.)"""
     import http.server
     import threading
 
     class Page(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            body = b"<!DOCTYPE html><html><body>Welcome</body></html>"
+            listed = self.path.startswith("/v1/models")
+            body = (b'{"object": "list", "data": [{"id": "m", "object": "model"}]}' if listed
+                    else b"<!DOCTYPE html><html><body>Welcome</body></html>")
             self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", "application/json" if listed else "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -70,7 +73,7 @@ def test_an_endpoint_that_serves_a_web_page_is_named_before_any_work(tmp_path: P
                         OPENAI_BASE_URL=f"http://127.0.0.1:{server.server_address[1]}")
     finally:
         server.shutdown()
-    assert_one_line_error(out, "with a web page, not an OpenAI-compatible API", "/v1")
+    assert_one_line_error(out, "with a web page", "/v1/models with its models", "/v1")
     assert not (tmp_path / "cli.duckdb").exists(), "refused before the store was made"
 
 

@@ -46,3 +46,14 @@ def test_lm_studio_says_it_as_a_bare_string(endpoint) -> None:
     endpoint.script({STATUS: 400, "error": next(r.example for r in CONTEXT_WORDINGS if r.server.startswith("LM Studio"))})
     with pytest.raises(LLMPromptRefused, match="this item fails"):
         gateway(endpoint).chat_sync(USER)
+
+
+@pytest.mark.parametrize("message", ["context shift is disabled", "Context size has been exceeded."])
+def test_llama_cpps_generation_time_500s_fail_that_item_not_the_run(endpoint, store, message) -> None:
+    """llama.cpp (run without context shift) says the prompt plus the reply reached the context as HTTP 500:
+    before, retried seven times, then the whole run stopped with "retry later"."""
+    endpoint.script({STATUS: 500, "error": {"code": 500, "message": message, "type": "server_error"}})
+    with pytest.raises(LLMPromptRefused, match="this item fails"):
+        gateway(endpoint, store=store).chat_sync(USER)
+    assert len(endpoint.requests) == 1
+    assert [r["status"] for r in call_rows(store, "r1")] == ["error"]

@@ -19,6 +19,8 @@ TOOLS = [{"type": "function", "function": {"name": "cancel", "parameters": {"typ
 REPLIES = {
     "llamacpp-nojinja-500": ({STATUS: 500, "error": {"code": 500, "message": "tools param requires --jinja flag",
                                                       "type": "server_error"}}, "--jinja"),
+    "llamacpp-unsupported-tools-500": ({STATUS: 500, "error": {"code": 500, "message": "Unsupported param: tools",
+                                                               "type": "server_error"}}, "upgrade llama.cpp"),
     "llamacpp-template-500": ({STATUS: 500, "error": {"code": 500, "message": "Jinja Exception: Conversation roles "
                                                        "must alternate user/assistant/user/assistant/...",
                                                        "type": "server_error"}}, "--chat-template"),

@@ -27,6 +27,9 @@ REFUSALS = {
     "lmstudio-400": {STATUS: 400, "error": "'response_format.type' must be 'json_schema' or 'text'"},
     "llamacpp-400": {STATUS: 400, "error": {"code": 400, "message": "Failed to parse grammar",
                                             "type": "invalid_request_error"}},
+    # llama.cpp raises a runtime error for a response_format type it does not know: sent as HTTP 500
+    "llamacpp-500": {STATUS: 500, "error": {"code": 500, "message": "response_format type must be one of \"text\" or "
+                                            "\"json_object\", but got: json_schema", "type": "server_error"}},
 }
 
 
