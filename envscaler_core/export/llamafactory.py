@@ -67,9 +67,41 @@ def llamafactory_line(fingerprint: str, traj: Trajectory) -> tuple[dict[str, Any
     problem = alternation_problem(turns)
     if problem:
         return None, problem
-    tools = [t.function.model_dump(mode="json") for t in row_tools(traj)]
+    tools = [_readable_by_lf(t.function.model_dump(mode="json")) for t in row_tools(traj)]
     row = {"conversations": turns, "system": system, "tools": json.dumps(tools, ensure_ascii=False), "id": fingerprint}
     return row, None
+
+
+def _readable_by_lf(function: dict[str, Any]) -> dict[str, Any]:
+    """A function schema LlamaFactory's default tool formatter can print: it reads each property's `type`,
+    `enum` (joined as strings) and `items.type` at the top level, so a nullable property
+    (`"type": ["string", "null"]`, an enum holding `null`) made it raise `TypeError` on every row of that env
+    and print Python lists as types (outside check, 2026-11-26). Such a property is written with its one
+    other type, `null` out of its enum, and "(or null)" in its description; anything else as the env has it."""
+    params = function.get("parameters")
+    props = params.get("properties") if isinstance(params, dict) else None
+    if not isinstance(props, dict):
+        return function
+    readable = {name: _one_type(prop) if isinstance(prop, dict) else prop for name, prop in props.items()}
+    return {**function, "parameters": {**params, "properties": readable}}
+
+
+def _one_type(prop: dict[str, Any]) -> dict[str, Any]:
+    kinds = prop.get("type")
+    enum = prop.get("enum")
+    nullable = (isinstance(kinds, list) and "null" in kinds) or (isinstance(enum, list) and None in enum)
+    if not nullable:
+        return prop
+    out = dict(prop)
+    if isinstance(kinds, list):
+        others = [k for k in kinds if k != "null"]
+        if len(others) != 1:
+            return prop
+        out["type"] = others[0]
+    if isinstance(enum, list):
+        out["enum"] = [e for e in enum if e is not None]
+    out["description"] = (str(prop.get("description") or "") + " (or null)").strip()
+    return out
 
 
 def dataset_info(name: str, file_name: str) -> dict[str, Any]:

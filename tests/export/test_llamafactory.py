@@ -57,3 +57,30 @@ def test_the_datasets_library_reads_it(store: Store, populated: Populated, tmp_p
     ds = load_with_datasets(folder / info["file_name"], tmp_path / "hf")
     assert ds.num_rows == len(rows)
     assert [json.loads(t)[0]["name"] for t in ds["tools"]] == ["list_books"] * len(rows)
+
+
+def _default_tool_formatter(tools: list[dict]) -> str:
+    """What LlamaFactory 0.9.5's default tool formatter reads of a tool (data/tool_utils.py, read from its
+    wheel): each property's top-level `type`, its `enum` joined as strings, its `items.type`."""
+    lines = []
+    for tool in tools:
+        for name, param in tool["parameters"]["properties"].items():
+            enum = ", ".join(param["enum"]) if param.get("enum") else ""
+            lines.append(f"{name} ({param.get('type', '')}): {param.get('description', '')} {enum}")
+    return "\n".join(lines)
+
+
+def test_a_nullable_enum_parameter_is_printable_by_llamafactorys_default_formatter(populated: Populated) -> None:
+    """An outside check: a parameter typed ["string", "null"] with null in its enum made LlamaFactory's
+    default formatter raise TypeError on every row of that env (and print a Python list as the type)."""
+    from envscaler_core.export.llamafactory import llamafactory_line
+    from envscaler_core.models import ToolSchema
+
+    traj = populated.trajectories[0]
+    nullable = ToolSchema.model_validate({"type": "function", "function": {
+        "name": "list_books", "description": "List books.", "parameters": {"type": "object", "properties": {
+            "genre": {"type": ["string", "null"], "enum": ["sf", "poetry", None], "description": "a genre"}}}}})
+    row, problem = llamafactory_line("fp", traj.model_copy(update={"tools": [*traj.tools, nullable]}))
+    assert problem is None and row is not None
+    text = _default_tool_formatter(json.loads(row["tools"]))
+    assert "genre (string): a genre (or null) sf, poetry" in text
