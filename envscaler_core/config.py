@@ -367,6 +367,11 @@ def _refuse_single_underscores(environ: dict[str, str]) -> None:
     the right one. Other `ENVSCALER_` names with single underscores (ENVSCALER_DATA_DIR, ...) stay free."""
     spelled = {"_".join(path): path for path in _setting_paths() if len(path) > 1}
     for name in sorted(environ):
+        if not name.startswith(_ENV_PREFIX) and name.upper().startswith(_ENV_PREFIX) and "_" in name[len(_ENV_PREFIX):]:
+            # `envscaler_rollout__min_steps=abc` was ignored without a word (outside check, 2026-11-26)
+            right = _ENV_PREFIX + name[len(_ENV_PREFIX):].upper()
+            raise ConfigError(f"invalid configuration: environment variable {name} is not read: the prefix is "
+                              f"ENVSCALER_ in capitals (e.g. {right}); fix or unset it")
         if not name.startswith(_ENV_PREFIX) or name in _ENV_ALIASES:
             continue
         rest = name[len(_ENV_PREFIX):]

@@ -42,7 +42,7 @@ select_n = 50
 rounds = 20
 ```
 
-Environment variables: `ENVSCALER_<SECTION>__<FIELD>` (two underscores between levels, any case), e.g.
+Environment variables: `ENVSCALER_<SECTION>__<FIELD>` (the `ENVSCALER_` prefix in capitals, a variable spelled with it in lower case is refused by name; two underscores between levels; section and field in any case), e.g.
 `ENVSCALER_MINE__SELECT_N=50`, `ENVSCALER_LLM__MODELS__AGENT=gpt-4.1`; also `OPENAI_BASE_URL`,
 `OPENAI_API_KEY` and `ENVSCALER_DB_URL`. A variable that spells a setting with one underscore where two
 belong is refused with the right name, instead of being ignored (`environment variable

@@ -102,6 +102,14 @@ def test_a_setting_variable_with_single_underscores_names_the_right_one(name, ri
         load_settings(environ={name: "3"})
 
 
+@pytest.mark.parametrize("name", ["envscaler_rollout__min_steps", "Envscaler_scen__per_env"])
+def test_a_setting_variable_with_a_lower_case_prefix_is_refused_naming_the_spelling_read(name):
+    """An outside check: `envscaler_rollout__min_steps=abc` was ignored without a word."""
+    with pytest.raises(ConfigError, match=rf"{name} is not read: the prefix is ENVSCALER_ in capitals "
+                                          rf"\(e.g. ENVSCALER_{name[10:].upper()}\)"):
+        load_settings(environ={name: "3"})
+
+
 def test_other_single_underscore_variables_are_not_settings_and_stay_free():
     s = load_settings(environ={"ENVSCALER_DATA_DIR": "/tmp/x", "ENVSCALER_WORKERS": "2", "ENVSCALER_SCEN__PER_ENV": "3"})
     assert s.scen.per_env == 3
