@@ -68,7 +68,9 @@ given with another value than the run's, as `run --run-id` does; so does `eval b
 existing evaluation (its agent model, when `--model` is left out, is the run's; a budget given now raises
 the run's), and `import envscaler --run-id IMP` into an existing import, which changes nothing and so
 would have ignored it. `status`, `report` and `serve-mcp` read only the store, and take only its location (`--db`,
-`store.url`), `flow.out_dir` and the sandbox settings from the shell.
+`store.url`) and the sandbox settings from the shell. `export RUN` and `report RUN` write where the run wrote
+(the `flow.out_dir` it recorded), so its report and its exports stay together; `--out DIR` writes elsewhere,
+and a shell's `flow.out_dir` does not move an existing run's files (it applies to new runs and resumes).
 """
 
 
