@@ -11,17 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from envscaler_core.wire_values import MAX_STATE_VALUES  # the one number, for the host and the core
+
 POOL_PIDS_CEILING = 32_768  # the default pool pids cap never exceeds this, however large pid_max is
 MIB = 1 << 20
 MAX_REQUEST_BYTES = 4 * MIB
 """Largest tool call the host takes, as JSON bytes (the arguments; for MCP the whole message line or POST
 body): like `frame_cap` for replies, a request over it is refused after reading, before any parsing, since
 parsing costs the host 30-50x the input in memory (red team round 6, F6)."""
-
-MAX_STATE_VALUES = 50_000
-"""Most values (containers and scalars; keys not counted) in one state or result the host holds, and in a
-config it restores EnvScaler's markers from: the host's memory grows with values, not characters (red team
-7, F5: a 1 MB state of 250,000 empty lists made validation peak at 1 GB of host RSS)."""
 
 
 def host_pid_max() -> int:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import reprlib
 from typing import Any, Iterator, NamedTuple
 
-from sandbox.wire_values import value_problem
+from envscaler_core.wire_values import value_problem
 
 _TYPE_NAMES = ("null", "boolean", "integer", "number", "string", "array", "object")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
-from sandbox.wire_values import value_problem
+from envscaler_core.wire_values import value_problem
 
 
 def _shown(name: Any) -> str:

@@ -28,8 +28,7 @@ from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode, EpisodeBreach
 from envscaler_core.rollout.chat_call import chat_call
-from sandbox.limits import MAX_STATE_VALUES
-from sandbox.wire_values import value_problem
+from envscaler_core.wire_values import MAX_STATE_VALUES, value_problem
 
 ENDED_BY_RESERVED = ("the message to the user (a name EnvScaler's runtime reserves): it ends the episode there and "
                      "never runs the method, so no later call runs either")

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from envscaler_core import pyast
 from envscaler_core.llm.replies import ReplyProblem, parse_arguments
 from envscaler_core.models.env import AcceptedEnv, EpisodeRules
 from envscaler_core.runtime import CallOutcome, Episode, EpisodeBreach
@@ -63,8 +64,8 @@ def class_attributes(code: str, class_name: str) -> frozenset[str]:
     that is not a plain method: constants, mutable defaults, properties. `getattr` finds them on every
     instance, and calling one is a TypeError in EnvScaler's runtime."""
     try:
-        tree = ast.parse(code)
-    except SyntaxError:
+        tree = pyast.parse(code)  # the one AST lock; trees shared with validation
+    except SyntaxError:  # SourceTooLarge and NestedTooDeep are SyntaxErrors too
         return frozenset()
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     names: set[str] = set()
@@ -103,8 +104,8 @@ def method_signatures(code: str, class_name: str) -> dict[str, Takes]:
     the schema, so a property the method does not take is no missing argument (F4). A decorated method
     (other than staticmethod/classmethod) is left out, its wrapper may take anything: its schema judges."""
     try:
-        tree = ast.parse(code)
-    except SyntaxError:
+        tree = pyast.parse(code)  # the one AST lock; trees shared with validation
+    except SyntaxError:  # SourceTooLarge and NestedTooDeep are SyntaxErrors too
         return {}
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     found: dict[str, Takes] = {}

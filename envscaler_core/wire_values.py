@@ -18,6 +18,11 @@ from typing import Any
 
 MIN_INT, MAX_INT = -(1 << 63), (1 << 63) - 1
 
+MAX_STATE_VALUES = 50_000
+"""Most values (containers and scalars; keys not counted) in one state or result the host holds, and in a
+config it restores EnvScaler's markers from: the host's memory grows with values, not characters (red team
+7, F5: a 1 MB state of 250,000 empty lists made validation peak at 1 GB of host RSS)."""
+
 
 def _pointer(parents: dict[int, tuple[int, str]], at: int, where: str) -> str:
     """The JSON Pointer of stack entry `at`, rebuilt from its parents only when a problem is reported."""
