@@ -28,6 +28,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
+from envscaler_core.llm.replies.tool_calls import RepeatedKey, unique_pairs
 from envscaler_core.wire_values import value_problem
 
 
@@ -51,18 +52,6 @@ A list or object name cannot key BFCL's `{name: arguments}` dict, so BFCL reads 
 
 class UndecodableCalls(ValueError):
     """An assistant step BFCL could not (or we will not) turn into call strings."""
-
-
-class _RepeatedKey(ValueError):
-    """Argument text naming one key twice: `json.loads` would silently keep the last value."""
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set[str] = set()
-        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
-    return out
 
 
 def _argument_problem(name: Any, args: dict[Any, Any]) -> str | None:
@@ -95,8 +84,8 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
         if only is not None and name not in only:
             raise UndecodableCalls(f"unknown function {_shown(name)}: not one of this task's functions")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
-            args = json.loads(raw, object_pairs_hook=_unique_pairs) if isinstance(raw, str) else raw
-        except _RepeatedKey as exc:  # F7: as import and the sandbox's wire refuse it
+            args = json.loads(raw, object_pairs_hook=unique_pairs) if isinstance(raw, str) else raw
+        except RepeatedKey as exc:  # F7: as import and the sandbox's wire refuse it
             raise UndecodableCalls(f"arguments of {_shown(name)} name the key {_shown(exc)} twice (JSON readers "
                                    "silently keep one)") from None
         except RecursionError:

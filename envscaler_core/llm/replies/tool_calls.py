@@ -65,15 +65,16 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     return checked_arguments(value)
 
 
-class _Repeated(ValueError):
-    pass
+class RepeatedKey(ValueError):
+    """JSON text naming one key of an object twice (`args[0]`: the key): `json.loads` keeps the last value."""
 
 
-def _refuse_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`object_pairs_hook` that raises RepeatedKey instead of keeping the last of two values silently."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set[str] = set()
-        raise _Repeated(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+        raise RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
     return out
 
 
@@ -83,8 +84,8 @@ def repeated_key(text: str) -> str | None:
     call would run with an argument the model sent twice (red team 7, F7); import and the sandbox's
     wire refuse such text."""
     try:
-        json.loads(text, strict=False, object_pairs_hook=_refuse_repeats)
-    except _Repeated as exc:
+        json.loads(text, strict=False, object_pairs_hook=unique_pairs)
+    except RepeatedKey as exc:
         return str(exc.args[0])
     except (ValueError, RecursionError):
         return None
