@@ -80,10 +80,9 @@ LIKELY_CAUSE = ("the likely cause is the server's response_format support (its r
 
 
 def blank_reply(exchange: Any) -> bool:
-    """An answer with nothing in it: stopped by the server (`abort`, ...), or finished with no content and no
-    tool call (a grammar the server could not compile); a reply cut off by the output limit is not one."""
-    if exchange.unfinished:
-        return True
+    """An answer with nothing in it, however it finished (`abort`, `stop`, ...): what a server sends for a
+    grammar it could not compile. A reply cut off by the output limit or filtered is not one, and neither is
+    one the server stopped after writing part of it (that is a cut-off reply, which gets a repair turn)."""
     if exchange.truncated or exchange.filtered:
         return False
     message = exchange.message or {}
