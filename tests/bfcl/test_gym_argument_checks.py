@@ -7,15 +7,7 @@ from typing import Any
 
 from envscaler_core.gym import load_bfcl_set
 from sandbox import SandboxPool
-
-
-def _deep(depth: int) -> dict[str, Any]:
-    top: dict[str, Any] = {}
-    cur = top
-    for _ in range(depth):
-        cur["a"] = {}
-        cur = cur["a"]
-    return top
+from tests.fixtures.values import nested_dict
 
 
 def _decoding_error(bfcl_pool: SandboxPool, action: Any) -> str:
@@ -31,7 +23,7 @@ def _decoding_error(bfcl_pool: SandboxPool, action: Any) -> str:
 
 def test_a_dict_argument_nested_past_the_recursion_limit_is_a_decoding_error(bfcl_pool: SandboxPool) -> None:
     """F4: it raised RecursionError out of step()."""
-    error = _decoding_error(bfcl_pool, {"tool": "echo", "args": {"content": _deep(100_000)}})
+    error = _decoding_error(bfcl_pool, {"tool": "echo", "args": {"content": nested_dict(100_000)}})
     assert "arguments of 'echo' nest too deeply to render" in error
 
 

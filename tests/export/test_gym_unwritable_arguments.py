@@ -13,15 +13,7 @@ import pytest
 from envscaler_core.gym import ScenarioEnv
 from tests.export.records import lend_dune, verified
 from tests.scenarios.helpers import library_env, scenario
-
-
-def _deep(depth: int) -> dict[str, Any]:
-    top: dict[str, Any] = {}
-    cur = top
-    for _ in range(depth):
-        cur["a"] = {}
-        cur = cur["a"]
-    return top
+from tests.fixtures.values import nested_dict
 
 
 @pytest.fixture
@@ -33,7 +25,7 @@ def gym(runtime) -> ScenarioEnv:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(("args", "text", "wording"), [
-    ({"book_id": _deep(100_000)}, '{"book_id":' + "[" * 100 + "]" * 100 + "}", "the arguments are nested more than 64 levels deep"),
+    ({"book_id": nested_dict(100_000)}, '{"book_id":' + "[" * 100 + "]" * 100 + "}", "the arguments are nested more than 64 levels deep"),
     ({"book_id": "\ud800"}, '{"book_id": "\\ud800"}', "the arguments holds text that is not valid Unicode"),
     ({"book_id": 10**5000}, None, "the arguments holds a value that is not JSON (Exceeds the limit"),
 ])
