@@ -12,8 +12,8 @@ import pytest
 
 from envscaler_core.gym import ScenarioEnv
 from tests.export.records import lend_dune, verified
-from tests.scenarios.helpers import library_env, scenario
 from tests.fixtures.values import nested_dict
+from tests.scenarios.helpers import library_env, scenario
 
 
 @pytest.fixture
