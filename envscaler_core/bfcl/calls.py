@@ -29,6 +29,7 @@ from typing import Any
 from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
 from envscaler_core.llm.replies.tool_calls import RepeatedKey, unique_pairs
+from envscaler_core.signature import parameters
 from envscaler_core.wire_values import value_problem
 
 
@@ -116,7 +117,7 @@ def method_parameters() -> dict[str, dict[str, list[str]]]:
         for node in tree.body:
             if isinstance(node, ast.ClassDef) and node.name == class_name:
                 out[class_name] = {
-                    item.name: [a.arg for a in (*item.args.posonlyargs, *item.args.args)][1:]
+                    item.name: [a.arg for a in parameters(item, bound=True).positional]
                     for item in node.body if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")
                 }
     return out

@@ -53,7 +53,8 @@ from typing import Any
 from envscaler_core import pyast
 from envscaler_core.models.env import ToolSchema
 from envscaler_core.synth.reserved import RESERVED_TOOLS
-from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, none_defaulted, nullable
+from envscaler_core.signature import parameters
+from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, nullable
 
 _PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
 
@@ -61,17 +62,6 @@ _PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
 def is_placeholder(schema: Any) -> bool:
     """`{"type": "object"}` that says nothing more (step6's fallback for what its type map lacks)."""
     return isinstance(schema, dict) and schema.get("type") == "object" and set(schema) <= _PLACEHOLDER_KEYS
-
-
-def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, ast.expr | None], set[str]]:
-    """(parameter -> annotation, parameters with a default), `self` left out."""
-    args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    if positional and positional[0].arg in ("self", "cls"):
-        positional = positional[1:]
-    defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
-    defaulted |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
-    return {a.arg: a.annotation for a in [*positional, *args.kwonlyargs]}, defaulted
 
 
 def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,7 +98,7 @@ def _unfittable(name: str, params: dict[str, Any], missing: list[str], positiona
     return None
 
 
-def untakeable_names(required: Any, annotations: dict[str, Any], by_position: set[str]) -> list[str]:
+def untakeable_names(required: Any, annotations: dict[str, Any], by_position: frozenset[str]) -> list[str]:
     """Names in `required` that no call by name can give the method (not a parameter, or positional-only)."""
     if not isinstance(required, list):
         return []
@@ -149,8 +139,9 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         if fn is None or not isinstance(params, dict):
             fitted.append(tool)
             continue
-        annotations, defaulted = _signature(fn)
-        by_position = {a.arg for a in fn.args.posonlyargs} & set(annotations)
+        signature = parameters(fn)
+        annotations = {a.arg: a.annotation for a in signature.every}
+        defaulted, by_position = signature.defaulted, signature.positional_only
         props_given = params.get("properties", {})
         missing = [p for p in annotations if p not in by_position
                    and (not isinstance(props_given, dict) or p not in props_given)]
@@ -173,7 +164,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                 if better is not None:
                     props[name] = better
                     widened.append(f"{tool.function.name}.{name}")
-        for name in sorted(none_defaulted(fn) & set(props)):
+        for name in sorted(signature.none_defaulted & set(props)):
             if isinstance(props[name], dict) and nullable(props[name]) != props[name]:
                 props[name] = nullable(props[name])
                 nulls.append(f"{tool.function.name}.{name}")

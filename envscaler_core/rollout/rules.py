@@ -28,6 +28,7 @@ from envscaler_core import pyast
 from envscaler_core.llm.replies import ReplyProblem, parse_arguments
 from envscaler_core.models.env import AcceptedEnv, EpisodeRules
 from envscaler_core.runtime import CallOutcome, Episode, EpisodeBreach
+from envscaler_core.signature import parameters
 
 RAISED_KINDS = frozenset({"exception", "timeout", "crash"})
 """Error kinds where the env's own code failed in the call (`runtime.ErrorKind`), not a refusal."""
@@ -125,15 +126,9 @@ def method_signatures(code: str, class_name: str) -> dict[str, Takes]:
             if len(decorators) != len(stmt.decorator_list) or decorators - {"staticmethod", "classmethod"}:
                 wrapped.add(stmt.name)  # the tool's schema judges it
                 continue
-            args = stmt.args
-            every = [*args.posonlyargs, *args.args]
-            positional = every[0 if "staticmethod" in decorators else 1:]
-            defaulted = {a.arg for a in every[len(every) - len(args.defaults):]} if args.defaults else set()
-            by_position = {a.arg for a in args.posonlyargs}
-            by_name = [a.arg for a in [*positional, *args.kwonlyargs] if a.arg not in by_position]
-            required = [a.arg for a in positional if a.arg not in defaulted and a.arg not in by_position]
-            required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
-            found[stmt.name] = Takes(names=tuple(by_name), required=tuple(required), any_name=args.kwarg is not None)
+            signature = parameters(stmt, bound="staticmethod" not in decorators)
+            required = tuple(n for n in signature.required if n not in signature.positional_only)
+            found[stmt.name] = Takes(names=signature.by_name, required=required, any_name=signature.kwarg is not None)
     return found
 
 

@@ -25,6 +25,7 @@ from envscaler_core.models.env import EnvCandidate
 from envscaler_core.models.spec import EnvSpec, Operation
 from envscaler_core.models.topic import EnvTopic
 from envscaler_core.prompts import synth as P
+from envscaler_core.signature import parameters
 from envscaler_core.synth.assembly import AssemblyError, assemble_module, parse_method, strip_fences
 from envscaler_core.synth.static_checks import StaticProblem, static_problems
 from envscaler_core.synth.tool_schema import SchemaError, extract_tools
@@ -107,10 +108,10 @@ def _skeleton_shape(cls: ast.ClassDef) -> list[StaticProblem]:
     if init is None:
         problems.append(StaticProblem(name="missing-init", detail=f"class {cls.name!r} has no __init__"))
     else:
-        positional = [*init.args.posonlyargs, *init.args.args][1:]
-        without_default = len(positional) - len(init.args.defaults)
-        kw_required = [a.arg for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults, strict=True) if d is None]
-        if without_default > 1 or kw_required:
+        signature = parameters(init, bound=True)
+        without_default = [a for a in signature.positional if a.arg not in signature.defaults]
+        kw_required = [a for a in signature.keyword_only if a.arg not in signature.defaults]
+        if len(without_default) > 1 or kw_required:
             problems.append(StaticProblem(name="bad-init-signature", line=init.lineno,
                                           detail="__init__ must accept (self) or (self, init_config)"))
     public = [f.name for f in functions if not f.name.startswith("_")]

@@ -16,6 +16,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.models.env import ToolFunction, ToolSchema
+from envscaler_core.signature import parameters
 
 _SIMPLE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
            "list": "array", "dict": "object", "object": "object", "None": "null"}
@@ -70,15 +71,6 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
             out = {**out, "enum": [*out["enum"], None]}
         return out
     return {**{k: v for k, v in schema.items() if k in _META_KEYS}, "anyOf": [body, {"type": "null"}]}
-
-
-def none_defaulted(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Parameters whose default is the constant `None` (`x: str = None`)."""
-    args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) if args.defaults else []
-    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return {a.arg for a, d in pairs if isinstance(d, ast.Constant) and d.value is None}
 
 
 def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
@@ -184,34 +176,27 @@ def public_methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctio
 def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:
     """One tool schema; raises SchemaError naming the method for an unannotated parameter."""
     description, arg_docs = parse_docstring(ast.get_docstring(fn))
-    args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    if positional and positional[0].arg in {"self", "cls"}:
-        positional = positional[1:]
-    n_defaults = len(args.defaults)
-    with_default = {a.arg for a in positional[len(positional) - n_defaults:]} if n_defaults else set()
-    with_default |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+    signature = parameters(fn)
     # `*args` and `**kwargs` are what EnvScaler's runtime can call them with, `getattr(env, name)(**arguments)`:
     # `*tags` can never be filled by a keyword (`tags=[...]` is a TypeError there), so it is no parameter;
     # `**fields` takes any further keyword (`email=...`), so the schema allows additional properties
     properties: dict[str, Any] = {}
     required: list[str] = []
-    takes_none = none_defaulted(fn)
-    for arg in [*positional, *args.kwonlyargs]:
+    for arg in signature.every:
         if arg.annotation is None:
             raise SchemaError(f"method {fn.name!r}: parameter {arg.arg!r} has no type annotation")
         schema = annotation_schema(arg.annotation)
-        if arg.arg in takes_none:
+        if arg.arg in signature.none_defaulted:
             schema = nullable(schema)
         if arg.arg in arg_docs:
             schema = {**schema, "description": arg_docs[arg.arg]}
         properties[arg.arg] = schema
-        if arg.arg not in with_default:
+        if arg.arg not in signature.defaults:
             required.append(arg.arg)
-    parameters: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
-    if args.kwarg is not None:
-        parameters["additionalProperties"] = True
-    return ToolSchema(function=ToolFunction(name=fn.name, description=description or fn.name, parameters=parameters))
+    schema_params: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if signature.kwarg is not None:
+        schema_params["additionalProperties"] = True
+    return ToolSchema(function=ToolFunction(name=fn.name, description=description or fn.name, parameters=schema_params))
 
 
 def extract_tools(code: str, class_name: str) -> list[ToolSchema]:

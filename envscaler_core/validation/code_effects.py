@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from envscaler_core.signature import parameters
+
 
 Path = tuple[str, ...]
 MUTATORS = frozenset({
@@ -79,8 +81,7 @@ class MethodReader:
 
     def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.fn = fn
-        args = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
-        self.params = [a.arg for a in args if a.arg not in ("self", "cls")]
+        self.params = [a.arg for a in parameters(fn).every]
         self.aliases: dict[str, Ref] = {p: Ref((f"@{p}",)) for p in self.params}
         self.tuples: dict[str, ast.Tuple] = {}  # `key = (row, col)`: a local naming a tuple of parameters
         self.out = MethodEffects()
