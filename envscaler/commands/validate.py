@@ -131,7 +131,6 @@ def _too_deep(exc: BaseException) -> str:
 def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
     """Every mode goes through the same Stage 3 entry point; a given state in programmatic mode needs no
     LLM, so no endpoint is required then."""
-    from envscaler_core.llm import LLMGateway
     from envscaler_core.llm.errors import LLMError
     from envscaler_core.validation import validate_candidate
     from sandbox import SandboxPool, SandboxUnavailable
@@ -148,7 +147,11 @@ def _run(candidate, settings, test_state):  # type: ignore[no-untyped-def]
         fail(f"sandbox unavailable: {exc}")
     with pool:
         try:
-            gateway = LLMGateway(settings.llm) if needs_llm else None
+            gateway = None
+            if needs_llm:  # the SDK costs a second of imports, which a programmatic check with a state never uses
+                from envscaler_core.llm import LLMGateway
+
+                gateway = LLMGateway(settings.llm)
             return asyncio.run(validate_candidate(candidate, pool, gateway, settings, test_state=test_state))
         except LLMError as exc:
             fail(f"{exc}{_state_hint(settings.validate_.mode, test_state)}")
