@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -129,8 +130,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(db_url: str) -> Iterator[str]:
+@contextlib.contextmanager
+def _http_serving(db_url: str) -> Iterator[str]:
     """`serve-mcp --transport http` as a real subprocess; yields its /mcp URL."""
     import time
 
@@ -163,6 +164,22 @@ def http_server(db_url: str) -> Iterator[str]:
             proc.wait()
 
 
+@pytest.fixture
+def http_server(db_url: str) -> Iterator[str]:
+    with _http_serving(db_url) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def listing_http_server(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> Iterator[str]:
+    """One server for the specs that only list tools (they change no state, so they can share it)."""
+    url = f"duckdb:///{tmp_path_factory.mktemp('mcp-http') / 'store.duckdb'}"
+    with Store.from_url(url) as store:
+        populate(store, sandbox_pool)
+    with _http_serving(url) as served:
+        yield served
+
+
 @pytest.mark.parametrize("target", ["env_library_test", "bfcl:multi_turn_base_0"])
 def test_http_on_a_busy_port_is_one_error_line_exit_2_and_never_says_serving(db_url: str, target: str) -> None:
     import socket
@@ -188,13 +205,13 @@ def test_http_transport_serves_the_same_tools(http_server: str) -> None:
 
 
 @pytest.mark.parametrize("rid", [None, {"n": 1}, [1], True])
-def test_http_request_whose_id_cannot_be_echoed_is_an_invalid_request(http_server: str, rid: Any) -> None:
+def test_http_request_whose_id_cannot_be_echoed_is_an_invalid_request(listing_http_server: str, rid: Any) -> None:
     """JSON-RPC 2.0: answered with -32600 and id null, as over stdio (the SDK read it as a notification
     and answered an empty 202, so the client waited for an answer that never came)."""
     import httpx
 
     body = {"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {}}
-    reply = httpx.post(http_server, json=body, timeout=30,
+    reply = httpx.post(listing_http_server, json=body, timeout=30,
                        headers={"accept": "application/json, text/event-stream"})
     assert reply.status_code == 400, (reply.status_code, reply.text)
     error = reply.json()
