@@ -12,30 +12,16 @@ import pytest
 
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario
 from envscaler_core.store import Store
+from tests.fixtures.lending import library
 from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
 
-LIBRARY = '''
-class Library:
-    def __init__(self, init_config=None):
-        self.books = {}
-        self.loans = {}
-        self.lost_reports = []
-
+LIBRARY = library('''
     def get_book(self, book_id: str) -> dict:
         if book_id not in self.books:
             return {"success": False, "error": "no such book"}
         if self.books[book_id].get("status") == "lost":
             self.lost_reports.append(book_id)
-        return {"success": True, "data": self.books[book_id]}
-
-    def lend_book(self, book_id: str, member: str) -> dict:
-        if book_id not in self.books:
-            return {"success": False, "error": "no such book"}
-        if book_id in self.loans:
-            return {"success": False, "error": "already lent"}
-        self.loans[book_id] = member
-        return {"success": True, "message": "lent"}
-'''
+        return {"success": True, "data": self.books[book_id]}''', "lost_reports")
 LENT = "def check_func(final_state):\n    return final_state['loans'].get('b1') == 'Ana'\n"
 REAL = {"books": {"b1": {"title": "Dune", "status": "ok"}, "b2": {"title": "Emma", "status": "lost"}},
         "loans": {}, "lost_reports": []}

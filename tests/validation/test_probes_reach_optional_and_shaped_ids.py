@@ -15,45 +15,24 @@ from envscaler_core.config import Settings
 from envscaler_core.models import EnvCandidate
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import validate_candidate
+from tests.fixtures.lending import library
 
 SETTINGS = Settings.model_validate({"validate": {"mode": "programmatic"}})
 KINDS = {"get_book": "query", "lend_book": "state_change"}
 
-LEND = '''
-    def lend_book(self, book_id: str, member: str) -> dict:
-        """Lend a book to a member."""
-        if book_id not in self.books:
-            return {"success": False, "error": "no such book"}
-        if book_id in self.loans:
-            return {"success": False, "error": "already lent"}
-        self.loans[book_id] = member
-        return {"success": True, "message": "lent"}
-'''
-LENDS_ON_A_LOOKUP = '''
-class Library:
-    def __init__(self, init_config=None):
-        self.books = {}
-        self.loans = {}
-
+LENDS_ON_A_LOOKUP = library('''
     def get_book(self, book_id: str, member: str = "") -> dict:
         """Get a book's record by its id."""
         if book_id not in self.books:
             return {"success": False, "error": "no such book"}
         if member:
             self.loans[book_id] = member
-        return {"success": True, "data": self.books[book_id]}
-''' + LEND
+        return {"success": True, "data": self.books[book_id]}''')
 FILTERS_ON_A_LOOKUP = LENDS_ON_A_LOOKUP.replace(
     "        if member:\n            self.loans[book_id] = member\n",
     "        if member and self.loans.get(book_id) != member:\n"
     "            return {\"success\": False, \"error\": \"not lent to that member\"}\n")
-REQUESTS_ON_A_MISS = '''
-class Library:
-    def __init__(self, init_config=None):
-        self.books = {}
-        self.loans = {}
-        self.purchase_requests = []
-
+REQUESTS_ON_A_MISS = library('''
     def get_book(self, book_id: str) -> dict:
         """Get a book's record by its id. Ids look like B001."""
         if not (book_id.startswith("B") and book_id[1:].isdigit()):
@@ -61,8 +40,7 @@ class Library:
         if book_id not in self.books:
             self.purchase_requests.append(book_id)
             return {"success": False, "error": "not in the catalogue; a purchase was requested"}
-        return {"success": True, "data": self.books[book_id]}
-''' + LEND
+        return {"success": True, "data": self.books[book_id]}''', "purchase_requests")
 PLAIN_STATE = {"books": {"b1": {"title": "Dune"}, "b2": {"title": "Emma"}}, "loans": {"b2": "Bo"}}
 SHAPED_STATE = {"books": {"B001": {"title": "Dune"}, "B002": {"title": "Emma"}}, "loans": {"B002": "Bo"},
                 "purchase_requests": []}
