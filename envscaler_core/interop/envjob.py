@@ -3,8 +3,9 @@
 Order: load the class with an empty config (the env on its own: a class the sandbox must kill there
 is rejected and costs no more), then every scenario of the env's own class the way EnvScaler's
 runtime does (one sandbox episode each); validate the class programmatically like one of our own
-candidates, on a few of the loaded initial states chosen by content (the first that passes decides,
-so neither file order nor one scenario's bad data decides the env); then, for an accepted env only,
+candidates, on each of a few of the loaded initial states chosen by content (a contract breach on
+any of them rejects it; else one that passes accepts it, so neither file order nor one scenario's data
+that leaves a tool unreached decides the env); then, for an accepted env only,
 run every check on its initial state (one isolation unit per check) and replay the reference
 solutions that came with the files. A rejected env's scenarios are `env_rejected` and cost no more.
 """
@@ -62,6 +63,9 @@ class EnvOutcome(BaseModel):
     env: AcceptedEnv | None = None
     scenarios: list[ScenarioVerdict] = Field(default_factory=list, description="Aligned with the job's scenarios.")
     notes: list[str] = Field(default_factory=list, description="What the verdict rests on, when that is less than usual.")
+    breaches: list[str] = Field(default_factory=list, description=(
+        "The contract breaches (validation's critical facts) its state showed: they reject the env whatever "
+        "another state shows."))
 
 
 def candidate_of(env: EnvInput) -> EnvCandidate:
@@ -107,7 +111,7 @@ def _programmatic(settings: Settings) -> Settings:
 
 
 MAX_TEST_STATES = 3
-"""Scenario initial states an env is validated on before it is rejected (the first that passes decides)."""
+"""Scenario initial states an env is validated on (a breach on any rejects it; else one that passes accepts it)."""
 FOREIGN_CLASS = ("env_class_name {name!r} is not its env's class {env!r}: a scenario runs only against the class "
                  "validated for its env (EnvScaler's generator asserts they match)")
 NOT_LOADED = "no scenario's initial state loaded"
@@ -141,7 +145,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         reasons.append(f"{UNCARRIED_STATE}: {short(load_error, 300)}")
     elif load_error is not None:
         reasons.append(f"does not load the way EnvScaler's runtime loads it: {short(load_error, 300)}")
-    score, rounds = 0.0, []
+    score, rounds, breaches = 0.0, [], []
     if not reasons:
         # always the faithful form: markers in the config reach the class restored, and what the class
         # makes itself (`self.vip = set()`) comes back as a marker, whatever the state holds (F4)
@@ -149,6 +153,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
             candidate, test_config if test_config is not None else {}, always=True)
         outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state))
         score, report = outcome.report.score, outcome.report
+        breaches = list(report.critical)
         rounds = [r.model_copy(update={"candidate_fp": candidate.fingerprint}) for r in outcome.rounds]  # the
         # env's own candidate, not the marker-adapted copy the probes ran
         if outcome.failure:
@@ -179,7 +184,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         episode_rules="envscaler",  # its episodes play EnvScaler's runtime's rules (rollout/rules.py)
     ) if accepted else None
     return EnvOutcome(env_id=env.env_id, candidate=candidate, accepted=accepted, reasons=reasons, score=score,
-                      rounds=rounds, env=env_record, notes=notes)
+                      rounds=rounds, env=env_record, notes=notes, breaches=breaches)
 
 
 def test_states(configs: list[Any]) -> list[Any]:
@@ -192,22 +197,31 @@ def test_states(configs: list[Any]) -> list[Any]:
 
 def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: EnvRuntime, settings: Settings,
                      static: list[str], had_scenarios: bool = True) -> EnvOutcome:
-    """The env's verdict from its own class: accepted on the first of a few scenario initial states
-    (chosen by content) where it passes validation, so one scenario's bad data cannot reject it;
-    with no loadable scenario state, on an empty state (`judge_env(on_empty=True)`)."""
+    """The env's verdict from its own class, validated on each of a few scenario initial states (chosen
+    by content): a contract breach on any of them rejects it (the attacker writes the scenario file too:
+    when the first state that passed accepted the env, a decoy scenario whose state never reached the
+    defect got it accepted, sandbox red team 8, F3); otherwise it is accepted if it passes on one of
+    them, so one scenario's data that leaves a tool unreached cannot reject it. With no loadable
+    scenario state, on an empty state (`judge_env(on_empty=True)`)."""
     if static or own.killed:
         return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
     states = test_states(configs)
     if not states:
         return judge_env(env, None, own.error, runtime, settings, static, on_empty=True,
                          empty_why=NOT_LOADED if had_scenarios else NO_SCENARIO)
-    first: EnvOutcome | None = None
-    for config in states:
+    outcomes: list[EnvOutcome] = []
+    for k, config in enumerate(states):
         outcome = judge_env(env, config, None, runtime, settings, static)
-        if outcome.accepted:
+        if outcome.breaches:  # a broken class stays broken, whatever the other states show
+            if len(states) > 1:
+                outcome.notes.append(f"rejected for a contract breach on scenario initial state {k + 1} of the "
+                                     f"{len(states)} it is validated on (a breach on any of them rejects it)")
             return outcome
-        first = first or outcome
-    assert first is not None
+        outcomes.append(outcome)
+    passed = next((o for o in outcomes if o.accepted), None)
+    if passed is not None:
+        return passed
+    first = outcomes[0]
     if len(states) > 1:
         first.notes.append(f"rejected on each of the {len(states)} scenario initial states it was validated on "
                            "(the reasons are the first state's)")

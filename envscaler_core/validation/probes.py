@@ -9,8 +9,10 @@ A probe is worth something only if it reaches the code it means to test. So, per
   probe never reached the code, not that the tool passed);
 * **edge** calls: existing records whose fields the method's conditions read take every value the
   state offers (the book with no copies left, the cancelled appointment), so guarded branches fire;
-* **missing**: an id parameter pointing at nothing (ordinary strings such as names or titles are never
-  probed as missing ids);
+* **optional**: the accepted call again with the tool's optional parameters filled too, with values
+  drawn as required ones are (a query may write only when given one: `get_book(book_id, member="")`);
+* **missing**: an id parameter pointing at nothing, shaped like the state's own ids (ordinary strings
+  such as names or titles are never probed as missing ids);
 * **boundary**: out-of-range numbers.
 """
 
@@ -32,11 +34,12 @@ from envscaler_core.validation.tool_kinds import words
 
 MAX_POSITIVE_ATTEMPTS = 8
 MAX_EDGES = 6
+MAX_OPTIONAL = 2  # probes filling a tool's optional parameters: their first values, then their second ones
 TOGETHER_PER_GROUP = 4
 CREATE_VERBS = frozenset({"add", "create", "register", "new", "insert", "open", "issue", "submit", "enroll",
                           "enrol", "book", "reserve", "schedule", "log", "record", "post", "upload", "import",
                           "file", "make", "place", "put", "save", "store", "join", "invite", "assign"})
-Purpose = Literal["positive", "edge", "missing", "boundary", "sequence"]
+Purpose = Literal["positive", "edge", "optional", "missing", "boundary", "sequence"]
 
 
 class Probe(BaseModel):
@@ -72,6 +75,10 @@ class ToolPlan:
             if effects and self.tool in effects.methods else set()
         self.options = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n),
                                          near) for n in self.required}
+        self.optional = {n: param_options(n, props[n], state, sets, bindings.get(n, []), self.creates, literals.get(n),
+                                          near) for n in props if n not in required}
+        """Parameters the schema does not require (a defaulted one: every imported EnvScaler tool has them),
+        kept apart from `options`: positives, edges and missing ids are built from the required ones."""
         self.state = state
         fn = effects.methods.get(self.tool) if effects else None
         self.keywords = keyword_candidates(self.options, sets, fn, set(props)) \
@@ -262,9 +269,23 @@ class ToolPlan:
                         picks.append((key[0], f"{'/'.join(rs.path)}/{key[0]}: {f}={rec.get(f)!r}"))
         return picks
 
+    def optionals(self, base: dict[str, Any]) -> list[Probe]:
+        """`base` with every optional parameter filled too: their first values, then their second ones
+        (the other side of a flag). Only the required ones were ever sent before, so a query writing
+        state when given its optional argument passed (sandbox red team 8, F1a)."""
+        out: list[Probe] = []
+        for rank in range(MAX_OPTIONAL):
+            filled = {n: o.values[min(rank, len(o.values) - 1)] for n, o in self.optional.items() if o.values}
+            args = {**base, **filled}
+            if filled and all(p.args != args for p in out):
+                out.append(Probe(tool=self.tool, args=args, case_type="positive", purpose="optional",
+                                 note=", ".join(f"{n}={v!r}" for n, v in filled.items())))
+        return out
+
     def missing(self, base: dict[str, Any]) -> list[Probe]:
-        """A missing id per reference parameter, except where the accepted call already used a value
-        the state does not hold (a creation: there a 'missing' id is simply the next new one)."""
+        """A missing id per reference parameter, shaped like the state's ids (`missing_value`), except
+        where the accepted call already used a value the state does not hold (a creation: there a
+        'missing' id is simply the next new one)."""
         out = []
         for name, opt in self.options.items():
             if opt.reference and (name not in base or base[name] in opt.existing):

@@ -163,12 +163,13 @@ class ProgrammaticPass(SequenceChecks):
                                          "result"}), plain]
 
     def _tool(self, plan: ToolPlan, search_only: bool) -> tuple[list[_Record], list[Probe]]:
-        """One tool's rounds (search, edges, missing records) in order, and its optional boundary probes."""
+        """One tool's rounds (search, edges, optional parameters, missing records) in order, and its
+        optional boundary probes."""
         records: list[_Record] = []
         base, stopped = self._search(plan, records)
         if stopped or search_only:
             return records, []
-        for probe in [*plan.edges(base), *plan.missing(base)]:
+        for probe in [*plan.edges(base), *plan.optionals(base), *plan.missing(base)]:
             out, before, facts = self._execute(probe)
             if out is None:
                 continue

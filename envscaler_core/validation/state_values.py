@@ -21,6 +21,7 @@ Scalar = str | int | float | bool
 _ID_LIKE = re.compile(r"(^|_)(id|ids|key|code|sku|isbn|uuid|number|no|ref|username|handle|email|slug)$", re.I)
 _SEQUENCE = re.compile(r"^(.*?)(\d+)$")
 MISSING_ID = "__missing_id__"
+MAX_SHAPED_SOURCES = 4  # real ids whose shape a missing id copies (that every one-character change of each is held is unlikely)
 SKIP_ATTRS = frozenset({"init_config"})  # EnvScaler classes store their config: a copy, not a place to look
 
 
@@ -321,11 +322,32 @@ def fresh_text(example: str) -> str:
 
 
 def missing_value(existing: list[Scalar], kind: str) -> Scalar:
-    """A well-typed value that names nothing in the state."""
+    """A well-typed value that names nothing in the state, shaped like the ids it holds (`B001` ->
+    `B009`): a class that refuses a malformed id first (`__missing_id__` is one) must still meet an
+    unknown id that passes its format check, where a refusal that writes state hides (sandbox red
+    team 8, F1b). `MISSING_ID` when the state holds no id to copy the shape of."""
     if kind == "integer":
         ints = [v for v in existing if isinstance(v, int) and not isinstance(v, bool)]
         return (max(ints) if ints else 0) + 1000
-    return MISSING_ID
+    return shaped_missing_id([str(v) for v in existing if is_scalar(v) and not isinstance(v, bool)]) or MISSING_ID
+
+
+_SAME_CLASS = ("9876543210", "zyxwvutsrqponmlkjihgfedcba", "ZYXWVUTSRQPONMLKJIHGFEDCBA")
+
+
+def shaped_missing_id(existing: list[str]) -> str | None:
+    """A real id with one letter or digit changed, from the last one back, within its own class (a digit
+    for a digit, lower case for lower case), so that no id of the state has it; None when none does."""
+    held = set(existing)
+    for real in existing[:MAX_SHAPED_SOURCES]:
+        for i in reversed(range(len(real))):
+            chars = next((c for c in _SAME_CLASS if real[i] in c), "")
+            for c in chars:
+                candidate = real[:i] + c + real[i + 1:]
+                if candidate not in held:
+                    return candidate
+    return None
+
 
 
 def dedup(values: list[Any]) -> list[Any]:

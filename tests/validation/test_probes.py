@@ -7,7 +7,6 @@ from __future__ import annotations
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import plan_tools
 from envscaler_core.validation.class_effects import ClassEffects
-from envscaler_core.validation.state_values import MISSING_ID
 from envscaler_core.validation.state_values import fresh_id
 
 
@@ -54,7 +53,7 @@ def test_ids_are_the_keys_of_the_dict_the_method_looks_up_even_without_an_id_fie
 def test_an_ordinary_string_argument_is_never_probed_as_a_missing_id() -> None:
     plan = plans(TODO, "Todo", TODO_STATE)["rename"]
     missing = plan.missing(plan.positives()[0].args)
-    assert [p.args for p in missing] == [{"todo_id": MISSING_ID, "title": "Buy milk"}]
+    assert [p.args for p in missing] == [{"todo_id": "t9", "title": "Buy milk"}]  # an id shaped like t1 and t2
 
 
 def test_a_creating_tool_tries_a_fresh_id_in_the_states_style_right_after_an_existing_one() -> None:

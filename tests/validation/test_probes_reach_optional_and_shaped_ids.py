@@ -1,0 +1,79 @@
+"""Spec: the programmatic pass reaches a query's or a refusal's state change wherever the call can make
+it, not only with the required arguments and one made-up id (sandbox red team 8, F1):
+
+* a tool's optional parameters are probed too, with values drawn the way required ones are (every
+  imported EnvScaler tool has them: a defaulted parameter is optional in its schema);
+* the missing-id probe uses an id shaped like the state's own (`B001` -> `B009`), which a class that
+  refuses malformed ids first still takes for a real, unknown one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from envscaler_core.config import Settings
+from envscaler_core.models import EnvCandidate
+from envscaler_core.synth import extract_tools
+from envscaler_core.validation import validate_candidate
+from tests.fixtures.lending import library
+
+SETTINGS = Settings.model_validate({"validate": {"mode": "programmatic"}})
+KINDS = {"get_book": "query", "lend_book": "state_change"}
+
+LENDS_ON_A_LOOKUP = library('''
+    def get_book(self, book_id: str, member: str = "") -> dict:
+        """Get a book's record by its id."""
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        if member:
+            self.loans[book_id] = member
+        return {"success": True, "data": self.books[book_id]}''')
+FILTERS_ON_A_LOOKUP = LENDS_ON_A_LOOKUP.replace(
+    "        if member:\n            self.loans[book_id] = member\n",
+    "        if member and self.loans.get(book_id) != member:\n"
+    "            return {\"success\": False, \"error\": \"not lent to that member\"}\n")
+REQUESTS_ON_A_MISS = library('''
+    def get_book(self, book_id: str) -> dict:
+        """Get a book's record by its id. Ids look like B001."""
+        if not (book_id.startswith("B") and book_id[1:].isdigit()):
+            return {"success": False, "error": "malformed book id"}
+        if book_id not in self.books:
+            self.purchase_requests.append(book_id)
+            return {"success": False, "error": "not in the catalogue; a purchase was requested"}
+        return {"success": True, "data": self.books[book_id]}''', "purchase_requests")
+PLAIN_STATE = {"books": {"b1": {"title": "Dune"}, "b2": {"title": "Emma"}}, "loans": {"b2": "Bo"}}
+SHAPED_STATE = {"books": {"B001": {"title": "Dune"}, "B002": {"title": "Emma"}}, "loans": {"B002": "Bo"},
+                "purchase_requests": []}
+
+
+def validate(code: str, state: dict, runtime):
+    candidate = EnvCandidate(topic_fp="t", class_name="Library", class_code=code,
+                             tools=extract_tools(code, "Library"), tool_kinds=KINDS)
+    return asyncio.run(validate_candidate(candidate, runtime, None, SETTINGS, test_state=state))
+
+
+def test_a_query_that_changes_state_only_when_given_its_optional_argument_is_rejected(runtime) -> None:
+    out = validate(LENDS_ON_A_LOOKUP, PLAIN_STATE, runtime)
+    assert not out.report.accepted
+    assert "query tool get_book changed state" in out.report.critical, out.report.critical
+
+
+def test_an_optional_argument_that_only_narrows_a_query_is_accepted(runtime) -> None:
+    out = validate(FILTERS_ON_A_LOOKUP, PLAIN_STATE, runtime)
+    assert out.report.accepted, out.report
+    assert any(r.tool == "get_book" and "member" in r.args for r in out.rounds), "the optional was never probed"
+
+
+def test_a_refusal_that_changes_state_for_a_well_formed_unknown_id_is_rejected(runtime) -> None:
+    out = validate(REQUESTS_ON_A_MISS, SHAPED_STATE, runtime)
+    assert not out.report.accepted
+    assert any("get_book" in c and "changed state" in c for c in out.report.critical), out.report.critical
+
+
+def test_the_missing_id_probe_is_shaped_like_the_states_ids(runtime) -> None:
+    out = validate(REQUESTS_ON_A_MISS.replace("            self.purchase_requests.append(book_id)\n", ""),
+                   SHAPED_STATE, runtime)
+    assert out.report.accepted, out.report
+    missing = [r.args["book_id"] for r in out.rounds if r.tool == "get_book" and r.check == "missing"]
+    assert missing and all(m.startswith("B") and m[1:].isdigit() and m not in SHAPED_STATE["books"]
+                           for m in missing[:1]), missing
