@@ -274,4 +274,4 @@ def _factory_scenario(s: ScenarioInput, solution: list[Any]) -> Scenario:
     return Scenario(env_id=s.env_id, initial_state=config if isinstance(config, dict) else {}, task=s.task,
                     checklist=checklist or [item for item, _ in s.checks or []],
                     checks=[CheckSpec(item=item or f"check {k + 1}", code=src) for k, (item, src) in enumerate(s.checks or [])],
-                    reference_solution=solution, status="verified")
+                    reference_solution=solution, status="verified", checks_in_identity=True)
