@@ -219,10 +219,12 @@ class CallRules:
         if name.startswith("_"):
             return None  # refused as private here (documented), whatever EnvScaler does
         params = self.tools.get(name)
+        if name in _state_keys(ep) or (params is None and name in self.constants):
+            # an instance attribute wins over the method of that name (EnvScaler's loader sets every config key,
+            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4)
+            return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
+                    "raises TypeError (not callable)")
         if params is None:
-            if name in self.constants or name in _state_keys(ep):
-                return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
-                        "raises TypeError (not callable)")
             return None  # no such attribute: EnvScaler's "Invalid action", the episode goes on
         takes = self.signatures.get(name)
         if takes is not None:  # the method's own signature decides, as it does in EnvScaler's runtime
