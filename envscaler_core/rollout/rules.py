@@ -44,6 +44,10 @@ INVALID_ACTION = "Error: Invalid action"
 """EnvScaler's observation for a call `check_vaild_action` refuses: arguments that read as no object."""
 
 
+class Unread(ReplyProblem):
+    """Arguments EnvScaler's runtime does not run a call with; the text is EnvScaler's words and why."""
+
+
 def envscaler_arguments(raw: Any) -> dict[str, Any]:
     """A call's arguments exactly as EnvScaler's runtime reads them: text through `json.loads` (so a key
     named twice keeps its last value and `NaN` is a float; a trailing comma, single quotes, a fence, prose
@@ -56,10 +60,10 @@ def envscaler_arguments(raw: Any) -> dict[str, Any]:
         try:
             value = json.loads(raw)
         except (ValueError, RecursionError) as exc:  # its parse_action catches every Exception
-            raise ReplyProblem(f"{PARSE_FAILED}: json.loads cannot read the arguments ({str(exc)[:120]}), so "
+            raise Unread(f"{PARSE_FAILED}: json.loads cannot read the arguments ({str(exc)[:120]}), so "
                                "EnvScaler's runtime does not run the call") from None
     if not isinstance(value, dict):
-        raise ReplyProblem(f"{INVALID_ACTION}: the arguments are {'null' if value is None else shown(value)}, not "
+        raise Unread(f"{INVALID_ACTION}: the arguments are {'null' if value is None else shown(value)}, not "
                            "an object, so EnvScaler's "
                            "runtime does not run the call")
     return checked_arguments(value)
