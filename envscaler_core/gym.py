@@ -171,7 +171,7 @@ class ScenarioEnv:
                     "error": f"arguments to {str(tool)[:80]} are {len(arguments):,} characters, over the "
                              f"{MAX_ARGUMENT_CHARS:,} a step takes (envscaler_core.gym.MAX_ARGUMENT_CHARS)",
                     "error_kind": "schema"}), True
-            elif (chat := chat_of(call)) is not None and chat.kind == "ends":
+            elif (chat := chat_of(call, self._rules.read_arguments)) is not None and chat.kind == "ends":
                 # the message to the user: EnvScaler ends the episode here
                 return self._finish(json.dumps({"done": True, "by": CHAT_WITH_USER}), terminated=True, truncated=False,
                                     info={"action": CHAT_WITH_USER, "tool": tool, "is_error": False})

@@ -127,6 +127,7 @@ UNCARRIED_STATE = ("loads, but its state holds a value JSON with EnvScaler's typ
                    "runtime keeps the instance in memory; our sandbox returns the state as JSON: sets, tuples, "
                    "datetimes, Decimals and inf/nan are carried, other objects are not)")
 NO_SCENARIO = "the files give it no scenario"
+SHADOWED = "every scenario's initial state sets an attribute named like one of its tools (EnvScaler's loader sets it over the method)"
 EMPTY_STATE_REASON = "validated on an empty state, since {why}: "
 EMPTY_STATE_NOTE = "validated on an empty state only ({why}), so these tools never got past their guards: {tools}"
 
@@ -205,10 +206,15 @@ def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: En
     scenario state, on an empty state (`judge_env(on_empty=True)`)."""
     if static or own.killed:
         return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
-    states = test_states(configs)
+    # A state whose config key shadows a tool (`{"renew": 7}`) makes that tool uncallable there (its call ends the
+    # episode, as in EnvScaler's runtime): that judges the scenario's data, not the class, so it is not a state
+    # to validate the class on (differential round 3, F4: such an env was rejected, "renew was never called")
+    tools = {t.function.name for t in env.tools}
+    usable = [c for c in configs if not (isinstance(c, dict) and tools & set(c))]
+    states = test_states(usable)
     if not states:
-        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True,
-                         empty_why=NOT_LOADED if had_scenarios else NO_SCENARIO)
+        why = SHADOWED if configs else NOT_LOADED if had_scenarios else NO_SCENARIO
+        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True, empty_why=why)
     outcomes: list[EnvOutcome] = []
     for k, config in enumerate(states):
         outcome = judge_env(env, config, None, runtime, settings, static)

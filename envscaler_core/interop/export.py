@@ -7,7 +7,9 @@
 * `envscaler_reference_solutions.json`: our sidecar with the reference solution of every verified
   scenario, so `envscaler import envscaler` re-verifies them (the record shape has no room for it), and
   of every scenario that is `not_bool` or `check_error` because of what a check did after its solution
-  (the solution is what showed it; without it a re-import would find the scenario only unproven).
+  (the solution is what showed it; without it a re-import would find the scenario only unproven), and the
+  supplied solution of every other RL record that had one, as given, failed or not (a re-import replays it
+  and gives the same reason; without it, "no reference solution yet": differential round 3, F5).
 
 An imported run is written back from its verbatim records, in their original order, so import ->
 export -> import gives the same envs, scenarios and audit. A factory run's records are translated
@@ -75,8 +77,9 @@ def _imported(store: Any, run_id: str, verified_only: bool) -> tuple[list, list,
     scenarios = sorted(store.query(ImportedScenario, run_id=run_id), key=lambda s: (s.split, s.position))
     rl = [s for s in scenarios if s.split == "rl" and s.env_id in keep and (s.audit == "verified" or not verified_only)]
     sft = [s for s in scenarios if s.split == "sft" and s.env_id in keep and (s.audit == "unproven" or not verified_only)]
-    solutions = [solution_entry(s.record, s.reference_solution) for s in rl
-                 if s.audit in ("verified", "not_bool", "check_error") and s.reference_solution]
+    solutions = [solution_entry(s.record, s.reference_solution) if s.audit in ("verified", "not_bool", "check_error")
+                 and s.reference_solution else solution_entry(s.record, s.supplied_solution)
+                 for s in rl if s.reference_solution or s.supplied_solution]
     return [(e.env_id, e.record) for e in envs], [s.record for s in rl], [s.record for s in sft], solutions
 
 

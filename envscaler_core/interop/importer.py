@@ -33,7 +33,7 @@ from envscaler_core.interop.summary import IMPORT_ORIGIN, IMPORT_STAGE, audit_su
 from envscaler_core.models import Record, Run, StageFailure, fingerprint_of, utcnow
 from envscaler_core.models.interop import ImportedEnv, ImportedScenario, record_text
 from envscaler_core.models.run import run_id_problem
-from envscaler_core.models.scenario import CheckSpec, Scenario
+from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
 from envscaler_core.models.source_report import SourceReport
 from envscaler_core.runtime import EnvLoadError, EnvRuntime, load_failure
 from envscaler_core.scenarios.verify import verify_scenario
@@ -142,7 +142,7 @@ def import_envscaler(
     notes += [f"{env.source}: {n}" for env, outcome in zip(order, outcomes) for n in outcome.notes]
     promoted = _promotable(groups, outcomes, runtime, settings, threads)
     clock.lap("promote")
-    records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems, promoted)
+    records, imported_envs, imported_scenarios = _records(order, groups, outcomes, problems, promoted, solutions)
     store.upsert(records, run_id)
     store.save_run(Run(run_id=run_id, status="completed", stage=IMPORT_STAGE, sources=sources, origin=IMPORT_ORIGIN,
                        config=public_config(settings), error=stopped, updated_at=utcnow(),
@@ -240,8 +240,8 @@ def _served_form_problem(candidate: Any, configs: list[Any], runtime: EnvRuntime
 
 
 def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome],
-             problems: list[str], promoted: dict[tuple[int, int], Scenario | str]
-             ) -> tuple[list[Record], list[ImportedEnv], list[ImportedScenario]]:
+             problems: list[str], promoted: dict[tuple[int, int], Scenario | str],
+             solutions: dict[str, list[ToolCall]]) -> tuple[list[Record], list[ImportedEnv], list[ImportedScenario]]:
     records: list[Record] = []
     imported_envs: list[ImportedEnv] = []
     imported_scenarios: list[ImportedScenario] = []
@@ -259,7 +259,8 @@ def _records(order: list[EnvInput], groups: list[list[ScenarioInput]], outcomes:
                 record_json=record_text(s.record), audit=verdict.audit, checks=verdict.checks,  # type: ignore[arg-type]
                 reasons=[*verdict.reasons, *([factory] if isinstance(factory, str) else [])],
                 reference_solution=verdict.solution, solution_origin=verdict.origin,  # type: ignore[arg-type]
-                attempts=verdict.attempts, scenario_fp=factory.fingerprint if isinstance(factory, Scenario) else None))
+                attempts=verdict.attempts, scenario_fp=factory.fingerprint if isinstance(factory, Scenario) else None,
+                supplied_solution=solutions.get(scenario_key(s.record), []) if s.split == "rl" else []))
             if isinstance(factory, Scenario):
                 records.append(factory)
     records += imported_envs + imported_scenarios
@@ -274,4 +275,4 @@ def _factory_scenario(s: ScenarioInput, solution: list[Any]) -> Scenario:
     return Scenario(env_id=s.env_id, initial_state=config if isinstance(config, dict) else {}, task=s.task,
                     checklist=checklist or [item for item, _ in s.checks or []],
                     checks=[CheckSpec(item=item or f"check {k + 1}", code=src) for k, (item, src) in enumerate(s.checks or [])],
-                    reference_solution=solution, status="verified")
+                    reference_solution=solution, status="verified", checks_in_identity=True)

@@ -28,7 +28,13 @@ FORMAT = "envscaler-reference-solutions"
 VERSION = 1
 
 
+KEY_RULE = ('the key is sha256 hex of json.dumps({"env_id", "task_id", "init_config", "task"} of the record as '
+            'read, sort_keys=True, separators=(",", ":"), ensure_ascii=False) in UTF-8 (docs/interop.md)')
+"""How `scenario_key` is computed, said where a key matches nothing (differential round 3, F6)."""
+
+
 def scenario_key(record: dict[str, Any]) -> str:
+    """The sidecar's key of a scenario record: `KEY_RULE` (`fingerprint_of` is that canonical JSON)."""
     return fingerprint_of({"env_id": record.get("env_id"), "task_id": record.get("task_id"),
                            "init_config": record.get("init_config"), "task": record.get("task")})
 
@@ -53,7 +59,7 @@ class SolutionsRead(BaseModel):
         """One note per entry whose key matches no imported scenario (it is never replayed)."""
         return [str(ReadProblem(file=path.name, index=str(self.index[k]), reason=f"key {k!r} matches no imported "
                                 "scenario (its env id, task id, init_config and task differ from every record read): "
-                                "not replayed")) for k in self.found if k not in keys]
+                                f"not replayed; {KEY_RULE}")) for k in self.found if k not in keys]
 
 
 def read_solutions(path: Path) -> SolutionsRead:

@@ -79,6 +79,9 @@ class ImportedScenario(Record):
     reference_solution: list[ToolCall] = Field(default_factory=list, description="Calls that verified it, if any.")
     solution_origin: Literal["agent", "file"] | None = None
     attempts: list[str] = Field(default_factory=list, description="Why each solution tried so far did not verify it.")
+    supplied_solution: list[ToolCall] = Field(default_factory=list, description=(
+        "The reference-solutions sidecar's calls for this record, as given, whatever they did: the export "
+        "writes them back, so a re-import replays them and reaches the same audit (differential round 3, F5)."))
     scenario_fp: str | None = Field(default=None, description=(
         "The factory Scenario it was promoted to, if any: how a trajectory played on that Scenario finds "
         "this record's own task_id (round-trip check 4, F1)."))

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from envscaler_core.llm.replies.lenient import ToolArgs
-from envscaler_core.models.base import Model, Record
+from envscaler_core.models.base import Model, Record, fingerprint_of
 
 
 class ToolCall(Model):
@@ -40,3 +40,16 @@ class Scenario(Record):
     status: ScenarioStatus = "generated"
     rejection_reason: str | None = None
     repair_attempts: int = 0
+    checks_in_identity: bool = False
+    """True for a scenario imported from EnvScaler's records: its checklist and checks are part of its
+    identity, so two records with the same env, state and task but different checklists stay two scenarios
+    (EnvScaler differential round 3, F1: one checklist was lost and the survivor's trajectories carried the
+    other record's task_id). A factory scenario keeps env, state and task as its identity: Stage 4 writes and
+    repairs its checks after the scenario exists, under the same key."""
+
+    @property
+    def fingerprint(self) -> str:
+        if not self.checks_in_identity:
+            return super().fingerprint
+        payload = self.model_dump(mode="json", include={*self.fingerprint_fields, "checklist", "checks"})
+        return fingerprint_of({"kind": type(self).__name__, **payload})

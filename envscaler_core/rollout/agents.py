@@ -23,6 +23,9 @@ class AgentTurn(BaseModel):
 
     message: dict[str, Any]
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    sent: dict[str, Any] | None = None
+    """The turn as the endpoint sent it, before the gateway normalised it (None: `message` is as sent). An
+    env imported from EnvScaler reads its calls' arguments from here (`rules.with_sent_arguments`)."""
 
 
 @runtime_checkable
@@ -56,7 +59,8 @@ class LLMAgent:
         reply = await self.gateway.chat(messages, prompt=self.prompt, stage="agent", tools=tools, sample=self.sample)
         sent = getattr(reply, "sent", None)  # what the endpoint answered, before the gateway normalised it
         message = as_sent(dict(reply.message), sent) if isinstance(sent, dict) else dict(reply.message)
-        return AgentTurn(message=message, usage=usage_of(getattr(reply, "usage", None)))
+        return AgentTurn(message=message, usage=usage_of(getattr(reply, "usage", None)),
+                         sent=sent if isinstance(sent, dict) else None)
 
 
 def as_sent(msg: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:

@@ -12,11 +12,13 @@ at a call EnvScaler rejects as invalid).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from envscaler_core.llm.replies import ReplyProblem, parse_arguments
+from envscaler_core.rollout.rules import Unread
 from envscaler_core.synth.reserved import CHAT_WITH_USER
 
 INVALID = ("a chat_with_user call needs its arguments as an object with 'content' (the message to the user); "
@@ -49,14 +51,15 @@ def chat_call(name: str, args: Any) -> ChatCall | None:
     return ChatCall(kind="ends", content=content)
 
 
-def chat_of(call: dict[str, Any]) -> ChatCall | None:
+def chat_of(call: dict[str, Any], read: Callable[[Any], dict[str, Any]] | None = None) -> ChatCall | None:
     """`chat_call` for an OpenAI tool_call dict; arguments that are not a JSON object are `invalid` (EnvScaler's
-    `_parse_action` fails on them and the episode goes on)."""
+    `_parse_action` fails on them and the episode goes on). `read`: the env's reading of arguments
+    (`CallRules.read_arguments`), whose refusal is the reason given; by default the factory's lenient one."""
     fn = call.get("function") or {}
     if fn.get("name") != CHAT_WITH_USER:
         return None
     try:
-        args: Any = parse_arguments(fn.get("arguments"))
-    except ReplyProblem:
-        args = None
+        args: Any = (read or parse_arguments)(fn.get("arguments"))
+    except ReplyProblem as exc:  # EnvScaler's own words when its reading refused them (rules.Unread)
+        return ChatCall(kind="invalid", why=f"chat_with_user: {exc}" if isinstance(exc, Unread) else INVALID)
     return chat_call(CHAT_WITH_USER, args)

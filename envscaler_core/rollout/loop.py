@@ -27,7 +27,7 @@ from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Traj
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
-from envscaler_core.rollout.rules import PARSE_FAILED, CallRules
+from envscaler_core.rollout.rules import PARSE_FAILED, CallRules, with_sent_arguments
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
 from envscaler_core.scenarios.verify import score_checks
 
@@ -85,6 +85,8 @@ class _Play:
             self.steps += 1
             self.usage = _add(self.usage, turn.usage)
             msg = as_sent(normalise_assistant(turn.message, tools, self.steps), turn.message)  # any agent, any form
+            if rules.rules == "envscaler":  # its runtime reads (and the trajectory keeps) the arguments as sent
+                msg = with_sent_arguments(msg, turn.sent or turn.message)
             if rules.first_call_only and len(msg.get("tool_calls") or []) > 1:
                 # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not
                 self.dropped_calls += len(msg["tool_calls"]) - 1
@@ -92,7 +94,7 @@ class _Play:
             messages.append(msg)
             if msg.get("tool_calls"):
                 for k, call in enumerate(msg["tool_calls"]):  # in order, each answered by exactly one tool message
-                    chat = chat_of(call)
+                    chat = chat_of(call, rules.read_arguments)
                     if chat is not None and chat.kind == "ends":
                         if await self._chat(user, chat.content, messages, call["id"]):
                             _not_run(messages, msg["tool_calls"][k + 1:], "the chat_with_user call before it")

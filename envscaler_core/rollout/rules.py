@@ -8,7 +8,9 @@ data) out of an env that broke (differential check F1).
 An env imported from EnvScaler's files plays its runtime's rules exactly (F2): `getattr(env, name)(**args)`
 inside that same `try`, so a call it runs into a TypeError (a missing or an extra argument, a name that is a
 data attribute or a class constant) ends the episode at 0 as well; a name the instance does not have, or
-arguments that are not an object, are its "Error: Invalid action" and the episode goes on. Those calls are
+arguments that are not an object, are its "Error: Invalid action" and the episode goes on. Its arguments are
+read as its `parse_action` reads them (`envscaler_arguments`: `json.loads`, nothing repaired; differential
+round 3, F2/F3), while a synthesized env reads them leniently (docs/llm.md). Those calls are
 decided here from the method's own signature (read from the class's code; a decorated method's from its
 tool schema) and the class, before the sandbox is asked, because the sandbox refuses all of them alike. A synthesized env keeps the factory's
 contract: a refused call is an observation and the episode goes on. Ill-typed arguments and `_private`
@@ -25,7 +27,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from envscaler_core import pyast
-from envscaler_core.llm.replies import ReplyProblem, parse_arguments
+from envscaler_core.llm.replies import ReplyProblem, checked_arguments, parse_arguments, sent_arguments
+from envscaler_core.llm.replies.structured import shown
 from envscaler_core.models.env import AcceptedEnv, EpisodeRules
 from envscaler_core.runtime import CallOutcome, Episode, EpisodeBreach
 from envscaler_core.signature import parameters
@@ -35,7 +38,47 @@ RAISED_KINDS = frozenset({"exception", "timeout", "crash"})
 
 ENDED = "the episode ended here with reward 0"
 PARSE_FAILED = "Error: Failed to parse response to action"
-"""EnvScaler's observation for an assistant reply with neither tool calls nor content (`parse_action`, Case 4)."""
+"""EnvScaler's observation for an assistant reply with neither tool calls nor content (`parse_action`, Case 4),
+and for a call whose arguments text `json.loads` cannot read."""
+INVALID_ACTION = "Error: Invalid action"
+"""EnvScaler's observation for a call `check_vaild_action` refuses: arguments that read as no object."""
+
+
+class Unread(ReplyProblem):
+    """Arguments EnvScaler's runtime does not run a call with; the text is EnvScaler's words and why."""
+
+
+def envscaler_arguments(raw: Any) -> dict[str, Any]:
+    """A call's arguments exactly as EnvScaler's runtime reads them: text through `json.loads` (so a key
+    named twice keeps its last value and `NaN` is a float; a trailing comma, single quotes, a fence, prose
+    or `""` fail), anything else as it is; what is not an object is its "Error: Invalid action". Nothing is
+    repaired: its runtime never runs such a call, and a repaired one paid 1.0 here where it pays 0.0
+    (differential round 3, F3). ReplyProblem carries EnvScaler's words; the episode goes on. The object
+    then reaches the sandbox as one JSON object (a repeated key is gone by then)."""
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError) as exc:  # its parse_action catches every Exception
+            raise Unread(f"{PARSE_FAILED}: json.loads cannot read the arguments ({str(exc)[:120]}), so "
+                               "EnvScaler's runtime does not run the call") from None
+    if not isinstance(value, dict):
+        raise Unread(f"{INVALID_ACTION}: the arguments are {'null' if value is None else shown(value)}, not "
+                           "an object, so EnvScaler's "
+                           "runtime does not run the call")
+    return checked_arguments(value)
+
+
+def with_sent_arguments(msg: dict[str, Any], sent: dict[str, Any]) -> dict[str, Any]:
+    """The normalised turn `msg` with each call's arguments text as `sent` (the agent's own turn) had it:
+    what an imported env reads and its trajectory keeps. Calls read from text, or a turn whose calls do not
+    pair up one to one, keep the normalised form."""
+    raw = sent_arguments(sent)
+    calls = msg.get("tool_calls") or []
+    if raw is None or len(raw) != len(calls):
+        return msg
+    return {**msg, "tool_calls": [{**c, "function": {**c["function"], "arguments": a}} if isinstance(a, str) else c
+                                  for c, a in zip(calls, raw, strict=True)]}
 
 
 class Observed(BaseModel):
@@ -152,12 +195,16 @@ class CallRules:
         answers `PARSE_FAILED` and goes on; the factory takes any reply without calls as the agent's last."""
         return self.rules == "envscaler"
 
+    def read_arguments(self, raw: Any) -> dict[str, Any]:
+        """A call's arguments under these rules (`envscaler_arguments`, or the factory's lenient reading)."""
+        return envscaler_arguments(raw) if self.rules == "envscaler" else parse_arguments(raw)
+
     def run(self, ep: Episode, call: dict[str, Any]) -> Observed:
         """Run one OpenAI tool_call (not `chat_with_user`: `chat_call` takes that) under these rules."""
         fn = call.get("function") or {}
         name = fn.get("name") or ""
         try:
-            args = parse_arguments(fn.get("arguments"))
+            args = self.read_arguments(fn.get("arguments"))
         except ReplyProblem as exc:  # EnvScaler: a parse failure, the episode goes on
             return Observed(content=json.dumps({"error": str(exc), "error_kind": "schema"}), is_error=True)
         if self.rules == "envscaler":
@@ -176,10 +223,12 @@ class CallRules:
         if name.startswith("_"):
             return None  # refused as private here (documented), whatever EnvScaler does
         params = self.tools.get(name)
+        if name in _state_keys(ep) or (params is None and name in self.constants):
+            # an instance attribute wins over the method of that name (EnvScaler's loader sets every config key,
+            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4)
+            return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
+                    "raises TypeError (not callable)")
         if params is None:
-            if name in self.constants or name in _state_keys(ep):
-                return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
-                        "raises TypeError (not callable)")
             return None  # no such attribute: EnvScaler's "Invalid action", the episode goes on
         takes = self.signatures.get(name)
         if takes is not None:  # the method's own signature decides, as it does in EnvScaler's runtime

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envscaler_core.interop.read import read_envs, read_scenarios
-from envscaler_core.interop.solutions import read_solutions, scenario_key, solution_entry, solutions_document
+from envscaler_core.interop.solutions import KEY_RULE, read_solutions, scenario_key, solution_entry, solutions_document
 from envscaler_core.models import fingerprint_of
 from envscaler_core.models.scenario import ToolCall
 from tests.interop.conftest import FIXTURES
@@ -102,7 +102,7 @@ def test_a_solution_matching_no_scenario_gets_a_note_naming_file_and_entry(tmp_p
     path.write_text(json.dumps(solutions_document([solution_entry(r, []) for r in (matched, stray)])))
     notes = read_solutions(path).unmatched(path, {scenario_key(matched)})
     assert notes == [f"sol.json[1]: key {scenario_key(stray)!r} matches no imported scenario (its env id, task id, "
-                     "init_config and task differ from every record read): not replayed"]
+                     f"init_config and task differ from every record read): not replayed; {KEY_RULE}"]
 
 
 def test_agent_tool_calls_whose_arguments_no_store_can_hold_are_dropped_not_fatal() -> None:

@@ -13,11 +13,11 @@ from envscaler_core.llm.replies.reasoning import (
 )
 from envscaler_core.llm.replies.structured import ReplyProblem, describe_validation, parse_answer
 from envscaler_core.llm.replies.tool_calls import (
-    answer_text, canonical_arguments, normalise_assistant, parse_arguments,
+    answer_text, canonical_arguments, checked_arguments, normalise_assistant, parse_arguments, sent_arguments,
 )
 
 __all__ = [
-    "REASONING_FIELDS", "ReplyProblem", "SplitReply", "answer_text", "canonical_arguments", "clean_text", "content_text", "defines",
+    "REASONING_FIELDS", "ReplyProblem", "SplitReply", "answer_text", "canonical_arguments", "checked_arguments", "clean_text", "content_text", "defines",
     "describe_validation", "extract_code", "normalise_assistant", "parse_answer", "parse_arguments",
-    "parse_python", "reasoning_field", "split_reasoning",
+    "parse_python", "reasoning_field", "sent_arguments", "split_reasoning",
 ]

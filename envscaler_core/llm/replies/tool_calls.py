@@ -129,6 +129,19 @@ def canonical_arguments(raw: Any) -> str:
             return "(arguments nested too deeply to serialise)"  # not JSON: running the call says so
 
 
+def sent_arguments(message: dict[str, Any]) -> list[Any] | None:
+    """Each structured tool call's arguments exactly as the endpoint sent them (one call's stream entries
+    joined), in order; None when the turn has no structured `tool_calls` (calls read from text, the legacy
+    field). An env imported from EnvScaler reads these, not `normalise_assistant`'s repaired text, as its
+    runtime does, and its trajectories keep them (differential round 3, F3)."""
+    calls = message.get("tool_calls")
+    if isinstance(calls, dict):
+        calls = [calls]
+    if not isinstance(calls, list) or not calls:
+        return None
+    return [_fn(c).get("arguments") for c in merged_fragments([c for c in calls if isinstance(c, dict)])]
+
+
 def _raw_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
     calls = message.get("tool_calls")
     if isinstance(calls, dict):
