@@ -44,7 +44,8 @@ def where_to_look(summary: dict[str, Any], settings: Any, server: Any, requests:
     lines += ["next:",
               f"  {cli} status                 list runs (this one included)",
               f"  {cli} status {shell_word(run_id)}",
-              f"  {cli} serve-mcp ENV_ID       call an env's tools by hand (env ids: in the status above)"]
+              f"  {cli} serve-mcp --run {shell_word(run_id)} ENV_ID   call an env's tools by hand (env ids: in the "
+              "status above)"]
     if hint:
         lines.append(f"  ({hint})")
     return lines

@@ -32,7 +32,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
-from sandbox.jail_json import count_values
+from envscaler_core.wire_values import MAX_MESSAGE_VALUES, count_values
 from sandbox.limits import MAX_REQUEST_BYTES
 
 Reply = Callable[[SessionMessage], Awaitable[None]]
@@ -41,11 +41,6 @@ MAX_MESSAGE_DEPTH = 128
 """Deepest nesting of a message (its arguments are 3 levels in) this server reads; the SDK's own parser
 gives up near 200 levels."""
 
-MAX_MESSAGE_VALUES = 200_000
-"""Most JSON values (containers and scalars) in one message this server parses: as many as one call's
-arguments can be checked against a schema in (sandbox.schema.MAX_CHECK_STEPS). Counted on the bytes
-before anything parses them: the byte cap alone let a 4 MB line of `[],[],...` (1.3 million values) cost
-~33 s and 600 MB before it was refused (red team 7, F3)."""
 
 TOO_LARGE = (types.INVALID_REQUEST, f"Invalid Request: the message is over {MAX_REQUEST_BYTES:,} bytes, the "
              "largest request this server reads (sandbox.limits.MAX_REQUEST_BYTES); send less", None)

@@ -17,13 +17,19 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from envscaler_core.inert_text import inert
+from envscaler_core.inert_text import inert, inert_line
 
 def visible(text: str) -> str:
     """`text` with every character of `inert_text.UNSAFE` escaped: one escaper for all output (red team
     round 6, F3: U+2028 was printed raw by `status` and `validate --text`, while `sandbox exec` escaped it
     with its own table)."""
     return inert(text)
+
+
+def visible_line(text: str) -> str:
+    """`text` as one line of output: `visible`, and newline and tab escaped too (a note, a status line, a
+    one-line error holding an env id from a file; red team 8, F5: a newline in an id forged whole lines)."""
+    return inert_line(text)
 
 
 class VisibleText:

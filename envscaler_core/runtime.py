@@ -32,7 +32,9 @@ class CallOutcome(BaseModel):
     result: Any = None
     error: str | None = None
     error_kind: ErrorKind | None = None
-    state: dict[str, Any] = Field(default_factory=dict, description="State after the call (unchanged on error).")
+    state: dict[str, Any] = Field(default_factory=dict, description=(
+        "State after the call: unchanged on error, but for the change a raising tool kept under EnvScaler's "
+        "episode rules (then in `state_diff` too)."))
     state_diff: dict[str, Any] = Field(default_factory=dict)
     elapsed_ms: float = 0.0
 

@@ -9,11 +9,17 @@ time quadratic in its size (red team 7, F1/F2: a 10,000-member enum made every c
 Within 64 bits at most nine integers share a hash.
 
 The walk is iterative (no recursion, no generator per node), counts nodes, and names where the first
-problem sits as a JSON Pointer under the caller's `where`.
+problem sits as a JSON Pointer under the caller's `where`. `count_values` counts the values of JSON
+*text* before anything parses it: the sandbox's wire (`sandbox.jail_json`, on both ends), serve-mcp's
+messages and every tool call's arguments text an agent sends the host (`llm.replies.parse_arguments`,
+BFCL's `decode_tool_calls`) use this one counter.
+
+Standard library only: the sandbox copies this file into the jail beside `jail_json` (sandbox.pool.JAIL_FILES).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MIN_INT, MAX_INT = -(1 << 63), (1 << 63) - 1
@@ -22,6 +28,41 @@ MAX_STATE_VALUES = 50_000
 """Most values (containers and scalars; keys not counted) in one state or result the host holds, and in a
 config it restores EnvScaler's markers from: the host's memory grows with values, not characters (red team
 7, F5: a 1 MB state of 250,000 empty lists made validation peak at 1 GB of host RSS)."""
+
+
+MAX_MESSAGE_VALUES = 200_000
+"""Most JSON values in one piece of text an agent sends the host: a serve-mcp message, a tool call's
+arguments (gym, rollouts, BFCL), refused from `count_values` before it is parsed: as many as one call's
+arguments can be checked against a schema in (sandbox.schema.MAX_CHECK_STEPS). Parsing costs the host
+per value, not per character: 4 MB of `[],[],...` (1.4 million values) cost serve-mcp 33 s and 501 MB
+(red team 7, F3) and one gym step 4-9 s and up to 600 MB (red team 8, F2); a 4 MB string costs 0.1 s."""
+
+STRING_LITERAL = re.compile(rb'"[^"]*+(?:"|\Z)')
+"""A JSON string literal in bytes whose escaped quotes are gone, or an unterminated tail (possessive: linear)."""
+
+
+def count_values(raw: bytes) -> int:
+    """The values (containers and scalars) in JSON text, counted with C-speed bytes operations only:
+    every value but the first opens a container or follows a comma outside strings, and an empty
+    container holds none. Exact for valid JSON (the parser refuses the rest)."""
+    if raw.count(b",") + raw.count(b"[") + raw.count(b"{") == 0:
+        return 1
+    if b"\\" in raw:
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    if b'"' in raw:  # commas and brackets inside string literals are not values: each literal becomes `s`
+        raw = STRING_LITERAL.sub(b"s", raw)
+    raw = raw.translate(None, b" \t\r\n")
+    return raw.count(b",") + raw.count(b"[") + raw.count(b"{") - raw.count(b"[]") - raw.count(b"{}") + 1
+
+
+def too_many_values(text: str) -> str | None:
+    """"hold N JSON values, over the ..." when agent-sent JSON text holds more than MAX_MESSAGE_VALUES, else
+    None: the caller names what it read ("arguments ...") and refuses before parsing (red team 8, F2)."""
+    count = count_values(text.encode("utf-8", "surrogatepass"))
+    if count <= MAX_MESSAGE_VALUES:
+        return None
+    return (f"hold {count:,} JSON values, over the {MAX_MESSAGE_VALUES:,} the host parses "
+            "(envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
 
 
 def _pointer(parents: dict[int, tuple[int, str]], at: int, where: str) -> str:

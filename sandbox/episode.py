@@ -336,9 +336,12 @@ class SandboxEpisode:
         if problem:
             return self._fail(tool, "crash", problem)
         self.last_output = output[:self._limits.output_cap + OUTPUT_SLACK]
-        if left is not None:
-            self._state = left
-        return self._fail(tool, kind, error)
+        diff: dict[str, Any] = {}
+        if left is not None:  # the change is committed, so the diff says what it was (red team 8, F6)
+            diff, self._state = state_diff(self._state, left), left
+        failed = self._fail(tool, kind, error)
+        failed.state_diff = diff
+        return failed
 
     def _sync_request(self) -> bytes:
         return encode({"op": "sync", "seq": self._next_seq()})

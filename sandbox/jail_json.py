@@ -22,9 +22,13 @@ import json
 import math
 import re
 
+if __package__:  # on the host, as sandbox.jail_json
+    from envscaler_core.wire_values import STRING_LITERAL, count_values
+else:  # in the jail, wire_values.py sits next to this file (sandbox.pool.JAIL_FILES)
+    from wire_values import STRING_LITERAL, count_values
+
 MAX_INT = (1 << 63) - 1
 MAX_INT_CHARS = 20  # "-9223372036854775808"
-_QUOTED = re.compile(rb'"[^"]*+(?:"|\Z)')  # on brackets and quotes only: a literal, or an unterminated tail
 _NOT_STRUCTURAL = bytes(b for b in range(256) if b not in b'[]{}"')
 _STEPS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
 _LONG_DIGITS = re.compile(r"[0-9]{19,}")
@@ -56,7 +60,7 @@ def _brackets_outside_strings(raw: bytes) -> bytes:
     kept = raw.translate(None, _NOT_STRUCTURAL)
     while b'""' in kept:
         kept = kept.replace(b'""', b"")
-    return _QUOTED.sub(b"", kept) if b'"' in kept else kept
+    return STRING_LITERAL.sub(b"", kept) if b'"' in kept else kept
 
 
 def too_deep(raw: bytes, max_depth: int) -> bool:
@@ -105,20 +109,6 @@ class JSONTooManyValues(JSONTooLarge):
     def __init__(self, count: int, cap: int) -> None:
         JSONLimitError.__init__(self, f"{count} values, over the cap of {cap}")
         self.size, self.cap = count, cap
-
-
-def count_values(raw: bytes) -> int:
-    """The values (containers and scalars) in JSON text, counted with C-speed bytes operations only:
-    every value but the first opens a container or follows a comma outside strings, and an empty
-    container holds none. Exact for valid JSON (the parser refuses the rest)."""
-    if raw.count(b",") + raw.count(b"[") + raw.count(b"{") == 0:
-        return 1
-    if b"\\" in raw:
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    if b'"' in raw:  # commas and brackets inside string literals are not values: each literal becomes `s`
-        raw = _QUOTED.sub(b"s", raw)
-    raw = raw.translate(None, b" \t\r\n")
-    return raw.count(b",") + raw.count(b"[") + raw.count(b"{") - raw.count(b"[]") - raw.count(b"{}") + 1
 
 
 class _At(ValueError):

@@ -23,6 +23,7 @@ from typing import Any
 
 from envscaler_core.config import SandboxSettings
 from envscaler_core.runtime import CheckOutcome
+from envscaler_core import wire_values
 from sandbox.backend import Backend, SandboxUnavailable, select_backend
 from sandbox.cgroups import CgroupCaps, Cgroups, open_cgroups
 from sandbox.checks import run_checks
@@ -38,6 +39,7 @@ from sandbox.zygote import Zygote, ZygoteError
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
 JAIL_FILES = ("worker.py", "jail_io.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py",
               "jail_hooks.py", "jail_load.py", "seccomp_filter.py")
+CORE_JAIL_FILES = ("wire_values.py",)  # stdlib-only envscaler_core modules jail_json needs
 log = logging.getLogger("sandbox")
 
 
@@ -129,9 +131,10 @@ class SandboxPool:
         path = tempfile.mkdtemp(prefix=PREFIX)
         claim(path)
         os.chmod(path, 0o755)
-        for name in JAIL_FILES:
-            target = Path(path) / name
-            shutil.copyfile(Path(__file__).with_name(name), target)
+        core = Path(wire_values.__file__).parent
+        for source in [Path(__file__).with_name(n) for n in JAIL_FILES] + [core / n for n in CORE_JAIL_FILES]:
+            target = Path(path) / source.name
+            shutil.copyfile(source, target)
             os.chmod(target, stat.S_IRUSR | stat.S_IWUSR | stat.S_IRGRP | stat.S_IROTH)
         return path
 

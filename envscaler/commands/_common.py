@@ -13,9 +13,9 @@ DB_HELP = ("Store: a DuckDB file path or a postgresql:// URL (overrides config /
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one clear error line to stderr and exit (2 = could not run)."""
-    from envscaler.terminal_text import visible
+    from envscaler.terminal_text import visible_line
 
-    typer.echo(f"error: {visible(message)}", err=True)
+    typer.echo(f"error: {visible_line(message)}", err=True)
     raise typer.Exit(code)
 
 

@@ -51,12 +51,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             check_endpoint(settings)
         run_id = run_id or new_run_id("import")
         report = _run(envs, files, solutions, settings, run_id, solve, attempts, as_flow)
-        from envscaler.terminal_text import visible
+        from envscaler.terminal_text import visible_line
 
         for line in report["problems"]:  # the files' own text: escape sequences shown, never run (F5)
-            typer.echo(visible(f"skipped {line}"), err=True)
+            typer.echo(visible_line(f"skipped {line}"), err=True)
         for line in report["notes"]:
-            typer.echo(visible(f"note: {line}"), err=True)
+            typer.echo(visible_line(f"note: {line}"), err=True)
         if json_out:
             typer.echo(json.dumps(report["summary"], indent=2))
             return

@@ -38,14 +38,17 @@ def _find(store, env_id: str, run_id: str | None, scenario_fp: str | None):  # t
         runs = [run_id]
     else:
         runs = [r.run_id for r in reversed(store.list_runs())]  # newest first
-    for rid in runs:
-        envs = store.query(AcceptedEnv, run_id=rid, where={"env_id": env_id})
-        if envs:
-            env = envs[-1]
-            break
-    else:
+    held = [(rid, envs[-1]) for rid in runs if (envs := store.query(AcceptedEnv, run_id=rid, where={"env_id": env_id}))]
+    if not held:
         where = f"run {run_id!r}" if run_id else f"any run of {human_store(store.url)}"
         fail(f"unknown env id {env_id!r}: no accepted env with that id in {where}")
+    rid, env = held[0]
+    # env ids are unique per run, not per store: a later import may hold other code under this id, and
+    # serving the newest would hand an older run's pasted command to it (red team 8, F4)
+    other = next((r for r, e in held[1:] if (e.class_name, e.class_code) != (env.class_name, env.class_code)), None)
+    if other is not None:
+        fail(f"env id {env_id!r} names different code in run {rid!r} and run {other!r} (env ids are unique per run, "
+             "not per store): pass --run to pick one")
     if scenario_fp:
         matches = [s for s in store.query(Scenario, run_id=rid, where={"env_id": env_id})
                    if s.fingerprint.startswith(scenario_fp)]
@@ -65,7 +68,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
     def serve_mcp(
         env_id: str = typer.Argument(..., help="Accepted env id, e.g. env_1a2b3c4d5e6f, or a BFCL multi-turn "
                                      "task as bfcl:multi_turn_base_0."),
-        run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it)."),
+        run_id: str | None = typer.Option(None, "--run", help="Run holding the env (default: the newest that has it; refused when runs hold different code under the id: env ids are unique per run, not per store)."),
         scenario_fp: str | None = typer.Option(None, "--scenario", help="Scenario fingerprint (or prefix) for the initial state."),
         db: str | None = typer.Option(None, "--db", help=DB_HELP),
         transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP at /mcp)."),
@@ -77,7 +80,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
         from envscaler.mcp_server import build_server, serve_http, serve_stdio
         from envscaler.runner import settings_from
-        from envscaler.terminal_text import visible
+        from envscaler.terminal_text import visible_line
         from envscaler_core.runtime import EnvLoadError
         from envscaler_core.store import Store, StoreError
         from sandbox import SandboxPool, SandboxUnavailable
@@ -110,7 +113,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             try:
                 server = build_server(env, scenario, episode)
                 where = f"http://{host}:{port}/mcp" if transport == "http" else "stdio"
-                typer.echo(visible(f"serving {env_id} (run {rid}, scenario {scenario.fingerprint[:12]}, "
+                typer.echo(visible_line(f"serving {env_id} (run {rid}, scenario {scenario.fingerprint[:12]}, "
                                    f"{len(env.tools)} tools) over {where}"), err=True)
                 if transport == "stdio":
                     anyio.run(serve_stdio, server)

@@ -30,7 +30,7 @@ from envscaler_core import pyast
 from envscaler_core.bfcl.package import CLASS_MODULES, source_dir
 from envscaler_core.llm.replies.tool_calls import RepeatedKey, unique_pairs
 from envscaler_core.signature import parameters
-from envscaler_core.wire_values import value_problem
+from envscaler_core.wire_values import too_many_values, value_problem
 
 
 def _shown(name: Any) -> str:
@@ -84,6 +84,8 @@ def decode_tool_calls(tool_calls: list[dict[str, Any]] | None, only: frozenset[s
             raise UndecodableCalls(f"a tool call's function name is {type(name).__name__}, not text")
         if only is not None and name not in only:
             raise UndecodableCalls(f"unknown function {_shown(name)}: not one of this task's functions")
+        if isinstance(raw, str) and (too_many := too_many_values(raw)) is not None:  # red team 8, F2
+            raise UndecodableCalls(f"arguments of {_shown(name)} {too_many}")
         try:  # strict JSON, as the package's own decoder: no lenient readings here
             args = json.loads(raw, object_pairs_hook=unique_pairs) if isinstance(raw, str) else raw
         except RepeatedKey as exc:  # F7: as import and the sandbox's wire refuse it

@@ -9,10 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from envscaler_core.inert_text import inert_line
 from envscaler_core.models.progress import RunProgress
 from envscaler_core.models.source_report import SourceReport
 from envscaler_core.pipeline.funnel_notes import funnel_notes
-from envscaler_core.shell import shell_words
+from envscaler_core.shell import shell_word, shell_words
 
 MOCK_NOTE = "mock endpoint: prices are illustrative"
 JUDGED_EXAMPLES = 20
@@ -163,7 +164,7 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
     if s.error and s.status not in ("completed", "empty"):
         lines.append(f"  error: {clip(s.error.strip().splitlines()[0], 400)}")
     lines += [f"  {k.ljust(width)}  {v:>6}" for k, v in s.funnel.items()]
-    lines += [f"  note: {note}" for note in s.notes]
+    lines += [f"  note: {inert_line(note)}" for note in s.notes]  # one line each, whatever an id in it holds
     if s.judged is not None and s.judged.not_stateful_examples and any(n.startswith("stateful tasks: 0") for n in s.notes):
         lines += judged_lines(s.judged)
     retries = sum(int(u.get("retries", 0)) for u in s.usage.values())
@@ -180,8 +181,10 @@ def summary_text(s: RunSummary, cli: str = "envscaler") -> str:
         shown = s.env_ids[:20]
         more = f" (+{len(s.env_ids) - len(shown)} more)" if len(s.env_ids) > len(shown) else ""
         # each id as the word to paste after `serve-mcp`: ids come from data (an imported file's
-        # `env_$(id>/tmp/x);x` was printed bare, F4), so any that needs quoting is shown quoted
-        lines.append(f"envs: {shell_words(*shown)}{more}   (play with one: {cli} serve-mcp ENV_ID)")
+        # `env_$(id>/tmp/x);x` was printed bare, F4), so any that needs quoting is shown quoted; `--run`:
+        # env ids are unique per run, not per store (red team 8, F4)
+        lines.append(f"envs: {shell_words(*shown)}{more}   (play with one: {cli} serve-mcp --run "
+                     f"{shell_word(s.run_id)} ENV_ID)")
     for name in ("exports", "report"):
         if s.outputs.get(name):
             lines.append(f"{name}: {s.outputs[name]}")

@@ -7,7 +7,7 @@ import html
 import json
 from typing import Any
 
-from envscaler_core.inert_text import has_unsafe, inert
+from envscaler_core.inert_text import has_unsafe_in_line, inert
 from envscaler_core.models import Scenario, Trajectory, ValidationRound
 from envscaler_core.report.data import EnvView
 from envscaler_core.report.highlight import highlight_python
@@ -23,7 +23,7 @@ def esc(value: Any) -> str:
 
 def _quoting_note(env_id: str) -> str:
     """Why the command looks odd, when it does: the id holds characters that are shown escaped."""
-    if not has_unsafe(env_id):
+    if not has_unsafe_in_line(env_id):
         return ""
     return (" <span class=muted>(this env id holds control, line-separator or bidi characters: shown escaped, "
             "and quoted as <code>$'...'</code> so that the command pastes as shown in bash or zsh)</span>")
@@ -159,7 +159,7 @@ def chat(t: Trajectory, mock: bool = False) -> str:
             f'<div class="chat">{"".join(bubbles)}</div><div class="checkres">{results}</div></div>')
 
 
-def env_section(view: EnvView) -> str:
+def env_section(view: EnvView, run_id: str) -> str:
     env = view.env
     by_scenario: dict[str, list[Trajectory]] = {}
     for t in view.trajectories:
@@ -174,7 +174,9 @@ def env_section(view: EnvView) -> str:
             f"score {env.score:.2f} · {esc(env.validation_mode)}</small></h2>"
             f"<p>{esc(env.summary)}</p><details><summary>introduction and rules</summary><p>{esc(env.introduction)}</p>"
             f"<ul>{rules}</ul></details>"
-            f"<p class=small>Play with it: <code>{esc(shell_words('envscaler', 'serve-mcp', env.env_id))}</code>"
+            # `--run`: env ids are unique per run, not per store; without it another run's env of that id
+            # could be served (red team 8, F4)
+            f"<p class=small>Play with it: <code>{esc(shell_words('envscaler', 'serve-mcp', '--run', run_id, env.env_id))}</code>"
             f"{_quoting_note(env.env_id)}</p>"
             f"<h3>Tools ({len(env.tools)})</h3>{tools_table(view)}"
             f"<h3>Code</h3><details open><summary>{esc(env.class_name)} ({len(env.class_code.splitlines())} lines)</summary>"

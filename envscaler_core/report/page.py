@@ -148,7 +148,7 @@ def render(data: ReportData, generated_at: Any) -> str:
         else ""
     links = "".join(f'<a class=envlink href="#env-{esc(inert(v.env.env_id))}">{esc(inert(v.env.env_id))} '
                     f'<span class=muted>{esc(v.env.class_name)}</span></a>' for v in data.envs)
-    envs = "".join(env_section(v) for v in data.envs) or "<section><p class=muted>No accepted envs.</p></section>"
+    envs = "".join(env_section(v, run.run_id) for v in data.envs) or "<section><p class=muted>No accepted envs.</p></section>"
     created = run.created_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8>{GENERATOR}<meta name=viewport content='width=device-width'>"
             f"<title>EnvScaler run {esc(run.run_id)}</title><style>{CSS}</style></head><body>"

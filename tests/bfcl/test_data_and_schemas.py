@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls, parse_call
+from envscaler_core.wire_values import MAX_MESSAGE_VALUES
 from envscaler_core.bfcl.data import (
     HELD_OUT_PROMPT, SUBSETS, BFCLDataError, function_docs_for, load_file, load_tasks,
 )
@@ -72,7 +73,9 @@ def test_decoding_equals_the_packages_convert_to_function_call() -> None:
     ('{"folder": ' + "[" * 3000 + "]" * 3000 + "}", "nest too deeply"),
     ('{"folder": ' + "9" * 5001 + "}", "4300 digits"),
     ('{"fol\\ud800der": 1}', "lone surrogate"),
-], ids=["3000-deep", "huge-integer", "lone-surrogate-in-a-key"])
+    ('{"folder": [' + ",".join(["[]"] * MAX_MESSAGE_VALUES) + "]}",
+     f"{MAX_MESSAGE_VALUES + 2:,} JSON values, over the {MAX_MESSAGE_VALUES:,}"),
+], ids=["3000-deep", "huge-integer", "lone-surrogate-in-a-key", "too-many-values"])
 def test_arguments_no_step_could_carry_make_the_step_undecodable_not_a_crash(arguments: str, needle: str) -> None:
     """BFCL ends the turn at an undecodable step; a model's reply must never end the whole evaluation."""
     with pytest.raises(UndecodableCalls, match=needle):

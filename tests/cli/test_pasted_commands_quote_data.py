@@ -37,10 +37,11 @@ SHOP = SHOP_WITH_GET + '''
 ITEM = {"type": "object", "properties": {"item_id": {"type": "string"}}, "required": ["item_id"]}
 
 
-def _import_shop_as(env_id: str, run_id: str, tmp: Path, pool: Any) -> Any:
-    """An import whose one env, accepted, has `env_id` as its id; the import's settings."""
+def _import_shop_as(env_id: str, run_id: str, tmp: Path, pool: Any, code: str = SHOP) -> Any:
+    """An import (run `run_id`, into the store under `tmp`) whose one env, accepted, has `env_id` as its id and
+    `code` as its class; the import's settings."""
     env = {"env_id": env_id, "environment_summary": "shop", "environment_introduction": "A shop.",
-           "state_space_definition": [], "constraints_rules": [], "env_class_name": "Shop", "env_class_code": SHOP,
+           "state_space_definition": [], "constraints_rules": [], "env_class_name": "Shop", "env_class_code": code,
            "env_class_def": "", "env_structure": "",
            "operation_list": [{"operation_name": "get_item", "operation_type": "query"},
                               {"operation_name": "buy", "operation_type": "state_change"}],
@@ -50,7 +51,7 @@ def _import_shop_as(env_id: str, run_id: str, tmp: Path, pool: Any) -> Any:
     scenario = {"env_id": env_id, "env_class_name": "Shop", "task_id": "t1", "task": "Buy one i1.",
                 "init_config": {"items": {"i1": {"item_id": "i1", "stock": 3}}}, "checklist": ["bought"],
                 "checklist_with_func": [{"check_item": "bought", "check_func": check}]}
-    directory = tmp / "files"
+    directory = tmp / f"files-{run_id}"
     directory.mkdir()
     (directory / FILES[0]).write_text(json.dumps({env_id: env}))
     (directory / FILES[1]).write_text(json.dumps([scenario]))
@@ -69,7 +70,7 @@ def hostile_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) 
 def test_status_lists_a_hostile_env_id_as_the_one_word_to_paste(hostile_import: Any) -> None:
     with Store.from_url(hostile_import.store.url) as store:
         text = summary_text(build_summary(store, "hostile"))
-    listed = re.search(r"^envs: (.*?)   \(play with one: envscaler serve-mcp ENV_ID\)$", text, re.M)
+    listed = re.search(r"^envs: (.*?)   \(play with one: envscaler serve-mcp --run hostile ENV_ID\)$", text, re.M)
     assert listed is not None, text
     assert shlex.split(listed.group(1)) == [HOSTILE], listed.group(1)
 
@@ -79,7 +80,7 @@ def test_the_html_report_prints_serve_mcp_with_the_env_id_quoted(hostile_import:
         page = render_report(store, "hostile")
     shown = re.search(r"Play with it: <code>(.*?)</code>", page)
     assert shown is not None
-    assert shlex.split(html.unescape(shown.group(1))) == ["envscaler", "serve-mcp", HOSTILE], shown.group(1)
+    assert shlex.split(html.unescape(shown.group(1))) == ["envscaler", "serve-mcp", "--run", "hostile", HOSTILE]
 
 
 def test_cli_commands_keep_each_value_one_word() -> None:
@@ -122,6 +123,6 @@ def test_the_html_report_shows_such_an_id_escaped_and_its_command_pastes_as_show
     with Store.from_url(odd_import.store.url) as store:
         page = render_report(store, "odd")
     assert not UNSAFE_RAW.search(page)
-    shown = re.search(r"Play with it: <code>envscaler serve-mcp (.*?)</code>", page)
+    shown = re.search(r"Play with it: <code>envscaler serve-mcp --run odd (.*?)</code>", page)
     assert shown is not None and _bash_word(html.unescape(shown.group(1))) == ODD
     assert "pastes as shown in bash or zsh" in page

@@ -187,3 +187,17 @@ def test_arguments_over_the_step_cap_are_refused_before_parsing(gym: ScenarioEnv
     assert info["is_error"] and reward == 0.0 and not terminated
     assert f"over the {MAX_ARGUMENT_CHARS:,} a step takes" in json.loads(obs)["error"]
     assert not json.loads(gym.step({"tool": "get_book", "args": {"book_id": "b1"}})[0]).get("error")
+
+
+def test_arguments_holding_too_many_values_are_refused_before_parsing(gym: ScenarioEnv) -> None:
+    """Red team 8, F2: 4 MB of `[],[],...` (under the characters cap) cost one step 4 s of host CPU and 190 MB;
+    the arguments' values are counted on the text first, as serve-mcp counts a message."""
+    from envscaler_core.wire_values import MAX_MESSAGE_VALUES
+
+    gym.reset(options={"scenario_index": 0})
+    args = '{"book_id": "b1", "x": [' + ",".join(["[]"] * MAX_MESSAGE_VALUES) + "]}"
+    obs, reward, terminated, _, info = gym.step({"id": "c0", "type": "function",
+                                                 "function": {"name": "get_book", "arguments": args}})
+    assert info["is_error"] and reward == 0.0 and not terminated
+    error = json.loads(obs)["error"]
+    assert f"over the {MAX_MESSAGE_VALUES:,} the host parses" in error and "\n" not in error

@@ -14,6 +14,7 @@ from envscaler_core.llm.replies import (
 from envscaler_core.prompts.scen import SolutionOutput
 from envscaler_core.prompts.validate import JudgeOutput, ProposedCall
 from envscaler_core.prompts.mine import StatefulJudgement
+from envscaler_core.wire_values import MAX_MESSAGE_VALUES
 
 GOOD = '{"analysis": "a", "stateful": true}'
 
@@ -119,6 +120,17 @@ def test_arguments_in_any_readable_spelling_are_the_same_object(raw) -> None:
 def test_unreadable_arguments_are_refused_precisely(raw, expected) -> None:
     with pytest.raises(ReplyProblem, match=expected):
         parse_arguments(raw)
+
+
+@pytest.mark.parametrize("raw", ['{"x": [' + ",".join(["[]"] * MAX_MESSAGE_VALUES) + "]}",
+                                 '{"x": [' + ",".join(["{}"] * MAX_MESSAGE_VALUES) + "]}"])
+def test_arguments_holding_more_values_than_the_host_parses_are_refused_before_parsing(raw) -> None:
+    """Red team 8, F2: 4 MB of `[],[],...` cost the host seconds and hundreds of MB to parse; the values are
+    counted on the text first, as serve-mcp counts a message, and the refusal is one line naming the limit."""
+    with pytest.raises(ReplyProblem) as refused:
+        parse_arguments(raw)
+    assert str(refused.value) == (f"arguments hold {MAX_MESSAGE_VALUES + 2:,} JSON values, over the "
+                                  f"{MAX_MESSAGE_VALUES:,} the host parses (envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
 
 
 def deep(levels: int) -> str:

@@ -63,6 +63,13 @@ def test_a_raising_tools_state_change_is_kept(jail: SandboxPool) -> None:
     assert state == {"items": ["x"]}
 
 
+def test_a_raising_tools_kept_change_is_in_its_state_diff(jail: SandboxPool) -> None:
+    """The diff describes the committed change (docs/sandbox.md: no change is `{}`), not "nothing happened"."""
+    outcome, _ = _put(jail, "boom")
+    assert outcome.error_kind == "exception"
+    assert outcome.state_diff == {"changes": [{"op": "add", "path": "/items/0", "new": "x"}]}
+
+
 def test_a_state_the_wire_cannot_carry_is_still_undone(jail: SandboxPool) -> None:
     outcome, state = _put(jail, "store")
     assert outcome.error_kind == "unserializable" and state == {"items": []}

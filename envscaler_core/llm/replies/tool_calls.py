@@ -40,6 +40,7 @@ from envscaler_core.llm.replies.reasoning import content_text, reasoning_field, 
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
 from envscaler_core.llm.replies.text_calls import harmony_calls, notify_error_text, offered_tools, read_calls
 from envscaler_core.models.plain_json import plain_json_problem
+from envscaler_core.wire_values import too_many_values
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
     """A tool call's arguments as a dict; ReplyProblem says precisely why not."""
@@ -52,6 +53,8 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     text = without_end_tokens(raw).strip()  # gpt-oss servers leave `<|call|>` after the arguments
     if not text or text == "null":
         return {}
+    if (too_many := too_many_values(text)) is not None:  # parsing costs the host per value (red team 8, F2)
+        raise ReplyProblem(f"arguments {too_many}")
     try:
         value = load_value(text)
     except NotJSON as exc:
