@@ -76,7 +76,7 @@ def _imported(store: Any, run_id: str, verified_only: bool) -> tuple[list, list,
     rl = [s for s in scenarios if s.split == "rl" and s.env_id in keep and (s.audit == "verified" or not verified_only)]
     sft = [s for s in scenarios if s.split == "sft" and s.env_id in keep and (s.audit == "unproven" or not verified_only)]
     solutions = [solution_entry(s.record, s.reference_solution) for s in rl
-                 if s.audit in ("verified", "not_bool", "check_error") and s.reference_solution]
+                 if s.audit in ("verified", "not_bool", "check_error", "nondeterministic") and s.reference_solution]
     return [(e.env_id, e.record) for e in envs], [s.record for s in rl], [s.record for s in sft], solutions
 
 
