@@ -6,7 +6,6 @@ one state in fresh units disagree)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from envscaler_core.models.interop import ImportedScenario
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import check_scenarios, run_import, settings_for, write_scenarios_dir
 from tests.interop.test_reserved_tool_names import ENV
 
 NOTED = "'done' in final_state['notes']"
@@ -30,15 +29,9 @@ CHECKS = {
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> tuple[dict[str, ImportedScenario], list[Scenario]]:
     tmp = tmp_path_factory.mktemp("nondeterministic")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_inbox": ENV}))
-    records = [{"env_id": "env_inbox", "env_class_name": "InboxDesk", "task_id": tid,
-                "init_config": {"messages": [], "notes": []}, "task": f"Task {tid}.", "checklist": [tid],
-                "checklist_with_func": [{"check_item": tid, "check_func": src}]} for tid, src in CHECKS.items()]
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps(records))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {tid: [{"name": "add_note", "arguments": {"text": "done"}}] for tid in CHECKS})
+    directory = write_scenarios_dir(tmp / "envscaler", "env_inbox", ENV,
+                                    check_scenarios(ENV, CHECKS, {"messages": [], "notes": []}),
+                                    {tid: [{"name": "add_note", "arguments": {"text": "done"}}] for tid in CHECKS})
     settings = settings_for(tmp, scen={"check_repeats": 8})  # a hidden coin escapes 8 evaluations per state 1 in 65,536
     run_import(directory, settings, sandbox_pool, run_id="coins")
     with Store.from_url(settings.store.url) as store:

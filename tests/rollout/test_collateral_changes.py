@@ -15,6 +15,7 @@ import pytest
 from envscaler_core.config import Settings
 from envscaler_core.models.env import AcceptedEnv, ToolFunction, ToolSchema
 from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
+from envscaler_core.report.env_section import chat
 from envscaler_core.rollout import ScriptedAgent, filter_trajectories, replay_agent, run_rollout
 from envscaler_core.scenarios import verify_scenario
 
@@ -147,3 +148,9 @@ def test_without_a_footprint_there_is_no_guard(sandbox_pool: Any, verified: Scen
                 ScriptedAgent(BLIND, per_message=len(BLIND), name="blind"))
     assert traj.collateral_changes is None and traj.collateral_paths == []
     assert filter_trajectories([traj], Settings().rollout)[0] == [traj]
+
+
+def test_the_report_shows_a_trajectorys_collateral_changes(sandbox_pool: Any, verified: Scenario) -> None:
+    blind = chat(roll(sandbox_pool, verified, ScriptedAgent(BLIND, per_message=len(BLIND), name="blind")))
+    assert "7 collateral changes" in blind and "/grants/G-001/status" in blind
+    assert "collateral" not in chat(roll(sandbox_pool, verified, replay_agent(PLAN)))
