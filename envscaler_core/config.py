@@ -136,6 +136,9 @@ class ScenSettings(_Section):
     per_env: int = Field(default=3, ge=1, description="Initial states (and so scenarios) per env.")
     repair_attempts: int = Field(default=2, ge=0, description="Repair turns for a scenario or check that fails verification.")
     check_timeout_s: float = Field(default=2.0, gt=0, description="Seconds one check function may run.")
+    check_repeats: int = Field(default=3, ge=2, le=20, description=(
+        "Evaluations of every check on each state during verification (each in fresh sandbox units); "
+        "differing results refuse the check as nondeterministic."))
 
 
 class RolloutSettings(_Section):
@@ -150,6 +153,9 @@ class RolloutSettings(_Section):
     max_tool_errors: int | None = Field(default=None, ge=0, description=(
         "SFT exports keep only trajectories with at most this many failed tool calls; unset = no limit."))
     min_steps: int = Field(default=1, ge=0, description="SFT exports keep only trajectories with at least this many agent steps.")
+    drop_collateral_changes: bool = Field(default=True, description=(
+        "SFT exports drop trajectories that change the state outside the task's footprint (what its verified "
+        "reference solution changes); scenarios without a footprint are not guarded (docs/scenarios_and_rollouts.md)."))
 
 
 class BudgetSettings(_Section):

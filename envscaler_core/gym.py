@@ -12,6 +12,8 @@ as in rollouts: the policy must learn from them. A tool that raises (or whose pr
 ends the episode (`terminated`) with reward 0 and `info["ended"]` saying why, as EnvScaler's runtime does;
 for an env imported from EnvScaler (`AcceptedEnv.episode_rules == "envscaler"`) so does a call its runtime
 runs into a TypeError (`rollout/rules.py`). Env code only ever runs in the injected runtime.
+The scored step's `info` also counts the episode's `collateral_changes`, changes outside what the
+scenario's reference solution changes (`scenarios/footprint.py`): the reward does not see them (rt9-A F3).
 
 `load_rl_set` builds these from the exported RL scenario file, so a trainer needs neither the store
 nor the factory's pipeline, only this module and a runtime (`sandbox.SandboxPool`).
@@ -32,7 +34,8 @@ from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.rules import CallRules
 from envscaler_core.synth.reserved import CHAT_WITH_USER
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
-from envscaler_core.scenarios.verify import score_checks
+from envscaler_core.scenarios.footprint import SHOWN_PATHS, collateral
+from envscaler_core.scenarios.verify import reference_footprint, score_checks
 
 MAX_ARGUMENT_CHARS = 4 << 20
 """Longest tool-call arguments (JSON text) a step takes, refused before parsing; the sandbox refuses a
@@ -97,6 +100,7 @@ class ScenarioEnv:
         self._episode: Episode | None = None
         self._scenario: Scenario | None = None
         self._loaded_state: dict[str, Any] | None = None
+        self._footprints: dict[str, list[str] | None] = {}
         self._steps = 0
         self._over = True
 
@@ -215,8 +219,21 @@ class ScenarioEnv:
             "all_passed": all_passed,
             "check_results": [r.model_dump() for r in results],
             "final_state": final_state,
+            **self._collateral(self._scenario, final_state),
         })
         return obs, reward, terminated, truncated, info
+
+    def _collateral(self, scenario: Scenario, final_state: dict[str, Any]) -> dict[str, Any]:
+        """`collateral_changes` (None: no footprint known) and the first `collateral_paths`: the reward is
+        the checklist fraction, which does not see changes outside the task (rt9-A F3); this says them.
+        The footprint is derived once per scenario (one episode replaying its reference solution)."""
+        if scenario.fingerprint not in self._footprints:
+            self._footprints[scenario.fingerprint] = reference_footprint(self.env, scenario, self.runtime)
+        footprint = self._footprints[scenario.fingerprint]
+        if footprint is None or self._loaded_state is None:
+            return {"collateral_changes": None, "collateral_paths": []}
+        outside = collateral(footprint, self._loaded_state, final_state)
+        return {"collateral_changes": len(outside), "collateral_paths": outside[:SHOWN_PATHS]}
 
     def _close_episode(self) -> None:
         if self._episode is not None:

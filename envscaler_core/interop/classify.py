@@ -13,6 +13,10 @@ A check's class (see docs/interop.md):
   solved state). On the initial state a non-bool (`None`, `[]`, `''`, `0` from `return loan and ...`) is
   "not True there", exactly like a raise: EnvScaler scores it 0 there too, and the check is judged after
   the reference solution;
+* `nondeterministic`: its code names a source of chance or the clock (`random`, `time.time`,
+  `datetime.now`, `uuid`, `id()`...), or evaluations of one state in fresh units disagree, on either
+  state (`scenarios/determinism.py`): its verdict is not a function of the state, so it pays at random or
+  after a date. EnvScaler runs it once and keeps it;
 * `vacuous`: True on the initial state: it rewards doing nothing;
 * `unproven`: False on the initial state, and no reference solution has made it True yet. A check
   that raises there (`final_state['reservations']['R001']` before the reservation exists) is False
@@ -81,6 +85,8 @@ def outcome_of(raw: Any) -> tuple[str, bool | None, str | None]:
         return "ok", value, None
     if kind == "not_bool":
         return "not_bool", None, str(raw.get("error") or "check_func did not return a bool")
+    if kind == "nondeterministic":
+        return "nondeterministic", None, str(raw.get("error"))
     return "error", None, str(raw.get("error") or "check failed")
 
 
@@ -129,7 +135,9 @@ def initial_audits(items: list[str], raw: Any) -> list[CheckAudit]:
     audits = []
     for index, (item, one) in enumerate(zip(items, raw)):
         kind, value, error = outcome_of(one)
-        if kind == "error" and about_the_state(error):
+        if kind == "nondeterministic":
+            cls = "nondeterministic"
+        elif kind == "error" and about_the_state(error):
             cls, error = "unproven", f"{RAISES_INITIALLY}: {short(error)}"
         elif kind == "error":
             cls = "check_error"
@@ -154,7 +162,9 @@ def apply_solution(audits: list[CheckAudit], raw: Any) -> list[CheckAudit]:
             continue
         kind, value, error = outcome_of(one)
         update: dict[str, Any] = {"on_solved": value, "outcome": "unproven"}
-        if kind == "error" and about_the_state(error):
+        if kind == "nondeterministic":
+            update.update(outcome="nondeterministic", error=AFTER + str(error))
+        elif kind == "error" and about_the_state(error):
             update.update(error=AFTER + str(error))  # still unproven: the solution may be what is wrong
         elif kind == "error":
             update.update(outcome="check_error", error=AFTER + str(error))
@@ -177,7 +187,7 @@ def scenario_class(audits: list[CheckAudit]) -> tuple[str, list[str]]:
     for a in audits:
         if a.outcome != cls:
             continue
-        if cls in ("check_error", "not_bool"):
+        if cls in ("check_error", "not_bool", "nondeterministic"):
             reason = short(a.error)
         elif cls == "vacuous":
             reason = VACUOUS

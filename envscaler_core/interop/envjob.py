@@ -35,6 +35,7 @@ from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import EnvRuntime, load_failure
+from envscaler_core.scenarios.determinism import CHECK_REPEATS
 from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
 from envscaler_core.validation import validate_candidate
 from envscaler_core.validation.report import summarize
@@ -246,7 +247,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     bookkeeping, and a scenario naming another class than its env's is not run at all."""
     from envscaler_core.interop.solutions import scenario_key
 
-    timeout = settings.scen.check_timeout_s
+    timeout, repeats = settings.scen.check_timeout_s, settings.scen.check_repeats
     own = load_state(runtime, env.code, env.class_name, None, Breaker(timeout))
     if own.killed:
         own = own.model_copy(update={"error": f"the sandbox killed it on an empty config: {short(own.error, 250)}"})
@@ -281,7 +282,7 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     def initial(i: int) -> list[dict[str, Any]]:
         state = verdicts[i].state0 or {}
         sources = [src for _, src in scenarios[i].checks or []]
-        return [raw_result(o) for o in run_checks(runtime, sources, state, state, Breaker(timeout))]
+        return [raw_result(o) for o in run_checks(runtime, sources, state, state, Breaker(timeout), repeats)]
 
     if not outcome.accepted:
         outcome.scenarios = verdicts
@@ -294,7 +295,8 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     todo = [(i, solutions[scenario_key(scenarios[i].record)]) for i in pending
             if _replayable(verdicts[i].audit, verdicts[i].checks) and scenario_key(scenarios[i].record) in solutions]
     for (i, calls), (audits, kept, problem, lost) in zip(todo, verify(runtime, env, [
-            (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads)):
+            (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads,
+            repeats)):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file", lost)
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
@@ -341,7 +343,7 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
         return verdict.model_copy(update={"audit": cls, "reasons": [], "checks": audits, "solution": kept,
                                           "origin": origin, "lost": lost or []})
     who = "the agent's solution" if origin == "agent" else "the reference solution"
-    if problem is None and cls in ("not_bool", "check_error"):
+    if problem is None and cls in ("not_bool", "check_error", "nondeterministic"):
         # A check that returns a non-bool on the solved state scores 0 there under EnvScaler's
         # run_check_function whatever the solution did (only an isinstance(result, bool) result counts):
         # the check, not the attempt, is what is wrong (a non-bool on the initial state is only "not
@@ -359,7 +361,7 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
 
 def verify(runtime: EnvRuntime, env: EnvInput,
            jobs: list[tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]],
-           check_timeout_s: float, threads: int = 1
+           check_timeout_s: float, threads: int = 1, repeats: int = CHECK_REPEATS
            ) -> list[tuple[list[CheckAudit], list[ToolCall], str | None, list[str]]]:
     """Replay each candidate solution EnvScaler's way (one sandbox episode each) and judge the
     unproven checks on the result (one unit per check).
@@ -393,7 +395,7 @@ def verify(runtime: EnvRuntime, env: EnvInput,
             return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}", []
         if not plan:
             return audits, plan, _nothing_runs(calls, first, dropped), []
-        outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker)
+        outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker, repeats)
         sources = [src for _, src in s.checks or []]
         lost = lost_when_flattened(result.state) + private_reads(result.state, sources)
         return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost

@@ -77,7 +77,7 @@ def _imported(store: Any, run_id: str, verified_only: bool) -> tuple[list, list,
     scenarios = sorted(store.query(ImportedScenario, run_id=run_id), key=lambda s: (s.split, s.position))
     rl = [s for s in scenarios if s.split == "rl" and s.env_id in keep and (s.audit == "verified" or not verified_only)]
     sft = [s for s in scenarios if s.split == "sft" and s.env_id in keep and (s.audit == "unproven" or not verified_only)]
-    solutions = [solution_entry(s.record, s.reference_solution) if s.audit in ("verified", "not_bool", "check_error")
+    solutions = [solution_entry(s.record, s.reference_solution) if s.audit in ("verified", "not_bool", "check_error", "nondeterministic")
                  and s.reference_solution else solution_entry(s.record, s.supplied_solution)
                  for s in rl if s.reference_solution or s.supplied_solution]
     return [(e.env_id, e.record) for e in envs], [s.record for s in rl], [s.record for s in sft], solutions

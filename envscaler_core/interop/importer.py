@@ -221,11 +221,12 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
         if problems[i] is not None and has_markers(groups[i][k].config):
             return NOT_PROMOTED_HEAD + ": " + SERVED_FORM + str(problems[i])
         try:
-            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=false_on_initial)
+            report = verify_scenario(scenario, env, runtime, timeout, false_if_raised=false_on_initial,
+                                     repeats=settings.scen.check_repeats)
         except EnvLoadError as exc:
             return NOT_PROMOTED + "its " + load_failure(exc)
         if report.ok and report.failure is None:
-            return scenario
+            return scenario.model_copy(update={"footprint": report.footprint})
         return NOT_PROMOTED + str(report.reason or report.failure) + (LOST.format(", ".join(lost)) if lost else "")
 
     return dict(zip((key for key, _, _, _ in jobs), parallel(check, jobs, threads)))

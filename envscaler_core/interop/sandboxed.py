@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from envscaler_core.interop import jail_side
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, Episode, EpisodeBreach
+from envscaler_core.scenarios.determinism import CHECK_REPEATS, is_nondeterministic, repeated
 from envscaler_core.rollout.chat_call import chat_call
 from envscaler_core.wire_values import MAX_STATE_VALUES, value_problem
 
@@ -287,20 +288,27 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
 
 
 def run_checks(runtime: EnvRuntime, sources: Sequence[Any], initial: dict[str, Any], final: dict[str, Any],
-               breaker: Breaker) -> list[CheckOutcome]:
-    """Every check in its own unit (`EnvRuntime.run_checks`), on restored states when they hold markers."""
+               breaker: Breaker, repeats: int = CHECK_REPEATS) -> list[CheckOutcome]:
+    """Every check in its own unit (`EnvRuntime.run_checks`), on restored states when they hold markers,
+    `repeats` times in fresh units: one whose code names chance or the clock, or whose evaluations
+    differ, is a NONDETERMINISTIC error (`scenarios/determinism.py`; EnvScaler itself runs it once)."""
     markers = has_markers(initial, final)
-    wrapped = [check_source(s, markers) for s in sources]
-    outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s)
-    breaker.timeouts(outcomes)
-    return outcomes
+
+    def run(wrapped: list[Any]) -> list[CheckOutcome]:
+        outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s)
+        breaker.timeouts(outcomes)
+        return outcomes
+
+    return repeated([check_source(s, markers) for s in sources], run, repeats, static=sources)
 
 
 def raw_result(outcome: CheckOutcome) -> dict[str, Any]:
-    """A check outcome in the form `classify` reads: `{"kind": "ok"|"not_bool"|"error", "v", "error"}`."""
+    """A check outcome in the form `classify` reads: `{"kind": "ok"|"not_bool"|"nondeterministic"|"error", "v", "error"}`."""
     if outcome.passed is not None:
         return {"kind": "ok", "v": outcome.passed}
     error = outcome.error or "check failed"
+    if is_nondeterministic(error):
+        return {"kind": "nondeterministic", "v": None, "error": error}
     if error.startswith("check_func returned "):
         return {"kind": "not_bool", "v": None, "error": error}
     if error.startswith("the source defines no callable check_func"):

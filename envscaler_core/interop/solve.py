@@ -108,7 +108,7 @@ def _verify_job(targets: list[Target], verdicts: list[ScenarioVerdict], group: l
     def job() -> list[tuple[int, ScenarioVerdict]]:
         env = targets[group[0][0]][0]
         jobs = [(targets[k][2], verdicts[k].state0 or {}, verdicts[k].checks, calls) for k, calls in group]
-        found = verify(runtime, env, jobs, settings.scen.check_timeout_s, threads)
+        found = verify(runtime, env, jobs, settings.scen.check_timeout_s, threads, settings.scen.check_repeats)
         return [(k, settle(verdicts[k], audits, kept, problem, "agent", lost))
                 for (k, _), (audits, kept, problem, lost) in zip(group, found)]
     return job

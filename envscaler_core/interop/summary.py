@@ -1,7 +1,8 @@
 """The audit of an imported run in one shape, for `--json`, the Prefect artifact and `status`.
 
     {"run_id": ..., "envs": {"accepted": n, "rejected": n},
-     "scenarios": {"verified": n, "unproven": n, "vacuous": n, "check_error": n, "not_bool": n, "env_rejected": n},
+     "scenarios": {"verified": n, "unproven": n, "vacuous": n, "check_error": n, "not_bool": n, "nondeterministic": n,
+                   "env_rejected": n},
      "reasons": {"rejected_envs": {reason: n}, "<class>": {reason: n}, "malformed": {"file[index]: why": 1}}}
 
 Every imported scenario (RL and SFT) has exactly one class, so the scenario counts add up to the

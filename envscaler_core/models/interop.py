@@ -16,10 +16,12 @@ from pydantic import Field
 from envscaler_core.models.base import Model, Record
 from envscaler_core.models.scenario import ToolCall
 
-CheckClass = Literal["check_error", "not_bool", "vacuous", "unproven", "verified"]
-AuditClass = Literal["env_rejected", "check_error", "not_bool", "vacuous", "unproven", "verified"]
-AUDIT_CLASSES: tuple[AuditClass, ...] = ("verified", "unproven", "vacuous", "check_error", "not_bool", "env_rejected")
-SEVERITY: dict[str, int] = {"env_rejected": 5, "check_error": 4, "not_bool": 3, "vacuous": 2, "unproven": 1, "verified": 0}
+CheckClass = Literal["check_error", "nondeterministic", "not_bool", "vacuous", "unproven", "verified"]
+AuditClass = Literal["env_rejected", "check_error", "nondeterministic", "not_bool", "vacuous", "unproven", "verified"]
+AUDIT_CLASSES: tuple[AuditClass, ...] = ("verified", "unproven", "vacuous", "check_error", "not_bool", "nondeterministic",
+                                         "env_rejected")
+SEVERITY: dict[str, int] = {"env_rejected": 6, "check_error": 5, "nondeterministic": 4, "not_bool": 3, "vacuous": 2,
+                            "unproven": 1, "verified": 0}
 """Worse is larger: a scenario takes the class of its worst check, and a rejected env trumps all."""
 
 Split = Literal["rl", "sft"]

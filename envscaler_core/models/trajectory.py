@@ -59,6 +59,12 @@ class Trajectory(Record):
         default=0, ge=0,
         description="Tool calls not run because the env plays EnvScaler's rules, whose runtime runs only the first "
         "call of an assistant message: the recorded message keeps that one call, so each call id has one answer.")
+    collateral_changes: int | None = Field(
+        default=None, ge=0,
+        description="State changes outside the task's footprint (what its verified reference solution changes): a "
+        "task-blind agent that changes everything can pass every check (rt9-A F3). None: the scenario has no footprint.")
+    collateral_paths: list[str] = Field(
+        default_factory=list, description="The first few of those changes, as JSON Pointers into the state.")
     error: str | None = Field(
         default=None,
         description="Why an episode that ended in 'error' ended: the model failure's one-line message (an "

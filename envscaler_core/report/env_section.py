@@ -155,8 +155,16 @@ def chat(t: Trajectory, mock: bool = False) -> str:
     return (f'<div class="trajectory" id="traj-{t.fingerprint[:12]}"><h4>Trajectory <code>{t.fingerprint[:12]}</code> '
             f"· scenario <a href='#scen-{t.scenario_fp[:12]}'><code>{t.scenario_fp[:12]}</code></a> · {esc(t.agent_model)}"
             f"{MOCK_BADGE if mock else ''} · "
-            f"{t.steps} steps · {esc(t.termination)} · reward <b>{t.reward:.2f}</b></h4>"
+            f"{t.steps} steps · {esc(t.termination)} · reward <b>{t.reward:.2f}</b>{_collateral(t)}</h4>"
             f'<div class="chat">{"".join(bubbles)}</div><div class="checkres">{results}</div></div>')
+
+
+def _collateral(t: Trajectory) -> str:
+    """Changes outside the task's footprint (scenarios/footprint.py): passing checks do not show them."""
+    if not t.collateral_changes:
+        return ""
+    return (f" · <b>{t.collateral_changes} collateral changes</b> "
+            f"({esc(', '.join(t.collateral_paths))}{', ...' if t.collateral_changes > len(t.collateral_paths) else ''})")
 
 
 def env_section(view: EnvView, run_id: str) -> str:

@@ -21,6 +21,9 @@ def drop_reasons(traj: Trajectory, cfg: RolloutSettings) -> list[str]:
         reasons.append(f"{traj.tool_errors} tool errors > {cfg.max_tool_errors}")
     if traj.steps < cfg.min_steps:
         reasons.append(f"{traj.steps} steps < min_steps {cfg.min_steps}")
+    if cfg.drop_collateral_changes and traj.collateral_changes:  # checks test the wanted changes only (rt9-A F3)
+        reasons.append(f"collateral_changes: {traj.collateral_changes} state changes outside what the task's "
+                       "reference solution changes")
     if traj.termination == "max_steps":
         reasons.append(f"hit max_steps ({traj.steps}) without finishing")
     return reasons

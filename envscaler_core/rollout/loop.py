@@ -29,6 +29,7 @@ from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
 from envscaler_core.rollout.rules import PARSE_FAILED, CallRules, with_sent_arguments
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
+from envscaler_core.scenarios.footprint import SHOWN_PATHS, collateral
 from envscaler_core.scenarios.verify import score_checks
 
 USER_OPENING = "Hi! How can I help you today?"
@@ -195,6 +196,7 @@ async def run_rollout(
             initial_state=scenario.initial_state, final_state={}, check_results=[], reward=0.0, all_passed=False,
             usage=usage, error=breach, dropped_calls=play.dropped_calls,
         )
+    outside = collateral(scenario.footprint, loaded_state, final_state) if scenario.footprint is not None else None
     if termination == "tool_raised":  # EnvScaler's step: terminated, reward never computed (0.0)
         reward, all_passed, results = 0.0, False, []
     else:
@@ -206,4 +208,5 @@ async def run_rollout(
         messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination=termination,
         initial_state=scenario.initial_state, final_state=final_state, check_results=results,
         reward=reward, all_passed=all_passed, usage=usage, error=play.error, dropped_calls=play.dropped_calls,
+        collateral_changes=None if outside is None else len(outside), collateral_paths=(outside or [])[:SHOWN_PATHS],
     )

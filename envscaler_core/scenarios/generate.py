@@ -76,7 +76,7 @@ async def _solution(env: AcceptedEnv, gateway: Any, sc: Scenario, feedback: str 
 async def repair(env: AcceptedEnv, gateway: Any, sc: Scenario, report: VerificationReport, attempt: int) -> Scenario:
     """Regenerate the part the report blames: broken checks, or the plan (alternating when both fit)."""
     by_index = {d.index: d for d in report.checks}
-    blame_checks = report.failure in ("check_error", "vacuous") or (report.failure == "unsatisfied" and attempt % 2 == 0)
+    blame_checks = report.failure in ("check_error", "nondeterministic", "vacuous") or (report.failure == "unsatisfied" and attempt % 2 == 0)
     if blame_checks:
         checks = list(sc.checks)
         broken = list(report.broken_checks())
@@ -115,20 +115,23 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
         # the plan and the checks both follow from the checklist alone: written at once, not one after the other
         solution, checks = await asyncio.gather(_solution(env, gateway, sc, None), _checks(env, gateway, state, task, items))
         sc = sc.model_copy(update={"checks": checks, "reference_solution": solution})
-        report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
+        report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s,
+                                             repeats=cfg.check_repeats)
         attempt = 0
         # "load"/"empty" cannot be repaired by regenerating checks or the plan, nor can the env's own
         # "contract" breach (a query that changed state on the plan's second call to it, say).
         while not report.ok and report.failure not in ("load", "empty", "contract") and attempt < cfg.repair_attempts:
             attempt += 1
             sc = await repair(env, gateway, sc, report, attempt)
-            report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s)
+            report = await asyncio.to_thread(verify_scenario, sc, env, runtime, cfg.check_timeout_s,
+                                             repeats=cfg.check_repeats)
     except unusable as exc:
         return sc.model_copy(update={"status": "rejected", "rejection_reason": f"LLM output unusable: {exc}"})
     status = "verified" if report.ok else "rejected"
     if not report.ok:
         log.info("scenario for %s rejected after %d repairs: %s", env.env_id, attempt, report.reason)
-    return sc.model_copy(update={"status": status, "rejection_reason": report.reason, "repair_attempts": attempt})
+    return sc.model_copy(update={"status": status, "rejection_reason": report.reason, "repair_attempts": attempt,
+                                 "footprint": report.footprint if report.ok else None})
 
 
 async def generate_scenarios(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Settings) -> list[Scenario]:

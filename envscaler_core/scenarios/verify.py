@@ -18,8 +18,10 @@ from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach, load_failure
+from envscaler_core.scenarios.determinism import CHECK_REPEATS, is_nondeterministic, repeated, without_prefix
+from envscaler_core.scenarios.footprint import changed_paths
 
-Failure = Literal["load", "solution", "check_error", "vacuous", "unsatisfied", "empty", "contract"]
+Failure = Literal["load", "solution", "check_error", "nondeterministic", "vacuous", "unsatisfied", "empty", "contract"]
 
 
 class CheckDiagnostic(BaseModel):
@@ -31,7 +33,7 @@ class CheckDiagnostic(BaseModel):
     on_initial_error: str | None = None
     on_solved: bool | None = None
     on_solved_error: str | None = None
-    problem: Literal["error", "vacuous", "unsatisfied"] | None = None
+    problem: Literal["error", "nondeterministic", "vacuous", "unsatisfied"] | None = None
 
 
 class SolutionStep(BaseModel):
@@ -53,6 +55,10 @@ class VerificationReport(BaseModel):
     checks: list[CheckDiagnostic] = Field(default_factory=list)
     solution: list[SolutionStep] = Field(default_factory=list)
     final_state: dict[str, Any] | None = None
+    footprint: list[str] | None = Field(default=None, description=(
+        "What the reference solution changed (scenarios/footprint.py), once it ran: the scenario's footprint."))
+    evaluations: int = Field(default=1, description="How many times each check was evaluated on each state, each "
+                             "time in fresh sandbox units (results that differ are `nondeterministic`).")
 
     def broken_checks(self) -> list[int]:
         return [d.index for d in self.checks if d.problem is not None]
@@ -69,6 +75,20 @@ def _run_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, 
     if len(outcomes) != len(scenario.checks):
         raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(scenario.checks)} checks")
     return outcomes
+
+
+def _repeated_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, Any], timeout_s: float | None,
+                     initial_state: dict[str, Any], repeats: int) -> list[CheckOutcome]:
+    """`_run_checks` `repeats` times, each a fresh batch of units, folded by `determinism.repeated`."""
+    codes = [c.code for c in scenario.checks]
+
+    def run(sources: list[Any]) -> list[CheckOutcome]:
+        outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s)
+        if len(outcomes) != len(sources):
+            raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(sources)} checks")
+        return outcomes
+
+    return repeated(codes, run, repeats)
 
 
 def _result_of(item: str, outcome: CheckOutcome) -> CheckResult:
@@ -108,6 +128,23 @@ def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> t
     Raises EpisodeBreach when the episode's process forged replies (nothing of it is to be believed)."""
     steps, _, final_state = _play_plan(env, scenario, runtime)
     return steps, final_state
+
+
+def reference_footprint(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> list[str] | None:
+    """The scenario's footprint (`footprint.py`): the recorded one, else what its reference solution changes,
+    replayed in a fresh episode (an RL row carries the solution, under `row_sha256`, but no footprint).
+    None when there is no solution, or it does not run clean: then nothing says what the task may change."""
+    if scenario.footprint is not None:
+        return scenario.footprint
+    if not scenario.reference_solution:
+        return None
+    try:
+        steps, loaded, final = _play_plan(env, scenario, runtime)
+    except (EnvLoadError, EpisodeBreach):
+        return None
+    if any(not s.ok or s.success is False or s.breach for s in steps):
+        return None
+    return changed_paths(loaded, final)
 
 
 def _play_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime
@@ -152,7 +189,7 @@ def _tool_message(result: Any) -> str:
 
 def verify_scenario(
     scenario: Scenario, env: AcceptedEnv, runtime: EnvRuntime, check_timeout_s: float,
-    false_if_raised: Callable[[str | None], bool] | None = None,
+    false_if_raised: Callable[[str | None], bool] | None = None, repeats: int = CHECK_REPEATS,
 ) -> VerificationReport:
     """Decide whether `scenario` may be used for RL; usable on hand-written scenarios too.
 
@@ -165,6 +202,10 @@ def verify_scenario(
     check (the import's rule for EnvScaler's checks, which its runtime only runs on the final state:
     `final_state["reservations"]["R001"]` raises before the task made R001); the reward scores a raise 0
     either way. The factory's own scenarios leave it None: their checks must answer on every state.
+
+    `repeats`: evaluations of every check on each state, each in fresh sandbox units; a check whose code
+    names chance or the clock, or whose evaluations of one state differ, is `nondeterministic`
+    (`determinism.py`): verified once, it paid do-nothing episodes at random or after a date (rt9-A F1).
     """
     if not scenario.checks:
         return VerificationReport(ok=False, failure="empty", reason="scenario has no checks")
@@ -175,25 +216,31 @@ def verify_scenario(
     except EpisodeBreach as exc:  # the plan's results and states may be forged: no check is run on them
         return VerificationReport(ok=False, failure="contract",
                                   reason=f"the env's process forged replies while the reference solution ran: {exc}")
-    init_outcomes = _run_checks(runtime, scenario, loaded_state, check_timeout_s, loaded_state)
+    init_outcomes = _repeated_checks(runtime, scenario, loaded_state, check_timeout_s, loaded_state, repeats)
     diags: list[CheckDiagnostic] = []
     broken_initially: set[int] = set()
     for i, (c, o) in enumerate(zip(scenario.checks, init_outcomes)):
         r = _result_of(c.item, o)
-        tolerated = r.passed is None and false_if_raised is not None and false_if_raised(r.error)
-        problem = None if tolerated else "error" if r.passed is None else ("vacuous" if r.passed else None)
+        unstable = is_nondeterministic(r.error)
+        tolerated = r.passed is None and not unstable and false_if_raised is not None and false_if_raised(r.error)
+        problem = ("nondeterministic" if unstable else None if tolerated else "error" if r.passed is None
+                   else ("vacuous" if r.passed else None))
         if problem == "error":
             broken_initially.add(i)
         diags.append(CheckDiagnostic(index=i, item=c.item, on_initial=r.passed, on_initial_error=r.error, problem=problem))
-    solved = _run_checks(runtime, scenario, final_state, check_timeout_s, loaded_state)
+    solved = _repeated_checks(runtime, scenario, final_state, check_timeout_s, loaded_state, repeats)
     for d, c, o in zip(diags, scenario.checks, solved):
         r = _result_of(c.item, o)
         d.on_solved, d.on_solved_error = r.passed, r.error
-        if d.problem is None and r.passed is None:
+        if d.problem in (None, "vacuous") and is_nondeterministic(r.error):
+            d.problem = "nondeterministic"
+        elif d.problem is None and r.passed is None:
             d.problem = "error"
         elif d.problem is None and r.passed is False:
             d.problem = "unsatisfied"
-    report = VerificationReport(ok=True, checks=diags, solution=steps, final_state=final_state)
+    report = VerificationReport(ok=True, checks=diags, solution=steps, final_state=final_state, evaluations=max(1, repeats),
+                                footprint=changed_paths(loaded_state, final_state))
+    unstable = [d for d in diags if d.problem == "nondeterministic"]
     errors = [d for d in diags if d.problem == "error"]
     vacuous = [d for d in diags if d.problem == "vacuous"]
     unsat = [d for d in diags if d.problem == "unsatisfied"]
@@ -203,6 +250,12 @@ def verify_scenario(
         report.failure = "contract"
         report.reason = ("the env broke its contract while the reference solution ran: " + "; ".join(breaches)
                          + " (a change is its step's own or was left behind by an earlier step)")
+    elif unstable:
+        report.failure = "nondeterministic"
+        report.reason = "; ".join(
+            f"check {d.index} ({d.item!r}) is nondeterministic: "
+            + without_prefix(d.on_initial_error if is_nondeterministic(d.on_initial_error) else d.on_solved_error)
+            for d in unstable)
     elif errors:
         report.failure = "check_error"
         report.reason = "; ".join(

@@ -48,6 +48,13 @@ def write_scenarios_dir(directory: Path, env_id: str, env: dict[str, Any], scena
     return directory
 
 
+def check_scenarios(env: dict[str, Any], checks: dict[str, str], init_config: dict[str, Any]) -> list[dict[str, Any]]:
+    """One RL record of `env` per check (task id -> its `check_func` source), all on `init_config`."""
+    return [{"env_id": env["env_id"], "env_class_name": env["env_class_name"], "task_id": tid, "init_config": init_config,
+             "task": f"Task {tid}.", "checklist": [tid], "checklist_with_func": [{"check_item": tid, "check_func": src}]}
+            for tid, src in checks.items()]
+
+
 def write_one_scenario_dir(directory: Path, env: dict[str, Any], scenario: dict[str, Any],
                            plan: list[dict[str, Any]]) -> Path:
     """`write_scenarios_dir` for one scenario (its env keyed by the scenario's env_id)."""

@@ -25,6 +25,7 @@ def test_audit_counts_are_exactly_those_the_fixtures_plant(fixture_import: dict[
     summary = fixture_import["report"].summary
     assert summary["envs"] == {"accepted": 2, "rejected": 2}
     assert summary["scenarios"] == {"verified": 3, "unproven": 8, "vacuous": 2, "check_error": 6, "not_bool": 1,
+                                    "nondeterministic": 0,
                                     "env_rejected": 4}
     assert len(summary["reasons"]["malformed"]) == 11
 
@@ -42,7 +43,8 @@ def test_rejected_env_reasons_count_each_rejected_env_once(fixture_import: dict[
 def test_json_summary_has_exactly_the_documented_shape(fixture_import: dict[str, Any]) -> None:
     summary = fixture_import["report"].summary
     assert list(summary) == ["run_id", "envs", "scenarios", "reasons"]
-    assert list(summary["scenarios"]) == ["verified", "unproven", "vacuous", "check_error", "not_bool", "env_rejected"]
+    assert list(summary["scenarios"]) == ["verified", "unproven", "vacuous", "check_error", "not_bool", "nondeterministic",
+                                          "env_rejected"]
     assert summary["run_id"] == "imp"
 
 

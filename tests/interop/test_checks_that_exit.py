@@ -5,14 +5,13 @@ crashes there (interop re-check, F5: these were `unproven` "after the reference 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from envscaler_core.models.interop import ImportedScenario
 from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_solutions
+from tests.interop.conftest import check_scenarios, run_import, settings_for, write_scenarios_dir
 from tests.interop.test_reserved_tool_names import ENV
 
 AFTER = "def check_func(final_state):\n    if final_state['notes']:\n        {}\n    return False\n"
@@ -23,15 +22,9 @@ CHECKS = {"sysexit": AFTER.format("raise SystemExit(0)"), "kbint": AFTER.format(
 @pytest.fixture(scope="module")
 def scenarios(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, ImportedScenario]:
     tmp = tmp_path_factory.mktemp("checks-exit")
-    directory = tmp / "envscaler"
-    directory.mkdir()
-    (directory / "env_metadata.json").write_text(json.dumps({"env_inbox": ENV}))
-    records = [{"env_id": "env_inbox", "env_class_name": "InboxDesk", "task_id": tid,
-                "init_config": {"messages": [], "notes": []}, "task": f"Task {tid}.", "checklist": [tid],
-                "checklist_with_func": [{"check_item": tid, "check_func": src}]} for tid, src in CHECKS.items()]
-    (directory / "rl_scenario_metadata.json").write_text(json.dumps(records))
-    (directory / "sft_scenario_metadata.json").write_text("[]")
-    write_solutions(directory, {tid: [{"name": "add_note", "arguments": {"text": "done"}}] for tid in CHECKS})
+    directory = write_scenarios_dir(tmp / "envscaler", "env_inbox", ENV,
+                                    check_scenarios(ENV, CHECKS, {"messages": [], "notes": []}),
+                                    {tid: [{"name": "add_note", "arguments": {"text": "done"}}] for tid in CHECKS})
     settings = settings_for(tmp)
     run_import(directory, settings, sandbox_pool, run_id="exits")
     with Store.from_url(settings.store.url) as store:

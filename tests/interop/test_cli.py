@@ -38,6 +38,7 @@ def test_json_output_is_the_audit_and_nothing_else(imported: dict[str, Any]) -> 
     assert set(audit) == {"run_id", "envs", "scenarios", "reasons"} and audit["run_id"] == "cli-run"
     assert audit["envs"] == {"accepted": 2, "rejected": 2}
     assert audit["scenarios"] == {"verified": 3, "unproven": 8, "vacuous": 2, "check_error": 6, "not_bool": 1,
+                                  "nondeterministic": 0,
                                   "env_rejected": 4}
 
 

@@ -151,4 +151,5 @@ def test_the_hostile_run_still_adds_up(hostile_import: dict[str, Any]) -> None:
     summary = hostile_import["report"].summary
     assert summary["envs"] == {"accepted": 2, "rejected": 0}
     assert summary["scenarios"] == {"verified": 1, "unproven": 3, "vacuous": 0, "check_error": 1, "not_bool": 0,
+                                    "nondeterministic": 0,
                                     "env_rejected": 0}

@@ -1,0 +1,59 @@
+"""Spec: a check must be a function of the state. One whose verdict depends on randomness or the clock
+(`random.random() < 0.5`, `credits == 4 or time.time() > T`) paid do-nothing episodes 1.0 at random or
+after T once it had passed a single evaluation per state (outside check rt9-A, F1); verification now
+refuses it as `nondeterministic`: statically, when its code names a source of randomness or the clock,
+and dynamically, when separate evaluations of the same state disagree."""
+
+from __future__ import annotations
+
+import pytest
+
+from envscaler_core.models.scenario import CheckSpec
+from envscaler_core.scenarios import verify_scenario
+from tests.scenarios.helpers import LENT_B1, library_env, scenario
+
+TIMEOUT = 2.0
+LENT = "final_state['books']['b1']['status'] == 'lent'"
+
+
+def _check(body: str, head: str = "") -> CheckSpec:
+    return CheckSpec(item="b1 is lent", code=f"{head}def check_func(final_state):\n    return {body}\n")
+
+
+@pytest.mark.parametrize(("head", "body", "named"), [
+    ("import random\n", "random.random() < 0.5", "random"),
+    ("import time\n", f"{LENT} or time.time() > 1e12", "time.time"),
+    ("from datetime import datetime\n", f"{LENT} or datetime.now().year > 3000", "now"),
+    ("import datetime\n", f"{LENT} and datetime.date.today().year > 2000", "today"),
+    ("import uuid\n", f"{LENT} and uuid.uuid4().int % 2 == 0", "uuid"),
+    ("import secrets\n", f"{LENT} and secrets.randbelow(2) == 0", "secrets"),
+    ("import os\n", f"{LENT} and os.urandom(1)[0] % 2 == 0", "os.urandom"),
+    ("", f"{LENT} and id(final_state) % 2 == 0", "id()"),
+    ("", f"{LENT} and hash('b1') % 2 == 0", "hash()"),
+])
+def test_a_check_naming_randomness_or_the_clock_is_refused_as_nondeterministic(
+        runtime, head: str, body: str, named: str) -> None:
+    report = verify_scenario(scenario([_check(body, head)]), library_env(), runtime, TIMEOUT)
+    assert not report.ok and report.failure == "nondeterministic", report.reason
+    assert report.checks[0].problem == "nondeterministic"
+    assert named in (report.reason or ""), report.reason
+
+
+def test_a_check_whose_repeated_evaluations_disagree_is_refused_as_nondeterministic(runtime) -> None:
+    hidden = "__import__('ran' + 'dom').random() < 0.5"  # no name to see
+    report = verify_scenario(scenario([_check(hidden)]), library_env(), runtime, TIMEOUT, repeats=8)
+    assert not report.ok and report.failure == "nondeterministic", report.reason
+    assert report.checks[0].problem == "nondeterministic"
+    assert "evaluations of the same state" in (report.reason or ""), report.reason
+
+
+def test_a_check_reading_dates_and_times_from_the_state_is_still_verified(runtime) -> None:
+    parsing = _check(f"{LENT} and datetime.strptime('2026-01-02', '%Y-%m-%d').year == 2026 "
+                     "and final_state.get('time', 0) == 0", head="from datetime import datetime\nimport time\n")
+    report = verify_scenario(scenario([LENT_B1, parsing]), library_env(), runtime, TIMEOUT)
+    assert report.ok, report.reason
+
+
+def test_every_check_is_evaluated_more_than_once_on_each_state(runtime) -> None:
+    report = verify_scenario(scenario(), library_env(), runtime, TIMEOUT)
+    assert report.ok and report.evaluations >= 2
