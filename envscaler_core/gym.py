@@ -43,9 +43,32 @@ Action = dict[str, Any]
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
 
 
+TOOL_ACTION_KEYS = ("tool", "args")
+OPENAI_CALL_KEYS = ("id", "type", "function")
+"""The keys of each documented call shape. An action holding both shapes ran the OpenAI one, and one with
+an extra key ran too (red team 9, F6): which call was meant is not the gym's to guess."""
+
+
+def action_problem(action: Any) -> str | None:
+    """Why `action` is no tool call of exactly one documented shape (naming the keys), or None."""
+    if not isinstance(action, dict) or not ({"tool", "function"} & set(action)):
+        return "unrecognised action: expected {'tool': name, 'args': {...}}, an OpenAI tool_call, or {'done': true}"
+    if "tool" in action and "function" in action:
+        return ("an action is either {'tool', 'args'} or an OpenAI tool_call {'id', 'type', 'function'}, not both: "
+                "this one has 'tool' and 'function' (nothing was run)")
+    shape = OPENAI_CALL_KEYS if "function" in action else TOOL_ACTION_KEYS
+    extra = [k for k in action if k not in shape]
+    if extra:
+        keys = ", ".join(repr(str(k))[:40] for k in extra[:4]) + (", ..." if len(extra) > 4 else "")
+        return (f"{'an OpenAI tool_call' if shape is OPENAI_CALL_KEYS else 'a {tool, args} action'} takes only "
+                f"{', '.join(map(repr, shape))}; this one also has {keys} (nothing was run)")
+    return None
+
+
 def action_to_call(action: Any, step: int) -> dict[str, Any] | None:
-    """An OpenAI tool_call dict for a `{"tool", "args"}` or tool_call action; None if neither."""
-    if not isinstance(action, dict):
+    """An OpenAI tool_call dict for a `{"tool", "args"}` or tool_call action; None if it is neither, or not
+    exactly one of them (`action_problem` says why)."""
+    if action_problem(action) is not None:
         return None
     if "function" in action:
         return {"id": action.get("id") or f"gym_call_{step}", "type": "function", "function": action["function"]}
@@ -158,10 +181,7 @@ class ScenarioEnv:
         self._steps += 1
         call = action_to_call(action, self._steps)
         if call is None:
-            obs = json.dumps({
-                "error": "unrecognised action: expected {'tool': name, 'args': {...}}, an OpenAI tool_call, or {'done': true}",
-                "error_kind": "action",
-            })
+            obs = json.dumps({"error": action_problem(action), "error_kind": "action"})
             is_error, tool = True, None
         else:
             tool = (call.get("function") or {}).get("name")
