@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from envscaler_core.export.rl import RLRowError, row_to_records
+from envscaler_core.export.rl_file import check_manifest, read_rl_rows
 from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
 from envscaler_core.rollout.agents import system_text
@@ -249,43 +250,23 @@ class ScenarioEnv:
         self._close_episode()
 
 
-def read_rl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(where, row) for each row of an exported RL file (`.jsonl` or `.parquet`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"RL scenario file not found: {path}")
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return [(f"{path}:row {i}", row) for i, row in enumerate(pq.read_table(path).to_pylist())]
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RLRowError(f"{path}:{lineno}: not JSON: {exc}") from exc
-            if not isinstance(row, dict):
-                raise RLRowError(f"{path}:{lineno}: expected a JSON object")
-            rows.append((f"{path}:{lineno}", row))
-    return rows
-
-
 def load_rl_set(
-    path: str | Path, runtime: EnvRuntime, *, max_steps: int = 30, check_timeout_s: float | None = None
+    path: str | Path, runtime: EnvRuntime, *, max_steps: int = 30, check_timeout_s: float | None = None,
+    manifest: str | Path | None = None,
 ) -> list[ScenarioEnv]:
     """One `ScenarioEnv` per env in an exported RL file, in file order; a bad row is an `RLRowError`
-    naming file and line."""
+    naming file and line, and so is a file that is empty, repeats a row, or differs from its export's
+    manifest.json (beside it, or `manifest`) in rows or sha256 (`export/rl_file.py`)."""
     envs: dict[str, AcceptedEnv] = {}
     scenarios: dict[str, list[Scenario]] = {}
-    for where, row in read_rl_rows(Path(path)):
+    rows = read_rl_rows(Path(path))
+    for where, row in rows:
         env, scenario = row_to_records(row, where)
         known = envs.setdefault(env.env_id, env)
         if (known.class_code, known.tools, known.episode_rules) != (env.class_code, env.tools, env.episode_rules):
             raise RLRowError(f"{where}: env {env.env_id} differs from its earlier rows (mixed exports?)")
         scenarios.setdefault(env.env_id, []).append(scenario)
+    check_manifest(Path(path), len(rows), None if manifest is None else Path(manifest))
     return [
         ScenarioEnv(env, scenarios[env_id], runtime, max_steps=max_steps, check_timeout_s=check_timeout_s)
         for env_id, env in envs.items()
