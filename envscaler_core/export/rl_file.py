@@ -10,7 +10,6 @@ them. Every refusal is one `RLRowError` line naming the file and what differs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 from envscaler_core.export.manifest import FILE_NAMES, ExportManifest
 from envscaler_core.export.rl import RLRowError
 from envscaler_core.models.base import file_sha256
+from envscaler_core.text_files import jsonl_objects
 
 
 def read_rl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -40,19 +40,7 @@ def _parquet_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _jsonl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RLRowError(f"{path}:{lineno}: not JSON: {exc}") from exc
-            if not isinstance(row, dict):
-                raise RLRowError(f"{path}:{lineno}: expected a JSON object")
-            rows.append((str(lineno), row))
-    return rows
+    return [(str(lineno), row) for lineno, row in jsonl_objects(path, RLRowError)]
 
 
 def _refuse_repeats(path: Path, rows: list[tuple[str, dict[str, Any]]]) -> None:
