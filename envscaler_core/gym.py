@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from envscaler_core.export.rl import RLRowError, row_to_records
+from envscaler_core.export.rl_file import check_manifest, read_rl_rows
 from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
 from envscaler_core.rollout.agents import system_text
@@ -46,9 +47,32 @@ Action = dict[str, Any]
 StepResult = tuple[str, float, bool, bool, dict[str, Any]]
 
 
+TOOL_ACTION_KEYS = ("tool", "args")
+OPENAI_CALL_KEYS = ("id", "type", "function")
+"""The keys of each documented call shape. An action holding both shapes ran the OpenAI one, and one with
+an extra key ran too (red team 9, F6): which call was meant is not the gym's to guess."""
+
+
+def action_problem(action: Any) -> str | None:
+    """Why `action` is no tool call of exactly one documented shape (naming the keys), or None."""
+    if not isinstance(action, dict) or not ({"tool", "function"} & set(action)):
+        return "unrecognised action: expected {'tool': name, 'args': {...}}, an OpenAI tool_call, or {'done': true}"
+    if "tool" in action and "function" in action:
+        return ("an action is either {'tool', 'args'} or an OpenAI tool_call {'id', 'type', 'function'}, not both: "
+                "this one has 'tool' and 'function' (nothing was run)")
+    shape = OPENAI_CALL_KEYS if "function" in action else TOOL_ACTION_KEYS
+    extra = [k for k in action if k not in shape]
+    if extra:
+        keys = ", ".join(repr(str(k))[:40] for k in extra[:4]) + (", ..." if len(extra) > 4 else "")
+        return (f"{'an OpenAI tool_call' if shape is OPENAI_CALL_KEYS else 'a {tool, args} action'} takes only "
+                f"{', '.join(map(repr, shape))}; this one also has {keys} (nothing was run)")
+    return None
+
+
 def action_to_call(action: Any, step: int) -> dict[str, Any] | None:
-    """An OpenAI tool_call dict for a `{"tool", "args"}` or tool_call action; None if neither."""
-    if not isinstance(action, dict):
+    """An OpenAI tool_call dict for a `{"tool", "args"}` or tool_call action; None if it is neither, or not
+    exactly one of them (`action_problem` says why)."""
+    if action_problem(action) is not None:
         return None
     if "function" in action:
         return {"id": action.get("id") or f"gym_call_{step}", "type": "function", "function": action["function"]}
@@ -162,10 +186,7 @@ class ScenarioEnv:
         self._steps += 1
         call = action_to_call(action, self._steps)
         if call is None:
-            obs = json.dumps({
-                "error": "unrecognised action: expected {'tool': name, 'args': {...}}, an OpenAI tool_call, or {'done': true}",
-                "error_kind": "action",
-            })
+            obs = json.dumps({"error": action_problem(action), "error_kind": "action"})
             is_error, tool = True, None
         else:
             tool = (call.get("function") or {}).get("name")
@@ -246,43 +267,23 @@ class ScenarioEnv:
         self._close_episode()
 
 
-def read_rl_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(where, row) for each row of an exported RL file (`.jsonl` or `.parquet`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"RL scenario file not found: {path}")
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return [(f"{path}:row {i}", row) for i, row in enumerate(pq.read_table(path).to_pylist())]
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RLRowError(f"{path}:{lineno}: not JSON: {exc}") from exc
-            if not isinstance(row, dict):
-                raise RLRowError(f"{path}:{lineno}: expected a JSON object")
-            rows.append((f"{path}:{lineno}", row))
-    return rows
-
-
 def load_rl_set(
-    path: str | Path, runtime: EnvRuntime, *, max_steps: int = 30, check_timeout_s: float | None = None
+    path: str | Path, runtime: EnvRuntime, *, max_steps: int = 30, check_timeout_s: float | None = None,
+    manifest: str | Path | None = None,
 ) -> list[ScenarioEnv]:
     """One `ScenarioEnv` per env in an exported RL file, in file order; a bad row is an `RLRowError`
-    naming file and line."""
+    naming file and line, and so is a file that is empty, repeats a row, or differs from its export's
+    manifest.json (beside it, or `manifest`) in rows or sha256 (`export/rl_file.py`)."""
     envs: dict[str, AcceptedEnv] = {}
     scenarios: dict[str, list[Scenario]] = {}
-    for where, row in read_rl_rows(Path(path)):
+    rows = read_rl_rows(Path(path))
+    for where, row in rows:
         env, scenario = row_to_records(row, where)
         known = envs.setdefault(env.env_id, env)
         if (known.class_code, known.tools, known.episode_rules) != (env.class_code, env.tools, env.episode_rules):
             raise RLRowError(f"{where}: env {env.env_id} differs from its earlier rows (mixed exports?)")
         scenarios.setdefault(env.env_id, []).append(scenario)
+    check_manifest(Path(path), len(rows), None if manifest is None else Path(manifest))
     return [
         ScenarioEnv(env, scenarios[env_id], runtime, max_steps=max_steps, check_timeout_s=check_timeout_s)
         for env_id, env in envs.items()

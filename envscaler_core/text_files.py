@@ -6,7 +6,9 @@ being called binary or "not UTF-8" at some byte."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from envscaler_core.shell import shell_word
 
@@ -48,3 +50,21 @@ def read_utf8(path: Path | str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise NotUTF8(not_utf8_reason(path, data, exc)) from None
+
+
+def jsonl_objects(path: Path, error: type[Exception]) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL file (the BFCL data, an RL export); a line
+    that is not a JSON object raises `error` naming file and line, so each reader keeps its own error type."""
+    rows = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise error(f"{path}:{lineno}: not JSON: {exc}") from None
+            if not isinstance(row, dict):
+                raise error(f"{path}:{lineno}: expected a JSON object")
+            rows.append((lineno, row))
+    return rows

@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from envscaler_core.bfcl.package import CLASS_MODULES, data_dir
 from envscaler_core.models.base import Model
+from envscaler_core.text_files import jsonl_objects
 
 Subset = Literal["base", "miss_func", "miss_param", "long_context"]
 SUBSETS: tuple[Subset, ...] = ("base", "miss_func", "miss_param", "long_context")
@@ -108,19 +109,7 @@ def function_docs_for(classes: list[str], root: Path | None = None) -> list[dict
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise BFCLDataError(f"BFCL data file not found: {path}")
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BFCLDataError(f"{path}:{lineno}: not JSON: {exc}") from None
-            if not isinstance(row, dict):
-                raise BFCLDataError(f"{path}:{lineno}: expected a JSON object")
-            rows.append(row)
-    return rows
+    return [row for _, row in jsonl_objects(path, BFCLDataError)]
 
 
 def _task(row: dict[str, Any], answer: dict[str, Any] | None, subset: Subset, where: str) -> BFCLTask:

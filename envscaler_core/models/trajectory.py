@@ -58,7 +58,13 @@ class Trajectory(Record):
     dropped_calls: int = Field(
         default=0, ge=0,
         description="Tool calls not run because the env plays EnvScaler's rules, whose runtime runs only the first "
-        "call of an assistant message: the recorded message keeps that one call, so each call id has one answer.")
+        "call of an assistant message: the recorded message keeps that one call, so each call id has one answer. "
+        "They are refused calls, so counted in `tool_errors` too.")
+    unrun_calls: int = Field(
+        default=0, ge=0,
+        description="Tool calls of the last assistant message written after the call that ended the episode (a "
+        "chat_with_user, a call that raised): answered 'not run' and counted in `tool_errors`. A trajectory with "
+        "any is never SFT data (its row would show calls after the done signal as if they were fine).")
     collateral_changes: int | None = Field(
         default=None, ge=0,
         description="State changes outside the task's footprint (what its verified reference solution changes): a "

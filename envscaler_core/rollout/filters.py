@@ -15,6 +15,8 @@ def drop_reasons(traj: Trajectory, cfg: RolloutSettings) -> list[str]:
         reasons.append("episode ended in an error" + (f": {traj.error}" if traj.error else ""))
     if traj.termination == "tool_raised":  # whatever require_all_passed says: the env broke, never SFT data
         reasons.append("a tool call ended the episode with reward 0" + (f": {traj.error}" if traj.error else ""))
+    if traj.unrun_calls:  # whatever max_tool_errors says: the row would show them after the done signal
+        reasons.append(f"{traj.unrun_calls} call(s) after the one that ended the episode were not run")
     if cfg.require_all_passed and not traj.all_passed:
         reasons.append(f"not all checks passed (reward {traj.reward})")
     if cfg.max_tool_errors is not None and traj.tool_errors > cfg.max_tool_errors:

@@ -75,7 +75,7 @@ class _Play:
     """The turn loop; its counters survive an exception so an aborted episode is still recorded."""
 
     def __init__(self) -> None:
-        self.usage, self.steps, self.tool_errors, self.dropped_calls = TokenUsage(), 0, 0, 0
+        self.usage, self.steps, self.tool_errors, self.dropped_calls, self.unrun_calls = TokenUsage(), 0, 0, 0, 0
         self.termination: TerminationReason = "max_steps"
         self.error: str | None = None
 
@@ -89,8 +89,10 @@ class _Play:
             if rules.rules == "envscaler":  # its runtime reads (and the trajectory keeps) the arguments as sent
                 msg = with_sent_arguments(msg, turn.sent or turn.message)
             if rules.first_call_only and len(msg.get("tool_calls") or []) > 1:
-                # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not
+                # EnvScaler's parse_action runs tool_calls[0]: record what ran, count what did not (refused
+                # calls, so tool errors too: red team 9, F4)
                 self.dropped_calls += len(msg["tool_calls"]) - 1
+                self.tool_errors += len(msg["tool_calls"]) - 1
                 msg = {**msg, "tool_calls": msg["tool_calls"][:1]}
             messages.append(msg)
             if msg.get("tool_calls"):
@@ -98,7 +100,7 @@ class _Play:
                     chat = chat_of(call, rules.read_arguments)
                     if chat is not None and chat.kind == "ends":
                         if await self._chat(user, chat.content, messages, call["id"]):
-                            _not_run(messages, msg["tool_calls"][k + 1:], "the chat_with_user call before it")
+                            self._not_run(messages, msg["tool_calls"][k + 1:], "the chat_with_user call before it")
                             return
                         continue
                     if chat is not None:
@@ -111,7 +113,7 @@ class _Play:
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
                     if ends is not None:
                         self.termination, self.error = "tool_raised", ends
-                        _not_run(messages, msg["tool_calls"][k + 1:], "the call before it, which ended it")
+                        self._not_run(messages, msg["tool_calls"][k + 1:], "the call before it, which ended it")
                         return
                 continue
             if rules.empty_reply_goes_on and not msg.get("content"):
@@ -143,12 +145,15 @@ class _Play:
             return True
         return False
 
-
-def _not_run(messages: list[dict[str, Any]], calls: list[dict[str, Any]], at: str) -> None:
-    """Answer the calls after the one that ended the episode (`at` names it): none of them ran."""
-    for call in calls:
-        messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
-            {"error": f"not run: the episode ended at {at}", "error_kind": "action"})})
+    def _not_run(self, messages: list[dict[str, Any]], calls: list[dict[str, Any]], at: str) -> None:
+        """Answer the calls after the one that ended the episode (`at` names it): none of them ran. They are
+        refused calls, so tool errors, and `unrun_calls` keeps such an episode out of SFT data: its row would
+        show calls after the done signal (undoing the task) as if they were fine (red team 9, F4)."""
+        for call in calls:
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
+                {"error": f"not run: the episode ended at {at}", "error_kind": "action"})})
+        self.tool_errors += len(calls)
+        self.unrun_calls += len(calls)
 
 
 async def run_rollout(
@@ -194,7 +199,7 @@ async def run_rollout(
             scenario_fp=scenario.fingerprint, env_id=env.env_id, mode=cfg.mode, agent_model=agent.name, sample=sample,
             messages=messages, tools=env.tools, steps=steps, tool_errors=tool_errors, termination="error",
             initial_state=scenario.initial_state, final_state={}, check_results=[], reward=0.0, all_passed=False,
-            usage=usage, error=breach, dropped_calls=play.dropped_calls,
+            usage=usage, error=breach, dropped_calls=play.dropped_calls, unrun_calls=play.unrun_calls,
         )
     outside = collateral(scenario.footprint, loaded_state, final_state) if scenario.footprint is not None else None
     if termination == "tool_raised":  # EnvScaler's step: terminated, reward never computed (0.0)
@@ -209,4 +214,5 @@ async def run_rollout(
         initial_state=scenario.initial_state, final_state=final_state, check_results=results,
         reward=reward, all_passed=all_passed, usage=usage, error=play.error, dropped_calls=play.dropped_calls,
         collateral_changes=None if outside is None else len(outside), collateral_paths=(outside or [])[:SHOWN_PATHS],
+        unrun_calls=play.unrun_calls,
     )

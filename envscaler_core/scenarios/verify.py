@@ -112,15 +112,32 @@ def score_checks(
     """Reward = passed / total checks; crashed checks are `passed=None` (unscored, not a pass).
 
     An empty checklist is an error (the reference divided by zero at reward time): a scenario without
-    checks can never have been verified, so scoring it is a caller bug.
+    checks can never have been verified, so scoring it is a caller bug. `initial_state` is the checks'
+    `initial_state`, the episode's state right after loading; without it the env is loaded once more on
+    the scenario's state to read it, so the documented call pays what the gym, rollouts and verification
+    pay (red team 9, F5: judged against the scenario's raw JSON, a check reading an attribute the
+    constructor derives paid 0.0). Callers holding the episode pass it and save that load.
     """
-    del env  # part of the contract: checks see states only, but callers score per env
     if not scenario.checks:
         raise ValueError(f"scenario {scenario.fingerprint[:12]} has no checks; nothing to score")
+    if initial_state is None:
+        initial_state = loaded_state(env, scenario, runtime)
     outcomes = _run_checks(runtime, scenario, final_state, timeout_s, initial_state)
     results = [_result_of(c.item, o) for c, o in zip(scenario.checks, outcomes)]
     passed = sum(1 for r in results if r.passed is True)
     return round(passed / len(results), 4), passed == len(results), results
+
+
+def loaded_state(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> dict[str, Any]:
+    """The state a fresh episode of `scenario` holds right after loading, under the env's rules: what the
+    checks see as `initial_state`. Raises EnvLoadError when the env does not load, EpisodeBreach when its
+    process forged the reply (no reward is to be believed then)."""
+    ep = runtime.open_episode(env.class_code, env.class_name, scenario.initial_state,
+                              tools=[t.model_dump() for t in env.tools], rules=env.episode_rules)
+    try:
+        return ep.state
+    finally:
+        ep.close()
 
 
 def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> tuple[list[SolutionStep], dict[str, Any]]:

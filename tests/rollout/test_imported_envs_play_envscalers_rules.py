@@ -132,6 +132,16 @@ def test_only_the_first_of_parallel_calls_runs_and_the_rest_are_counted(imported
     assert [m["tool_call_id"] for m in traj.messages if m["role"] == "tool"] == [assistant["tool_calls"][0]["id"]]
 
 
+def test_the_calls_that_did_not_run_count_as_tool_errors(imported: dict[str, Any]) -> None:
+    """As under the factory's rules, a call the agent wrote that did not run is a refused call (red team 9,
+    F4): `max_tool_errors` bounds them; the recorded message never shows them."""
+    traj = _roll(imported, pantry.SOLUTION, per_message=3)
+    assert traj.dropped_calls == 2 and traj.tool_errors == 2
+    kept, dropped = filter_trajectories([traj], Settings().rollout.model_copy(
+        update={"require_all_passed": False, "max_tool_errors": 0}))
+    assert not kept and "2 tool errors > 0" in dropped[0][1]
+
+
 def test_rows_exported_before_the_rules_were_carried_are_refused_by_name(imported: dict[str, Any],
                                                                          tmp_path: Path) -> None:
     import pyarrow.parquet as pq
