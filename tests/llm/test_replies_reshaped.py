@@ -231,12 +231,18 @@ def test_a_call_stopped_between_attempts_records_what_its_refused_attempts_bille
     import asyncio
 
     endpoint.script(completion("partial", finish="error"), completion("never asked"))
-    settings = mock_llm_settings(endpoint.base_url, backoff_base_s=5.0, backoff_max_s=5.0)
+    # the backoff is drawn uniformly below its ceiling (full jitter): a 5 s ceiling drew less than the wait
+    # below about one time in five and the call was asked again and answered; at 600 s, one in ~500
+    settings = mock_llm_settings(endpoint.base_url, backoff_base_s=600.0, backoff_max_s=600.0)
 
     async def stopped_run() -> None:
         gw = LLMGateway(settings, store=store, run_id="r1")
         call = asyncio.ensure_future(gw.chat(USER))
-        await asyncio.sleep(0.5)  # the first attempt was refused; the call waits to ask again
+        for _ in range(200):  # until the endpoint has the first attempt (a loaded machine can take seconds)
+            if endpoint.requests:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)  # its refusal is read; the call waits out its backoff to ask again
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
