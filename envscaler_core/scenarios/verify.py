@@ -64,31 +64,29 @@ class VerificationReport(BaseModel):
         return [d.index for d in self.checks if d.problem is not None]
 
 
+def _outcomes(runtime: EnvRuntime, sources: list[Any], initial_state: dict[str, Any], final_state: dict[str, Any],
+              timeout_s: float | None) -> list[CheckOutcome]:
+    """One outcome per check, or a loud error: a short answer would silently drop checks from the reward."""
+    outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s)
+    if len(outcomes) != len(sources):
+        raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(sources)} checks")
+    return outcomes
+
+
 def _run_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, Any], timeout_s: float | None,
                 initial_state: dict[str, Any] | None = None) -> list[CheckOutcome]:
-    """One outcome per check, or a loud error: a short answer would silently drop checks from the reward.
-    `initial_state`: the checks' `initial_state` global, the episode's state right after loading (as
+    """`initial_state`: the checks' `initial_state` global, the episode's state right after loading (as
     EnvScaler's `get_state_info` gives it: attributes the constructor derives included); the scenario's
     config when the caller has no episode."""
     initial = scenario.initial_state if initial_state is None else initial_state
-    outcomes = runtime.run_checks([c.code for c in scenario.checks], initial, final_state, timeout_s=timeout_s)
-    if len(outcomes) != len(scenario.checks):
-        raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(scenario.checks)} checks")
-    return outcomes
+    return _outcomes(runtime, [c.code for c in scenario.checks], initial, final_state, timeout_s)
 
 
 def _repeated_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[str, Any], timeout_s: float | None,
                      initial_state: dict[str, Any], repeats: int) -> list[CheckOutcome]:
-    """`_run_checks` `repeats` times, each a fresh batch of units, folded by `determinism.repeated`."""
-    codes = [c.code for c in scenario.checks]
-
-    def run(sources: list[Any]) -> list[CheckOutcome]:
-        outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s)
-        if len(outcomes) != len(sources):
-            raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(sources)} checks")
-        return outcomes
-
-    return repeated(codes, run, repeats)
+    """`_outcomes` `repeats` times, each a fresh batch of units, folded by `determinism.repeated`."""
+    return repeated([c.code for c in scenario.checks],
+                    lambda sources: _outcomes(runtime, sources, initial_state, final_state, timeout_s), repeats)
 
 
 def _result_of(item: str, outcome: CheckOutcome) -> CheckResult:
