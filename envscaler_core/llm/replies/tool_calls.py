@@ -137,19 +137,22 @@ def sent_arguments(message: dict[str, Any]) -> list[Any] | None:
     joined), in order; None when the turn has no structured `tool_calls` (calls read from text, the legacy
     field). An env imported from EnvScaler reads these, not `normalise_assistant`'s repaired text, as its
     runtime does, and its trajectories keep them (differential round 3, F3)."""
+    calls = _structured_calls(message)
+    return None if calls is None else [_fn(c).get("arguments") for c in calls]
+
+
+def _structured_calls(message: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The `tool_calls` field's calls, one call's stream fragments joined; None when the field holds none."""
     calls = message.get("tool_calls")
     if isinstance(calls, dict):
         calls = [calls]
     if not isinstance(calls, list) or not calls:
         return None
-    return [_fn(c).get("arguments") for c in merged_fragments([c for c in calls if isinstance(c, dict)])]
+    return merged_fragments([c for c in calls if isinstance(c, dict)])
 
 
 def _raw_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
-    calls = message.get("tool_calls")
-    if isinstance(calls, dict):
-        calls = [calls]
-    out = merged_fragments([c for c in calls or [] if isinstance(c, dict)])
+    out = _structured_calls(message) or []
     legacy = message.get("function_call")
     if not out and isinstance(legacy, dict) and legacy.get("name"):
         out = [{"type": "function", "function": legacy}]
