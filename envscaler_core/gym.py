@@ -34,7 +34,7 @@ from envscaler_core.rollout.agents import system_text
 from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.rules import CallRules
 from envscaler_core.synth.reserved import CHAT_WITH_USER
-from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
+from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach, open_env_episode
 from envscaler_core.scenarios.footprint import SHOWN_PATHS, collateral
 from envscaler_core.scenarios.verify import reference_footprint, score_checks
 
@@ -151,10 +151,7 @@ class ScenarioEnv:
             raise ValueError(f"scenario_index {index!r} out of range 0..{len(self.scenarios) - 1}")
         self._close_episode()
         scenario = self.scenarios[index]
-        self._episode = self.runtime.open_episode(
-            self.env.class_code, self.env.class_name, scenario.initial_state, tools=self.tools,
-            rules=self.env.episode_rules,
-        )
+        self._episode = open_env_episode(self.runtime, self.env, scenario.initial_state)
         self._scenario, self._steps, self._over = scenario, 0, False
         try:
             self._loaded_state = self._episode.state  # the checks' initial_state, as in EnvScaler

@@ -8,9 +8,12 @@ management. Calls are synchronous; async callers use `asyncio.to_thread`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from envscaler_core.models.env import AcceptedEnv
 
 ErrorKind = Literal[
     "schema",          # rejected before running: unknown/private tool, missing/extra/ill-typed argument
@@ -145,3 +148,12 @@ class EnvRuntime(Protocol):
     ) -> list[CheckOutcome]:
         """Run each `check_func(final_state)` source with `initial_state` as a global."""
         ...
+
+
+def open_env_episode(runtime: EnvRuntime, env: AcceptedEnv, state: dict[str, Any] | None) -> Episode:
+    """An episode of an accepted env on `state`: its class, its tool schemas and its episode rules. Every
+    reader of an env's rewards (verification, state checks, rollouts, the gym, serve-mcp) opens it here, so
+    none of them plays another rule set than the one the reward was verified under (an imported env's
+    reference solution once ran under the factory's rules while the gym paid it under EnvScaler's)."""
+    return runtime.open_episode(env.class_code, env.class_name, state,
+                                tools=[t.model_dump(mode="json") for t in env.tools], rules=env.episode_rules)

@@ -81,7 +81,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler.mcp_server import build_server, serve_http, serve_stdio
         from envscaler.runner import settings_from
         from envscaler.terminal_text import visible_line
-        from envscaler_core.runtime import EnvLoadError
+        from envscaler_core.runtime import EnvLoadError, open_env_episode
         from envscaler_core.store import Store, StoreError
         from sandbox import SandboxPool, SandboxUnavailable
 
@@ -106,8 +106,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
             fail(f"sandbox unavailable: {exc}")
         try:
             try:
-                episode = pool.open_episode(env.class_code, env.class_name, scenario.initial_state,
-                                            tools=[t.model_dump() for t in env.tools])
+                episode = open_env_episode(pool, env, scenario.initial_state)
             except EnvLoadError as exc:
                 fail(f"env {env_id} does not load from scenario {scenario.fingerprint[:12]}: {exc}")
             try:

@@ -28,7 +28,7 @@ from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERS
 from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
 from envscaler_core.rollout.rules import PARSE_FAILED, CallRules, with_sent_arguments
-from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach
+from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach, open_env_episode
 from envscaler_core.scenarios.footprint import SHOWN_PATHS, collateral
 from envscaler_core.scenarios.verify import score_checks
 
@@ -172,8 +172,7 @@ async def run_rollout(
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_text(prompt, env)}, {"role": "user", "content": first},
     ]
-    ep = await asyncio.to_thread(lambda: runtime.open_episode(env.class_code, env.class_name, scenario.initial_state,
-                                                              tools, rules=env.episode_rules))
+    ep = await asyncio.to_thread(open_env_episode, runtime, env, scenario.initial_state)
     play = _Play()
     breach: str | None = None
     try:

@@ -14,7 +14,7 @@ from typing import Any
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.prompts.scen import INITIAL_STATE
 from envscaler_core.prompts.validate import StateInput
-from envscaler_core.runtime import EnvLoadError, EnvRuntime, EpisodeBreach
+from envscaler_core.runtime import EnvLoadError, EnvRuntime, EpisodeBreach, open_env_episode
 
 
 class StateRejected(Exception):
@@ -63,7 +63,7 @@ def check_state(env: AcceptedEnv, state: dict[str, Any], runtime: EnvRuntime) ->
         raise StateRejected(f"state is not JSON-serialisable: {exc}") from exc
     if round_tripped != state:
         raise StateRejected("state changes under a JSON round trip (non-string keys or tuples?)")
-    ep = runtime.open_episode(env.class_code, env.class_name, state, tools=[t.model_dump() for t in env.tools])
+    ep = open_env_episode(runtime, env, state)
     try:
         loaded = ep.state
         if json.loads(json.dumps(loaded)) != loaded:

@@ -17,7 +17,7 @@ from envscaler_core.json_equal import same_json
 from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
-from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach, load_failure
+from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach, load_failure, open_env_episode
 from envscaler_core.scenarios.determinism import CHECK_REPEATS, is_nondeterministic, repeated, without_prefix
 from envscaler_core.scenarios.footprint import changed_paths
 
@@ -130,8 +130,7 @@ def loaded_state(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> d
     """The state a fresh episode of `scenario` holds right after loading, under the env's rules: what the
     checks see as `initial_state`. Raises EnvLoadError when the env does not load, EpisodeBreach when its
     process forged the reply (no reward is to be believed then)."""
-    ep = runtime.open_episode(env.class_code, env.class_name, scenario.initial_state,
-                              tools=[t.model_dump() for t in env.tools], rules=env.episode_rules)
+    ep = open_env_episode(runtime, env, scenario.initial_state)
     try:
         return ep.state
     finally:
@@ -166,9 +165,7 @@ def _play_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime
                ) -> tuple[list[SolutionStep], dict[str, Any], dict[str, Any]]:
     """The solution's steps, the state the episode held right after loading (what a rollout's checks
     would see had the agent done nothing: attributes the constructor derives included) and the final one."""
-    ep = runtime.open_episode(
-        env.class_code, env.class_name, scenario.initial_state, tools=[t.model_dump() for t in env.tools]
-    )
+    ep = open_env_episode(runtime, env, scenario.initial_state)
     try:
         loaded = before = ep.state
         steps: list[SolutionStep] = []
