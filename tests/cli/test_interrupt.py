@@ -1,7 +1,8 @@
 """Spec: a run can be watched and stopped. While `envscaler run` works, `status` shows its live figures
 (the run holds the DuckDB file); Ctrl-C to the whole process group, as a terminal sends it, stops it with
 exit 130, the run marked interrupted and the resume command printed, no traceback, and no Prefect server
-left behind; `envscaler resume` then completes it. No PREFECT_API_URL: the CLI starts its own server."""
+left behind; `envscaler resume` then completes it. No PREFECT_API_URL for the run: the CLI starts its own
+server (the resume reports to the session's, to save starting a second one)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def interrupted(slow_mock: MockServer, tmp_path_factory: pytest.TempPathFactory)
     (tmp / "home").mkdir()
     (tmp / "f.toml").write_text(SMALL_TOML)
     db = tmp / "runs.duckdb"
+    slow_mock.set_faults(latency_ms=0)  # quick until validation, slow from there: still working at the signal
     env = clean_env(tmp / "home", OPENAI_BASE_URL=slow_mock.base_url, OPENAI_API_KEY="mock",
                     ENVSCALER_DB_URL=f"duckdb:///{db}")
     proc = subprocess.Popen([str(ENVSCALER), "run", "-s", str(SLICE), "-c", str(tmp / "f.toml"), "--run-id", RUN],
@@ -52,6 +54,7 @@ def interrupted(slow_mock: MockServer, tmp_path_factory: pytest.TempPathFactory)
                             preexec_fn=ctrl_c_reaches)
     try:
         wait_for_step(Path(f"{db}.progress") / f"{RUN}.json", proc, "validate")
+        slow_mock.set_faults(latency_ms=1500)
         during = {"one": envscaler("status", RUN, env=env), "list": envscaler("status", env=env)}
         assert proc.poll() is None, "the run ended before the interrupt: make the mock slower"
         started = time.monotonic()
@@ -98,10 +101,15 @@ def test_the_run_is_marked_interrupted_and_no_server_is_left(interrupted: dict[s
     assert interrupted["servers"] == []
 
 
-def test_resume_completes_the_interrupted_run(interrupted: dict[str, Any]) -> None:
-    out = envscaler("resume", RUN, "--quiet", env=interrupted["env"], cwd=interrupted["tmp"])
+def test_resume_completes_the_interrupted_run(interrupted: dict[str, Any], prefect_api: str,
+                                              slow_mock: MockServer) -> None:
+    """On the session's Prefect server (the run above showed a temporary one started and stopped), with
+    quick answers: what is specified is that the resume completes the run, not how long it waits."""
+    slow_mock.set_faults(latency_ms=0)
+    env = {**interrupted["env"], "PREFECT_API_URL": prefect_api}
+    out = envscaler("resume", RUN, "--quiet", env=env, cwd=interrupted["tmp"])
     assert out.returncode == 0, out.stderr[-3000:]
     assert f"run {RUN}: completed" in out.stdout and "report: " in out.stdout and "exports: " in out.stdout
     assert_no_noise(out.stderr)
-    shown = envscaler("status", RUN, env=interrupted["env"])
+    shown = envscaler("status", RUN, env=env)
     assert f"run {RUN}: completed" in shown.stdout and "envs: env_" in shown.stdout

@@ -24,21 +24,24 @@ from tests.cli.helpers import ROOT, SLICE, SMALL_TOML, assert_no_noise, clean_en
 pytestmark = [pytest.mark.slow]
 
 
-def _stopped_twice(tmp: Path, signum: int) -> dict[str, Any]:
+def _stopped_twice(tmp: Path, signum: int, prefect_api: str) -> dict[str, Any]:
     """A run stopped by two `signum` 0.3 s apart to its process group, answers taking 2.5-4.5 s (within
-    the 5 s grace); what the mock answered and what the store recorded."""
+    the 5 s grace) once validation began (quick before it, so the run gets there in seconds); what the
+    mock answered and what the store recorded. The run reports to the session's Prefect server: what is
+    stopped is the run, not a temporary server (tests/cli/test_interrupt.py stops one of those)."""
     (tmp / "home").mkdir()
     (tmp / "f.toml").write_text(SMALL_TOML)
     db = tmp / "runs.duckdb"
-    with MockServer(faults=FaultConfig(latency_ms=2500, latency_jitter_ms=2000, seed=7)) as mock:
+    with MockServer(faults=FaultConfig(seed=7)) as mock:
         env = clean_env(tmp / "home", OPENAI_BASE_URL=mock.base_url, OPENAI_API_KEY="mock",
-                        ENVSCALER_DB_URL=f"duckdb:///{db}", PYTHONPATH=str(ROOT))
+                        ENVSCALER_DB_URL=f"duckdb:///{db}", PYTHONPATH=str(ROOT), PREFECT_API_URL=prefect_api)
         proc = subprocess.Popen([sys.executable, "-m", "envscaler.cli", "run", "-s", str(SLICE), "-c",
                                  str(tmp / "f.toml"), "--run-id", "twice"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
                                 start_new_session=True, preexec_fn=ctrl_c_reaches)
         try:
             wait_for_step(Path(f"{db}.progress") / "twice.json", proc, "validate")
+            mock.set_faults(latency_ms=2500, latency_jitter_ms=2000)
             time.sleep(3)  # judge calls under way
             os.killpg(proc.pid, signum)
             time.sleep(0.3)
@@ -58,8 +61,9 @@ def _stopped_twice(tmp: Path, signum: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["two-ctrl-c", "two-sigterm"])
-def test_a_second_signal_while_stopping_keeps_every_answer_on_its_way(tmp_path: Path, signum: int) -> None:
-    seen = _stopped_twice(tmp_path, signum)
+def test_a_second_signal_while_stopping_keeps_every_answer_on_its_way(tmp_path: Path, signum: int,
+                                                                     prefect_api: str) -> None:
+    seen = _stopped_twice(tmp_path, signum, prefect_api)
     assert seen["code"] == (130 if signum == signal.SIGINT else 143), seen["stderr"][-3000:]
     assert seen["answered"] > 0 and seen["recorded"] == seen["answered"], seen
     assert "still stopping: recording the answers already on their way (at most 6 s)" in seen["stderr"]
