@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 from envscaler_core.validation.code_effects import Binding, Path
+from envscaler_core.wire_values import MAX_INT, MIN_INT
 
 Scalar = str | int | float | bool
 _ID_LIKE = re.compile(r"(^|_)(id|ids|key|code|sku|isbn|uuid|number|no|ref|username|handle|email|slug)$", re.I)
@@ -327,9 +328,24 @@ def missing_value(existing: list[Scalar], kind: str) -> Scalar:
     unknown id that passes its format check, where a refusal that writes state hides (sandbox red
     team 8, F1b). `MISSING_ID` when the state holds no id to copy the shape of."""
     if kind == "integer":
-        ints = [v for v in existing if isinstance(v, int) and not isinstance(v, bool)]
-        return (max(ints) if ints else 0) + 1000
+        return missing_int([v for v in existing if isinstance(v, int) and not isinstance(v, bool)])
     return shaped_missing_id([str(v) for v in existing if is_scalar(v) and not isinstance(v, bool)]) or MISSING_ID
+
+
+def missing_int(held: list[int]) -> int:
+    """An integer no id of the state is, next to a real one and with as many digits (`7` -> `8`, `1042` ->
+    `1043`), inside 64 bits: a class checking an id's range or length first must still meet it, and the
+    sandbox refuses wider integers, so `largest + 1000` once sent no probe at all for an id of 2**63 - 1
+    (sandbox red team 9, F3). 1000 for a state holding no integer id."""
+    if not held:
+        return 1000
+    taken = set(held)
+    for real in sorted(taken, reverse=True)[:MAX_SHAPED_SOURCES]:
+        for near in (real + 1, real - 1):
+            if (near not in taken and MIN_INT <= near <= MAX_INT and (near < 0) == (real < 0)
+                    and len(str(abs(near))) == len(str(abs(real)))):
+                return near
+    return next(n for n in range(len(taken) + 1) if n not in taken)
 
 
 _SAME_CLASS = ("9876543210", "zyxwvutsrqponmlkjihgfedcba", "ZYXWVUTSRQPONMLKJIHGFEDCBA")

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from envscaler_core.config import Settings
 from envscaler_core.models import EnvCandidate
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import validate_candidate
+from envscaler_core.validation.state_values import missing_int
 from tests.fixtures.lending import library
 
 SETTINGS = Settings.model_validate({"validate": {"mode": "programmatic"}})
@@ -77,3 +80,38 @@ def test_the_missing_id_probe_is_shaped_like_the_states_ids(runtime) -> None:
     missing = [r.args["book_id"] for r in out.rounds if r.tool == "get_book" and r.check == "missing"]
     assert missing and all(m.startswith("B") and m[1:].isdigit() and m not in SHAPED_STATE["books"]
                            for m in missing[:1]), missing
+
+
+REQUESTS_ON_AN_UNKNOWN_NUMBER = '''
+class Registry:
+    def __init__(self, init_config):
+        self.items = init_config.get("items", {})
+        self.requests = init_config.get("requests", [])
+
+    def get_item(self, item_id: int) -> dict:
+        """Look up an item by its id."""
+        if str(item_id) in self.items:
+            return {"success": True, "data": dict(self.items[str(item_id)])}
+        if 0 < item_id < 2**63:
+            self.requests.append(item_id)
+        return {"success": False, "error": "no such item"}
+'''
+LARGEST_ID = 2**63 - 1
+
+
+def test_an_integer_missing_id_stays_within_64_bits_next_to_the_largest_real_one(runtime) -> None:
+    """Red team 9, F3: the probe was `largest + 1000`, past 64 bits for an id of 2**63 - 1, so the
+    sandbox refused it and no missing-id probe reached the tool: the write below was accepted."""
+    state = {"items": {str(LARGEST_ID): {"item_id": LARGEST_ID}, "7": {"item_id": 7}}, "requests": []}
+    candidate = EnvCandidate(topic_fp="t", class_name="Registry", class_code=REQUESTS_ON_AN_UNKNOWN_NUMBER,
+                             tools=extract_tools(REQUESTS_ON_AN_UNKNOWN_NUMBER, "Registry"),
+                             tool_kinds={"get_item": "query"})
+    out = asyncio.run(validate_candidate(candidate, runtime, None, SETTINGS, test_state=state))
+    assert not out.report.accepted
+    assert any("get_item" in c and "changed state" in c for c in out.report.critical), out.report.critical
+
+
+@pytest.mark.parametrize(("held", "expected"), [([5, 7], 8), ([1042, 17], 1043), ([LARGEST_ID, 7], LARGEST_ID - 1),
+                                                ([99, 98], 97), ([], 1000)])
+def test_an_integer_missing_id_has_a_real_ids_digits(held: list[int], expected: int) -> None:
+    assert missing_int(held) == expected
