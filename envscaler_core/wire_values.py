@@ -65,6 +65,20 @@ def too_many_values(text: str) -> str | None:
             "(envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
 
 
+def too_many_literal_values(text: str) -> str | None:
+    """Like `too_many_values`, for text about to be read as something other than JSON (Python literals,
+    repaired JSON): there a `"` inside a single-quoted string is no string boundary, so `count_values`
+    would skip every value up to the next `"` (red team 9, F1: 4 MB counted as 2 values, parsed into 1.4
+    million lists). Every comma and opener counts here, inside strings too: an upper bound for any literal
+    syntax (tuples included), which only text with 200,000 commas in its strings can be wrong about."""
+    raw = text.encode("utf-8", "surrogatepass")
+    count = raw.count(b",") + raw.count(b"[") + raw.count(b"{") + raw.count(b"(") + 1
+    if count <= MAX_MESSAGE_VALUES:
+        return None
+    return (f"may hold up to {count:,} values (commas and brackets counted, strings included: it is not JSON), "
+            f"over the {MAX_MESSAGE_VALUES:,} the host parses (envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
+
+
 def _pointer(parents: dict[int, tuple[int, str]], at: int, where: str) -> str:
     """The JSON Pointer of stack entry `at`, rebuilt from its parents only when a problem is reported."""
     parts: list[str] = []

@@ -133,6 +133,28 @@ def test_arguments_holding_more_values_than_the_host_parses_are_refused_before_p
                                   f"{MAX_MESSAGE_VALUES:,} the host parses (envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
 
 
+# A `"` inside single-quoted strings hid everything between two of them from the JSON count (red team 9, F1).
+HIDDEN_LISTS = "{'k': '\"', 'v': [" + ",".join(["[]"] * MAX_MESSAGE_VALUES) + "], 'z': '\"'}"
+OFFERED = [{"type": "function", "function": {"name": "get_book", "parameters": {
+    "type": "object", "properties": {"book_id": {"type": "string"}, "v": {"type": "array"}}}}}]
+
+
+def test_python_literal_arguments_hiding_values_between_quotes_are_refused_unread() -> None:
+    with pytest.raises(ReplyProblem) as refused:
+        parse_arguments(HIDDEN_LISTS)
+    assert "not read leniently" in str(refused.value) and f"over the {MAX_MESSAGE_VALUES:,}" in str(refused.value)
+
+
+def test_python_literal_arguments_with_quotes_inside_still_read() -> None:
+    assert parse_arguments("{'book_id': 'B\"1', 'v': [[], [1, 2]]}") == {"book_id": 'B"1', "v": [[], [1, 2]]}
+
+
+def test_a_reply_text_over_the_literal_bound_is_read_as_text_not_as_calls() -> None:
+    content = "<tool_call>{'name': 'get_book', 'arguments': " + HIDDEN_LISTS + "}</tool_call>"
+    out = normalise_assistant({"role": "assistant", "content": content}, OFFERED)
+    assert not out.get("tool_calls") and out["content"] == content
+
+
 def deep(levels: int) -> str:
     return '{"folder": ' + "[" * levels + "]" * levels + "}"
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envscaler_core import pyast
+from envscaler_core.wire_values import too_many_literal_values, too_many_values
 
 _OPENER = re.compile(r"(`{3,}|~{3,})[ \t]*([^\n`]*)\n")
 _CLOSER = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[ \t]*$")
@@ -315,13 +316,21 @@ def _excerpt(text: str, pos: int) -> str:
 
 
 def load_value(text: str) -> Any:
-    """The value `text` holds under the readings above; NotJSON with the strict parser's complaint."""
+    """The value `text` holds under the readings above; NotJSON with the strict parser's complaint. Text
+    holding more values than the host parses is refused unread, by the JSON count before the strict
+    parser and by the literal bound before the lenient readings (replies, text calls and arguments all
+    come through here; red team 9, F1)."""
+    if (too_many := too_many_values(text)) is not None:
+        raise NotJSON(f"not read: it would {too_many}")
     try:
         value = json.loads(text, strict=False)
     except RecursionError:  # the C parser recurses per level: ~1,000 levels end it
         raise NotJSON("nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         first = exc
+        if (too_many := too_many_literal_values(text)) is not None:
+            raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno}, and not read leniently: "
+                          f"it {too_many}") from None
         value = _lenient(text)
         if value is _NOTHING:
             raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno} "
