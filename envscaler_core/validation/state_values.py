@@ -348,22 +348,55 @@ def missing_int(held: list[int]) -> int:
     return next(n for n in range(len(taken) + 1) if n not in taken)
 
 
-_SAME_CLASS = ("9876543210", "zyxwvutsrqponmlkjihgfedcba", "ZYXWVUTSRQPONMLKJIHGFEDCBA")
+_ALPHABETS = ("9876543210", "fedcba9876543210", "FEDCBA9876543210", "zyxwvutsrqponmlkjihgfedcba",
+              "ZYXWVUTSRQPONMLKJIHGFEDCBA")
+"""Narrowest first: a position where the state's ids hold digits and hex letters (a UUID's) takes a hex
+character, so the changed id keeps its format."""
 
 
 def shaped_missing_id(existing: list[str]) -> str | None:
-    """A real id with one letter or digit changed, from the last one back, within its own class (a digit
-    for a digit, lower case for lower case), so that no id of the state has it; None when none does."""
+    """An id shaped like the state's that none of them is, so that a class checking an id's format first
+    still takes it for a real, unknown one; None when no shape is found. Tried in order: one digit or hex
+    character changed, from the last one back, within the narrowest alphabet the state's ids of that
+    length use at that position (`B001` -> `B009`; a UUID ending `7a1b` -> `7a1f`, not the `7a1z` that is
+    no UUID); then the next number of a numbered series (`B0`..`B9` -> `B10`, not `Z0`); then any other
+    letter changed the same way (sandbox red team 9, F3)."""
     held = set(existing)
-    for real in existing[:MAX_SHAPED_SOURCES]:
-        for i in reversed(range(len(real))):
-            chars = next((c for c in _SAME_CLASS if real[i] in c), "")
-            for c in chars:
-                candidate = real[:i] + c + real[i + 1:]
-                if candidate not in held:
-                    return candidate
+    sources = existing[:MAX_SHAPED_SOURCES]
+    for numeric in (True, False):
+        for real in sources:
+            for i in reversed(range(len(real))):
+                alphabet, digits_there = _alphabet_at(existing, real, i)
+                if digits_there != numeric:
+                    continue
+                for c in alphabet:
+                    candidate = real[:i] + c + real[i + 1:]
+                    if candidate not in held:
+                        return candidate
+        if numeric and (following := _next_in_series(existing, held)) is not None:
+            return following
     return None
 
+
+def _alphabet_at(existing: list[str], real: str, i: int) -> tuple[str, bool]:
+    """The narrowest alphabet holding what the state's ids of `real`'s length have at `i` (else `real[i]`'s
+    own; "" for punctuation), and whether a digit is among them (a number or hex position)."""
+    seen = {other[i] for other in existing if len(other) == len(real)} | {real[i]}
+    alphabet = next((a for a in _ALPHABETS if seen <= set(a)), next((a for a in _ALPHABETS if real[i] in a), ""))
+    return alphabet, any(c.isdigit() for c in seen)
+
+
+def _next_in_series(existing: list[str], held: set[str]) -> str | None:
+    """`prefix` + one more than the largest number of the ids sharing that prefix, as wide as theirs."""
+    numbers: dict[str, list[str]] = {}
+    for real in existing:
+        if (m := _SEQUENCE.match(real)) is not None:
+            numbers.setdefault(m.group(1), []).append(m.group(2))
+    for prefix, digits in numbers.items():
+        candidate = prefix + str(max(int(d) for d in digits) + 1).zfill(max(len(d) for d in digits))
+        if candidate not in held:
+            return candidate
+    return None
 
 
 def dedup(values: list[Any]) -> list[Any]:

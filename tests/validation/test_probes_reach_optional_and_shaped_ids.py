@@ -17,7 +17,7 @@ from envscaler_core.config import Settings
 from envscaler_core.models import EnvCandidate
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import validate_candidate
-from envscaler_core.validation.state_values import missing_int
+from envscaler_core.validation.state_values import missing_int, shaped_missing_id
 from tests.fixtures.lending import library
 
 SETTINGS = Settings.model_validate({"validate": {"mode": "programmatic"}})
@@ -115,3 +115,42 @@ def test_an_integer_missing_id_stays_within_64_bits_next_to_the_largest_real_one
                                                 ([99, 98], 97), ([], 1000)])
 def test_an_integer_missing_id_has_a_real_ids_digits(held: list[int], expected: int) -> None:
     assert missing_int(held) == expected
+
+
+def test_a_numbered_series_with_every_last_digit_taken_gets_its_next_number(runtime) -> None:
+    """Red team 9, F3: with B0..B9 held, the last digit had no free value and the probe became `Z0`,
+    which the class refuses as malformed: its write for a well-formed unknown id was never met."""
+    state = {"books": {f"B{i}": {"title": f"Book {i}"} for i in range(10)}, "loans": {}, "purchase_requests": []}
+    out = validate(REQUESTS_ON_A_MISS, state, runtime)
+    assert not out.report.accepted
+    assert any("get_book" in c and "changed state" in c for c in out.report.critical), out.report.critical
+
+
+AUDITS_AN_UNKNOWN_UUID = library('''
+    def get_book(self, book_id: str) -> dict:
+        """Get a book's record by its id (a UUID)."""
+        import uuid
+        try:
+            uuid.UUID(book_id)
+        except ValueError:
+            return {"success": False, "error": "malformed book id"}
+        if book_id not in self.books:
+            self.purchase_requests.append(book_id)
+            return {"success": False, "error": "no such book"}
+        return {"success": True, "data": self.books[book_id]}''', "purchase_requests")
+
+
+def test_a_missing_uuid_is_still_a_uuid(runtime) -> None:
+    """Red team 9, F3: ids ending in a hex letter (`...7a1b`) were probed with `...7a1z`, no UUID."""
+    ids = ["3f2b8c1e-9d4a-4e7b-8a61-5c0d2e9f7a1b", "a7c4e2d9-1b3f-4a8e-9c72-6d5e0f1a2b3c"]
+    state = {"books": {i: {"title": "Dune"} for i in ids}, "loans": {}, "purchase_requests": []}
+    out = validate(AUDITS_AN_UNKNOWN_UUID, state, runtime)
+    assert not out.report.accepted
+    assert any("get_book" in c and "changed state" in c for c in out.report.critical), out.report.critical
+
+
+@pytest.mark.parametrize(("held", "expected"), [
+    (["B001", "B002"], "B009"), ([f"B{i}" for i in range(10)], "B10"), (["b1", "b2"], "b9"),
+    (["3f2b8c1e-9d4a-4e7b-8a61-5c0d2e9f7a1b"], "3f2b8c1e-9d4a-4e7b-8a61-5c0d2e9f7a9b"), (["--"], None)])
+def test_a_missing_text_id_keeps_the_states_format(held: list[str], expected: str | None) -> None:
+    assert shaped_missing_id(held) == expected
