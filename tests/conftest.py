@@ -25,5 +25,6 @@ pytest_plugins = [
     "tests.fixtures.sandbox",
     "tests.fixtures.store",
     "tests.fixtures.prefect",
+    "tests.fixtures.small_run",
     "tests.fixtures.xdist_schedule",
 ]

@@ -13,7 +13,7 @@ from envscaler_core.config import public_config
 from envscaler_core.models import AcceptedEnv, EnvCandidate, Scenario, SourceTask, Trajectory
 from envscaler_core.store import Store
 from flows.factory import factory_flow
-from tests.flows.conftest import SMALL_RUN_GROUP
+from tests.fixtures.small_run import SMALL_RUN_GROUP
 from tests.fixtures.llm import mock_llm_settings
 
 pytestmark = [pytest.mark.prefect, pytest.mark.slow, pytest.mark.xdist_group(SMALL_RUN_GROUP)]
@@ -49,7 +49,7 @@ def counts(url: str, run_id: str) -> dict[str, int]:
 
 @pytest.fixture
 def finished(small_factory_run: dict[str, Any]) -> dict[str, Any]:
-    """The session's small run (tests/flows/conftest.py), shared with the operations specs."""
+    """The session's small run (tests/fixtures/small_run.py), shared with the operations specs."""
     return small_factory_run
 
 

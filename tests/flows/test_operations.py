@@ -14,7 +14,7 @@ import pytest
 
 from envscaler_core.store import Store
 from flows.factory import factory_flow
-from tests.flows.conftest import SMALL_RUN_GROUP
+from tests.fixtures.small_run import SMALL_RUN_GROUP
 from tests.flows.test_factory import SLICE, small_settings
 
 pytestmark = [pytest.mark.prefect, pytest.mark.slow, pytest.mark.xdist_group(SMALL_RUN_GROUP)]
