@@ -35,7 +35,7 @@ from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.rules import CallRules
 from envscaler_core.synth.reserved import CHAT_WITH_USER
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach, open_env_episode
-from envscaler_core.scenarios.footprint import SHOWN_PATHS, collateral
+from envscaler_core.scenarios.footprint import SHOWN_PATHS, ChangeLog, collateral
 from envscaler_core.scenarios.verify import reference_footprint, score_checks
 
 MAX_ARGUMENT_CHARS = 4 << 20
@@ -124,6 +124,7 @@ class ScenarioEnv:
         self._episode: Episode | None = None
         self._scenario: Scenario | None = None
         self._loaded_state: dict[str, Any] | None = None
+        self._changes: ChangeLog | None = None
         self._footprints: dict[str, list[str] | None] = {}
         self._steps = 0
         self._over = True
@@ -157,6 +158,7 @@ class ScenarioEnv:
             self._loaded_state = self._episode.state  # the checks' initial_state, as in EnvScaler
         except EpisodeBreach:  # sticky: the final read raises it again and the episode scores nothing
             self._loaded_state = None
+        self._changes = None if self._loaded_state is None else ChangeLog(self._loaded_state)
         info = {
             "env_id": self.env.env_id,
             "scenario_fp": scenario.fingerprint,
@@ -202,6 +204,8 @@ class ScenarioEnv:
             else:
                 seen = self._rules.run(self._episode, call)
                 obs, is_error = seen.content, seen.is_error
+                if seen.state is not None and self._changes is not None:
+                    self._changes.saw(seen.state)  # a change undone by a later step still counts (rt10-A F3)
                 if seen.ends is not None:
                     return self._finish(obs, terminated=True, truncated=False, ended=seen.ends,
                                         info={"tool": tool, "is_error": True})
@@ -248,9 +252,10 @@ class ScenarioEnv:
         if scenario.fingerprint not in self._footprints:
             self._footprints[scenario.fingerprint] = reference_footprint(self.env, scenario, self.runtime)
         footprint = self._footprints[scenario.fingerprint]
-        if footprint is None or self._loaded_state is None:
+        if footprint is None or self._changes is None:
             return {"collateral_changes": None, "collateral_paths": []}
-        outside = collateral(footprint, self._loaded_state, final_state)
+        self._changes.saw(final_state)
+        outside = collateral(footprint, self._changes.paths)
         return {"collateral_changes": len(outside), "collateral_paths": outside[:SHOWN_PATHS]}
 
     def _close_episode(self) -> None:
@@ -273,7 +278,7 @@ def load_rl_set(
     manifest.json (beside it, or `manifest`) in rows or sha256 (`export/rl_file.py`)."""
     envs: dict[str, AcceptedEnv] = {}
     scenarios: dict[str, list[Scenario]] = {}
-    rows = read_rl_rows(Path(path))
+    rows = read_rl_rows(Path(path), None if manifest is None else Path(manifest))
     for where, row in rows:
         env, scenario = row_to_records(row, where)
         known = envs.setdefault(env.env_id, env)

@@ -54,10 +54,15 @@ def read_utf8(path: Path | str) -> str:
 
 def jsonl_objects(path: Path, error: type[Exception]) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSONL file (the BFCL data, an RL export); a line
-    that is not a JSON object raises `error` naming file and line, so each reader keeps its own error type."""
+    that is not UTF-8 or not a JSON object raises `error` naming file and line, so each reader keeps its
+    own error type (a UnicodeDecodeError named neither: rt10-A F5)."""
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise error(f"{path}:{lineno}: not UTF-8 (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:

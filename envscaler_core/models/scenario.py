@@ -41,8 +41,9 @@ class Scenario(Record):
     rejection_reason: str | None = None
     repair_attempts: int = 0
     footprint: list[str] | None = Field(default=None, description=(
-        "JSON Pointers the verified reference solution changes (initial -> its final state; an added or removed "
-        "entry is its key): a trajectory's changes outside them are collateral (scenarios/footprint.py). None: "
+        "JSON Pointers the verified reference solution's calls change (each call's change; an added or removed "
+        "entry is its key, a list element its content: `[id=\"E1\"]`): a trajectory's changes outside them are "
+        "collateral (scenarios/footprint.py). None: "
         "no verified reference solution recorded one (verified before rt9-A F3, or never verified), so no guard."))
     checks_in_identity: bool = False
     """True for a scenario imported from EnvScaler's records: its checklist and checks are part of its

@@ -67,8 +67,9 @@ class Trajectory(Record):
         "any is never SFT data (its row would show calls after the done signal as if they were fine).")
     collateral_changes: int | None = Field(
         default=None, ge=0,
-        description="State changes outside the task's footprint (what its verified reference solution changes): a "
-        "task-blind agent that changes everything can pass every check (rt9-A F3). None: the scenario has no footprint.")
+        description="Paths any call changed (undone later or not) outside the task's footprint (what its verified "
+        "reference solution's calls change): a task-blind agent that changes everything can pass every check "
+        "(rt9-A F3). None: the scenario has no footprint.")
     collateral_paths: list[str] = Field(
         default_factory=list, description="The first few of those changes, as JSON Pointers into the state.")
     error: str | None = Field(

@@ -29,8 +29,8 @@ from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
 from envscaler_core.rollout.rules import PARSE_FAILED, CallRules, with_sent_arguments
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach, open_env_episode
-from envscaler_core.scenarios.footprint import SHOWN_PATHS, collateral
-from envscaler_core.scenarios.verify import score_checks
+from envscaler_core.scenarios.footprint import SHOWN_PATHS, ChangeLog, collateral
+from envscaler_core.scenarios.verify import reference_footprint, score_checks
 
 USER_OPENING = "Hi! How can I help you today?"
 
@@ -78,6 +78,7 @@ class _Play:
         self.usage, self.steps, self.tool_errors, self.dropped_calls, self.unrun_calls = TokenUsage(), 0, 0, 0, 0
         self.termination: TerminationReason = "max_steps"
         self.error: str | None = None
+        self.changes: ChangeLog | None = None  # every path a call changed, once the loaded state is known
 
     async def run(self, agent: Agent, user: _UserSim | None, ep: Episode, messages: list[dict[str, Any]],
                   tools: list[dict[str, Any]], max_steps: int, rules: CallRules) -> None:
@@ -109,6 +110,8 @@ class _Play:
                     else:
                         seen = await asyncio.to_thread(rules.run, ep, call)
                         content, is_error, ends = seen.content, seen.is_error, seen.ends
+                        if seen.state is not None and self.changes is not None:
+                            self.changes.saw(seen.state)
                     self.tool_errors += is_error
                     messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
                     if ends is not None:
@@ -178,6 +181,7 @@ async def run_rollout(
     try:
         try:
             loaded_state = await asyncio.to_thread(lambda: ep.state)  # the checks' initial_state, as in EnvScaler
+            play.changes = ChangeLog(loaded_state)
             try:
                 await play.run(agent, user, ep, messages, tools, cfg.max_steps, CallRules(env))
             except LLMError as exc:
@@ -200,7 +204,11 @@ async def run_rollout(
             initial_state=scenario.initial_state, final_state={}, check_results=[], reward=0.0, all_passed=False,
             usage=usage, error=breach, dropped_calls=play.dropped_calls, unrun_calls=play.unrun_calls,
         )
-    outside = collateral(scenario.footprint, loaded_state, final_state) if scenario.footprint is not None else None
+    outside: list[str] | None = None
+    if scenario.footprint is not None and play.changes is not None:  # changes: every path a call changed
+        play.changes.saw(final_state)
+        footprint = await asyncio.to_thread(reference_footprint, env, scenario, runtime)  # recorded, or derived again
+        outside = None if footprint is None else collateral(footprint, play.changes.paths)
     if termination == "tool_raised":  # EnvScaler's step: terminated, reward never computed (0.0)
         reward, all_passed, results = 0.0, False, []
     else:

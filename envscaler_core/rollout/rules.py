@@ -24,7 +24,7 @@ import functools
 import json
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from envscaler_core import pyast
 from envscaler_core.llm.replies import ReplyProblem, checked_arguments, parse_arguments, sent_arguments
@@ -88,6 +88,9 @@ class Observed(BaseModel):
     content: str
     is_error: bool
     ends: str | None = None
+    state: dict[str, Any] | None = Field(default=None, description=(
+        "The state after the call when the call changed it (its `state_diff` is not empty): collateral "
+        "changes count every path any call changed (`scenarios/footprint.ChangeLog`)."))
 
 
 def raised_text(outcome: CallOutcome) -> str:
@@ -212,11 +215,13 @@ class CallRules:
             if why is not None:
                 return _ending(why, "schema")
         out = ep.call(name, args)
+        state = out.state if out.state_diff else None
         if out.ok:
-            return Observed(content=json.dumps(out.result, default=str), is_error=False)
+            return Observed(content=json.dumps(out.result, default=str), is_error=False, state=state)
         if out.error_kind in RAISED_KINDS:
-            return _ending(raised_text(out), str(out.error_kind))
-        return Observed(content=json.dumps({"error": out.error, "error_kind": out.error_kind}), is_error=True)
+            return _ending(raised_text(out), str(out.error_kind)).model_copy(update={"state": state})
+        return Observed(content=json.dumps({"error": out.error, "error_kind": out.error_kind}), is_error=True,
+                        state=state)
 
     def type_error(self, ep: Episode, name: str, args: dict[str, Any]) -> str | None:
         """Why EnvScaler's runtime would run `name(**args)` into a TypeError, or None."""

@@ -19,7 +19,7 @@ from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach, load_failure, open_env_episode
 from envscaler_core.scenarios.determinism import CHECK_REPEATS, is_nondeterministic, repeated, without_prefix
-from envscaler_core.scenarios.footprint import changed_paths
+from envscaler_core.scenarios.footprint import ChangeLog, names_list_indices
 
 Failure = Literal["load", "solution", "check_error", "nondeterministic", "vacuous", "unsatisfied", "empty", "contract"]
 
@@ -140,34 +140,37 @@ def loaded_state(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> d
 def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> tuple[list[SolutionStep], dict[str, Any]]:
     """Run the reference solution in one fresh episode; returns per-step outcomes and the final state.
     Raises EpisodeBreach when the episode's process forged replies (nothing of it is to be believed)."""
-    steps, _, final_state = _play_plan(env, scenario, runtime)
+    steps, _, final_state, _ = _play_plan(env, scenario, runtime)
     return steps, final_state
 
 
 def reference_footprint(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> list[str] | None:
     """The scenario's footprint (`footprint.py`): the recorded one, else what its reference solution changes,
-    replayed in a fresh episode (an RL row carries the solution, under `row_sha256`, but no footprint).
+    replayed in a fresh episode (an RL row carries the solution, under `row_sha256`, but no footprint; a
+    footprint recorded before list elements were named by content names them by index and is replayed too).
     None when there is no solution, or it does not run clean: then nothing says what the task may change."""
-    if scenario.footprint is not None:
+    if scenario.footprint is not None and not names_list_indices(scenario.footprint, scenario.initial_state):
         return scenario.footprint
     if not scenario.reference_solution:
         return None
     try:
-        steps, loaded, final = _play_plan(env, scenario, runtime)
+        steps, _, _, changed = _play_plan(env, scenario, runtime)
     except (EnvLoadError, EpisodeBreach):
         return None
     if any(not s.ok or s.success is False or s.breach for s in steps):
         return None
-    return changed_paths(loaded, final)
+    return changed
 
 
 def _play_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime
-               ) -> tuple[list[SolutionStep], dict[str, Any], dict[str, Any]]:
+               ) -> tuple[list[SolutionStep], dict[str, Any], dict[str, Any], list[str]]:
     """The solution's steps, the state the episode held right after loading (what a rollout's checks
-    would see had the agent done nothing: attributes the constructor derives included) and the final one."""
+    would see had the agent done nothing: attributes the constructor derives included), the final one,
+    and every path a step changed (the footprint: `footprint.ChangeLog`, as a trajectory's are counted)."""
     ep = open_env_episode(runtime, env, scenario.initial_state)
     try:
         loaded = before = ep.state
+        changes = ChangeLog(loaded)
         steps: list[SolutionStep] = []
         for call in scenario.reference_solution:
             out = ep.call(call.tool, call.args)
@@ -175,8 +178,11 @@ def _play_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime
             err = out.error if not out.ok else (_tool_message(out.result) if success is False else None)
             steps.append(SolutionStep(tool=call.tool, args=call.args, ok=out.ok, success=success, error=err,
                                       breach=_breach(env, call.tool, success, before, out.state)))
+            changes.saw(out.state)
             before = out.state
-        return steps, loaded, ep.state
+        final = ep.state
+        changes.saw(final)
+        return steps, loaded, final, changes.paths
     finally:
         ep.close()
 
@@ -222,7 +228,7 @@ def verify_scenario(
     if not scenario.checks:
         return VerificationReport(ok=False, failure="empty", reason="scenario has no checks")
     try:
-        steps, loaded_state, final_state = _play_plan(env, scenario, runtime)
+        steps, loaded_state, final_state, changed = _play_plan(env, scenario, runtime)
     except EnvLoadError as exc:
         return VerificationReport(ok=False, failure="load", reason=load_failure(exc))
     except EpisodeBreach as exc:  # the plan's results and states may be forged: no check is run on them
@@ -251,7 +257,7 @@ def verify_scenario(
         elif d.problem is None and r.passed is False:
             d.problem = "unsatisfied"
     report = VerificationReport(ok=True, checks=diags, solution=steps, final_state=final_state, evaluations=max(1, repeats),
-                                footprint=changed_paths(loaded_state, final_state))
+                                footprint=changed)
     unstable = [d for d in diags if d.problem == "nondeterministic"]
     errors = [d for d in diags if d.problem == "error"]
     vacuous = [d for d in diags if d.problem == "vacuous"]

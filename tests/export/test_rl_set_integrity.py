@@ -88,3 +88,31 @@ def test_a_copy_without_a_manifest_still_loads(exported: Path, tmp_path: Path, r
     shutil.copy(exported / "rl_scenarios.parquet", copy)
     (gym,) = load_rl_set(copy, runtime)
     assert len(gym.scenarios) == 2
+
+
+def test_a_cut_parquet_file_beside_its_manifest_is_refused_by_its_sha256(exported: Path, runtime: Any) -> None:
+    """rt10-A F5: pyarrow's ArrowInvalid escaped, though the manifest beside it says the file is not the export's."""
+    path = exported / "rl_scenarios.parquet"
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(RLRowError, match=r"rl_scenarios\.parquet: sha256 .* differs from manifest\.json"):
+        load_rl_set(path, runtime)
+
+
+def test_an_unreadable_parquet_copy_is_one_error_naming_it(exported: Path, tmp_path: Path, runtime: Any) -> None:
+    copy = tmp_path / "cut.parquet"
+    copy.write_bytes((exported / "rl_scenarios.parquet").read_bytes()[:1000])
+    with pytest.raises(RLRowError, match=r"cut\.parquet: not a readable Parquet file"):
+        load_rl_set(copy, runtime)
+
+
+def test_a_jsonl_line_that_is_not_utf8_is_one_error_naming_file_and_line(exported: Path, tmp_path: Path,
+                                                                        runtime: Any) -> None:
+    data = (exported / "rl_scenarios.jsonl").read_bytes()
+    copy = tmp_path / "bad.jsonl"
+    copy.write_bytes(data[:200] + b"\xff" + data[201:])
+    with pytest.raises(RLRowError, match=r"bad\.jsonl:1: not UTF-8"):
+        load_rl_set(copy, runtime)
+    beside = exported / "rl_scenarios.jsonl"
+    beside.write_bytes(data[:200] + b"\xff" + data[201:])
+    with pytest.raises(RLRowError, match=r"rl_scenarios\.jsonl: sha256 .* differs from manifest\.json"):
+        load_rl_set(beside, runtime)

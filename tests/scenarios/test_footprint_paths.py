@@ -1,0 +1,56 @@
+"""Spec: how the footprint names a change (`scenarios/footprint.py`), lists above all (outside check rt10-A,
+F2). A list element is named by content, never by index: a record by its id-like key (`[id="E2"]`),
+anything else by its canonical JSON (`["a"]`), so a removal or an insertion claims the element it
+removes or inserts and none of those it shifts, and a name is the same in the footprint and in a
+trajectory whatever the element's position."""
+
+from __future__ import annotations
+
+from envscaler_core.scenarios.footprint import changed_paths
+
+
+def test_a_removed_record_is_named_by_its_id_not_by_the_indices_it_shifts() -> None:
+    before = {"q": [{"id": "E1", "o": "a"}, {"id": "E2", "o": "b"}, {"id": "E3", "o": "c"}]}
+    assert changed_paths(before, {"q": before["q"][1:]}) == ['/q/[id="E1"]']
+
+
+def test_a_changed_field_of_a_record_in_a_list_is_named_under_its_id() -> None:
+    before = {"q": [{"id": 1, "o": "a"}, {"id": 2, "o": "b"}]}
+    after = {"q": [{"id": 2, "o": "z"}]}
+    assert changed_paths(before, after) == ["/q/[id=1]", "/q/[id=2]/o"]
+
+
+def test_a_key_ending_in_id_names_records_when_there_is_no_id() -> None:
+    before = {"r": [{"reminder_id": "R-1", "on": True}, {"reminder_id": "R-2", "on": True}]}
+    after = {"r": [{"reminder_id": "R-1", "on": True}, {"reminder_id": "R-2", "on": False}]}
+    assert changed_paths(before, after) == ['/r/[reminder_id="R-2"]/on']
+
+
+def test_scalars_are_named_by_their_json_and_aligned_as_a_sequence() -> None:
+    assert changed_paths({"t": ["a", "b", "c"]}, {"t": ["b", "c", "d"]}) == ['/t/["a"]', '/t/["d"]']
+    assert changed_paths({"t": [1, 2]}, {"t": [1, True, 2]}) == ["/t/[true]"]
+
+
+def test_records_without_an_id_are_named_by_their_content() -> None:
+    before = {"l": [{"a": 1}, {"a": 2}]}
+    assert changed_paths(before, {"l": [{"a": 2}]}) == ['/l/[{"a":1}]']
+
+
+def test_a_moved_record_is_a_change_of_that_record_only() -> None:
+    before = {"q": [{"id": "E1"}, {"id": "E2"}, {"id": "E3"}]}
+    after = {"q": [{"id": "E3"}, {"id": "E1"}, {"id": "E2"}]}
+    assert changed_paths(before, after) == ['/q/[id="E3"]']
+
+
+def test_a_long_element_is_named_by_a_digest_and_slashes_are_escaped() -> None:
+    long = "x" * 100
+    (path,) = changed_paths({"t": []}, {"t": [long]})
+    assert path.startswith("/t/[sha256:") and len(path) < 40
+    assert changed_paths({"t": []}, {"t": ["a/b"]}) == ['/t/["a~1b"]']
+
+
+def test_long_lists_are_compared_as_multisets_and_a_reorder_is_the_list_itself() -> None:
+    """A sequence alignment is quadratic at worst; an agent's list is the agent's to make long."""
+    before = {"t": list(range(5000))}
+    assert changed_paths(before, {"t": list(reversed(range(5000)))}) == ["/t"]
+    assert changed_paths(before, {"t": [*reversed(range(1, 5000)), 7000]}) == ["/t/[0]", "/t/[7000]"]
