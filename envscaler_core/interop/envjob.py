@@ -37,8 +37,10 @@ from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import EnvRuntime, load_failure
 from envscaler_core.scenarios.determinism import CHECK_REPEATS
 from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
+from envscaler_core.synth.tool_schema import method_sources
 from envscaler_core.validation import validate_candidate
 from envscaler_core.validation.report import summarize
+from envscaler_core.validation.state_sweep import labels, sweep_breaches
 
 
 class ScenarioVerdict(BaseModel):
@@ -67,6 +69,8 @@ class EnvOutcome(BaseModel):
     breaches: list[str] = Field(default_factory=list, description=(
         "The contract breaches (validation's critical facts) its state showed: they reject the env whatever "
         "another state shows."))
+    validated_on: list[str] = Field(default_factory=list, description=(
+        "Fingerprints of the validation states (`validation_state`) the verdict was reached on."))
 
 
 def candidate_of(env: EnvInput) -> EnvCandidate:
@@ -128,7 +132,6 @@ UNCARRIED_STATE = ("loads, but its state holds a value JSON with EnvScaler's typ
                    "runtime keeps the instance in memory; our sandbox returns the state as JSON: sets, tuples, "
                    "datetimes, Decimals and inf/nan are carried, other objects are not)")
 NO_SCENARIO = "the files give it no scenario"
-SHADOWED = "every scenario's initial state sets an attribute named like one of its tools (EnvScaler's loader sets it over the method)"
 EMPTY_STATE_REASON = "validated on an empty state, since {why}: "
 EMPTY_STATE_NOTE = "validated on an empty state only ({why}), so these tools never got past their guards: {tools}"
 
@@ -189,12 +192,31 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
                       rounds=rounds, env=env_record, notes=notes, breaches=breaches)
 
 
-def test_states(configs: list[Any]) -> list[Any]:
+def method_names(env: EnvInput) -> set[str]:
+    """Its tools' names and every method its class defines: names a config key must not be validated with."""
+    try:
+        return {t.function.name for t in env.tools} | set(method_sources(env.code, env.class_name))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {t.function.name for t in env.tools}
+
+
+def validation_state(config: Any, methods: set[str]) -> Any:
+    """The config a class is validated on: without the top-level keys named like one of its `methods`.
+    EnvScaler's loader sets such a key over the method (`{"renew": 7}`, `{"_find": "nope"}`), so there
+    the tool cannot be called, and the tools calling the helper raise: that judges the scenario's data (its
+    own verification shows it), not the class; the rest of its data is what the class must keep its
+    contract on (differential round 3 F4 rejected an env, "renew was never called"; the fix, leaving such
+    states out, let a key in every scenario spare the env validation on its data, rt10-B F4, and a helper
+    key in one scenario reject it, rt10-C F4)."""
+    return {k: v for k, v in config.items() if k not in methods} if isinstance(config, dict) else config
+
+
+def test_states(configs: list[Any], limit: int | None = MAX_TEST_STATES) -> list[Any]:
     """Distinct loaded configs in an order that depends on their content only, never on file order
-    (marker-free first: our own sandbox sees markers as plain JSON), at most `MAX_TEST_STATES`."""
+    (marker-free first: our own sandbox sees markers as plain JSON), at most `limit`."""
     distinct = {fingerprint_of(c): c for c in configs}
     ranked = sorted(distinct.items(), key=lambda kv: (has_markers(kv[1]), kv[0]))
-    return [c for _, c in ranked[:MAX_TEST_STATES]]
+    return [c for _, c in ranked[:limit]]
 
 
 def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: EnvRuntime, settings: Settings,
@@ -207,18 +229,14 @@ def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: En
     scenario state, on an empty state (`judge_env(on_empty=True)`)."""
     if static or own.killed:
         return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
-    # A state whose config key shadows a tool (`{"renew": 7}`) makes that tool uncallable there (its call ends the
-    # episode, as in EnvScaler's runtime): that judges the scenario's data, not the class, so it is not a state
-    # to validate the class on (differential round 3, F4: such an env was rejected, "renew was never called")
-    tools = {t.function.name for t in env.tools}
-    usable = [c for c in configs if not (isinstance(c, dict) and tools & set(c))]
-    states = test_states(usable)
+    states = test_states([validation_state(c, method_names(env)) for c in configs])
     if not states:
-        why = SHADOWED if configs else NOT_LOADED if had_scenarios else NO_SCENARIO
+        why = NOT_LOADED if had_scenarios else NO_SCENARIO
         return judge_env(env, None, own.error, runtime, settings, static, on_empty=True, empty_why=why)
     outcomes: list[EnvOutcome] = []
     for k, config in enumerate(states):
         outcome = judge_env(env, config, None, runtime, settings, static)
+        outcome.validated_on = [fingerprint_of(c) for c in states]
         if outcome.breaches:  # a broken class stays broken, whatever the other states show
             if len(states) > 1:
                 outcome.notes.append(f"rejected for a contract breach on scenario initial state {k + 1} of the "
@@ -258,26 +276,31 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
     loaded: dict[int, Loaded] = dict(zip(ours, loads))
     outcome = judge_on_its_own(env, [scenarios[i].config for i, r in loaded.items() if r.state is not None],
                                own, runtime, settings, static, had_scenarios=bool(ours))
-    verdicts: list[ScenarioVerdict] = []
-    pending: list[int] = []
-    for i, s in enumerate(scenarios):
-        r = loaded.get(i)
-        own_problem = (FOREIGN_CLASS.format(name=s.class_name, env=env.class_name) if s.class_name != env.class_name
-                       else load_failure(short(r.error))
-                       if r is not None and r.state is None and (outcome.accepted or own.state is not None)
-                       else None)
-        if own_problem is not None:  # the scenario's own problem, whatever its env's verdict (when the env
-            # itself loads: a class that loads with no config at all cannot blame its loads on the class)
-            checks = [CheckAudit(index=k, item=item, outcome="check_error", error=own_problem)
-                      for k, (item, _) in enumerate(s.checks or [])]
-            verdicts.append(ScenarioVerdict(audit="check_error", reasons=[own_problem], checks=checks))
-        elif not outcome.accepted or r is None:
-            verdicts.append(ScenarioVerdict(audit="env_rejected", reasons=[f"env {env.env_id} rejected"]))
-        elif s.checks is None:
-            verdicts.append(ScenarioVerdict(audit="unproven", reasons=[SFT_NO_CHECKS]))
-        else:
-            verdicts.append(ScenarioVerdict(audit="check_error", state0=r.state))
-            pending.append(i)
+
+    def first_verdicts(accepted: bool) -> tuple[list[ScenarioVerdict], list[int]]:
+        verdicts: list[ScenarioVerdict] = []
+        pending: list[int] = []
+        for i, s in enumerate(scenarios):
+            r = loaded.get(i)
+            own_problem = (FOREIGN_CLASS.format(name=s.class_name, env=env.class_name) if s.class_name != env.class_name
+                           else load_failure(short(r.error))
+                           if r is not None and r.state is None and (accepted or own.state is not None)
+                           else None)
+            if own_problem is not None:  # the scenario's own problem, whatever its env's verdict (when the env
+                # itself loads: a class that loads with no config at all cannot blame its loads on the class)
+                checks = [CheckAudit(index=k, item=item, outcome="check_error", error=own_problem)
+                          for k, (item, _) in enumerate(s.checks or [])]
+                verdicts.append(ScenarioVerdict(audit="check_error", reasons=[own_problem], checks=checks))
+            elif not accepted or r is None:
+                verdicts.append(ScenarioVerdict(audit="env_rejected", reasons=[f"env {env.env_id} rejected"]))
+            elif s.checks is None:
+                verdicts.append(ScenarioVerdict(audit="unproven", reasons=[SFT_NO_CHECKS]))
+            else:
+                verdicts.append(ScenarioVerdict(audit="check_error", state0=r.state))
+                pending.append(i)
+        return verdicts, pending
+
+    verdicts, pending = first_verdicts(outcome.accepted)
 
     def initial(i: int) -> list[dict[str, Any]]:
         state = verdicts[i].state0 or {}
@@ -298,8 +321,49 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
             (scenarios[i], verdicts[i].state0 or {}, verdicts[i].checks, calls) for i, calls in todo], timeout, threads,
             repeats)):
         verdicts[i] = settle(verdicts[i], audits, kept, problem, "file", lost)
+    promotable = [i for i, v in enumerate(verdicts) if v.audit == "verified" or (
+        keep_states and scenarios[i].split == "rl" and v.audit == "unproven")]  # --solve may verify these
+    broken = breach_on_promotable(env, [scenarios[i] for i in promotable], outcome, runtime, settings, threads)
+    if broken is not None:
+        outcome, (verdicts, _) = broken, first_verdicts(False)
     outcome.scenarios = verdicts if keep_states else [v.model_copy(update={"state0": None}) for v in verdicts]
     return outcome
+
+
+PROMOTABLE_BREACH = ("on the initial state of scenario {task}, one of {n} state(s) of scenarios that would be "
+                     "promoted checked besides the {k} it was validated on: {breach}")
+
+
+def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepted: EnvOutcome, runtime: EnvRuntime,
+                         settings: Settings, threads: int) -> EnvOutcome | None:
+    """The env rejected for the contract breaches of the first (by content) initial state of a scenario
+    that would be promoted, among those it was not validated on, that shows any; None when none does.
+    Such a state is played by the gym, MCP, rollouts and the RL export, so a breach there is a broken
+    class whatever the other states show: the attacker writes the scenario file, and decoys whose states
+    sort first hid the one state that reached the defect (rt10-B F2). Coverage was earned on the states it
+    was validated on, so each further state gets only the breach sweep (`state_sweep`: the programmatic
+    pass's planned calls in one episode: 20 scenarios of a 13-tool env took 33 s to import, not 26, where
+    the full pass on each state took 61; docs/interop.md)."""
+    methods = method_names(env)
+    states = {fingerprint_of(c := validation_state(s.config, methods)): (s, c) for s in promotable}
+    todo = [states[fp] for fp in sorted(states) if fp not in accepted.validated_on]
+    if not todo:
+        return None
+    candidate = candidate_of(env)
+    kinds = labels(candidate)
+
+    def sweep(config: Any) -> list[str]:
+        probed, state = with_markers_restored(candidate, config if isinstance(config, dict) else {}, always=True)
+        return sweep_breaches(probed, runtime, state, kinds)
+
+    for (s, _), breaches in zip(todo, parallel(lambda job: sweep(job[1]), todo, threads)):
+        if breaches:
+            reasons = [PROMOTABLE_BREACH.format(task=s.task_id, n=len(todo), k=len(accepted.validated_on), breach=b)
+                       for b in breaches[:5]]
+            outcome = judge_env(env, None, None, runtime, settings, reasons)
+            outcome.breaches = breaches
+            return outcome
+    return None
 
 
 def _replayable(cls: str, audits: list[CheckAudit]) -> bool:

@@ -6,8 +6,9 @@ form). The factory scenarios it promotes are served plain (the gym, MCP, rollout
 class can keep its contract only in the faithful form (`get_book` changing state when `self.vip` is a
 list) and still earn rewards from the served one. Promotion replays only the reference solution, which
 shows nothing of the kind. So before a scenario whose state holds markers is promoted, the env's tools
-are validated in the served form too, on the flattened states of those scenarios (at most
-`MAX_TEST_STATES`, chosen by content as the audit chooses); if any is rejected, none of them is promoted.
+are validated in the served form too, on the flattened states of those scenarios (the first
+`MAX_TEST_STATES` by content, as the audit chooses, get the full pass; every further one is swept for
+contract breaches, `state_sweep`, since each is served: rt10-B F2); if any fails, none of them is promoted.
 A scenario without markers is served exactly as it was audited and needs nothing more.
 """
 
@@ -17,12 +18,13 @@ import asyncio
 from typing import Any
 
 from envscaler_core.config import Settings
-from envscaler_core.interop.envjob import _programmatic, test_states
+from envscaler_core.interop.envjob import MAX_TEST_STATES, _programmatic, test_states
 from envscaler_core.interop.read import env_execution_config
 from envscaler_core.interop.sandboxed import has_markers
 from envscaler_core.models.env import EnvCandidate
 from envscaler_core.runtime import EnvRuntime
 from envscaler_core.validation import validate_candidate
+from envscaler_core.validation.state_sweep import labels, sweep_breaches
 
 SERVED_FORM = "its env is not accepted in the form the gym, MCP and the RL export serve it (markers flattened): "
 
@@ -31,10 +33,16 @@ def served_form_problem(candidate: EnvCandidate, configs: list[Any], runtime: En
                         settings: Settings) -> str | None:
     """Why `candidate` (its own code, no marker adapter) fails validation on the flattened form of any of
     the marker-holding `configs`, or None (also when none holds a marker)."""
-    for config in test_states([c for c in configs if has_markers(c)]):
+    states = test_states([c for c in configs if has_markers(c)], limit=None)
+    kinds = labels(candidate) if len(states) > MAX_TEST_STATES else {}
+    for k, config in enumerate(states):
         plain = env_execution_config(config)
-        outcome = asyncio.run(validate_candidate(candidate, runtime, None, _programmatic(settings),
-                                                 test_state=plain if isinstance(plain, dict) else {}))
+        plain = plain if isinstance(plain, dict) else {}
+        if k >= MAX_TEST_STATES:  # every further state is served too: its breaches (`state_sweep`), not coverage
+            if breaches := sweep_breaches(candidate, runtime, plain, kinds):
+                return "; ".join(breaches[:3])
+            continue
+        outcome = asyncio.run(validate_candidate(candidate, runtime, None, _programmatic(settings), test_state=plain))
         report = outcome.report
         if outcome.failure or not report.accepted:
             return outcome.failure or "; ".join((report.critical or report.blocking or report.reasons)[:3])

@@ -1,0 +1,84 @@
+"""Contract breaches of a class on one more state, in one sandbox episode.
+
+The programmatic pass (`programmatic.py`) proves a class on a state: coverage, setups, replays and
+sequences, each probe in a fresh episode (about a second of sandbox work per state for a dozen tools).
+Once a class has earned acceptance on some states, what another state can still show is a *breach*: a
+query, or a call that reports failure, that changes the state there (a `get_book` that files a fee report
+only when the book is lost), an exception escaping a tool, a result that is not a dict with a boolean
+`success`. The sweep makes the pass's own planned calls (positives up to the first accepted one, then the
+edges, optional parameters, missing ids and boundaries around it) one after another in a single episode
+loaded from the state, and judges each call on the state it met (`facts.call_facts`). A state change
+accepted earlier in the episode only moves later calls onto another state of the same class, where the
+contract holds just the same; a call that times out or crashes ends the episode, and the sweep goes on
+with the next tool in a fresh one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from envscaler_core.models.env import EnvCandidate
+from envscaler_core.runtime import EnvLoadError, EnvRuntime, Episode, EpisodeBreach
+from envscaler_core.validation.facts import call_facts
+from envscaler_core.validation.probes import Probe, plan_tools
+from envscaler_core.validation.programmatic import class_effects, open_episode
+from envscaler_core.validation.validate import label_tools
+
+
+def labels(candidate: EnvCandidate) -> dict[str, str]:
+    """The tools' query/state_change labels the programmatic pass judges under (the spec's, else inferred)."""
+    found = asyncio.run(label_tools(candidate, None, "programmatic", candidate.class_name))
+    return {name: label.kind for name, label in found.items()}
+
+
+def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
+                   kinds: dict[str, str]) -> list[str]:
+    """The contract breaches (validation's critical facts) the planned calls of every tool show on
+    `config`, in one episode (another one after a call that ended it); `kinds` labels the tools."""
+    breaches: list[str] = []
+    try:
+        ep: Episode | None = open_episode(runtime, candidate, config)
+        assert ep is not None
+        plans = plan_tools(candidate.tools, ep.state, class_effects(candidate))
+        for plan in plans:
+            if ep is None:
+                ep = open_episode(runtime, candidate, config)
+            positives = plan.positives()
+            base: dict[str, Any] | None = None
+            for probe in positives:
+                facts, ended = _call(ep, probe, kinds, breaches)
+                if ended or (facts is not None and facts.success is True):
+                    base = probe.args
+                    break
+            else:
+                ended = False
+            if ended:
+                ep.close()
+                ep = None
+                continue
+            base = base if base is not None else (positives[0].args if positives else {})
+            for probe in [*plan.edges(base), *plan.optionals(base), *plan.missing(base), *plan.boundaries(base)]:
+                if _call(ep, probe, kinds, breaches)[1]:
+                    ep.close()
+                    ep = None
+                    break
+        if ep is not None:
+            ep.close()
+    except EnvLoadError as exc:
+        breaches.append(f"the class did not load again from a state it loaded from before: {exc}")
+    except EpisodeBreach as exc:
+        breaches.append(f"the env's process forged replies to the sandbox: {exc}")
+    return breaches
+
+
+def _call(ep: Episode, probe: Probe, kinds: dict[str, str], breaches: list[str]) -> tuple[Any, bool]:
+    """(the call's facts, or None when our own probe did not fit the schema; whether the call ended the
+    episode). New breaches are added to `breaches`."""
+    before = ep.state
+    out = ep.call(probe.tool, probe.args)
+    if not out.ok and out.error_kind == "schema":
+        return None, False
+    facts = call_facts(out, before, kinds.get(probe.tool), probe.case_type)
+    breaches += [c for c in facts.critical if c not in breaches]
+    return facts, out.error_kind in ("timeout", "crash")
