@@ -37,6 +37,11 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   `required`, it made the tool uncallable and its env rejected (differential re-check 2026-11-26, F4).
   A `"parameters": null` is read as no `parameters` (read.py, with a note), fitted as above (F5: it was
   taken as a malformed record, and the env and its scenarios skipped);
+* a tool can name a property (`@property def loan_count`, which step6 lists as it lists every definition)
+  or a class constant: it is kept, as EnvScaler's runtime offers it, with a note; a call to it calls the
+  value and raises TypeError there, and so ends an imported env's episode at 0 here (`rollout/rules.py`),
+  and validation does not call it (`envjob.validated_tools`: nothing it could do would succeed, so it
+  cannot reject the env on coverage, outside check 10, C-F1);
 * a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
   the agent's message to the user and ends a non-conversational episode): it is left out too, and a
   reference solution's call to it ends the replay there, as it ends the episode there.
@@ -52,6 +57,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.models.env import ToolSchema
+from envscaler_core.rollout.rules import no_method_tools
 from envscaler_core.synth.reserved import RESERVED_TOOLS
 from envscaler_core.signature import parameters
 from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, nullable
@@ -123,6 +129,12 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return public, notes, []  # the audit rejects the env for that
+    attributes = no_method_tools(code, class_name, [t.function.name for t in public])
+    if attributes:
+        notes.append(f"{len(attributes)} tool(s) that are no method of the class kept ("
+                     f"{', '.join(f'{n}: {k}' for n, k in attributes.items())}): EnvScaler's step6 lists them and its "
+                     "runtime offers them, but a call to one calls its value, which is not callable: a TypeError "
+                     "that ends the episode at 0 there and here; validation does not call them")
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     methods = {n.name: n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     optional: list[str] = []
