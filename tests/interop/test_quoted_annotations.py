@@ -10,15 +10,11 @@ solution followed by "Task Completed": 1.0."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from envscaler_core.models import AcceptedEnv
-from envscaler_core.models.interop import ImportedEnv, ImportedScenario
-from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
+from tests.interop.conftest import import_one_env
 
 CODE = '''from typing import List, Optional
 
@@ -51,14 +47,7 @@ SOLUTION = [{"name": "place", "arguments": {"item_id": "i1", "qty": 2, "tags": [
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
-    tmp: Path = tmp_path_factory.mktemp("quoted")
-    directory = write_scenarios_dir(tmp / "envscaler", "env_shop", ENV, [PLACE], {"place": SOLUTION})
-    settings = settings_for(tmp)
-    report = run_import(directory, settings, sandbox_pool, run_id="q")
-    with Store.from_url(settings.store.url) as store:
-        return {"report": report, "envs": store.query(ImportedEnv, run_id="q"),
-                "scenarios": store.query(ImportedScenario, run_id="q"),
-                "accepted": store.query(AcceptedEnv, run_id="q")}
+    return import_one_env(tmp_path_factory.mktemp("quoted"), ENV, [PLACE], {"place": SOLUTION}, sandbox_pool, "q")
 
 
 def test_the_env_is_accepted_and_the_solution_verifies_its_scenario(imported: dict[str, Any]) -> None:

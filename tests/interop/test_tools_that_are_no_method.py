@@ -14,19 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envscaler_core.config import Settings
-from envscaler_core.export import export_run
 from envscaler_core.gym import load_rl_set
-from envscaler_core.models import AcceptedEnv, Scenario, ToolCall
-from envscaler_core.models.interop import ImportedEnv, ImportedScenario
+from envscaler_core.models import ToolCall
 from envscaler_core.rollout import ScriptedAgent, run_rollout
-from envscaler_core.store import Store
-from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
+from tests.interop.conftest import import_one_env
 
 CODE = '''class Lib:
     MAX_LOANS = 3
@@ -73,18 +69,8 @@ DONE = {"tool": "chat_with_user", "args": {"content": "Task Completed"}}
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
-    tmp: Path = tmp_path_factory.mktemp("no-method")
-    directory = write_scenarios_dir(tmp / "envscaler", "env_p", ENV, [LEND], {"t1": SOLUTION})
-    settings = settings_for(tmp)
-    report = run_import(directory, settings, sandbox_pool, run_id="nm")
-    with Store.from_url(settings.store.url) as store:
-        accepted = store.query(AcceptedEnv, run_id="nm")
-        if accepted:
-            export_run(store, "nm", settings, tmp / "out", formats=["rl"])
-        return {"report": report, "envs": store.query(ImportedEnv, run_id="nm"),
-                "scenarios": store.query(ImportedScenario, run_id="nm"), "accepted": accepted,
-                "promoted": store.query(Scenario, run_id="nm"), "pool": sandbox_pool,
-                "rl": tmp / "out" / "nm" / "rl_scenarios.parquet"}
+    return import_one_env(tmp_path_factory.mktemp("no-method"), ENV, [LEND], {"t1": SOLUTION}, sandbox_pool, "nm",
+                          rl_export=True)
 
 
 def test_the_env_is_accepted_and_its_scenario_verified(imported: dict[str, Any]) -> None:
