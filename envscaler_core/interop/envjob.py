@@ -83,8 +83,9 @@ def validated_tools(candidate: EnvCandidate) -> EnvCandidate:
     names = no_method_tools(candidate.class_code, candidate.class_name, [t.function.name for t in candidate.tools])
     if not names:
         return candidate
+    kinds = {k: v for k, v in candidate.tool_kinds.items() if k not in names}
     return candidate.model_copy(update={"tools": [t for t in candidate.tools if t.function.name not in names],
-                                        "tool_kinds": {k: v for k, v in candidate.tool_kinds.items() if k not in names}})
+                                        "tool_kinds": kinds})
 
 
 def static_problems(env: EnvInput) -> list[str]:

@@ -69,8 +69,8 @@ def test_an_integer_and_a_string_task_id_are_different_ids(tmp_path: Path, sandb
     """`task_id` keeps its type (docs/interop.md): 7 and "7" are two ids, and no join confuses them (outside
     check 10, C-F6: they were reported as one id "shared by 2 different RL records")."""
     record = json.loads((FIXTURES / "rl_scenario_metadata.json").read_text())[0]
-    assert _shared_warnings(tmp_path, sandbox_pool, [{**record, "task_id": 7},
-                                                     {**record, "task_id": "7", "task": record["task"] + " Again."}]) == []
+    again = {**record, "task_id": "7", "task": record["task"] + " Again."}
+    assert _shared_warnings(tmp_path, sandbox_pool, [{**record, "task_id": 7}, again]) == []
 
 
 def test_a_shared_task_id_is_named_with_its_type(tmp_path: Path, sandbox_pool: Any) -> None:

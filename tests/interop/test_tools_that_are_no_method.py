@@ -61,8 +61,8 @@ ENV = {"env_id": "env_p", "environment_introduction": "A library.", "constraints
                           {"operation_name": "lend_book", "operation_type": "state_change"}]}
 LEND = {"env_id": "env_p", "env_class_name": "Lib", "task_id": "t1", "init_config": {"books": {"b1": 2}, "loans": []},
         "task": "Lend b1.", "checklist": ["lent"],
-        "checklist_with_func": [{"check_item": "lent",
-                                 "check_func": "def check_func(final_state):\n    return final_state['loans'] == ['b1']"}]}
+        "checklist_with_func": [{"check_item": "lent", "check_func": (
+            "def check_func(final_state):\n    return final_state['loans'] == ['b1']")}]}
 SOLUTION = [{"name": "lend_book", "arguments": {"book_id": "b1"}}]
 DONE = {"tool": "chat_with_user", "args": {"content": "Task Completed"}}
 
