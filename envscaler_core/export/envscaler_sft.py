@@ -53,13 +53,16 @@ def imported_task_ids(store: Any, run_id: str) -> dict[str, Any] | None:
 def shared_task_ids(store: Any, run_id: str) -> list[str]:
     """One warning per (env id, task id) that distinct RL records of an import share: EnvScaler's task ids are
     timestamps that need not be unique, so a join of `envscaler_sft_traj.json` (or the RL file) with the
-    scenario files on task_id cannot tell those records apart; the export keeps them all as they are."""
-    groups: dict[tuple[str, str], set[str]] = {}
+    scenario files on task_id cannot tell those records apart; the export keeps them all as they are. The id
+    is compared and named with its type, as the record has it (`task_id` keeps its type: `7` and `"7"` are
+    two ids; outside check 10, C-F6: they were reported as one shared id, both shown as '7')."""
+    groups: dict[tuple[str, str], tuple[Any, set[str]]] = {}
     for s in (s for s in store.query(ImportedScenario, run_id=run_id) if s.split == "rl"):
-        groups.setdefault((s.env_id, str(s.task_id)), set()).add(s.record_json)
+        task = s.record.get("task_id")
+        groups.setdefault((s.env_id, json.dumps(task, sort_keys=True)), (task, set()))[1].add(s.record_json)
     return [f"task_id {task!r} of env {env!r} is shared by {len(texts)} different RL records (EnvScaler's ids need "
-            "not be unique): a join on task_id is ambiguous for them" for (env, task), texts in sorted(groups.items())
-            if len(texts) > 1]
+            "not be unique): a join on task_id is ambiguous for them"
+            for (env, _), (task, texts) in sorted(groups.items()) if len(texts) > 1]
 
 
 def envscaler_sft_row(fingerprint: str, traj: Trajectory, task_ids: Mapping[str, Any] | None = None

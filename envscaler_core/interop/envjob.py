@@ -34,6 +34,7 @@ from envscaler_core.models.env import AcceptedEnv, EnvCandidate
 from envscaler_core.models.interop import CheckAudit
 from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
+from envscaler_core.rollout.rules import class_attribute_kinds, no_method_tools
 from envscaler_core.runtime import EnvRuntime, load_failure
 from envscaler_core.scenarios.determinism import CHECK_REPEATS
 from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
@@ -78,6 +79,19 @@ def candidate_of(env: EnvInput) -> EnvCandidate:
                         tools=env.tools, tool_kinds=env.tool_kinds)  # type: ignore[arg-type]
 
 
+def validated_tools(candidate: EnvCandidate) -> EnvCandidate:
+    """The candidate validation probes: without the tools that are a property or class constant of the class
+    (`no_method_tools`). They stay offered (EnvScaler offers them), but no call to one can succeed in either
+    runtime, so demanding a successful call to one rejected the env on coverage ("loan_count was never called") where
+    EnvScaler scores its scenarios 1.0 (outside check 10, C-F1)."""
+    names = no_method_tools(candidate.class_code, candidate.class_name, [t.function.name for t in candidate.tools])
+    if not names:
+        return candidate
+    kinds = {k: v for k, v in candidate.tool_kinds.items() if k not in names}
+    return candidate.model_copy(update={"tools": [t for t in candidate.tools if t.function.name not in names],
+                                        "tool_kinds": kinds})
+
+
 def static_problems(env: EnvInput) -> list[str]:
     """What the source alone shows: it does not parse, a tool's schema cannot be fitted to its method
     (tool_fit: no call could run it), or a tool has no method behind it (an agent calling it would only
@@ -104,7 +118,7 @@ def static_problems(env: EnvInput) -> list[str]:
     if cls is None:
         return []  # built some other way: the loader decides
     methods = {n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    attrs = {t.id for n in cls.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    attrs = set(class_attribute_kinds(env.code, env.class_name))  # offered as EnvScaler offers them (tool_fit)
     if any(isinstance(b, (ast.Name, ast.Attribute)) for b in cls.bases):
         return []  # inherited methods are invisible here
     return [f"tool {t.function.name!r} has no method in {env.class_name}" for t in env.tools
@@ -155,7 +169,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         # always the faithful form: markers in the config reach the class restored, and what the class
         # makes itself (`self.vip = set()`) comes back as a marker, whatever the state holds (F4)
         probed, state = with_markers_restored(
-            candidate, test_config if test_config is not None else {}, always=True)
+            validated_tools(candidate), test_config if test_config is not None else {}, always=True)
         outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state))
         score, report = outcome.report.score, outcome.report
         breaches = list(report.critical)

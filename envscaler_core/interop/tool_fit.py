@@ -15,6 +15,10 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   (`{"type": "string"}`), so an explicit null, which is what the default means and which EnvScaler's
   runtime passes through, would be refused: here it is nullable (`["string", "null"]`, or a null branch
   in an `anyOf`), as the factory's own schema extraction writes it (`synth.tool_schema.nullable`);
+* a quoted annotation (`qty: "int"`, `"Optional[int]"`, `"List[str]"`) becomes `{"type": "string"}` (step6 maps
+  any constant to its type's name): here it gets the schema of the type the string names, read through the
+  one AST parser (never evaluated); kept, it refused every integer and rejected the env on coverage (outside
+  check 10, C-F5);
 * `*args` and `**kwargs` become ordinary properties (`tags`, `fields`): EnvScaler's runtime calls
   `getattr(env, name)(**arguments)`, so `fields="x"` lands in the method as the key `fields` and `tags=...`
   raises TypeError; here `*args` is no parameter and `**kwargs` allows further arguments by name
@@ -37,6 +41,11 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   `required`, it made the tool uncallable and its env rejected (differential re-check 2026-11-26, F4).
   A `"parameters": null` is read as no `parameters` (read.py, with a note), fitted as above (F5: it was
   taken as a malformed record, and the env and its scenarios skipped);
+* a tool can name a property (`@property def loan_count`, which step6 lists as it lists every definition)
+  or a class constant: it is kept, as EnvScaler's runtime offers it, with a note; a call to it calls the
+  value and raises TypeError there, and so ends an imported env's episode at 0 here (`rollout/rules.py`),
+  and validation does not call it (`envjob.validated_tools`: nothing it could do would succeed, so it
+  cannot reject the env on coverage, outside check 10, C-F1);
 * a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
   the agent's message to the user and ends a non-conversational episode): it is left out too, and a
   reference solution's call to it ends the replay there, as it ends the episode there.
@@ -52,6 +61,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.models.env import ToolSchema
+from envscaler_core.rollout.rules import no_method_tools
 from envscaler_core.synth.reserved import RESERVED_TOOLS
 from envscaler_core.signature import parameters
 from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, nullable
@@ -74,6 +84,23 @@ def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -
         return None
     extra = {k: v for k, v in placeholder.items() if k in ("description", "title")}
     return {**schema, **extra}
+
+
+def _quoted(annotation: ast.expr | None, schema: Any) -> dict[str, Any] | None:
+    """The schema of the type a quoted annotation names (`qty: "int"` -> integer), in place of the
+    `{"type": "string"}` step6 writes for every quoted annotation; None when the parameter's annotation is not
+    quoted, its schema says more than step6's string, or the string names `str` itself. The string is parsed
+    by `annotation_schema` through the one AST parser, never evaluated; one that is no type expression reads
+    as no constraint, as no annotation does."""
+    if not (isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and isinstance(schema, dict)
+            and schema.get("type") == "string" and set(schema) <= _PLACEHOLDER_KEYS):
+        return None
+    try:
+        named = annotation_schema(annotation)
+    except (SchemaError, SyntaxError, ValueError, RecursionError):
+        named = {}
+    extra = {k: v for k, v in schema.items() if k in ("description", "title")}
+    return None if named == {"type": "string"} else {**named, **extra}
 
 
 def _missing_schema(annotation: ast.expr | None) -> dict[str, Any]:
@@ -123,6 +150,12 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return public, notes, []  # the audit rejects the env for that
+    attributes = no_method_tools(code, class_name, [t.function.name for t in public])
+    if attributes:
+        notes.append(f"{len(attributes)} tool(s) that are no method of the class kept ("
+                     f"{', '.join(f'{n}: {k}' for n, k in attributes.items())}): EnvScaler's step6 lists them and its "
+                     "runtime offers them, but a call to one calls its value, which is not callable: a TypeError "
+                     "that ends the episode at 0 there and here; validation does not call them")
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     methods = {n.name: n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     optional: list[str] = []
@@ -130,6 +163,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     variadic: list[str] = []
     nulls: list[str] = []
     added: list[str] = []
+    quoted: list[str] = []
     untakeable: list[str] = []
     problems: list[str] = []
     fitted = []
@@ -158,6 +192,11 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             if name not in defaulted:
                 required = [*(required if isinstance(required, list) else []), name]
             added.append(f"{tool.function.name}.{name}{'' if name in defaulted else ' (required)'}")
+        for name, schema in props.items():
+            written, named = annotations.get(name), _quoted(annotations.get(name), schema)
+            if named is not None and isinstance(written, ast.Constant):
+                props[name] = named
+                quoted.append(f"{tool.function.name}.{name}: {written.value!r}")
         for name, schema in props.items():
             if name in annotations and is_placeholder(schema):
                 better = _from_annotation(annotations[name], schema)
@@ -214,6 +253,10 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                      f"{', ...' if len(variadic) > 8 else ''}): EnvScaler's step6 lists them as ordinary properties, "
                      "but its runtime calls tools with keywords only, so **kwargs takes any further argument by "
                      "its own name and *args cannot be filled at all")
+    if quoted:
+        notes.append(f"{len(quoted)} quoted annotation(s) read as the type they name ({', '.join(quoted[:8])}"
+                     f"{', ...' if len(quoted) > 8 else ''}): EnvScaler's step6 writes every quoted annotation as "
+                     "a string, its runtime never checks arguments")
     if widened:
         notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
                      f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "

@@ -7,8 +7,9 @@ data) out of an env that broke (differential check F1).
 
 An env imported from EnvScaler's files plays its runtime's rules exactly (F2): `getattr(env, name)(**args)`
 inside that same `try`, so a call it runs into a TypeError (a missing or an extra argument, a name that is a
-data attribute or a class constant) ends the episode at 0 as well; a name the instance does not have, or
-arguments that are not an object, are its "Error: Invalid action" and the episode goes on. Its arguments are
+data attribute, a class constant or a property, listed as a tool or not) ends the episode at 0 as well; a
+name the instance does not have, or arguments that are not an object, are its "Error: Invalid action" and
+the episode goes on. Its arguments are
 read as its `parse_action` reads them (`envscaler_arguments`: `json.loads`, nothing repaired; differential
 round 3, F2/F3), while a synthesized env reads them leniently (docs/llm.md). Those calls are
 decided here from the method's own signature (read from the class's code; a decorated method's from its
@@ -32,6 +33,7 @@ from envscaler_core.llm.replies.structured import shown
 from envscaler_core.models.env import AcceptedEnv, EpisodeRules
 from envscaler_core.runtime import CallOutcome, Episode, EpisodeBreach
 from envscaler_core.signature import parameters
+from envscaler_core.synth.tool_schema import is_property
 
 RAISED_KINDS = frozenset({"exception", "timeout", "crash"})
 """Error kinds where the env's own code failed in the call (`runtime.ErrorKind`), not a refusal."""
@@ -106,16 +108,17 @@ def raised_text(outcome: CallOutcome) -> str:
 
 
 @functools.lru_cache(maxsize=256)
-def class_attributes(code: str, class_name: str) -> frozenset[str]:
+def class_attribute_kinds(code: str, class_name: str) -> dict[str, str]:
     """Names the class (and the classes of the same code it derives from) binds in its body to something
-    that is not a plain method: constants, mutable defaults, properties. `getattr` finds them on every
-    instance, and calling one is a TypeError in EnvScaler's runtime."""
+    that is not a plain method, each with what it is ("a class attribute": constants, mutable defaults;
+    "a property": `@property`, `@cached_property`). `getattr` finds them on every instance, and calling one
+    is a TypeError in EnvScaler's runtime (a property's value is what is called). Do not mutate the result."""
     try:
         tree = pyast.parse(code)  # the one AST lock; trees shared with validation
     except SyntaxError:  # SourceTooLarge and NestedTooDeep are SyntaxErrors too
-        return frozenset()
+        return {}
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    names: set[str] = set()
+    kinds: dict[str, str] = {}
     seen: set[str] = set()
     todo = [class_name]
     while todo:
@@ -126,13 +129,21 @@ def class_attributes(code: str, class_name: str) -> frozenset[str]:
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
         for stmt in node.body:
             if isinstance(stmt, ast.Assign):
-                names |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                kinds.update((t.id, "a class attribute") for t in stmt.targets if isinstance(t, ast.Name))
             elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                names.add(stmt.target.id)
-            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and any(
-                    isinstance(d, ast.Name) and d.id == "property" for d in stmt.decorator_list):
-                names.add(stmt.name)
-    return frozenset(n for n in names if not n.startswith("_"))
+                kinds[stmt.target.id] = "a class attribute"
+            elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and is_property(stmt):
+                kinds.setdefault(stmt.name, "a property")
+    return {n: k for n, k in kinds.items() if not n.startswith("_")}
+
+
+def no_method_tools(code: str, class_name: str, tools: list[str]) -> dict[str, str]:
+    """The tools (by name, in order) that are no method of the class but a class attribute or a property,
+    each with which: EnvScaler's step6 lists every definition (`@property def loan_count` too) and its
+    runtime offers them, but `getattr(env, name)(**args)` calls the value and raises TypeError. A name the
+    class also defines as a plain method is a method (the later definition wins in Python; here, any)."""
+    kinds, methods = class_attribute_kinds(code, class_name), method_signatures(code, class_name)
+    return {t: kinds[t] for t in tools if t in kinds and t not in methods}
 
 
 class Takes(BaseModel):
@@ -184,7 +195,8 @@ class CallRules:
     def __init__(self, env: AcceptedEnv) -> None:
         self.rules: EpisodeRules = env.episode_rules
         self.tools = {t.function.name: t.function.parameters for t in env.tools}
-        self.constants = class_attributes(env.class_code, env.class_name) if self.rules == "envscaler" else frozenset()
+        self.constants = (class_attribute_kinds(env.class_code, env.class_name) if self.rules == "envscaler"
+                          else {})
         self.signatures = method_signatures(env.class_code, env.class_name) if self.rules == "envscaler" else {}
 
     @property
@@ -228,10 +240,13 @@ class CallRules:
         if name.startswith("_"):
             return None  # refused as private here (documented), whatever EnvScaler does
         params = self.tools.get(name)
-        if name in _state_keys(ep) or (params is None and name in self.constants):
+        in_state = name in _state_keys(ep)
+        if in_state or (name in self.constants and name not in self.signatures):
             # an instance attribute wins over the method of that name (EnvScaler's loader sets every config key,
-            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4)
-            return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls it and "
+            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4); a
+            # property or class constant listed as a tool is called the same way (outside check 10, C-F1)
+            what = "a property" if not in_state and self.constants.get(name) == "a property" else "a data attribute"
+            return (f"{name!r} is {what} of the env, not a method: EnvScaler's runtime calls its value and "
                     "raises TypeError (not callable)")
         if params is None:
             return None  # no such attribute: EnvScaler's "Invalid action", the episode goes on

@@ -157,7 +157,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return " ".join(summary), params
 
 
-def _is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """`@property`, `@cached_property` and `@x.setter/getter/deleter`: attributes, not callable tools."""
     for dec in fn.decorator_list:
         name = dec.attr if isinstance(dec, ast.Attribute) else dec.id if isinstance(dec, ast.Name) else ""
@@ -170,7 +170,7 @@ def public_methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctio
     """Tool methods: public (no leading underscore) function definitions in the class body, properties
     excluded (the sandbox refuses to call them, and a setter's schema is meaningless)."""
     return [n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-            and not n.name.startswith("_") and not _is_property(n)]
+            and not n.name.startswith("_") and not is_property(n)]
 
 
 def method_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> ToolSchema:

@@ -87,6 +87,29 @@ def run_import(directory: Path, settings: Settings, runtime: Any, run_id: str = 
                                 runtime=runtime, settings=settings, run_id=run_id, **kwargs)
 
 
+def import_one_env(tmp: Path, env: dict[str, Any], scenarios: list[dict[str, Any]],
+                   plans: dict[str, list[dict[str, Any]]], runtime: Any, run_id: str, *, rl_export: bool = False
+                   ) -> dict[str, Any]:
+    """Import one env (`write_scenarios_dir`) and read back what the specs look at: the report, the stored
+    verdicts (`envs`, `scenarios`), `accepted` envs and `promoted` scenarios; with `rl_export`, an accepted
+    env's RL export too (`rl`: its parquet file, for `load_rl_set`)."""
+    from envscaler_core.export import export_run
+    from envscaler_core.models import AcceptedEnv, Scenario
+    from envscaler_core.models.interop import ImportedEnv, ImportedScenario
+
+    directory = write_scenarios_dir(tmp / "envscaler", env["env_id"], env, scenarios, plans)
+    settings = settings_for(tmp)
+    report = run_import(directory, settings, runtime, run_id=run_id)
+    with Store.from_url(settings.store.url) as store:
+        accepted = store.query(AcceptedEnv, run_id=run_id)
+        if rl_export and accepted:
+            export_run(store, run_id, settings, tmp / "out", formats=["rl"])
+        return {"report": report, "envs": store.query(ImportedEnv, run_id=run_id),
+                "scenarios": store.query(ImportedScenario, run_id=run_id), "accepted": accepted,
+                "promoted": store.query(Scenario, run_id=run_id), "pool": runtime,
+                "rl": tmp / "out" / run_id / "rl_scenarios.parquet"}
+
+
 @pytest.fixture(scope="module")
 def fixture_import(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
     """One import of the fixture files, shared by the specs that only read its outcome."""
