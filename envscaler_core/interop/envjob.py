@@ -363,7 +363,7 @@ def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepte
     todo = [states[fp] for fp in sorted(states) if fp not in accepted.validated_on]
     if not todo:
         return None
-    candidate = candidate_of(env)
+    candidate = validated_tools(candidate_of(env))  # as judge_env probes it: no property tools
     kinds = labels(candidate)
 
     def sweep(config: Any) -> list[str]:
