@@ -6,9 +6,11 @@ verification by luck, before its date or on this host, then pays do-nothing epis
 once the clock has passed T, or on another machine (outside checks rt9-A F1, rt10-A F1/F4, rt10-B F5,
 rt10-C F3). A denylist of spellings was walked around every time, so the rule is an allowlist:
 
-    a check imports only modules that compute (`PURE_MODULES`; from `time` only `strptime`), and names
-    no clock (`now`/`today`/`utcnow` on anything), no reflection, I/O or address builtin, no `_` attribute
-    or dunder, and no module reached through another's attribute (`statistics.random`).
+    a check imports only modules that compute (`PURE_MODULES`; from `time` only `strptime`, `sleep`), and
+    names no clock (`now`/`today`/`utcnow` on anything), no reflection, I/O or address builtin, no `_`
+    attribute or dunder (but `__name__`, `__module__`, ...), and no module reached through another's
+    attribute (`statistics.random`). A module outside the standard library is not judged: the jail has
+    none, so importing it fails as a `check_error`, as before.
 
 Judged on the code (parsed through `pyast.parse`), by name, not by dotted path: `cls = datetime.datetime;
 cls.now()` still names `now`. Two guards, both kept:
@@ -117,8 +119,8 @@ def static_reason(source: Any) -> str | None:
     if not found:
         return None
     return (f"{NONDETERMINISTIC}the check names {', '.join(dict.fromkeys(found))}: its verdict must be a function of "
-            f"the state (a check imports only {', '.join(sorted(PURE_MODULES))} and time.strptime, and names no clock, "
-            "reflection, I/O or address builtin, `_` attribute or other module)")
+            f"the state (a check imports only {', '.join(sorted(PURE_MODULES))} and time.strptime/sleep, and names no "
+            "clock, reflection, I/O or address builtin, `_` attribute, dunder or other module)")
 
 
 def _named(node: ast.AST) -> list[str]:
