@@ -147,10 +147,15 @@ def _named(node: ast.AST) -> list[str]:
     return []
 
 
+_JAIL_MODULES = frozenset({"worker", "seccomp_filter"})
+"""With every `jail_*` name, the sandbox's own modules (docs/sandbox.md), importable inside a unit: they
+read the host and the clock."""
+
+
 def _impure(top: str) -> bool:
-    """A standard module outside `PURE_MODULES` (and `time`, judged by name). Another module is not
-    judged: the jail has the standard library only, so importing it fails as a `check_error`."""
-    return top in sys.stdlib_module_names and top not in PURE_MODULES | {"time"}
+    """A standard module outside `PURE_MODULES` (and `time`, judged by name) or the jail's own. Another
+    module is not judged: the jail has no other, so importing it fails as a `check_error`."""
+    return (top in sys.stdlib_module_names and top not in PURE_MODULES | {"time"}) or top in _JAIL_MODULES or top.startswith("jail_")
 
 
 def _name(name: str, shown: str, attribute: bool = True) -> list[str]:

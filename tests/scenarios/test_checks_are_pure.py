@@ -37,6 +37,7 @@ def _check(body: str, head: str = "", lines: str = "") -> CheckSpec:
      "attrgetter"),
     ("", "", f"{LENT} or getattr(final_state, 'get') is None", "getattr"),
     ("import time as t\n", "    clock = t\n", f"{LENT} or clock.time() > 4102444800", "time"),
+    ("import jail_unit\n", "", f"{LENT} or jail_unit is None", "import jail_unit"),  # the sandbox's own module
 ])
 def test_a_check_reaching_past_the_state_is_refused_as_nondeterministic(
         runtime, head: str, lines: str, body: str, named: str) -> None:
