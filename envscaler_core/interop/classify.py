@@ -13,8 +13,8 @@ A check's class (see docs/interop.md):
   solved state). On the initial state a non-bool (`None`, `[]`, `''`, `0` from `return loan and ...`) is
   "not True there", exactly like a raise: EnvScaler scores it 0 there too, and the check is judged after
   the reference solution;
-* `nondeterministic`: its code names a source of chance or the clock (`random`, `time.time`,
-  `datetime.now`, `uuid`, `id()`...), or evaluations of one state in fresh units disagree, on either
+* `nondeterministic`: its code breaks the rule of `scenarios/determinism.py` (imports beyond the
+  computing modules, a clock such as `D.now()`, reflection, `id()`...), or evaluations of one state in fresh units disagree, on either
   state (`scenarios/determinism.py`): its verdict is not a function of the state, so it pays at random or
   after a date. EnvScaler runs it once and keeps it;
 * `vacuous`: True on the initial state: it rewards doing nothing;

@@ -290,7 +290,7 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
 def run_checks(runtime: EnvRuntime, sources: Sequence[Any], initial: dict[str, Any], final: dict[str, Any],
                breaker: Breaker, repeats: int = CHECK_REPEATS) -> list[CheckOutcome]:
     """Every check in its own unit (`EnvRuntime.run_checks`), on restored states when they hold markers,
-    `repeats` times in fresh units: one whose code names chance or the clock, or whose evaluations
+    `repeats` times in fresh units: one whose code breaks the rule of `determinism.py`, or whose evaluations
     differ, is a NONDETERMINISTIC error (`scenarios/determinism.py`; EnvScaler itself runs it once)."""
     markers = has_markers(initial, final)
 

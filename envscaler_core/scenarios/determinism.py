@@ -1,25 +1,41 @@
-"""A check must be a function of the state: refuse the ones whose verdict depends on chance or the clock.
+"""A check must be a function of the state: refuse the ones whose verdict can depend on anything else.
 
-A check verified by one evaluation per state can still read `random.random()` or `time.time()`: it
-passes verification by luck (or before its date), then pays do-nothing episodes 1.0 at random or once
-the clock has passed T (outside check rt9-A, F1). Two guards, both needed:
+A check verified by a few evaluations per state can still read chance, the clock or the host
+(`random.random()`, `time.strftime('%s')`, `D.now()` through an alias, `os.cpu_count()`): it passes
+verification by luck, before its date or on this host, then pays do-nothing episodes 1.0 at random,
+once the clock has passed T, or on another machine (outside checks rt9-A F1, rt10-A F1/F4, rt10-B F5,
+rt10-C F3). A denylist of spellings was walked around every time, so the rule is an allowlist:
 
-* statically, the check's code (parsed through `pyast.parse`) names a source of randomness or the
-  clock: the modules `random`, `secrets`, `uuid`, the clock functions of `time`, `datetime.now/today/
-  utcnow` (and `date.today`), `os.urandom/getrandom`, the builtins `id()` (an address) and `hash()` (a
-  str's hash is salted per process unless PYTHONHASHSEED is fixed, which no trainer promises);
+    a check imports only modules that compute (`PURE_MODULES`; from `time` only `strptime`, `sleep`), and
+    names no clock (`now`/`today`/`utcnow` on anything), no reflection, I/O or address builtin, no `_`
+    attribute or dunder (but `__name__`, `__module__`, ...), and no module reached through another's
+    attribute (`statistics.random`). A module outside the standard library is not judged: the jail has
+    none, so importing it fails as a `check_error`, as before.
+
+Judged on the code (parsed through `pyast.parse`), by name, not by dotted path: `cls = datetime.datetime;
+cls.now()` still names `now`. Two guards, both kept:
+
+* statically (`static_reason`), the rule above;
 * dynamically, every check is evaluated `repeats` times on the same state, each time in its own batch
-  of sandbox units (`EnvRuntime.run_checks`), and results that differ are refused: this catches what a
-  name does not show (`__import__('ran' + 'dom')`). A coin evaluated k times on
-  each of two states escapes with probability 4**-k (1/64 at the default 3).
+  of sandbox units (`EnvRuntime.run_checks`), and results that differ are refused. With the static rule
+  a check reaches no source of chance, so this is a backstop (an object's address in a repr, code the
+  rule did not foresee). A check that is a fair coin on one state escapes k evaluations of it with
+  probability 2**-k (1/8 at the default 3): only the verdict verification wants (False on the initial
+  state, True after the solution) passes, and a check like `credits == 4 or coin` is decided on the
+  other state by its task part. Not seen by either: a verdict that depends on str-hash order (set
+  iteration), since every jail interpreter has PYTHONHASHSEED=0 (docs/interop.md, known limits).
 
 Both give a `CheckOutcome` whose error starts with NONDETERMINISTIC, which verification
-(`verify.py`) and the import's audit (`interop/classify.py`) class `nondeterministic`.
+(`verify.py`) and the import's audit (`interop/classify.py`) class `nondeterministic` (not a function
+of the state alone: chance, the clock or the host).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,52 +46,130 @@ NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3
 """Evaluations of every check per state (settings.scen.check_repeats)."""
 
-_RANDOM_MODULES = frozenset({"random", "secrets", "uuid"})
-_CLOCK = {"time": frozenset({"time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns",
-                             "process_time", "process_time_ns", "thread_time", "thread_time_ns", "localtime",
-                             "gmtime", "ctime", "asctime", "clock_gettime", "clock_gettime_ns"}),
-          "os": frozenset({"urandom", "getrandom"})}
-_NOW = frozenset({"now", "today", "utcnow"})
-_BUILTINS = {"id": "id() (an object's address)", "hash": "hash() (salted per process for str)"}
+PURE_MODULES = frozenset({
+    "re", "math", "cmath", "json", "datetime", "decimal", "fractions", "collections", "itertools", "functools",
+    "operator", "string", "statistics", "copy", "typing", "dataclasses", "enum", "bisect", "heapq", "numbers",
+    "unicodedata", "calendar"})
+"""The modules a check may import: they compute from their arguments and read nothing else."""
+_TIME_PURE = frozenset({"strptime", "struct_time", "sleep"})
+"""All a check may take from `time`: the rest reads the clock (`strftime` with no time tuple reads it too);
+`sleep` waits without reading anything (a slow check meets its time limit, a `check_error`)."""
+_DUNDERS = frozenset({"__name__", "__module__", "__qualname__", "__doc__"})
+"""The dunders a check may name: EnvScaler's checks read `__name__` (it is "builtins" there and here); the
+others reach the builtins, a module or a frame (`__import__`, `__globals__`, `__subclasses__`)."""
+_CLOCK = frozenset({"now", "today", "utcnow"})
+_NAMED = {"id": "id() (an object's address)", "hash": "hash() (salted per process for str)",
+          "object": "object() (its repr is an address)", "open": "open() (reads the host)",
+          "input": "input()", "breakpoint": "breakpoint()"}
+_REFLECTION = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "globals", "vars", "locals",
+                         "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef"})
+"""Ways to reach a name the scan cannot read (`getattr(x, 'n' + 'ow')`, `operator.attrgetter`, the string
+formatter's field lookup, `typing`'s evaluation of annotation strings)."""
+
+
+def _modules_reached() -> frozenset[str]:
+    """Attribute names that lead from a pure module to another module (`statistics.random`, `datetime.sys`),
+    found on this interpreter, plus every standard module's name but the pure ones and `time` (a
+    datetime's `.time()` method): a check must not step out of `PURE_MODULES` by attribute."""
+    names = set(sys.stdlib_module_names) - PURE_MODULES - {"time"}
+    seen: set[str] = set()
+    todo = [importlib.import_module(name) for name in sorted(PURE_MODULES)]
+    while todo:
+        module = todo.pop()
+        if module.__name__ in seen:
+            continue
+        seen.add(module.__name__)
+        for attr, value in vars(module).items():
+            if isinstance(value, types.ModuleType):
+                if value.__name__.split(".")[0] in PURE_MODULES:
+                    todo.append(value)
+                else:
+                    names.add(attr)
+    return frozenset(names)
+
+
+_OTHER_MODULES = _modules_reached()
 
 
 def static_reason(source: Any) -> str | None:
-    """What in `source` makes its verdict depend on chance or the clock, or None. Code that does not
-    parse is not judged here: running it says why it fails."""
+    """What in `source` lets its verdict depend on something other than the state, or None. Code that
+    does not parse is not judged here: running it says why it fails."""
     if not isinstance(source, str):
         return None
     try:
         tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return None
+    time_names = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                  for a in node.names if a.name == "time"}
     found: list[str] = []
+    judged: set[int] = set()  # names already judged with their attribute or subscript
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in time_names:
+            judged.add(id(node.value))
+            if node.attr not in _TIME_PURE:
+                found.append(f"{node.value.id}.{node.attr} (from time only {'/'.join(sorted(_TIME_PURE))})")
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "__builtins__":
+            judged.add(id(node.value))
+        elif isinstance(node, ast.Name) and id(node) in judged:
+            continue
+        elif isinstance(node, ast.Name) and node.id in time_names:
+            found.append(f"{node.id} (the time module as a value)")
         found.extend(_named(node))
     if not found:
         return None
-    return f"{NONDETERMINISTIC}the check names {', '.join(dict.fromkeys(found))}: its verdict must be a function of the state"
+    return (f"{NONDETERMINISTIC}the check names {', '.join(dict.fromkeys(found))}: its verdict must be a function of "
+            f"the state (a check imports only {', '.join(sorted(PURE_MODULES))} and time.strptime/sleep, and names no "
+            "clock, reflection, I/O or address builtin, `_` attribute, dunder or other module)")
 
 
 def _named(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Import):
-        return [a.name for a in node.names if a.name.split(".")[0] in _RANDOM_MODULES]
+        return [f"import {a.name}" for a in node.names if _impure(a.name.split(".")[0])]
     if isinstance(node, ast.ImportFrom):
         top = (node.module or "").split(".")[0]
-        if top in _RANDOM_MODULES:
-            return [node.module or top]
-        clock = _CLOCK.get(top, frozenset())
-        return [f"{top}.{a.name}" for a in node.names if a.name in clock]
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.attr in _CLOCK.get(node.value.id, frozenset()):
-            return [f"{node.value.id}.{node.attr}"]
-    if isinstance(node, ast.Attribute) and node.attr in _NOW and _dotted(node.value).split(".")[-1] in ("datetime", "date"):
-        return [f"{_dotted(node.value)}.{node.attr}"]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BUILTINS:
-        return [_BUILTINS[node.func.id]]
-    if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in ("__import__", "import_module"):
-        first = node.args[0] if node.args else None
-        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.split(".")[0] in _RANDOM_MODULES:
-            return [first.value]
+        if node.level or _impure(top):
+            return [f"from {'.' * node.level}{node.module or ''} import"]
+        if top == "time":
+            return [f"time.{a.name}" for a in node.names if a.name not in _TIME_PURE]
+        return [f for a in node.names for f in _name(a.name, f"{node.module}.{a.name}")]
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "__builtins__":
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if not isinstance(key, str):
+            return ["__builtins__[...] (a computed builtin)"]
+        return _name(key, f"__builtins__[{key!r}]", attribute=False) + ([_NAMED[key]] if key in _NAMED else [])
+    if isinstance(node, ast.Name):
+        return _name(node.id, node.id, attribute=False)
+    if isinstance(node, ast.Attribute):
+        return _name(node.attr, f"{_dotted(node.value) or '...'}.{node.attr}")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAMED:
+        return [_NAMED[node.func.id]]
+    return []
+
+
+_JAIL_MODULES = frozenset({"worker", "seccomp_filter"})
+"""With every `jail_*` name, the sandbox's own modules (docs/sandbox.md), importable inside a unit: they
+read the host and the clock."""
+
+
+def _impure(top: str) -> bool:
+    """A standard module outside `PURE_MODULES` (and `time`, judged by name) or the jail's own. Another
+    module is not judged: the jail has no other, so importing it fails as a `check_error`."""
+    return (top in sys.stdlib_module_names and top not in PURE_MODULES | {"time"}) or top in _JAIL_MODULES or top.startswith("jail_")
+
+
+def _name(name: str, shown: str, attribute: bool = True) -> list[str]:
+    """Why a name is refused: an attribute or an imported name by all of the rule; a bare variable only
+    for reflection and dunders (`now = ...` or `_seen` as a local is fine; the builtins in `_NAMED` are
+    judged at their call, so `id` as a variable is fine too)."""
+    if attribute and name in _CLOCK:
+        return [f"{shown} (the clock)"]
+    if name in _REFLECTION:
+        return [f"{shown} (reflection)"]
+    if (name.startswith("__") and name not in _DUNDERS) or (attribute and name.startswith("_") and name not in _DUNDERS):
+        return [f"{shown} (a private or dunder name)"]
+    if attribute and name in _OTHER_MODULES:
+        return [f"{shown} (another module)"]
     return []
 
 

@@ -222,7 +222,7 @@ def verify_scenario(
     either way. The factory's own scenarios leave it None: their checks must answer on every state.
 
     `repeats`: evaluations of every check on each state, each in fresh sandbox units; a check whose code
-    names chance or the clock, or whose evaluations of one state differ, is `nondeterministic`
+    breaks the rule of `determinism.py` (chance, the clock, the host), or whose evaluations of one state differ, is `nondeterministic`
     (`determinism.py`): verified once, it paid do-nothing episodes at random or after a date (rt9-A F1).
     """
     if not scenario.checks:

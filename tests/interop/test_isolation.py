@@ -115,15 +115,18 @@ def _outcomes(scenario: ImportedScenario) -> dict[str, str]:
 
 def test_checks_that_patch_builtins_json_and_copy_decide_only_their_own_verdict(hostile_import: dict[str, Any]) -> None:
     outcomes = _outcomes(hostile_import["scenarios"]["hostile-checks"])
-    # Its own verdict is its business: True, or a unit it broke itself (the worker's reply path is patched too).
-    assert outcomes["patches builtins, json, copy"] in ("vacuous", "check_error")
+    # Its own verdict is its business: True, or a unit it broke itself (the worker's reply path is patched
+    # too), or refused unrun: since rt10 a check naming `_` attributes is `nondeterministic` (scenarios/determinism.py).
+    assert outcomes["patches builtins, json, copy"] in ("vacuous", "check_error", "nondeterministic")
     assert outcomes["reads through json and copy"] == "unproven"  # json, copy and len are the real ones
     assert outcomes["honest before"] == outcomes["honest after"] == "unproven"
 
 
 def test_a_check_that_rewrites_states_or_reaches_for_other_checks_changes_nothing_else(hostile_import: dict[str, Any]) -> None:
     scenarios = hostile_import["scenarios"]
-    assert _outcomes(scenarios["hostile-checks"])["rewrites states"] == "unproven"
+    # Refused unrun (it imports gc and sys, names getattr and __import__); before rt10 it ran and was
+    # `unproven`, its rewrites confined to its own unit (the sandbox's own specs: tests/sandbox).
+    assert _outcomes(scenarios["hostile-checks"])["rewrites states"] in ("unproven", "nondeterministic")
     sibling = scenarios["sibling-of-hostile-checks"]
     assert sibling.audit == "verified", sibling.reasons
     assert [c.on_initial for c in sibling.checks] == [False, False]
@@ -135,7 +138,8 @@ def test_a_check_that_sleeps_forever_times_out_alone(hostile_import: dict[str, A
     sleeper = next(c for c in scenario.checks if c.item == "sleeps forever")
     assert sleeper.outcome == "check_error" and "timeout" in (sleeper.error or "")
     assert scenario.audit == "check_error"  # its worst check
-    others = {c.item: c.outcome for c in scenario.checks if c.item not in ("sleeps forever", "patches builtins, json, copy")}
+    others = {c.item: c.outcome for c in scenario.checks
+              if c.item not in ("sleeps forever", "patches builtins, json, copy", "rewrites states")}
     assert set(others.values()) == {"unproven"}
 
 

@@ -22,7 +22,13 @@ CHECKS = {
     "clock": f"import time\ndef check_func(final_state):\n    return {NOTED} or time.time() > 1e12\n",
     "hidden": ("def check_func(final_state):\n"
                "    return __import__('ran' + 'dom').random() < 0.5\n"),
+    "alias_clock": f"from datetime import datetime as D\ndef check_func(final_state):\n    return {NOTED} or D.now().year > 2100\n",
+    "strftime": f"import time\ndef check_func(final_state):\n    return {NOTED} or time.strftime('%Y') > '2100'\n",
+    "host": f"import os\ndef check_func(final_state):\n    return {NOTED} or os.cpu_count() > 4096\n",
     "honest": f"def check_func(final_state):\n    return {NOTED}\n",
+    "envscaler_style": ("import json\nimport re\nfrom datetime import datetime\ndef check_func(final_state):\n"
+                        "    when = datetime.strptime('2026-01-02', '%Y-%m-%d')\n"
+                        f"    return {NOTED} and when.year == 2026 and re.match('d', json.dumps(final_state['notes'])[2:]) is not None\n"),
 }
 
 
@@ -42,20 +48,24 @@ def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> tup
                 store.query(Scenario, run_id="coins"))
 
 
-@pytest.mark.parametrize(("task_id", "named"), [("coin", "random"), ("clock", "time.time")])
+@pytest.mark.parametrize(("task_id", "named"), [("coin", "random"), ("clock", "time.time"), ("alias_clock", "D.now"),
+                                               ("strftime", "time.strftime"), ("host", "import os")])
 def test_a_check_naming_chance_or_the_clock_is_nondeterministic(imported: Any, task_id: str, named: str) -> None:
     scenario = imported[0][task_id]
     assert scenario.audit == "nondeterministic", (scenario.audit, scenario.reasons)
     assert any(named in r for r in scenario.reasons), scenario.reasons
 
 
-def test_a_check_whose_evaluations_disagree_is_nondeterministic(imported: Any) -> None:
+def test_a_check_hiding_the_module_it_imports_is_nondeterministic(imported: Any) -> None:
+    # Once caught only by its evaluations disagreeing (with chance 1 - 2**-k for k repeats); a computed
+    # import is now refused by name (the repeats themselves: tests/scenarios/test_nondeterministic_checks.py).
     scenario = imported[0]["hidden"]
     assert scenario.audit == "nondeterministic", (scenario.audit, scenario.reasons)
-    assert any("evaluations of the same state" in r for r in scenario.reasons), scenario.reasons
+    assert any("__import__" in r for r in scenario.reasons), scenario.reasons
 
 
 def test_only_the_deterministic_check_is_verified_and_promoted(imported: Any) -> None:
     by_id, promoted = imported
     assert by_id["honest"].audit == "verified"
-    assert [s.task for s in promoted] == ["Task honest."]
+    assert by_id["envscaler_style"].audit == "verified", by_id["envscaler_style"].reasons
+    assert sorted(s.task for s in promoted) == ["Task envscaler_style.", "Task honest."]
