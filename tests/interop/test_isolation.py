@@ -8,7 +8,6 @@ else's, so the honest checks come out exactly as they would alone."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
