@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from envscaler_core.gym import ScenarioEnv
 from envscaler_core.store import Store
-from tests.export.records import Populated, populate
+from tests.export.records import Populated, populate, verified
+from tests.scenarios.helpers import library_env, scenario
 
 
 @pytest.fixture
@@ -29,3 +31,13 @@ def store(db_url: str) -> Iterator[Store]:
 @pytest.fixture
 def populated(store: Store, runtime) -> Populated:  # type: ignore[no-untyped-def]
     return populate(store, runtime)
+
+
+@pytest.fixture
+def gym(runtime) -> Iterator[ScenarioEnv]:  # type: ignore[no-untyped-def]
+    """A gym on the library env's one verified scenario, reset and ready for steps (a spec file needing
+    other scenarios defines its own `gym`)."""
+    env = ScenarioEnv(library_env(), [verified(scenario())], runtime)
+    env.reset(options={"scenario_index": 0})
+    yield env
+    env.close()

@@ -10,18 +10,9 @@ from typing import Any
 import pytest
 
 from envscaler_core.gym import ScenarioEnv
-from tests.export.records import verified
-from tests.scenarios.helpers import PLAN, library_env, scenario
+from tests.scenarios.helpers import PLAN
 
 LEND = {"name": "lend_book", "arguments": json.dumps({"book_id": "b1", "member": "Ana"})}
-
-
-@pytest.fixture
-def gym(runtime: Any) -> Any:
-    env = ScenarioEnv(library_env(), [verified(scenario())], runtime)
-    env.reset(options={"scenario_index": 0})
-    yield env
-    env.close()
 
 
 @pytest.mark.parametrize(("action", "names"), [

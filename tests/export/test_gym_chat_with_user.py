@@ -11,16 +11,7 @@ from typing import Any
 import pytest
 
 from envscaler_core.gym import ScenarioEnv
-from tests.export.records import verified
-from tests.scenarios.helpers import PLAN, library_env, scenario
-
-
-@pytest.fixture
-def gym(runtime: Any) -> ScenarioEnv:
-    env = ScenarioEnv(library_env(), [verified(scenario())], runtime)
-    env.reset(options={"scenario_index": 0})
-    yield env
-    env.close()
+from tests.scenarios.helpers import PLAN
 
 
 def _chat(arguments: str) -> dict[str, Any]:
