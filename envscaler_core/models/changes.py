@@ -20,11 +20,13 @@ from typing import Any
 from envscaler_core.json_equal import same_json
 
 
-def _escape(key: str) -> str:
+def pointer_token(key: str) -> str:
+    """`key` as one JSON Pointer segment (RFC 6901: `~` -> `~0`, `/` -> `~1`)."""
     return key.replace("~", "~0").replace("/", "~1")
 
 
-def _unescape(token: str) -> str:
+def pointer_key(token: str) -> str:
+    """The key one JSON Pointer segment names (`pointer_token` undone)."""
     return token.replace("~1", "/").replace("~0", "~")
 
 
@@ -40,12 +42,12 @@ def _walk(old: Any, new: Any, path: str, out: list[dict[str, Any]]) -> None:
         return
     if isinstance(old, dict) and isinstance(new, dict):
         for key, value in old.items():
-            sub = f"{path}/{_escape(str(key))}"
+            sub = f"{path}/{pointer_token(str(key))}"
             if key not in new:
                 out.append({"op": "remove", "path": sub})
             else:
                 _walk(value, new[key], sub, out)
-        out.extend({"op": "add", "path": f"{path}/{_escape(str(k))}", "value": v} for k, v in new.items() if k not in old)
+        out.extend({"op": "add", "path": f"{path}/{pointer_token(str(k))}", "value": v} for k, v in new.items() if k not in old)
         return
     if isinstance(old, list) and isinstance(new, list):
         common = min(len(old), len(new))
@@ -68,7 +70,7 @@ def apply_changes(initial: Any, changes: list[dict[str, Any]]) -> Any:
                 raise ValueError("change removes the whole document")
             doc = copy.deepcopy(change.get("value"))
             continue
-        *parents, last = [_unescape(t) for t in path.split("/")[1:]]
+        *parents, last = [pointer_key(t) for t in path.split("/")[1:]]
         target = doc
         try:
             for token in parents:

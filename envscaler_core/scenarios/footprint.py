@@ -38,6 +38,7 @@ from collections import Counter
 from typing import Any
 
 from envscaler_core.json_equal import same_json
+from envscaler_core.models.changes import pointer_key, pointer_token
 
 MAX_PATHS = 1000
 """Paths collected at most (a state that changed everywhere needs no more to be refused)."""
@@ -49,10 +50,6 @@ ALIGN_LIMIT = 250_000
 """Past this many element pairs (the differing middles' lengths multiplied) two lists are compared as
 multisets of names, order aside: a sequence alignment is quadratic at worst, and an agent's list is
 the agent's to make long (a 50,000-element list reversed would take minutes of host time)."""
-
-
-def _escape(key: Any) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _record_key(old: list[Any], new: list[Any]) -> str | None:
@@ -86,11 +83,11 @@ def _element_name(element: Any, key: str | None) -> str:
     """An element's path segment: stable wherever it sits in the list, so the same in footprint and trajectory."""
     if key is not None:
         value = element[key]
-        return _escape(f"[{key}={value if isinstance(value, int) else _JSON(value)}]")
+        return pointer_token(f"[{key}={value if isinstance(value, int) else _JSON(value)}]")
     text = _CANONICAL(element)
     if len(text) > LONGEST_NAME:
         text = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
-    return _escape(f"[{text}]")
+    return pointer_token(f"[{text}]")
 
 
 def _list_changes(old: list[Any], new: list[Any], path: str, out: list[str],
@@ -136,9 +133,9 @@ def changed_paths(before: Any, after: Any) -> list[str]:
         if same_json(old, new):
             continue
         if isinstance(old, dict) and isinstance(new, dict):
-            out.extend(f"{path}/{_escape(k)}" for k in old if k not in new)
-            out.extend(f"{path}/{_escape(k)}" for k in new if k not in old)
-            work.extend((old[k], new[k], f"{path}/{_escape(k)}") for k in old if k in new)
+            out.extend(f"{path}/{pointer_token(str(k))}" for k in old if k not in new)
+            out.extend(f"{path}/{pointer_token(str(k))}" for k in new if k not in old)
+            work.extend((old[k], new[k], f"{path}/{pointer_token(str(k))}") for k in old if k in new)
         elif isinstance(old, list) and isinstance(new, list):
             _list_changes(old, new, path, out, work)
         else:
@@ -153,7 +150,7 @@ def names_list_indices(footprint: list[str], state: Any) -> bool:
     for path in footprint:
         node = state
         for raw in path.split("/")[1:]:
-            segment = raw.replace("~1", "/").replace("~0", "~")
+            segment = pointer_key(raw)
             if isinstance(node, list):
                 if segment.isdigit():
                     return True
