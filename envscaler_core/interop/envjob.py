@@ -243,7 +243,8 @@ def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: En
     scenario state, on an empty state (`judge_env(on_empty=True)`)."""
     if static or own.killed:
         return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
-    states = test_states([validation_state(c, method_names(env)) for c in configs])
+    methods = method_names(env)
+    states = test_states([validation_state(c, methods) for c in configs])
     if not states:
         why = NOT_LOADED if had_scenarios else NO_SCENARIO
         return judge_env(env, None, own.error, runtime, settings, static, on_empty=True, empty_why=why)
