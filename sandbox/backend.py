@@ -35,7 +35,11 @@ JAIL_WORKDIR = "/sandbox"
 # can reach it; worker.py refuses to start if one does or if hash randomisation is on.
 PYTHON_FLAGS = ("-s", "-P", "-S", "-B")
 HASH_SEED = "0"
-JAIL_ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": HASH_SEED}
+TIME_ZONE = "UTC"
+"""Every jail's local time zone, whatever the host's: a check or tool reading local time (`astimezone()`,
+a naive `.timestamp()`, `fromtimestamp(t)`) gives the same answer on every host and under both backends
+(bwrap's jail has no /etc/localtime, the rlimit backend would read the host's)."""
+JAIL_ENV = {"PATH": "/usr/bin:/bin", "PYTHONHASHSEED": HASH_SEED, "TZ": TIME_ZONE}
 
 
 class SandboxUnavailable(RuntimeError):
@@ -58,7 +62,8 @@ class Backend:
         if self.name == "rlimit":
             return prefix + [self.python, *PYTHON_FLAGS, str(Path(host_workdir) / "worker.py"), *worker_args]
         jail = ["bwrap", "--unshare-all", "--new-session", "--cap-drop", "ALL", "--clearenv",
-                "--setenv", "PATH", "/usr/bin", "--setenv", "PYTHONHASHSEED", HASH_SEED, "--hostname", "sandbox"]
+                "--setenv", "PATH", "/usr/bin", "--setenv", "PYTHONHASHSEED", HASH_SEED, "--setenv", "TZ", TIME_ZONE,
+                "--hostname", "sandbox"]
         for path in self.binds:
             jail += ["--ro-bind", path, path]
         for top in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
@@ -148,7 +153,7 @@ def bwrap_backend(settings: SandboxSettings, probe_dir: str) -> Backend:
         name="bwrap", python=python, binds=tuple(binds), drop_to_nobody=drop,
         protections=(
             f"uid {NOBODY if drop else os.getuid()} in a user namespace, all capabilities dropped",
-            "empty environment (--clearenv) but PATH and a fixed PYTHONHASHSEED",
+            "empty environment (--clearenv) but PATH, a fixed PYTHONHASHSEED and TZ=UTC",
             "network namespace with only a down loopback (no network)",
             "pid/ipc/uts/cgroup namespaces (host processes invisible)",
             "read-only filesystem: only /usr, the interpreter and the worker are visible; /tmp and /dev read-only",
@@ -170,7 +175,7 @@ def rlimit_backend(settings: SandboxSettings) -> Backend:
         name="rlimit", python=python, drop_to_nobody=drop,
         protections=(
             f"uid {NOBODY if drop else os.getuid()}" + ("" if drop else " (NOT dropped: not root)"),
-            "empty environment but PATH and a fixed PYTHONHASHSEED",
+            "empty environment but PATH, a fixed PYTHONHASHSEED and TZ=UTC",
             "per-process rlimits (AS, CPU, FSIZE, NOFILE, NPROC, CORE=0)",
             "wall-clock timeout per call",
             "NO filesystem isolation, NO network namespace, host processes visible",

@@ -1,7 +1,7 @@
 """The in-jail half of the sandbox: the zygote's entry point and what a unit's member runs.
 
 This file runs under the jail's interpreter (`python -s -P -S -B worker.py '<limits json>'`, environment
-PATH and PYTHONHASHSEED=0 only: backend.py) and imports
+PATH, PYTHONHASHSEED=0 and TZ=UTC only: backend.py) and imports
 the standard library only (plus the jail_* modules and seccomp_filter.py copied next to it). The
 zygote (jail_zygote.py) only ever runs trusted code; untrusted code (env classes, check functions) is
 exec'd exclusively in a unit's member process (jail_unit.py), after it has dropped its capabilities,
