@@ -145,8 +145,11 @@ class EnvRuntime(Protocol):
         initial_state: dict[str, Any],
         final_state: dict[str, Any],
         timeout_s: float | None = None,
+        hash_seed: int = 0,
     ) -> list[CheckOutcome]:
-        """Run each `check_func(final_state)` source with `initial_state` as a global."""
+        """Run each `check_func(final_state)` source with `initial_state` as a global. `hash_seed`: the
+        PYTHONHASHSEED of the interpreter that runs them; 0, every episode's, unless a repeat asks for
+        another (scenarios/determinism.py)."""
         ...
 
 

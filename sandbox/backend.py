@@ -53,6 +53,9 @@ class Backend:
     binds: tuple[str, ...] = ()
     drop_to_nobody: bool = False
     protections: tuple[str, ...] = field(default=())
+    hash_seed: str = HASH_SEED
+    """PYTHONHASHSEED of the zygotes started with this backend: HASH_SEED for every episode and first check
+    evaluation; the pool's check-repeat zygotes take others (SandboxPool.check_zygote)."""
 
     def command(self, host_workdir: str, worker_args: list[str]) -> list[str]:
         """argv of one zygote; `host_workdir` holds worker.py (bound at /sandbox in the jail)."""
@@ -62,7 +65,7 @@ class Backend:
         if self.name == "rlimit":
             return prefix + [self.python, *PYTHON_FLAGS, str(Path(host_workdir) / "worker.py"), *worker_args]
         jail = ["bwrap", "--unshare-all", "--new-session", "--cap-drop", "ALL", "--clearenv",
-                "--setenv", "PATH", "/usr/bin", "--setenv", "PYTHONHASHSEED", HASH_SEED, "--setenv", "TZ", TIME_ZONE,
+                "--setenv", "PATH", "/usr/bin", "--setenv", "PYTHONHASHSEED", self.hash_seed, "--setenv", "TZ", TIME_ZONE,
                 "--hostname", "sandbox"]
         for path in self.binds:
             jail += ["--ro-bind", path, path]
@@ -79,7 +82,7 @@ class Backend:
 
     def env(self) -> dict[str, str]:
         """The whole environment the zygote is started with (bwrap clears it again and sets its own)."""
-        return dict(JAIL_ENV)
+        return {**JAIL_ENV, "PYTHONHASHSEED": self.hash_seed}
 
 
 def _world_usable(path: Path) -> str | None:

@@ -78,7 +78,8 @@ class ZygoteLoop:
             child_rules(PID_SENTINEL)  # the template a batch's check children patch with their own pid
         self.hello = {"hello": True, "uid": os.getuid(), "seccomp": seccomp_problem is None,
                       "seccomp_problem": seccomp_problem, "isolation": "namespaces" if self.isolated else "shared",
-                      "units_problem": units_problem, "python": sys.version.split()[0]}
+                      "units_problem": units_problem, "python": sys.version.split()[0],
+                      "hash_seed": os.environ.get("PYTHONHASHSEED")}
 
     def serve(self) -> None:
         self.ctl.send(_dumps(self.hello))

@@ -7,6 +7,7 @@ while units talk to the host over their own pipes, so N threads run N calls in p
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import logging
@@ -55,18 +56,20 @@ class SandboxPool:
         self._rr = itertools.count()
         self._closed = False
         self.zygotes: list[Zygote] = []
+        self._check_zygotes: list[Zygote] = []  # started on first use, one per hash seed but 0 (check_zygote)
+        self._check_lock = threading.Lock()
         self.cgroups: Cgroups | None = None
         self.cgroup_note = "disabled (limits.cgroup='off')"
         # Runs on close(), on garbage collection and at interpreter exit: no jail, cgroup or temp dir outlives us.
         self._owned_cgroups: list[Cgroups] = []
         self._keepers: list[UnitKeeper] = []
-        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._workdir, self._owned_cgroups,
-                                           self._keepers)
+        self._finalizer = weakref.finalize(self, _release, self.zygotes, self._check_zygotes, self._workdir,
+                                           self._owned_cgroups, self._keepers)
         try:
             stage_imports(self.imports, self._workdir)
             self.backend: Backend = select_backend(self.settings, self._workdir)
             self._open_cgroups()
-            allow_shared = self.settings.allow_weak or self.limits.isolation == "shared"
+            allow_shared = self._allow_shared = self.settings.allow_weak or self.limits.isolation == "shared"
             # A partial, not a bound method: zygotes must not keep the pool alive (its finaliser closes them).
             self._health = functools.partial(health_problem, limits=self.limits, cgroups=self.cgroups,
                                              timeout_s=self.settings.call_timeout_s)
@@ -150,8 +153,37 @@ class SandboxPool:
                               rules=rules)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
-                   timeout_s: float | None = None) -> list[CheckOutcome]:
-        return run_checks(self, list(checks), initial_state, final_state, timeout_s or self.settings.call_timeout_s)
+                   timeout_s: float | None = None, hash_seed: int = 0) -> list[CheckOutcome]:
+        return run_checks(self, list(checks), initial_state, final_state, timeout_s or self.settings.call_timeout_s,
+                          hash_seed)
+
+    def check_zygote(self, hash_seed: int) -> Zygote:
+        """The jail that evaluates checks under PYTHONHASHSEED=`hash_seed` (not 0: that is every episode's and
+        first evaluation's, `self.zygotes`): started on first use, nothing preloaded (a check imports only
+        computing modules), kept until close. A repeat there hashes strings, and so orders sets of strings,
+        as another process would (EnvScaler's runtime draws a seed per process), so a verdict that depends on
+        that order disagrees with the first evaluation (scenarios/determinism.py)."""
+        if hash_seed == 0 or not 0 < hash_seed < 2 ** 32:
+            raise ValueError(f"a check-repeat hash seed is from 1 to 2**32-1, got {hash_seed}")
+        with self._check_lock:
+            if self._closed:
+                raise ZygoteError("the sandbox pool is closed")
+            for zygote in self._check_zygotes:
+                if zygote.backend.hash_seed == str(hash_seed):
+                    return zygote
+            zygote = Zygote(dataclasses.replace(self.backend, hash_seed=str(hash_seed)), self.limits, self._workdir,
+                            self._allow_shared, self._health)
+            self._check_zygotes.append(zygote)
+            return zygote
+
+    def spawn_check_unit(self, hash_seed: int) -> Child:
+        """A batch unit of `check_zygote(hash_seed)`; a zygote that produced a bad one has been replaced, and
+        we try once more (as `spawn_child`)."""
+        zygote = self.check_zygote(hash_seed)
+        try:
+            return Child(zygote, self.limits, self.cgroups, False, "batch")
+        except ZygoteError:
+            return Child(zygote, self.limits, self.cgroups, False, "batch")
 
     # -- plumbing -----------------------------------------------------------------------------
     def spawn_child(self, freeze_between_calls: bool = False, kind: str = "episode") -> Child:
@@ -249,11 +281,12 @@ def _make_unit(zygote: Zygote, kind: str, limits: SandboxLimits, cgroups: Cgroup
     return Child(zygote, limits, cgroups, False, kind)
 
 
-def _release(zygotes: list[Zygote], workdir: str, cgroups: list[Cgroups], keepers: list[UnitKeeper]) -> None:
+def _release(zygotes: list[Zygote], check_zygotes: list[Zygote], workdir: str, cgroups: list[Cgroups],
+             keepers: list[UnitKeeper]) -> None:
     for keeper in keepers:
         keeper.close()
     keepers.clear()
-    for zygote in zygotes:
+    for zygote in zygotes + check_zygotes:
         zygote.close()
     for group in cgroups:
         group.close()

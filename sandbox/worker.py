@@ -40,11 +40,14 @@ import types  # noqa: E402
 
 if sys.version_info < (3, 11):
     sys.exit("the jail interpreter must be Python >= 3.11 (sandbox.python)")
-# Started without -E so that PYTHONHASHSEED applies (backend.PYTHON_FLAGS): refuse to run if the hash seed
-# is not fixed or if any other PYTHON* variable reached us, so that can never change silently.
+# Started without -E so that PYTHONHASHSEED applies (backend.PYTHON_FLAGS; 0 for every episode, others only in
+# the pool's check-repeat zygotes): refuse to run if the hash seed is not fixed or if any other PYTHON*
+# variable reached us, so that can never change silently.
 _stray = sorted(k for k in os.environ if k.startswith("PYTHON") and k != "PYTHONHASHSEED")
-if sys.flags.hash_randomization or os.environ.get("PYTHONHASHSEED") != "0" or _stray:
-    sys.exit(f"the jail interpreter needs PYTHONHASHSEED=0 and no other PYTHON* variable (got {_stray or 'no fixed seed'})")
+_seed = os.environ.get("PYTHONHASHSEED", "")
+# (`sys.flags.hash_randomization` is 1 for any seed but 0, fixed or not; -E would make the interpreter ignore it.)
+if sys.flags.ignore_environment or not _seed.isdigit() or (_seed == "0" and sys.flags.hash_randomization) or _stray:
+    sys.exit(f"the jail interpreter needs a fixed PYTHONHASHSEED and no other PYTHON* variable (got {_stray or 'no fixed seed'})")
 # `-P` keeps the script's own directory off sys.path; the other jail modules sit next to this file in
 # the read-only jail directory (copied there by SandboxPool with the worker).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

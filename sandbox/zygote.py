@@ -133,6 +133,10 @@ class Zygote:
             log.debug("zygote hello failed: %s", exc)
         if not self.hello:
             raise ZygoteError(f"the zygote did not start: {self._kill() or 'no hello message'}")
+        if self.hello.get("hash_seed") != self.backend.hash_seed:
+            seed = self.hello.get("hash_seed")
+            self._kill()
+            raise ZygoteError(f"the zygote runs with hash seed {seed!r}, not {self.backend.hash_seed!r}")
         if not self.isolated and self.limits.isolation == "namespaces" and not self.allow_shared:
             problem = self.hello.get("units_problem")
             self._kill()

@@ -294,8 +294,8 @@ def run_checks(runtime: EnvRuntime, sources: Sequence[Any], initial: dict[str, A
     differ, is a NONDETERMINISTIC error (`scenarios/determinism.py`; EnvScaler itself runs it once)."""
     markers = has_markers(initial, final)
 
-    def run(wrapped: list[Any]) -> list[CheckOutcome]:
-        outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s)
+    def run(wrapped: list[Any], seed: int) -> list[CheckOutcome]:
+        outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s, hash_seed=seed)
         breaker.timeouts(outcomes)
         return outcomes
 

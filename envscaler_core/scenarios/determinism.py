@@ -17,13 +17,15 @@ cls.now()` still names `now`. Two guards, both kept:
 
 * statically (`static_reason`), the rule above;
 * dynamically, every check is evaluated `repeats` times on the same state, each time in its own batch
-  of sandbox units (`EnvRuntime.run_checks`), and results that differ are refused. With the static rule
-  a check reaches no source of chance, so this is a backstop (an object's address in a repr, code the
-  rule did not foresee). A check that is a fair coin on one state escapes k evaluations of it with
-  probability 2**-k (1/8 at the default 3): only the verdict verification wants (False on the initial
-  state, True after the solution) passes, and a check like `credits == 4 or coin` is decided on the
-  other state by its task part. Not seen by either: a verdict that depends on str-hash order (set
-  iteration), since every jail interpreter has PYTHONHASHSEED=0 (docs/interop.md, known limits).
+  of sandbox units (`EnvRuntime.run_checks`), evaluation k under hash seed k % HASH_SEEDS, and results
+  that differ are refused. With the static rule a check reaches no source of chance, so this is a backstop (an object's
+  address in a repr, code the rule did not foresee). A check that is a fair coin on one state escapes k
+  evaluations of it with probability 2**-k (1/8 at the default 3): only the verdict verification wants
+  (False on the initial state, True after the solution) passes, and a check like `credits == 4 or coin`
+  is decided on the other state by its task part. The seeds catch a verdict that depends on str-hash
+  order (`list({'alpha', 'beta'})[0] == 'alpha'`): every episode runs under seed 0, where it would pass
+  every time, while EnvScaler's runtime draws a seed per process (outside check rt10-C, F2); the first
+  evaluation, under seed 0, is the one reported.
 
 Both give a `CheckOutcome` whose error starts with NONDETERMINISTIC, which verification
 (`verify.py`) and the import's audit (`interop/classify.py`) class `nondeterministic` (not a function
@@ -45,6 +47,9 @@ from envscaler_core.runtime import CheckOutcome
 NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3
 """Evaluations of every check per state (settings.scen.check_repeats)."""
+HASH_SEEDS = 3
+"""Evaluation k of a check runs under PYTHONHASHSEED k % HASH_SEEDS: every seed but 0 costs the sandbox pool
+one more idle jail (`SandboxPool.check_zygote`), so more repeats reuse these."""
 
 PURE_MODULES = frozenset({
     "re", "math", "cmath", "json", "datetime", "decimal", "fractions", "collections", "itertools", "functools",
@@ -181,18 +186,21 @@ def _dotted(node: ast.AST) -> str:
     return ""
 
 
-Runner = Callable[[list[Any]], list[CheckOutcome]]
+Runner = Callable[[list[Any], int], list[CheckOutcome]]
+"""`run(sources, hash_seed)`: one batch of fresh sandbox units under that PYTHONHASHSEED (`EnvRuntime.run_checks`)."""
 
 
 def repeated(sources: Sequence[Any], run: Runner, repeats: int, static: Sequence[Any] | None = None) -> list[CheckOutcome]:
-    """One outcome per source: `run` (one call = one batch of fresh sandbox units) evaluates the sources
-    `repeats` times; a source `static_reason` refuses is not run at all (`static`: the code to judge
-    statically when `sources` are wrapped, e.g. the import's marker helper), and one whose evaluations
-    disagree (True/False/no bool) gets a NONDETERMINISTIC error naming them; otherwise the first."""
+    """One outcome per source: `run` evaluates the sources `repeats` times, evaluation k under hash seed
+    k % HASH_SEEDS;
+    a source `static_reason` refuses is not run at all (`static`: the code to judge statically when
+    `sources` are wrapped, e.g. the import's marker helper), and one whose evaluations disagree
+    (True/False/no bool) gets a NONDETERMINISTIC error naming them; otherwise the first (seed 0, every
+    episode's)."""
     judged = list(static) if static is not None else list(sources)
     refused = [static_reason(src) for src in judged]
     todo = [i for i, why in enumerate(refused) if why is None]
-    runs = [run([sources[i] for i in todo]) for _ in range(max(1, repeats))] if todo else []
+    runs = [run([sources[i] for i in todo], k % HASH_SEEDS) for k in range(max(1, repeats))] if todo else []
     out: list[CheckOutcome] = [CheckOutcome(passed=None, error=why) for why in refused]
     for k, i in enumerate(todo):
         seen = [r[k] for r in runs]
@@ -200,7 +208,8 @@ def repeated(sources: Sequence[Any], run: Runner, repeats: int, static: Sequence
         if len(set(verdicts)) > 1:
             shown = ", ".join("no bool" if v is None else str(v) for v in verdicts)
             out[i] = CheckOutcome(passed=None, error=(f"{NONDETERMINISTIC}gave {shown} on {len(seen)} evaluations of the "
-                                                      "same state: its verdict must be a function of the state"))
+                                                      f"same state (hash seeds 0 to {min(len(seen), HASH_SEEDS) - 1}): its "
+                                                      "verdict must be a function of the state"))
         else:
             out[i] = seen[0]
     return out

@@ -65,9 +65,9 @@ class VerificationReport(BaseModel):
 
 
 def _outcomes(runtime: EnvRuntime, sources: list[Any], initial_state: dict[str, Any], final_state: dict[str, Any],
-              timeout_s: float | None) -> list[CheckOutcome]:
+              timeout_s: float | None, hash_seed: int = 0) -> list[CheckOutcome]:
     """One outcome per check, or a loud error: a short answer would silently drop checks from the reward."""
-    outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s)
+    outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s, hash_seed=hash_seed)
     if len(outcomes) != len(sources):
         raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(sources)} checks")
     return outcomes
@@ -86,7 +86,8 @@ def _repeated_checks(runtime: EnvRuntime, scenario: Scenario, final_state: dict[
                      initial_state: dict[str, Any], repeats: int) -> list[CheckOutcome]:
     """`_outcomes` `repeats` times, each a fresh batch of units, folded by `determinism.repeated`."""
     return repeated([c.code for c in scenario.checks],
-                    lambda sources: _outcomes(runtime, sources, initial_state, final_state, timeout_s), repeats)
+                    lambda sources, seed: _outcomes(runtime, sources, initial_state, final_state, timeout_s, seed),
+                    repeats)
 
 
 def _result_of(item: str, outcome: CheckOutcome) -> CheckResult:

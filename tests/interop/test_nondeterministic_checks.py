@@ -6,6 +6,7 @@ one state in fresh units disagree)."""
 
 from __future__ import annotations
 
+import subprocess
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.interop.conftest import check_scenarios, run_import, settings_for, wr
 from tests.interop.test_reserved_tool_names import ENV
 
 NOTED = "'done' in final_state['notes']"
+WORDS = {"alpha", "beta", "gamma", "delta"}
 CHECKS = {
     "coin": f"import random\ndef check_func(final_state):\n    return {NOTED} or random.random() < 0.5\n",
     "clock": f"import time\ndef check_func(final_state):\n    return {NOTED} or time.time() > 1e12\n",
@@ -25,6 +27,8 @@ CHECKS = {
     "alias_clock": f"from datetime import datetime as D\ndef check_func(final_state):\n    return {NOTED} or D.now().year > 2100\n",
     "strftime": f"import time\ndef check_func(final_state):\n    return {NOTED} or time.strftime('%Y') > '2100'\n",
     "host": f"import os\ndef check_func(final_state):\n    return {NOTED} or os.cpu_count() > 4096\n",
+    # 'alpha' comes first under hash seed 0, every episode's (asserted below): passes every evaluation there.
+    "hash_order": f"def check_func(final_state):\n    return {NOTED} and list({WORDS!r})[0] == 'alpha'\n",
     "honest": f"def check_func(final_state):\n    return {NOTED}\n",
     "envscaler_style": ("import json\nimport re\nfrom datetime import datetime\ndef check_func(final_state):\n"
                         "    when = datetime.strptime('2026-01-02', '%Y-%m-%d')\n"
@@ -62,6 +66,16 @@ def test_a_check_hiding_the_module_it_imports_is_nondeterministic(imported: Any)
     scenario = imported[0]["hidden"]
     assert scenario.audit == "nondeterministic", (scenario.audit, scenario.reasons)
     assert any("__import__" in r for r in scenario.reasons), scenario.reasons
+
+
+def test_a_check_hanging_on_str_hash_order_is_nondeterministic(imported: Any, sandbox_pool: Any) -> None:
+    # EnvScaler's runtime, a seed per process, paid its solution about 1 run in 4 (outside check rt10-C, F2).
+    seed_zero = subprocess.run([sandbox_pool.backend.python, "-S", "-c", f"print(list({WORDS!r})[0])"],
+                               capture_output=True, text=True, env={"PYTHONHASHSEED": "0"}, check=True)
+    assert seed_zero.stdout.strip() == "alpha"
+    scenario = imported[0]["hash_order"]
+    assert scenario.audit == "nondeterministic", (scenario.audit, scenario.reasons)
+    assert any("nondeterministic: gave True, False" in r for r in scenario.reasons), scenario.reasons
 
 
 def test_only_the_deterministic_check_is_verified_and_promoted(imported: Any) -> None:

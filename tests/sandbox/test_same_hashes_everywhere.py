@@ -47,3 +47,17 @@ def test_the_seed_is_the_only_python_variable_the_jail_sees(canary: str, monkeyp
     assert out.ok
     assert {k: v for k, v in out.result.items() if k.startswith("PYTHON")} == {"PYTHONHASHSEED": "0"}
     assert "/tmp/evil" not in str(out.result) and canary not in str(out.result)
+
+
+def test_check_repeats_under_other_seeds_run_in_their_own_jails() -> None:
+    """Every episode keeps seed 0; a check evaluated under another seed (scenarios/determinism.py repeats)
+    runs in a jail started with that seed, so it orders a set of strings as another process would."""
+    first = "def check_func(final_state):\n    return list({'alpha', 'beta', 'gamma', 'delta'})[0] == 'alpha'\n"
+    with SandboxPool(SandboxSettings(workers=1)) as pool:
+        verdicts = [pool.run_checks([first], {}, {}, 5.0, hash_seed=seed)[0].passed for seed in (0, 1, 2, 1)]
+        seeds = [z.hello["hash_seed"] for z in (*pool.zygotes, *[pool.check_zygote(s) for s in (1, 2)])]
+        with pool.open_episode(WHAT_HASHES_DECIDE, "Attack", None) as ep:
+            episode_order = ep.call("attack", {}).result["order"]
+    assert verdicts == [True, False, False, False]
+    assert seeds == ["0", "1", "2"]
+    assert episode_order == _seen_by_a_fresh_zygote()["order"]
