@@ -5,6 +5,7 @@ that says where, what was expected and what was found."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pytest
 
@@ -153,6 +154,21 @@ def test_a_reply_text_over_the_literal_bound_is_read_as_text_not_as_calls() -> N
     content = "<tool_call>{'name': 'get_book', 'arguments': " + HIDDEN_LISTS + "}</tool_call>"
     out = normalise_assistant({"role": "assistant", "content": content}, OFFERED)
     assert not out.get("tool_calls") and out["content"] == content
+
+
+# One 4 MB value in text read leniently cost the host +474 MB: the string scanner kept a backtracking frame
+# per character (red team 10, F4). Measured as the allocations' peak, not as time.
+@pytest.mark.parametrize("text", ['{"title": "%s",}', '{"title": "%s"} // note', "{'title': '%s'}"],
+                         ids=["trailing comma", "comment", "single quotes"])
+def test_one_long_value_read_leniently_costs_about_its_own_size(text: str) -> None:
+    value = "a" * 4_000_000
+    tracemalloc.start()
+    try:
+        assert parse_arguments(text % value) == {"title": value}
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * len(value), f"{peak >> 20} MiB to read {len(value) >> 20} MiB"
 
 
 def deep(levels: int) -> str:
