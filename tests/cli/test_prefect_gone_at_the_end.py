@@ -32,7 +32,8 @@ def test_a_run_that_finished_is_reported_from_the_store_when_prefect_is_gone(
         out = envscaler("run", "-s", str(source), "--run-id", "gone", "--quiet", env=env, timeout=300)
     finally:
         proxy.server_close()
-    assert proxy.dead.is_set(), "the flow never reported a final state through the proxy"
+    assert proxy.dead.is_set(), ("the flow never reported a final state through the proxy", out.returncode,
+                                 out.stderr[-3000:])
     assert out.returncode == 4, (out.returncode, out.stderr[-3000:])  # as without the outage: finished, empty
     assert "run gone: empty" in out.stdout, out.stdout[-2000:]
     assert "warning: the Prefect API stopped answering before run gone could report its end" in out.stderr
@@ -52,7 +53,8 @@ def test_an_evaluation_that_completed_is_reported_from_the_store_when_prefect_is
                         "--json", env=env, timeout=300)
     finally:
         proxy.server_close()
-    assert proxy.dead.is_set(), "the flow never reported a final state through the proxy"
+    assert proxy.dead.is_set(), ("the flow never reported a final state through the proxy", out.returncode,
+                                 out.stderr[-3000:])
     assert out.returncode == 0, (out.returncode, out.stderr[-3000:])
     assert json.loads(out.stdout)["subsets"]["base"] == {"tasks": 2, "valid": 2, "accuracy": 1.0}
     assert "warning: the Prefect API stopped answering before run gone-eval could report its end" in out.stderr
