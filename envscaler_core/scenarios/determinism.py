@@ -9,8 +9,12 @@ rt10-C F3). A denylist of spellings was walked around every time, so the rule is
     a check imports only modules that compute (`PURE_MODULES`; from `time` only `strptime`, `sleep`), and
     names no clock (`now`/`today`/`utcnow` on anything), no reflection, I/O or address builtin, no `_`
     attribute or dunder (but `__name__`, `__module__`, ...), and no module reached through another's
-    attribute (`statistics.random`). A module outside the standard library is not judged: the jail has
-    none, so importing it fails as a `check_error`, as before.
+    attribute (`statistics.random`), no frame/code/generator attribute (`gi_frame`, `f_builtins`), no name
+    of a pure module that reads chance, the locale or the host (`NormalDist().samples`), and no field
+    lookup in a format string (`'{0.sys.argv}'.format(calendar)`) (outside checks rt11 A-F1/F5, B-F2,
+    C-F1). A module outside the standard library is not judged: the jail has none, so importing it fails
+    as a `check_error`, as before. A usage block under `if __name__ == '__main__':` is not judged: it never
+    runs (the check's `__name__` is "builtins"), unless the check could rebind it (rt11-C F5).
 
 Judged on the code (parsed through `pyast.parse`), by name, not by dotted path: `cls = datetime.datetime;
 cls.now()` still names `now`. Two guards, both kept:
@@ -18,11 +22,12 @@ cls.now()` still names `now`. Two guards, both kept:
 * statically (`static_reason`), the rule above;
 * dynamically, every check is evaluated `repeats` times on the same state, each time in its own batch
   of sandbox units (`EnvRuntime.run_checks`), evaluation k under hash seed k % HASH_SEEDS, and results
-  that differ are refused. With the static rule a check reaches no source of chance, so this is a backstop (an object's
-  address in a repr, code the rule did not foresee). A check that is a fair coin on one state escapes k
-  evaluations of it with probability 2**-k (1/8 at the default 3): only the verdict verification wants
-  (False on the initial state, True after the solution) passes, and a check like `credits == 4 or coin`
-  is decided on the other state by its task part. The seeds catch a verdict that depends on str-hash
+  that differ are refused. With the static rule a check reaches no source of chance, so this is a
+  backstop (an object's address in a repr, code the rule did not foresee; each seed is its own jail, so
+  addresses differ too). A check that is a fair coin on one state escapes k evaluations of it with
+  probability 2**-k (1/8 at the default 3): only the verdict verification wants (False on the initial
+  state, True after the solution) passes, and a check like `credits == 4 or coin` is decided on the
+  other state by its task part. The seeds catch a verdict that depends on str-hash
   order (`list({'alpha', 'beta'})[0] == 'alpha'`): every episode runs under seed 0, where it would pass
   every time, while EnvScaler's runtime draws a seed per process (outside check rt10-C, F2); the first
   evaluation, under seed 0, is the one reported.
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import string
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -63,9 +69,32 @@ _DUNDERS = frozenset({"__name__", "__module__", "__qualname__", "__doc__"})
 """The dunders a check may name: EnvScaler's checks read `__name__` (it is "builtins" there and here); the
 others reach the builtins, a module or a frame (`__import__`, `__globals__`, `__subclasses__`)."""
 _CLOCK = frozenset({"now", "today", "utcnow"})
+_HOST = {"samples": "chance: statistics.NormalDist.samples draws from `random`, seeded by the OS",
+         "kde_random": "chance: statistics.kde_random (3.13) draws from `random`",
+         "LocaleTextCalendar": "the locale: calendar's Locale*Calendar set the environment's locale",
+         "LocaleHTMLCalendar": "the locale: calendar's Locale*Calendar set the environment's locale",
+         "different_locale": "the locale: calendar.different_locale sets a locale",
+         "main": "the host: calendar.main and json.tool.main read sys.argv, files and stdin"}
+"""The names, in the modules a check may import, that read chance, the locale or the host (audit of
+`PURE_MODULES` on CPython 3.11-3.13), refused as an attribute or an imported name like the clock (outside
+checks rt11-A F1, rt11-C F1: `statistics.NormalDist().samples(1)` was verified, a coin). The rest of those
+modules reads nothing but its arguments, or what every jail pins: local time is TZ=UTC (`astimezone()`,
+`fromtimestamp`), the locale is C for LC_TIME/LC_NUMERIC (`strftime('%c')`, `'{:n}'`, `time.strptime('%b')`)
+unless set, and setting it takes `locale` or the names above; `decimal`'s context is the unit's own."""
+_FRAMES = ("gi_", "cr_", "ag_", "f_", "tb_", "co_")
+"""Attribute prefixes of generators, coroutines, async generators, frames, tracebacks and code objects:
+from any of these a frame is one step away (`gi_frame`, `cr_frame`, `tb_frame`, `f_back`), and a frame holds
+the globals and the builtins (`f_globals`, `f_builtins`: eval, __import__, open). Refused by prefix on
+anything, so every spelling and a newer interpreter's attributes are closed too (rt11-A F5:
+`(i for i in [0]).gi_frame.f_builtins['eval']` was verified); the other ways to a frame, code or globals are
+dunders (`__traceback__`, `__code__`, `__globals__`) or modules (`sys`, `inspect`), refused already."""
+_FORMATS = frozenset({"format", "format_map"})
+"""str.format's field lookup (`'{0.sys.argv}'.format(calendar)`) is attribute access the scan cannot read
+(rt11-B F2): `.format`/`.format_map` are judged on their template, a literal without `.` or `[` in a field."""
 _NAMED = {"id": "id() (an object's address)", "hash": "hash() (salted per process for str)",
           "object": "object() (its repr is an address)", "open": "open() (reads the host)",
-          "input": "input()", "breakpoint": "breakpoint()"}
+          "input": "input()", "breakpoint": "breakpoint()", "help": "help() (reads the host)",
+          "license": "license() (reads the host)"}
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "globals", "vars", "locals",
                          "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef"})
 """Ways to reach a name the scan cannot read (`getattr(x, 'n' + 'ow')`, `operator.attrgetter`, the string
@@ -105,8 +134,10 @@ def static_reason(source: Any) -> str | None:
         tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return None
+    tree = _without_main_block(tree)
     time_names = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                   for a in node.names if a.name == "time"}
+    bound = _bound_names(tree)
     found: list[str] = []
     judged: set[int] = set()  # names already judged with their attribute or subscript
     for node in ast.walk(tree):
@@ -120,12 +151,15 @@ def static_reason(source: Any) -> str | None:
             continue
         elif isinstance(node, ast.Name) and node.id in time_names:
             found.append(f"{node.id} (the time module as a value)")
+        elif isinstance(node, ast.Name) and node.id in _NAMED and isinstance(node.ctx, ast.Load) and node.id not in bound:
+            found.append(_NAMED[node.id])  # called or passed on (`sorted(xs, key=id)`)
         found.extend(_named(node))
     if not found:
         return None
     return (f"{NONDETERMINISTIC}the check names {', '.join(dict.fromkeys(found))}: its verdict must be a function of "
             f"the state (a check imports only {', '.join(sorted(PURE_MODULES))} and time.strptime/sleep, and names no "
-            "clock, reflection, I/O or address builtin, `_` attribute, dunder or other module)")
+            "clock, chance, locale or host reader, reflection (str.format field lookup, frames, code objects), I/O or "
+            "address builtin, `_` attribute, dunder or other module)")
 
 
 def _named(node: ast.AST) -> list[str]:
@@ -145,11 +179,73 @@ def _named(node: ast.AST) -> list[str]:
         return _name(key, f"__builtins__[{key!r}]", attribute=False) + ([_NAMED[key]] if key in _NAMED else [])
     if isinstance(node, ast.Name):
         return _name(node.id, node.id, attribute=False)
+    if isinstance(node, ast.Attribute) and node.attr in _FORMATS:
+        return _format_template(node)
     if isinstance(node, ast.Attribute):
         return _name(node.attr, f"{_dotted(node.value) or '...'}.{node.attr}")
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAMED:
-        return [_NAMED[node.func.id]]
     return []
+
+
+def _format_template(node: ast.Attribute) -> list[str]:
+    """`.format`/`.format_map` on a literal template whose fields name no attribute or index (`"{}"`,
+    `"{0}"`, `"{name:>8}"` are fine; f-strings are plain code, judged as such)."""
+    shown = f"{_dotted(node.value) or '...'}.{node.attr}"
+    if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        return [f"{shown} (str.format on a template that is not a literal)"]
+    fields = _lookup_fields(node.value.value)
+    return [f"{{{field}}} in {node.value.value!r}.{node.attr} (str.format's attribute or index lookup)" for field in fields]
+
+
+def _lookup_fields(template: str) -> list[str]:
+    """The fields of a format template that look up an attribute or an index, nested specs included; a
+    template that does not parse fails when run."""
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        return []
+    found = [field for _, field, _, _ in parts if field and ("." in field or "[" in field)]
+    return found + [f for _, _, spec, _ in parts if spec for f in _lookup_fields(spec)]
+
+
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    test = stmt.test if isinstance(stmt, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+def _without_main_block(tree: ast.Module) -> ast.Module:
+    """The module without the body of a module-level `if __name__ == '__main__':` (its `else` stays): the
+    check's globals have no `__name__`, so it reads the builtins' own, "builtins", here as in EnvScaler's
+    runtime, and that usage block never runs (rt11-C F5). Judged in full when the check could make it run:
+    it binds `__name__` anywhere or names `__builtins__` (whose `__name__` it would otherwise read)."""
+    if not any(_is_main_guard(stmt) for stmt in tree.body) or "__name__" in _bound_names(tree) or any(
+            isinstance(node, ast.Name) and node.id == "__builtins__" for node in ast.walk(tree)):
+        return tree
+    body = [kept for stmt in tree.body for kept in (stmt.orelse if _is_main_guard(stmt) else [stmt])]
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the code binds, anywhere: assigned, a parameter, defined, imported, caught, matched or
+    declared global."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
 
 
 _JAIL_MODULES = frozenset({"worker", "seccomp_filter"})
@@ -169,6 +265,10 @@ def _name(name: str, shown: str, attribute: bool = True) -> list[str]:
     judged at their call, so `id` as a variable is fine too)."""
     if attribute and name in _CLOCK:
         return [f"{shown} (the clock)"]
+    if attribute and name in _HOST:
+        return [f"{shown} ({_HOST[name]})"]
+    if attribute and name.startswith(_FRAMES):
+        return [f"{shown} (a frame, code object or generator: reaches the globals and builtins)"]
     if name in _REFLECTION:
         return [f"{shown} (reflection)"]
     if (name.startswith("__") and name not in _DUNDERS) or (attribute and name.startswith("_") and name not in _DUNDERS):
