@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 
 from envscaler_core.config import Settings
-from envscaler_core.models.env import AcceptedEnv, ToolFunction, ToolSchema
+from envscaler_core.models.env import AcceptedEnv
 from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
 from envscaler_core.rollout import ScriptedAgent, filter_trajectories, run_rollout
 from envscaler_core.scenarios import verify_scenario
+from tests.rollout.test_collateral_list_changes import _tool
 
 BOARD = '''
 import json
@@ -76,11 +77,6 @@ STATE = {"holds": [HOLD, HOLD, {"member": "M2", "slot": "S2"}], "waitlist": ["an
          "dose_log": [{"date": "2026-11-01", "reminder": "R1", "taken": False, "notes": ["a", "b"]},
                       {"date": "2026-11-02", "reminder": "R1", "taken": False, "notes": []}]}
 TAKEN = {"date": "2026-11-03", "reminder": "R1", "taken": True, "notes": ["a", "b"]}
-
-
-def _tool(name: str, *props: str) -> ToolSchema:
-    return ToolSchema(function=ToolFunction(name=name, description=name.replace("_", " "), parameters={
-        "type": "object", "properties": {p: {"type": "string"} for p in props}, "required": list(props)}))
 
 
 def board_env() -> AcceptedEnv:
