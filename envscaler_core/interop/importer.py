@@ -36,6 +36,7 @@ from envscaler_core.models.run import run_id_problem
 from envscaler_core.models.scenario import CheckSpec, Scenario, ToolCall
 from envscaler_core.models.source_report import SourceReport
 from envscaler_core.runtime import EnvLoadError, EnvRuntime, load_failure
+from envscaler_core.scenarios.footprint import FOOTPRINT_SCHEME
 from envscaler_core.scenarios.verify import verify_scenario
 
 
@@ -226,7 +227,7 @@ def _promotable(groups: list[list[ScenarioInput]], outcomes: list[EnvOutcome], r
         except EnvLoadError as exc:
             return NOT_PROMOTED + "its " + load_failure(exc)
         if report.ok and report.failure is None:
-            return scenario.model_copy(update={"footprint": report.footprint})
+            return scenario.model_copy(update={"footprint": report.footprint, "footprint_scheme": FOOTPRINT_SCHEME})
         return NOT_PROMOTED + str(report.reason or report.failure) + (LOST.format(", ".join(lost)) if lost else "")
 
     return dict(zip((key for key, _, _, _ in jobs), parallel(check, jobs, threads)))

@@ -42,9 +42,13 @@ class Scenario(Record):
     repair_attempts: int = 0
     footprint: list[str] | None = Field(default=None, description=(
         "JSON Pointers the verified reference solution's calls change (each call's change; an added or removed "
-        "entry is its key, a list element its content: `[id=\"E1\"]`): a trajectory's changes outside them are "
+        "entry is its key, a list element what it was at the start: `[id=\"E1\"]`, the k-th of equal ones `#k`): a trajectory's changes outside them are "
         "collateral (scenarios/footprint.py). None: "
         "no verified reference solution recorded one (verified before rt9-A F3, or never verified), so no guard."))
+    footprint_scheme: int = Field(default=1, description=(
+        "How `footprint` names paths (scenarios/footprint.FOOTPRINT_SCHEME when it was recorded). A footprint "
+        "under another scheme is derived again from the reference solution. 1: recorded before equal list "
+        "elements were told apart and elements kept their start names (rt11-A F2, F3), or never set."))
     checks_in_identity: bool = False
     """True for a scenario imported from EnvScaler's records: its checklist and checks are part of its
     identity, so two records with the same env, state and task but different checklists stay two scenarios

@@ -23,6 +23,7 @@ from envscaler_core.prompts.scen import (
 )
 from envscaler_core.runtime import EnvRuntime
 from envscaler_core.scenarios.states import StateRejected, make_initial_state
+from envscaler_core.scenarios.footprint import FOOTPRINT_SCHEME
 from envscaler_core.scenarios.verify import VerificationReport, verify_scenario
 from envscaler_core.synth.tool_schema import tool_lines
 
@@ -131,7 +132,8 @@ async def _one(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Se
     if not report.ok:
         log.info("scenario for %s rejected after %d repairs: %s", env.env_id, attempt, report.reason)
     return sc.model_copy(update={"status": status, "rejection_reason": report.reason, "repair_attempts": attempt,
-                                 "footprint": report.footprint if report.ok else None})
+                                 "footprint": report.footprint if report.ok else None,
+                                 "footprint_scheme": FOOTPRINT_SCHEME})
 
 
 async def generate_scenarios(env: AcceptedEnv, runtime: EnvRuntime, gateway: Any, settings: Settings) -> list[Scenario]:

@@ -19,7 +19,7 @@ from envscaler_core.models.scenario import Scenario
 from envscaler_core.models.trajectory import CheckResult
 from envscaler_core.runtime import CheckOutcome, EnvLoadError, EnvRuntime, EpisodeBreach, load_failure, open_env_episode
 from envscaler_core.scenarios.determinism import CHECK_REPEATS, is_nondeterministic, repeated, without_prefix
-from envscaler_core.scenarios.footprint import ChangeLog, names_list_indices
+from envscaler_core.scenarios.footprint import FOOTPRINT_SCHEME, ChangeLog
 
 Failure = Literal["load", "solution", "check_error", "nondeterministic", "vacuous", "unsatisfied", "empty", "contract"]
 
@@ -148,9 +148,9 @@ def execute_plan(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> t
 def reference_footprint(env: AcceptedEnv, scenario: Scenario, runtime: EnvRuntime) -> list[str] | None:
     """The scenario's footprint (`footprint.py`): the recorded one, else what its reference solution changes,
     replayed in a fresh episode (an RL row carries the solution, under `row_sha256`, but no footprint; a
-    footprint recorded before list elements were named by content names them by index and is replayed too).
-    None when there is no solution, or it does not run clean: then nothing says what the task may change."""
-    if scenario.footprint is not None and not names_list_indices(scenario.footprint, scenario.initial_state):
+    footprint recorded under another `FOOTPRINT_SCHEME` names other paths than a trajectory's and is replayed
+    too). None when there is no solution, or it does not run clean: then nothing says what the task may change."""
+    if scenario.footprint is not None and scenario.footprint_scheme == FOOTPRINT_SCHEME:
         return scenario.footprint
     if not scenario.reference_solution:
         return None

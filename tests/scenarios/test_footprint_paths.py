@@ -2,11 +2,13 @@
 F2). A list element is named by content, never by index: a record by its id-like key (`[id="E2"]`),
 anything else by its canonical JSON (`["a"]`), so a removal or an insertion claims the element it
 removes or inserts and none of those it shifts, and a name is the same in the footprint and in a
-trajectory whatever the element's position."""
+trajectory whatever the element's position. Equal elements are counted apart (`["a"]#2`: the second copy),
+and an episode's log names an element by what it was at the start, whatever calls made of it since
+(outside check rt11-A, F2, F3)."""
 
 from __future__ import annotations
 
-from envscaler_core.scenarios.footprint import changed_paths
+from envscaler_core.scenarios.footprint import ChangeLog, changed_paths
 
 
 def test_a_removed_record_is_named_by_its_id_not_by_the_indices_it_shifts() -> None:
@@ -54,3 +56,29 @@ def test_long_lists_are_compared_as_multisets_and_a_reorder_is_the_list_itself()
     before = {"t": list(range(5000))}
     assert changed_paths(before, {"t": list(reversed(range(5000)))}) == ["/t"]
     assert changed_paths(before, {"t": [*reversed(range(1, 5000)), 7000]}) == ["/t/[0]", "/t/[7000]"]
+
+
+def test_equal_elements_are_counted_apart_and_a_removal_takes_the_last_copy() -> None:
+    assert changed_paths({"t": ["a", "a", "b"]}, {"t": ["a", "b"]}) == ['/t/["a"]#2']
+    assert changed_paths({"t": ["a", "a", "b"]}, {"t": ["b"]}) == ['/t/["a"]', '/t/["a"]#2']
+    assert changed_paths({"t": ["a"]}, {"t": ["a", "a", "a"]}) == ['/t/["a"]#2', '/t/["a"]#3']
+
+
+def test_a_record_without_an_id_edited_in_place_is_named_by_what_it_was() -> None:
+    before = {"l": [{"d": 1, "t": False}, {"d": 2, "t": False}]}
+    after = {"l": [{"d": 3, "t": True}, {"d": 2, "t": False}]}
+    assert changed_paths(before, after) == ['/l/[{"d":1,"t":false}]/d', '/l/[{"d":1,"t":false}]/t']
+
+
+def test_a_log_keeps_the_start_name_of_an_element_through_its_calls() -> None:
+    log = ChangeLog({"l": [{"d": 1, "t": False}]})
+    log.saw({"l": [{"d": 1, "t": True}]})
+    log.saw({"l": [{"d": 3, "t": True}]})
+    assert log.paths == ['/l/[{"d":1,"t":false}]/d', '/l/[{"d":1,"t":false}]/t']
+
+
+def test_a_copy_added_then_removed_is_still_a_changed_path() -> None:
+    log = ChangeLog({"t": ["a"]})
+    log.saw({"t": ["a", "a"]})
+    log.saw({"t": ["a"]})
+    assert log.paths == ['/t/["a"]#2']
