@@ -358,9 +358,12 @@ def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepte
     sort first hid the one state that reached the defect (rt10-B F2). Coverage was earned on the states it
     was validated on, so each further state gets only the breach sweep (`state_sweep`: the programmatic
     pass's planned calls in one episode: 20 scenarios of a 13-tool env took 33 s to import, not 26, where
-    the full pass on each state took 61; docs/interop.md)."""
+    the full pass on each state took 61; docs/interop.md). Each state is swept as it is served, config keys
+    named like a method included (`validation_state` leaves them out of validation only): a constructor
+    reading `"_audit" in init_config` armed a defect in the served state alone, and the gym paid 1.0 for a
+    lone query (rt11-B F1); a state holding such a key was not validated as it is, so it is always swept."""
     methods = method_names(env)
-    states = {fingerprint_of(c := validation_state(s.config, methods)): (s, c) for s in promotable}
+    states = {fingerprint_of(s.config): (s, s.config) for s in promotable}
     todo = [states[fp] for fp in sorted(states) if fp not in accepted.validated_on]
     if not todo:
         return None
@@ -369,7 +372,7 @@ def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepte
 
     def sweep(config: Any) -> list[str]:
         probed, state = with_markers_restored(candidate, config if isinstance(config, dict) else {}, always=True)
-        return sweep_breaches(probed, runtime, state, kinds)
+        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)))
 
     for (s, _), breaches in zip(todo, parallel(lambda job: sweep(job[1]), todo, threads)):
         if breaches:

@@ -25,6 +25,7 @@ from envscaler_core.interop.strict_json import Duplicated, json_problem, load_js
 from envscaler_core.interop.tool_fit import fit_tools
 from envscaler_core.interop.strict_json import FileError as ReadError  # a whole file is unusable
 from envscaler_core.models.env import ToolSchema, is_python_identifier
+from envscaler_core.validation.tool_kinds import declared_kinds
 
 QUERY_LABELS = {"query": "query", "state_change": "state_change", "modify": "state_change"}
 """operation_type values -> our tool kinds ("modify" is the label EnvScaler's README still documents)."""
@@ -162,7 +163,25 @@ def _tools(record: dict[str, Any], notes: list[str]) -> list[ToolSchema]:
     return tools
 
 
-def _tool_kinds(record: dict[str, Any], tools: list[ToolSchema], notes: list[str]) -> dict[str, str]:
+DECLARED_QUERY = ("operation {name!r} is labelled state_change in operation_list, but its {by} declare(s) a "
+                  "query: judged as a query, so a call that changes state is a breach (docs/interop.md)")
+
+
+def _tool_kinds(record: dict[str, Any], tools: list[ToolSchema], notes: list[str], code: str,
+                class_name: str) -> dict[str, str]:
+    """The tools' labels from `operation_list`, except a `state_change` label on a tool whose name or
+    docstring declares a query: the declared purpose wins (docs/validation.md), else the file could label
+    a `get_book` that lends the book a state change and have it accepted (rt11-B F7)."""
+    kinds = _file_kinds(record, tools, notes)
+    changes = [n for n, k in kinds.items() if k == "state_change"]
+    for name, (kind, by) in declared_kinds(code, class_name, changes).items() if changes else ():
+        if kind == "query":
+            kinds[name] = "query"
+            notes.append(DECLARED_QUERY.format(name=name, by=by))
+    return kinds
+
+
+def _file_kinds(record: dict[str, Any], tools: list[ToolSchema], notes: list[str]) -> dict[str, str]:
     ops = record.get("operation_list")
     if ops is None:
         notes.append("no operation_list: tools are not labelled query/state_change")
@@ -197,7 +216,7 @@ def _env(env_id: str, position: int, source: str, record: Any) -> EnvInput:
     read_notes: list[str] = []
     tools, notes, tool_problems = fit_tools(_tools(record, read_notes), code, class_name)
     notes = [*read_notes, *notes]
-    kinds = _tool_kinds(record, tools, notes)
+    kinds = _tool_kinds(record, tools, notes, code, class_name)
     if isinstance(record.get("env_id"), str) and record["env_id"] != env_id:
         notes.append(f"record's env_id {record['env_id']!r} differs from its key {env_id!r}; the key is the id")
     return EnvInput(env_id=env_id, position=position, source=source, record=record, class_name=class_name,

@@ -11,6 +11,13 @@ loaded from the state, and judges each call on the state it met (`facts.call_fac
 accepted earlier in the episode only moves later calls onto another state of the same class, where the
 contract holds just the same; a call that times out or crashes ends the episode, and the sweep goes on
 with the next tool in a fresh one.
+
+The state is swept exactly as it is served, config keys named like a method of the class included
+(`shadowed`; EnvScaler's loader sets them over the method, and so does ours): a tool such a key shadows
+is not called (the gym, MCP and rollouts end the episode at such a call, reward 0, as EnvScaler's runtime
+does, so it can pay nothing), and a call that raises there ends the episode without being a breach (a
+tool calling a shadowed helper raises on the data, not on the class: rt10-C F4). A state change is still
+one: a constructor may read such a key (`"_audit" in init_config`) and arm a defect only there (rt11-B F1).
 """
 
 from __future__ import annotations
@@ -33,21 +40,25 @@ def labels(candidate: EnvCandidate) -> dict[str, str]:
 
 
 def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
-                   kinds: dict[str, str]) -> list[str]:
+                   kinds: dict[str, str], shadowed: frozenset[str] = frozenset()) -> list[str]:
     """The contract breaches (validation's critical facts) the planned calls of every tool show on
-    `config`, in one episode (another one after a call that ended it); `kinds` labels the tools."""
+    `config`, in one episode (another one after a call that ended it); `kinds` labels the tools;
+    `shadowed`: the methods a key of `config` is set over (module docstring)."""
     breaches: list[str] = []
+    raised_ends = bool(shadowed)
     try:
         ep: Episode | None = open_episode(runtime, candidate, config)
         assert ep is not None
         plans = plan_tools(candidate.tools, ep.state, class_effects(candidate))
         for plan in plans:
+            if plan.tool in shadowed:
+                continue  # the data is called there: the episode ends at 0, as every runtime plays it
             if ep is None:
                 ep = open_episode(runtime, candidate, config)
             positives = plan.positives()
             base: dict[str, Any] | None = None
             for probe in positives:
-                facts, ended = _call(ep, probe, kinds, breaches)
+                facts, ended = _call(ep, probe, kinds, breaches, raised_ends)
                 if ended or (facts is not None and facts.success is True):
                     base = probe.args
                     break
@@ -59,7 +70,7 @@ def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[st
                 continue
             base = base if base is not None else (positives[0].args if positives else {})
             for probe in [*plan.edges(base), *plan.optionals(base), *plan.missing(base), *plan.boundaries(base)]:
-                if _call(ep, probe, kinds, breaches)[1]:
+                if _call(ep, probe, kinds, breaches, raised_ends)[1]:
                     ep.close()
                     ep = None
                     break
@@ -72,13 +83,16 @@ def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[st
     return breaches
 
 
-def _call(ep: Episode, probe: Probe, kinds: dict[str, str], breaches: list[str]) -> tuple[Any, bool]:
+def _call(ep: Episode, probe: Probe, kinds: dict[str, str], breaches: list[str],
+          raised_ends: bool = False) -> tuple[Any, bool]:
     """(the call's facts, or None when our own probe did not fit the schema; whether the call ended the
-    episode). New breaches are added to `breaches`."""
+    episode). New breaches are added to `breaches`; with `raised_ends`, a call that raised only ends it."""
     before = ep.state
     out = ep.call(probe.tool, probe.args)
     if not out.ok and out.error_kind == "schema":
         return None, False
+    if raised_ends and not out.ok and out.error_kind == "exception":
+        return None, True
     facts = call_facts(out, before, kinds.get(probe.tool), probe.case_type)
     breaches += [c for c in facts.critical if c not in breaches]
     return facts, out.error_kind in ("timeout", "crash")

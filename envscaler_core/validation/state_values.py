@@ -349,41 +349,52 @@ def missing_int(held: list[int]) -> int:
 
 
 _ALPHABETS = ("9876543210", "fedcba9876543210", "FEDCBA9876543210", "zyxwvutsrqponmlkjihgfedcba",
-              "ZYXWVUTSRQPONMLKJIHGFEDCBA")
+              "ZYXWVUTSRQPONMLKJIHGFEDCBA", "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba")
 """Narrowest first: a position where the state's ids hold digits and hex letters (a UUID's) takes a hex
-character, so the changed id keeps its format."""
+character, so the changed id keeps its format; a position holding no digit takes letters only."""
 
 
 def shaped_missing_id(existing: list[str]) -> str | None:
     """An id shaped like the state's that none of them is, so that a class checking an id's format first
-    still takes it for a real, unknown one; None when no shape is found. Tried in order: one digit or hex
-    character changed, from the last one back, within the narrowest alphabet the state's ids of that
-    length use at that position (`B001` -> `B009`; a UUID ending `7a1b` -> `7a1f`, not the `7a1z` that is
-    no UUID); then the next number of a numbered series (`B0`..`B9` -> `B10`, not `Z0`); then any other
-    letter changed the same way (sandbox red team 9, F3)."""
+    still takes it for a real, unknown one; None when no shape is found (also when every id of that format
+    is held: `a`..`z`, `A`..`Z`). Tried in order, the length always kept: one digit or hex character
+    changed, from the last one back, within the narrowest alphabet the state's ids of that length use at
+    that position (`B001` -> `B009`; a UUID ending `7a1b` -> `7a1f`, not the `7a1z` that is no UUID); then a
+    letter changed where the ids' letters differ, to one after theirs (`A0`..`C9` -> `D0`, not the series'
+    `A10` a `[A-Z][0-9]` format refuses: rt11-B F6); then the next number of a numbered series (`B0`..`B9`
+    -> `B10`, not `Z0`: one letter throughout may be the format); then any other letter changed the same
+    way (sandbox red team 9, F3). A position holding no digit never takes one (`a`..`f` -> `g`, not `9`)."""
     held = set(existing)
     sources = existing[:MAX_SHAPED_SOURCES]
-    for numeric in (True, False):
+
+    def changed(pick: str) -> str | None:
         for real in sources:
             for i in reversed(range(len(real))):
-                alphabet, digits_there = _alphabet_at(existing, real, i)
-                if digits_there != numeric:
+                alphabet, digits_there, varies = _alphabet_at(existing, real, i)
+                if pick != ("digit" if digits_there else "varying letter" if varies else "letter"):
                     continue
+                if pick == "varying letter":  # from the one after the largest the ids hold: `D` for rows A..C
+                    ascending = alphabet[::-1]
+                    top = max(ascending.find(o[i]) for o in existing if len(o) == len(real))
+                    alphabet = ascending[top + 1:] + ascending[:top + 1]
                 for c in alphabet:
                     candidate = real[:i] + c + real[i + 1:]
                     if candidate not in held:
                         return candidate
-        if numeric and (following := _next_in_series(existing, held)) is not None:
-            return following
-    return None
+        return None
+
+    return changed("digit") or changed("varying letter") or _next_in_series(existing, held) or changed("letter")
 
 
-def _alphabet_at(existing: list[str], real: str, i: int) -> tuple[str, bool]:
+def _alphabet_at(existing: list[str], real: str, i: int) -> tuple[str, bool, bool]:
     """The narrowest alphabet holding what the state's ids of `real`'s length have at `i` (else `real[i]`'s
-    own; "" for punctuation), and whether a digit is among them (a number or hex position)."""
+    own; "" for punctuation), digit-free unless a digit is among them; whether one is (a number or hex
+    position); and whether they differ there."""
     seen = {other[i] for other in existing if len(other) == len(real)} | {real[i]}
-    alphabet = next((a for a in _ALPHABETS if seen <= set(a)), next((a for a in _ALPHABETS if real[i] in a), ""))
-    return alphabet, any(c.isdigit() for c in seen)
+    digits = any(c.isdigit() for c in seen)
+    fits = [a for a in _ALPHABETS if digits or not a[-1].isdigit()]
+    alphabet = next((a for a in fits if seen <= set(a)), next((a for a in fits if real[i] in a), ""))
+    return alphabet, digits, len(seen) > 1
 
 
 def _next_in_series(existing: list[str], held: set[str]) -> str | None:

@@ -149,6 +149,24 @@ def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
     return "query" if keys else None
 
 
+def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tuple[Kind, str]]:
+    """Each of `names` whose name or docstring declares a kind, the other not contradicting it: (the kind,
+    what declared it). A label given from outside (an imported file's `operation_list`) that calls a declared
+    query a state change would excuse the very defect "a query never changes state" catches (rt11-B F7)."""
+    try:
+        methods = {fn.name: fn for fn in public_methods(find_class(pyast.parse(code), class_name))}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    out: dict[str, tuple[Kind, str]] = {}
+    for name in names:
+        fn = methods.get(name)
+        declared = [(src, k) for src, k in (("name", name_kind(name)),
+                                            ("docstring", doc_kind(ast.get_docstring(fn)) if fn else None)) if k]
+        if len({k for _, k in declared}) == 1:
+            out[name] = (declared[0][1], " and ".join(src for src, _ in declared))
+    return out
+
+
 def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, ToolKindLabel]:
     """Heuristic labels (name, docstring, code) for `names`; see the module docstring for the rules."""
     effects = ClassEffects(code, class_name)

@@ -143,3 +143,43 @@ def test_decoys_do_not_hide_a_breach_in_the_served_form_of_a_promotable_scenario
     assert scenarios[real["task_id"]].audit == "verified"  # EnvScaler's verdict (markers restored) stands
     assert promoted == [], [s.task for s in promoted]
     assert any("query tool get_book changed state" in r for r in scenarios[real["task_id"]].reasons)
+
+
+def _armed_library() -> str:
+    """`Library` whose constructor arms a defect (the query `get_book` lends the book) when the config
+    holds `_audit`, a key named like one of its private helpers."""
+    head, lend = library(""), "\n    def lend_book"
+    return ('\nclass Library:\n    def __init__(self, init_config=None):\n        self.books = {}\n'
+            '        self.loans = {}\n        self._leaky = "_audit" in (init_config or {})\n\n'
+            '    def _audit(self):\n        return None\n\n'
+            '    def get_book(self, book_id: str) -> dict:\n        """Get a book\'s record by id."""\n'
+            '        if book_id not in self.books:\n            return {"success": False, "error": "no such book"}\n'
+            '        if self._leaky:\n            self.loans[book_id] = "Ana"\n'
+            '        return {"success": True, "data": self.books[book_id]}\n' + head[head.index(lend):])
+
+
+ARMED_ENV = {**ENV, "env_id": "env_armed", "env_class_code": _armed_library()}
+
+
+def test_a_key_named_like_a_helper_that_arms_a_defect_in_the_constructor_rejects_the_env(
+        tmp_path: Path, sandbox_pool: Any) -> None:
+    """rt11-B F1: `_audit` was left out of every state the class was validated and swept on, so the defect it
+    arms (get_book lends the book) was met only where it is served: the gym paid 1.0 for a lone get_book."""
+    records = [{**_scenario(t, c), "env_id": "env_armed"} for t, c in (("clean", PLAIN),
+                                                                        ("armed", {**PLAIN, "_audit": "x"}))]
+    env, scenarios, promoted = _import(tmp_path, sandbox_pool, ARMED_ENV, records)
+    assert env.status == "rejected", {t: s.audit for t, s in scenarios.items()}
+    assert any("query tool get_book changed state" in r for r in env.reasons), env.reasons
+    assert promoted == 0
+
+
+def test_a_key_shadowing_a_tool_in_a_served_state_ends_that_tools_calls_without_rejecting_the_env(
+        tmp_path: Path, sandbox_pool: Any) -> None:
+    """A served state with `"get_hours": "9-17"` is swept as served: a call to get_hours there ends the
+    episode (EnvScaler's runtime calls the string), as the gym plays it; that is the data's doing, no breach."""
+    records = [{**_scenario(t, c), "env_id": "env_hours"} for t, c in (("plain", PLAIN),
+                                                                        ("shadow", {**PLAIN, "get_hours": "9-17"}))]
+    env, scenarios, promoted = _import(tmp_path, sandbox_pool, SHADOWING_ENV, records)
+    assert env.status == "accepted", env.reasons
+    assert scenarios["shadow"].audit == "verified", scenarios["shadow"].reasons
+    assert promoted == 2

@@ -154,3 +154,37 @@ def test_a_missing_uuid_is_still_a_uuid(runtime) -> None:
     (["3f2b8c1e-9d4a-4e7b-8a61-5c0d2e9f7a1b"], "3f2b8c1e-9d4a-4e7b-8a61-5c0d2e9f7a9b"), (["--"], None)])
 def test_a_missing_text_id_keeps_the_states_format(held: list[str], expected: str | None) -> None:
     assert shaped_missing_id(held) == expected
+
+
+REQUESTS_ON_AN_UNKNOWN_CODE = AUDITS_AN_UNKNOWN_UUID.replace(  # one capital letter and one digit, or malformed
+    "        import uuid\n        try:\n            uuid.UUID(book_id)\n        except ValueError:\n",
+    "        import re\n        if not re.fullmatch(r\"[A-Z][0-9]\", book_id):\n")
+assert "re.fullmatch" in REQUESTS_ON_AN_UNKNOWN_CODE
+
+
+def test_codes_whose_last_position_is_used_up_get_a_missing_code_of_the_same_format(runtime) -> None:
+    """rt11-B F6: with A0..C9 held the probe was `A10` (the series' next number), which a class taking one
+    letter and one digit refuses as malformed; its write for a well-formed unknown `D0` was never met."""
+    state = {"books": {r + d: {"title": "Dune"} for r in "ABC" for d in "0123456789"}, "loans": {},
+             "purchase_requests": []}
+    out = validate(REQUESTS_ON_AN_UNKNOWN_CODE, state, runtime)
+    assert not out.report.accepted
+    assert any("get_book" in c and "changed state" in c for c in out.report.critical), out.report.critical
+
+
+@pytest.mark.parametrize(("held", "expected"), [
+    ([r + d for r in "ABC" for d in "0123456789"], "D0"),
+    ([r + d for r in "XYZ" for d in "0123456789"], "A0"),
+    ([r + d for r in "abc" for d in "0123456789"], "d0"),
+    (list("abcdef"), "g"),
+])
+def test_a_used_up_last_position_changes_an_earlier_one_within_its_class(held: list[str], expected: str) -> None:
+    assert shaped_missing_id(held) == expected
+
+
+def test_no_missing_id_of_another_class_when_every_id_of_the_format_is_held() -> None:
+    """Every one-letter id held (a..z, A..Z): no unknown id has their format, and `9` (a digit, from the hex
+    alphabet) was none either; the fixed `__missing_id__` then stands for "no such id"."""
+    import string
+
+    assert shaped_missing_id(list(string.ascii_lowercase + string.ascii_uppercase)) is None

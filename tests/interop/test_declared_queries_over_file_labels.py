@@ -1,0 +1,64 @@
+"""Spec: a tool whose name or docstring declares a query is judged as a query even when the file's
+`operation_list` labels it `state_change`, with a note naming the disagreement (docs/validation.md: "the
+declared purpose wins: get_book whose body also bumps a counter is a query that changes state").
+
+rt11-B F7: `get_book` ("Get a book's record by id.") that lends b1 on every call, labelled `state_change` in
+the file, was accepted and its scenario verified, and a trajectory that only looked the book up scored 1.0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from envscaler_core.interop.read import read_envs
+from envscaler_core.models.interop import ImportedEnv
+from envscaler_core.store import Store
+from tests.fixtures.lending import library
+from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
+from tests.interop.test_a_breach_on_any_tested_state import ENV, _scenario
+
+LENDING_LOOKUP = library('''
+    def get_book(self, book_id: str) -> dict:
+        """Get a book's record by id."""
+        if book_id not in self.books:
+            return {"success": False, "error": "no such book"}
+        self.loans[book_id] = "Ana"
+        return {"success": True, "data": self.books[book_id]}''')
+MISLABELLED = {**ENV, "env_id": "env_mislabelled", "env_class_code": LENDING_LOOKUP,
+               "operation_list": [{"operation_name": "get_book", "operation_type": "state_change"},
+                                  {"operation_name": "lend_book", "operation_type": "state_change"}]}
+PLAIN = {"books": {"b1": {"title": "Dune", "status": "ok"}}, "loans": {}}
+LEND = [{"name": "lend_book", "arguments": {"book_id": "b1", "member": "Ana"}}]
+
+
+def _directory(tmp_path: Path, env: dict[str, Any]) -> Path:
+    records = [{**_scenario("t1", PLAIN), "env_id": env["env_id"]}]
+    return write_scenarios_dir(tmp_path / "in", env["env_id"], env, records, {"t1": LEND})
+
+
+def test_a_tool_declared_a_query_is_read_as_one_whatever_its_file_label_with_a_note(tmp_path: Path) -> None:
+    [env], problems, _ = read_envs(_directory(tmp_path, MISLABELLED) / "env_metadata.json")
+    assert not problems
+    assert env.tool_kinds == {"get_book": "query", "lend_book": "state_change"}
+    assert any("get_book" in n and "state_change" in n and "query" in n for n in env.notes), env.notes
+
+
+def test_only_a_declared_query_overrides_the_file_label(tmp_path: Path) -> None:
+    """`lend_book` labelled `query` in the file stays a query: that is the stricter reading (a query must
+    change nothing), so the file may make a tool stricter, never laxer than its name declares."""
+    ops = [{"operation_name": "get_book", "operation_type": "query"},
+           {"operation_name": "lend_book", "operation_type": "query"}]
+    [env], _, _ = read_envs(_directory(tmp_path, {**MISLABELLED, "operation_list": ops}) / "env_metadata.json")
+    assert env.tool_kinds == {"get_book": "query", "lend_book": "query"}
+    assert not any("declare" in n for n in env.notes), env.notes
+
+
+def test_a_lookup_that_writes_labelled_state_change_in_the_file_rejects_the_env(
+        tmp_path: Path, sandbox_pool: Any) -> None:
+    settings = settings_for(tmp_path)
+    run_import(_directory(tmp_path, MISLABELLED), settings, sandbox_pool, run_id="imp")
+    with Store.from_url(settings.store.url) as store:
+        [env] = store.query(ImportedEnv, run_id="imp")
+    assert env.status == "rejected"
+    assert any("query tool get_book changed state" in r for r in env.reasons), env.reasons
