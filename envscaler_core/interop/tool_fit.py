@@ -48,9 +48,11 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   taken as a malformed record, and the env and its scenarios skipped);
 * a tool can name a property (`@property def loan_count`, which step6 lists as it lists every definition)
   or a class constant: it is kept, as EnvScaler's runtime offers it, with a note; a call to it calls the
-  value and raises TypeError there, and so ends an imported env's episode at 0 here (`rollout/rules.py`),
-  and validation does not call it (`envjob.validated_tools`: nothing it could do would succeed, so it
-  cannot reject the env on coverage, outside check 10, C-F1);
+  value and raises TypeError there, and so ends an imported env's episode at 0 here (the sandbox reads
+  and calls the value), and validation does not call it (`envjob.validated_tools`: nothing it could do
+  would succeed, so it cannot reject the env on coverage, outside check 10, C-F1). One whose value is
+  callable (`lend = lend_book`, a lambda, a getter returning a lambda: `rules.CALLABLE`) is called there
+  and here, gets no note, and is probed like a method (outside check 11, B-F3);
 * a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
   the agent's message to the user and ends a non-conversational episode): it is left out too, and a
   reference solution's call to it ends the replay there, as it ends the episode there.
