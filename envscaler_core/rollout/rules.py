@@ -224,6 +224,8 @@ class CallRules:
         self.rules: EpisodeRules = env.episode_rules
         self.tools = {t.function.name: t.function.parameters for t in env.tools}
         self.signatures = method_signatures(env.class_code, env.class_name) if self.rules == "envscaler" else {}
+        self.constants = (no_method_tools(env.class_code, env.class_name, list(class_attribute_kinds(
+            env.class_code, env.class_name))) if self.rules == "envscaler" else {})
 
     @property
     def first_call_only(self) -> bool:
@@ -267,14 +269,16 @@ class CallRules:
             return None  # refused as private here (documented), whatever EnvScaler does
         params = self.tools.get(name)
         in_state = name in _state_keys(ep)
-        if in_state:
+        if in_state or (params is None and name in self.constants):
             # an instance attribute wins over the method of that name (EnvScaler's loader sets every config key,
-            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4). A
-            # property or class attribute listed as a tool is left to the call: the sandbox reads its value and
-            # calls it, as EnvScaler's runtime does, and a value that is not callable raises TypeError there
-            # (outside check 10, C-F1; a callable one runs: outside check 11, B-F3)
-            return (f"{name!r} is a data attribute of the env, not a method: EnvScaler's runtime calls its value "
-                    "and raises TypeError (not callable)")
+            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4); so
+            # does a class constant or property no tool lists (the sandbox refuses an unlisted name). One
+            # listed as a tool is left to the call: the sandbox reads its value and calls it, as EnvScaler's
+            # runtime does, and a value that is not callable raises TypeError there (outside check 10, C-F1;
+            # a callable one runs: outside check 11, B-F3)
+            what = "a property" if not in_state and self.constants.get(name) == "a property" else "a data attribute"
+            return (f"{name!r} is {what} of the env, not a method: EnvScaler's runtime calls its value and "
+                    "raises TypeError (not callable)")
         if params is None:
             return None  # no such attribute: EnvScaler's "Invalid action", the episode goes on
         takes = self.signatures.get(name)
