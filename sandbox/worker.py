@@ -229,13 +229,32 @@ class EpisodeChild:
         static = inspect.getattr_static(self.inst, tool, MISSING)
         if static is MISSING:
             return error_reply("schema", f"unknown tool {tool!r}: {type(self.inst).__name__} has no such method")
-        if tool in vars(self.inst) or not isinstance(static, (types.FunctionType, staticmethod, classmethod)):
+        if tool in vars(self.inst):
             return error_reply("schema", f"{tool!r} is not a method of {type(self.inst).__name__}")
-        fn = getattr(self.inst, tool)
-        sig = self.signatures.get(tool)
+        plain = isinstance(static, (types.FunctionType, staticmethod, classmethod))
+        if plain:  # a def, or an alias or lambda bound at class level (`lend = lend_book`)
+            fn = getattr(self.inst, tool)
+        else:
+            # a property or another class attribute: EnvScaler's runtime, `getattr(env, name)(**arguments)`,
+            # reads the value (a getter runs) and calls it; a value that is not callable raises its TypeError
+            # there (the episode ends at 0, its state as the getter left it), and is no method here
+            set_cpu_window(self.limits["call_timeout_s"])
+            try:
+                fn = getattr(self.inst, tool)
+            except BaseException as exc:  # noqa: BLE001
+                return self.raised(traceback_tail(exc))
+            if not callable(fn):
+                if self.envscaler:
+                    return self.raised(f"TypeError: '{type(fn).__name__}' object is not callable")
+                self.restore_if_changed()
+                return error_reply("schema", f"{tool!r} is not a method of {type(self.inst).__name__}",
+                                   self.out.take())
+        sig = self.signatures.get(tool) if plain else None
         if sig is None:
             try:
-                sig = self.signatures[tool] = inspect.signature(fn)
+                sig = inspect.signature(fn)
+                if plain:
+                    self.signatures[tool] = sig
             except (TypeError, ValueError):
                 sig = None
         if sig is not None:

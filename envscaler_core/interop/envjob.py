@@ -81,7 +81,8 @@ def candidate_of(env: EnvInput) -> EnvCandidate:
 
 def validated_tools(candidate: EnvCandidate) -> EnvCandidate:
     """The candidate validation probes: without the tools that are a property or class constant of the class
-    (`no_method_tools`). They stay offered (EnvScaler offers them), but no call to one can succeed in either
+    whose value is not callable (`no_method_tools`; an alias, a lambda or a getter returning a callable is
+    probed like a method, so a getter that writes state is caught: outside check 11, B-F3). They stay offered (EnvScaler offers them), but no call to one can succeed in either
     runtime, so demanding a successful call to one rejected the env on coverage ("loan_count was never called") where
     EnvScaler scores its scenarios 1.0 (outside check 10, C-F1)."""
     names = no_method_tools(candidate.class_code, candidate.class_name, [t.function.name for t in candidate.tools])

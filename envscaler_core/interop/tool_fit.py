@@ -18,7 +18,12 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
 * a quoted annotation (`qty: "int"`, `"Optional[int]"`, `"List[str]"`) becomes `{"type": "string"}` (step6 maps
   any constant to its type's name): here it gets the schema of the type the string names, read through the
   one AST parser (never evaluated); kept, it refused every integer and rejected the env on coverage (outside
-  check 10, C-F5);
+  check 10, C-F5); so is a string nested in another type (`Optional["int"]`, which step6 writes as
+  `["string", "null"]`: outside check 11, C-F2);
+* a name the module defines as a type alias (`SKU = str`, `NewType`, a `str` Enum, `Opt = Optional`)
+  becomes `{"type": "object"}`, alone or nested (`List[SKU]`): here it gets the schema of the type it
+  stands for (`type_aliases.py`; outside check 11, C-F4, B-F5: the probes sent objects and the env was
+  rejected, or the reference call was refused);
 * `*args` and `**kwargs` become ordinary properties (`tags`, `fields`): EnvScaler's runtime calls
   `getattr(env, name)(**arguments)`, so `fields="x"` lands in the method as the key `fields` and `tags=...`
   raises TypeError; here `*args` is no parameter and `**kwargs` allows further arguments by name
@@ -43,9 +48,11 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   taken as a malformed record, and the env and its scenarios skipped);
 * a tool can name a property (`@property def loan_count`, which step6 lists as it lists every definition)
   or a class constant: it is kept, as EnvScaler's runtime offers it, with a note; a call to it calls the
-  value and raises TypeError there, and so ends an imported env's episode at 0 here (`rollout/rules.py`),
-  and validation does not call it (`envjob.validated_tools`: nothing it could do would succeed, so it
-  cannot reject the env on coverage, outside check 10, C-F1);
+  value and raises TypeError there, and so ends an imported env's episode at 0 here (the sandbox reads
+  and calls the value), and validation does not call it (`envjob.validated_tools`: nothing it could do
+  would succeed, so it cannot reject the env on coverage, outside check 10, C-F1). One whose value is
+  callable (`lend = lend_book`, a lambda, a getter returning a lambda: `rules.CALLABLE`) is called there
+  and here, gets no note, and is probed like a method (outside check 11, B-F3);
 * a tool named `chat_with_user` is never run by EnvScaler's runtime (`synth/reserved.py`: the call is
   the agent's message to the user and ends a non-conversational episode): it is left out too, and a
   reference solution's call to it ends the replay there, as it ends the episode there.
@@ -60,6 +67,7 @@ import ast
 from typing import Any
 
 from envscaler_core import pyast
+from envscaler_core.interop.type_aliases import Reading, read_annotation, type_aliases
 from envscaler_core.models.env import ToolSchema
 from envscaler_core.rollout.rules import no_method_tools
 from envscaler_core.synth.reserved import RESERVED_TOOLS
@@ -86,21 +94,28 @@ def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -
     return {**schema, **extra}
 
 
-def _quoted(annotation: ast.expr | None, schema: Any) -> dict[str, Any] | None:
-    """The schema of the type a quoted annotation names (`qty: "int"` -> integer), in place of the
-    `{"type": "string"}` step6 writes for every quoted annotation; None when the parameter's annotation is not
-    quoted, its schema says more than step6's string, or the string names `str` itself. The string is parsed
-    by `annotation_schema` through the one AST parser, never evaluated; one that is no type expression reads
-    as no constraint, as no annotation does."""
-    if not (isinstance(annotation, ast.Constant) and isinstance(annotation.value, str) and isinstance(schema, dict)
-            and schema.get("type") == "string" and set(schema) <= _PLACEHOLDER_KEYS):
+def _plain(schema: Any) -> bool:
+    """A schema of the kind step6 writes from an annotation's names: `type`, `items` (of the same kind), a
+    description or title; one that says more (an enum, properties, anyOf) was written with intent: kept."""
+    return (isinstance(schema, dict) and set(schema) <= _PLACEHOLDER_KEYS | {"items"}
+            and ("items" not in schema or _plain(schema["items"])))
+
+
+def _read(reading: Reading, schema: Any) -> dict[str, Any] | None:
+    """The schema of the type an annotation stands for once its aliases and quoted parts are read
+    (`type_aliases`), in place of step6's (`{"type": "object"}` for a name it cannot map, a string for any
+    string); None when nothing was read that way, step6's schema says more than its names could, or it
+    already is that schema (`"str"`, `Optional["str"]` stay as they are). A string that is no type
+    expression reads as no constraint, as no annotation does."""
+    if not (reading.aliased or reading.quoted) or not _plain(schema):
         return None
     try:
-        named = annotation_schema(annotation)
+        named = annotation_schema(reading.expr)
     except (SchemaError, SyntaxError, ValueError, RecursionError):
         named = {}
     extra = {k: v for k, v in schema.items() if k in ("description", "title")}
-    return None if named == {"type": "string"} else {**named, **extra}
+    body = {k: v for k, v in schema.items() if k not in ("description", "title")}
+    return None if named == body else {**named, **extra}
 
 
 def _missing_schema(annotation: ast.expr | None) -> dict[str, Any]:
@@ -164,6 +179,8 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     nulls: list[str] = []
     added: list[str] = []
     quoted: list[str] = []
+    aliased: list[str] = []
+    aliases = type_aliases(tree)
     untakeable: list[str] = []
     problems: list[str] = []
     fitted = []
@@ -175,6 +192,8 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             continue
         signature = parameters(fn)
         annotations = {a.arg: a.annotation for a in signature.every}
+        readings = {n: read_annotation(a, aliases) for n, a in annotations.items() if a is not None}
+        read = {n: r.expr for n, r in readings.items()}
         defaulted, by_position = signature.defaulted, signature.positional_only
         props_given = params.get("properties", {})
         missing = [p for p in annotations if p not in by_position
@@ -188,18 +207,22 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         props = dict(props_given or {})
         required = params.get("required")
         for name in missing:
-            props[name] = _missing_schema(annotations[name])
+            props[name] = _missing_schema(read.get(name))
             if name not in defaulted:
                 required = [*(required if isinstance(required, list) else []), name]
             added.append(f"{tool.function.name}.{name}{'' if name in defaulted else ' (required)'}")
         for name, schema in props.items():
-            written, named = annotations.get(name), _quoted(annotations.get(name), schema)
-            if named is not None and isinstance(written, ast.Constant):
+            named = _read(readings[name], schema) if name in readings else None
+            if named is not None:
                 props[name] = named
-                quoted.append(f"{tool.function.name}.{name}: {written.value!r}")
+                written = ast.unparse(annotations[name])
+                if readings[name].aliased:
+                    aliased.append(f"{tool.function.name}.{name}: {written} as {ast.unparse(read[name])}")
+                else:
+                    quoted.append(f"{tool.function.name}.{name}: {written}")
         for name, schema in props.items():
             if name in annotations and is_placeholder(schema):
-                better = _from_annotation(annotations[name], schema)
+                better = _from_annotation(read.get(name), schema)
                 if better is not None:
                     props[name] = better
                     widened.append(f"{tool.function.name}.{name}")
@@ -256,7 +279,11 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     if quoted:
         notes.append(f"{len(quoted)} quoted annotation(s) read as the type they name ({', '.join(quoted[:8])}"
                      f"{', ...' if len(quoted) > 8 else ''}): EnvScaler's step6 writes every quoted annotation as "
-                     "a string, its runtime never checks arguments")
+                     "a string, nested ones too, its runtime never checks arguments")
+    if aliased:
+        notes.append(f"{len(aliased)} annotation(s) read through module-level type aliases ({', '.join(aliased[:8])}"
+                     f"{', ...' if len(aliased) > 8 else ''}): EnvScaler's step6 writes a name it cannot map as "
+                     "{\"type\": \"object\"}, its runtime never checks arguments (interop/type_aliases.py)")
     if widened:
         notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
                      f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "

@@ -127,23 +127,51 @@ def class_attribute_kinds(code: str, class_name: str) -> dict[str, str]:
             continue
         seen.add(node.name)
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
+        defs = {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not is_property(n)}
         for stmt in node.body:
             if isinstance(stmt, ast.Assign):
-                kinds.update((t.id, "a class attribute") for t in stmt.targets if isinstance(t, ast.Name))
+                kind = CALLABLE if _callable_value(stmt.value, defs) else "a class attribute"
+                kinds.update((t.id, kind) for t in stmt.targets if isinstance(t, ast.Name))
             elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                kinds[stmt.target.id] = "a class attribute"
+                kinds[stmt.target.id] = CALLABLE if _callable_value(stmt.value, defs) else "a class attribute"
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and is_property(stmt):
-                kinds.setdefault(stmt.name, "a property")
+                kinds.setdefault(stmt.name, CALLABLE_PROPERTY if _returns_callable(stmt, defs) else "a property")
     return {n: k for n, k in kinds.items() if not n.startswith("_")}
 
 
+CALLABLE = "a callable class attribute"
+"""`lend = lend_book`, `ping = lambda self: ...`: EnvScaler's runtime calls it as it calls a method."""
+CALLABLE_PROPERTY = "a property whose value is callable"
+"""A getter that returns a lambda, a nested def or a bound method: EnvScaler's runtime runs the getter and
+calls what it returns; validation probes it (a getter that writes state is a defect like any other)."""
+
+
+def _callable_value(value: ast.expr, defs: set[str]) -> bool:
+    """A class-level value that is callable as the source shows it: a lambda or another method's name."""
+    return isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in defs)
+
+
+def _returns_callable(getter: ast.FunctionDef | ast.AsyncFunctionDef, defs: set[str]) -> bool:
+    """Every `return` of the getter gives a lambda, a def of its own or `self.<method>` (none: not callable).
+    Anything else is left to the call itself (the sandbox reads the value and calls it, or not)."""
+    local = {n.name for n in ast.walk(getter) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)} - {getter.name}
+    returns = [n.value for n in ast.walk(getter) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        r is not None and (isinstance(r, ast.Lambda) or (isinstance(r, ast.Name) and r.id in local)
+                           or (isinstance(r, ast.Attribute) and isinstance(r.value, ast.Name) and r.value.id == "self"
+                               and r.attr in defs))
+        for r in returns)
+
+
 def no_method_tools(code: str, class_name: str, tools: list[str]) -> dict[str, str]:
-    """The tools (by name, in order) that are no method of the class but a class attribute or a property,
-    each with which: EnvScaler's step6 lists every definition (`@property def loan_count` too) and its
-    runtime offers them, but `getattr(env, name)(**args)` calls the value and raises TypeError. A name the
-    class also defines as a plain method is a method (the later definition wins in Python; here, any)."""
+    """The tools (by name, in order) that are no method of the class but a class attribute or a property whose
+    value is not callable as far as the source shows, each with which: EnvScaler's step6 lists every definition
+    (`@property def loan_count` too) and its runtime offers them, but `getattr(env, name)(**args)` calls the
+    value and raises TypeError. A callable one (an alias `lend = lend_book`, a lambda, a getter returning a
+    lambda) is called there and here (outside check 11, B-F3), so it is no such tool. A name the class also
+    defines as a plain method is a method (the later definition wins in Python; here, any)."""
     kinds, methods = class_attribute_kinds(code, class_name), method_signatures(code, class_name)
-    return {t: kinds[t] for t in tools if t in kinds and t not in methods}
+    return {t: kinds[t] for t in tools if t in kinds and t not in methods and kinds[t] not in (CALLABLE, CALLABLE_PROPERTY)}
 
 
 class Takes(BaseModel):
@@ -195,9 +223,9 @@ class CallRules:
     def __init__(self, env: AcceptedEnv) -> None:
         self.rules: EpisodeRules = env.episode_rules
         self.tools = {t.function.name: t.function.parameters for t in env.tools}
-        self.constants = (class_attribute_kinds(env.class_code, env.class_name) if self.rules == "envscaler"
-                          else {})
         self.signatures = method_signatures(env.class_code, env.class_name) if self.rules == "envscaler" else {}
+        self.constants = (no_method_tools(env.class_code, env.class_name, list(class_attribute_kinds(
+            env.class_code, env.class_name))) if self.rules == "envscaler" else {})
 
     @property
     def first_call_only(self) -> bool:
@@ -241,10 +269,13 @@ class CallRules:
             return None  # refused as private here (documented), whatever EnvScaler does
         params = self.tools.get(name)
         in_state = name in _state_keys(ep)
-        if in_state or (name in self.constants and name not in self.signatures):
+        if in_state or (params is None and name in self.constants):
             # an instance attribute wins over the method of that name (EnvScaler's loader sets every config key,
-            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4); a
-            # property or class constant listed as a tool is called the same way (outside check 10, C-F1)
+            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4); so
+            # does a class constant or property no tool lists (the sandbox refuses an unlisted name). One
+            # listed as a tool is left to the call: the sandbox reads its value and calls it, as EnvScaler's
+            # runtime does, and a value that is not callable raises TypeError there (outside check 10, C-F1;
+            # a callable one runs: outside check 11, B-F3)
             what = "a property" if not in_state and self.constants.get(name) == "a property" else "a data attribute"
             return (f"{name!r} is {what} of the env, not a method: EnvScaler's runtime calls its value and "
                     "raises TypeError (not callable)")

@@ -1,0 +1,125 @@
+"""Module-level type aliases and quoted annotations, read as the types they stand for (never evaluated).
+
+EnvScaler's step6 maps an annotation through a small table of type names: a name it cannot map (`SKU` where
+the module says `SKU = str`, `UserId = NewType("UserId", str)`, a `str` Enum, `Opt[int]` where
+`from typing import Optional as Opt`) becomes `{"type": "object"}`, and a string nested in another type
+(`Optional["int"]`, `List["Item"]`) becomes a string. Its runtime never checks arguments, so those schemas
+cost it nothing; our sandbox checks every call against the schema, so kept, they refused the strings and
+integers the methods take (outside check 11, C-F4, B-F5, C-F2). Here an annotation is rewritten to the type
+expression it stands for before `synth.tool_schema.annotation_schema` reads it:
+
+* `Name = <type expression>` (or `Name: TypeAlias = ...`) at module level: a name, `typing.X`, a subscript
+  or `X | Y` (a constant, a literal container or a call is data, not a type);
+* `Name = NewType("Name", <type>)`: its base type;
+* `class Name(str, Enum)` / `(int, Enum)`, `IntEnum`, `StrEnum`: `str` or `int` (its members' values are what
+  a call gives; the member names are not enforced, EnvScaler enforces nothing);
+* `from <module> import X as Y`: `X`;
+* a string anywhere in the annotation: the expression it holds, parsed by the one AST parser.
+
+A name the module binds more than once is left alone (which binding a method sees depends on order)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from envscaler_core import pyast
+
+_ENUMS = {"Enum": None, "IntEnum": "int", "StrEnum": "str", "IntFlag": "int"}
+_MAX_DEPTH = 16  # alias of alias of ...: a cycle (`A = B`, `B = A`) stops here and reads as no alias
+
+
+class Reading(BaseModel):
+    """An annotation as read here: the expression it stands for, and whether an alias or a quoted part
+    changed it (each then named in the import notes)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
+
+    expr: Any  # ast.expr
+    aliased: bool
+    quoted: bool
+
+
+def _is_type_expr(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name | ast.Attribute | ast.Subscript):
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)
+
+
+def _enum_base(cls: ast.ClassDef) -> str | None:
+    """`str` or `int` for an Enum subclass whose members are of that type, else None."""
+    names = [_base_name(b) for b in cls.bases]
+    enums = [n for n in names if n in _ENUMS]
+    if not enums:
+        return None
+    mixin = next((n for n in names if n in ("str", "int")), None)
+    return mixin or _ENUMS[enums[0]]
+
+
+def _base_name(node: ast.expr) -> str:
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level names that stand for a type, each with the expression it stands for."""
+    found: dict[str, ast.expr] = {}
+    bound: dict[str, int] = {}
+    for stmt in tree.body:
+        pairs: list[tuple[str, ast.expr | None]] = []
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            if isinstance(value, ast.Call) and (getattr(value.func, "id", None) == "NewType"
+                                                or getattr(value.func, "attr", None) == "NewType"):
+                pairs.append((stmt.targets[0].id, value.args[1] if len(value.args) == 2 else None))
+            else:
+                pairs.append((stmt.targets[0].id, value if _is_type_expr(value) else None))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            pairs.append((stmt.target.id, stmt.value if _is_type_expr(stmt.value) else None))
+        elif isinstance(stmt, ast.ImportFrom):
+            pairs += [(a.asname, ast.Name(id=a.name, ctx=ast.Load())) for a in stmt.names if a.asname and a.asname != a.name]
+        elif isinstance(stmt, ast.ClassDef):
+            base = _enum_base(stmt)
+            pairs.append((stmt.name, ast.Name(id=base, ctx=ast.Load()) if base else None))
+        elif isinstance(stmt, ast.Import | ast.FunctionDef | ast.AsyncFunctionDef):
+            names = [a.asname or a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.name]
+            pairs += [(n, None) for n in names]
+        for name, expr in pairs:
+            bound[name] = bound.get(name, 0) + 1
+            if expr is not None:
+                found[name] = expr
+    return {n: e for n, e in found.items() if bound[n] == 1}
+
+
+def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
+    """`node` with every alias replaced by what it stands for and every string by the expression it holds.
+    A string that is no expression stays as it is (`annotation_schema` then reads it as no constraint)."""
+    flags = {"aliased": False, "quoted": False}
+
+    def walk(n: ast.expr, depth: int) -> ast.expr:
+        if depth > _MAX_DEPTH:
+            return n
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            try:
+                inner = pyast.parse(n.value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return n
+            flags["quoted"] = True
+            return walk(inner, depth + 1)
+        if isinstance(n, ast.Name) and n.id in aliases:
+            flags["aliased"] = True
+            return walk(aliases[n.id], depth + 1)
+        if isinstance(n, ast.Subscript):
+            base = walk(n.value, depth + 1)
+            if _base_name(base) == "Literal":  # its strings are values, not types
+                return ast.Subscript(value=base, slice=n.slice, ctx=ast.Load())
+            return ast.Subscript(value=base, slice=walk(n.slice, depth + 1), ctx=ast.Load())
+        if isinstance(n, ast.Tuple):
+            return ast.Tuple(elts=[walk(e, depth + 1) for e in n.elts], ctx=ast.Load())
+        if isinstance(n, ast.BinOp):
+            return ast.BinOp(left=walk(n.left, depth + 1), op=n.op, right=walk(n.right, depth + 1))
+        return n
+
+    expr = walk(node, 0)
+    return Reading(expr=expr, **flags)

@@ -1,0 +1,146 @@
+"""Spec: an annotation that names a module-level type alias (`SKU = str`, `Quantity = int`, `Opt = Optional`
+or `from typing import Optional as Opt`, `UserId = NewType("UserId", str)`, a `str` Enum), alone, nested
+(`List[SKU]`, `Optional[SKU]`) or quoted (`"Qty"` where `Qty = str`), gets the schema of the type it stands
+for; so does a quoted annotation nested in another type (`Optional["int"]`, `List["Item"]`). EnvScaler's
+step6 writes a name it cannot map as `{"type": "object"}` and a nested string as `{"type": "string"}`, and its
+runtime never checks arguments; kept, those schemas refused the strings and integers the methods take (the
+probes sent objects, the env was rejected, or the reference call refused: outside check 11, C-F4, B-F5, C-F2).
+Aliases are read from the source through the one AST parser, never evaluated; each reading is noted.
+
+The tools below are EnvScaler's step6 output for CODE, unmodified (`extract_class_methods_from_source`,
+`get_tool_info`, `convert_tool_schema` run on it). Expected values are EnvScaler's own: its runtime
+(`EnvScalerNonConvRLEnv`) was run on these files, SOLUTION followed by "Task Completed": 1.0."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.interop.conftest import import_one_env
+
+CODE = '''import typing
+from enum import Enum
+from typing import Dict, List, NewType, Optional, TypedDict
+from typing import Optional as Opt
+
+SKU = str
+Quantity = int
+Qty = str
+MaybeInt = Optional
+UserId = NewType("UserId", str)
+
+
+class Color(str, Enum):
+    RED = "red"
+
+
+class Item(TypedDict):
+    sku: str
+    qty: int
+
+
+class Shop:
+    def __init__(self, init_config: dict):
+        self.items = {}
+        self.log = []
+
+    def set_qty(self, sku: SKU, qty: Quantity, until: Opt[int], note: MaybeInt[int]) -> dict:
+        """Set an item's quantity."""
+        if sku not in self.items or not isinstance(qty, int):
+            return {"success": False, "error": "bad sku or qty"}
+        self.items[sku] = qty
+        return {"success": True}
+
+    def tag(self, skus: List[SKU], owner: Optional[SKU], code: "Qty", user: UserId, color: Color) -> dict:
+        """Tag items."""
+        if not all(isinstance(s, str) for s in skus) or not isinstance(code, str):
+            return {"success": False, "error": "bad skus"}
+        self.log.append([skus, owner, code, user, color])
+        return {"success": True}
+
+    def add(self, items: List["Item"], amount: Optional["int"], more: Optional[List["Item"]]) -> dict:
+        """Add items."""
+        if not isinstance(amount, int) or not all(isinstance(i, dict) for i in items):
+            return {"success": False, "error": "bad items"}
+        for it in items:
+            self.items[it["sku"]] = amount
+        return {"success": True}
+'''
+O, S, I = {"type": "object"}, {"type": "string"}, {"type": "integer"}
+
+
+def _tool(name: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": name, "parameters": {
+        "type": "object", "properties": props, "required": required}}}
+
+
+STEP6 = [  # EnvScaler's step6 on CODE, verbatim
+    _tool("set_qty", {"sku": O, "qty": O, "until": O, "note": O}, ["sku", "qty", "until", "note"]),
+    _tool("tag", {"skus": {"type": "array", "items": O}, "owner": {"type": ["object", "null"]}, "code": S,
+                  "user": O, "color": O}, ["skus", "code", "user", "color"]),
+    _tool("add", {"items": {"type": "array", "items": S}, "amount": {"type": ["string", "null"]},
+                  "more": {"type": ["array", "null"], "items": S}}, ["items"]),
+]
+ENV = {"env_id": "env_shop", "environment_introduction": "A shop.", "constraints_rules": [],
+       "env_class_name": "Shop", "env_class_code": CODE, "tools": STEP6,
+       "operation_list": [{"operation_name": n, "operation_type": "state_change"} for n in ("set_qty", "tag", "add")]}
+SCENARIO = {"env_id": "env_shop", "env_class_name": "Shop", "task_id": "t1", "init_config": {"items": {"a": 1}, "log": []},
+            "task": "Set a to 4, tag a, add b.", "checklist": ["done"], "checklist_with_func": [{
+                "check_item": "done", "check_func": ("def check_func(final_state):\n    return final_state['items'] == "
+                                                     "{'a': 4, 'b': 3} and len(final_state['log']) == 1")}]}
+SOLUTION = [{"name": "set_qty", "arguments": {"sku": "a", "qty": 4, "until": 1, "note": 2}},
+            {"name": "tag", "arguments": {"skus": ["a"], "owner": "a", "code": "x", "user": "u1", "color": "red"}},
+            {"name": "add", "arguments": {"items": [{"sku": "b", "qty": 1}], "amount": 3, "more": None}}]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
+    return import_one_env(tmp_path_factory.mktemp("aliases"), ENV, [SCENARIO], {"t1": SOLUTION}, sandbox_pool, "al")
+
+
+def _params(imported: dict[str, Any], tool: str) -> dict[str, Any]:
+    (env,) = imported["accepted"]
+    return next(t.function.parameters for t in env.tools if t.function.name == tool)
+
+
+def test_the_env_is_accepted_and_the_solution_verifies_its_scenario(imported: dict[str, Any]) -> None:
+    assert [(e.status, e.reasons) for e in imported["envs"]] == [("accepted", [])]
+    assert [s.audit for s in imported["scenarios"]] == ["verified"]
+
+
+def test_an_alias_of_a_type_gets_that_types_schema(imported: dict[str, Any]) -> None:
+    assert _params(imported, "set_qty")["properties"] == {
+        "sku": S, "qty": I, "until": {"type": ["integer", "null"]}, "note": {"type": ["integer", "null"]}}
+
+
+def test_an_alias_nested_quoted_a_newtype_or_a_str_enum_gets_the_schema_of_its_type(imported: dict[str, Any]) -> None:
+    assert _params(imported, "tag")["properties"] == {
+        "skus": {"type": "array", "items": S}, "owner": {"type": ["string", "null"]}, "code": S, "user": S, "color": S}
+
+
+def test_a_quoted_annotation_nested_in_another_type_is_read_as_a_type(imported: dict[str, Any]) -> None:
+    assert _params(imported, "add")["properties"] == {
+        "items": {"type": "array", "items": O}, "amount": {"type": ["integer", "null"]},
+        "more": {"type": ["array", "null"], "items": O}}
+
+
+def test_required_stays_as_step6_wrote_it(imported: dict[str, Any]) -> None:
+    assert [_params(imported, t)["required"] for t in ("set_qty", "tag", "add")] == [
+        ["sku", "qty", "until", "note"], ["skus", "code", "user", "color"], ["items"]]
+
+
+def test_a_note_names_each_annotation_read_through_an_alias(imported: dict[str, Any]) -> None:
+    notes = imported["report"].notes
+    assert any(n.startswith("env_metadata.json[env_shop]: 8 annotation(s) read through module-level type aliases "
+                            "(set_qty.sku: SKU as str, set_qty.qty: Quantity as int, set_qty.until: Opt[int] as "
+                            "Optional[int], set_qty.note: MaybeInt[int] as Optional[int], tag.skus: List[SKU] as "
+                            "List[str], tag.owner: Optional[SKU] as Optional[str], tag.user: UserId as str, "
+                            "tag.color: Color as str)") for n in notes), notes
+
+
+def test_a_note_names_each_nested_quoted_annotation(imported: dict[str, Any]) -> None:
+    notes = imported["report"].notes
+    assert any(n.startswith("env_metadata.json[env_shop]: 3 quoted annotation(s) read as the type they name "
+                            "(add.items: List['Item'], add.amount: Optional['int'], add.more: Optional[List['Item']])")
+               for n in notes), notes
