@@ -49,7 +49,7 @@ from collections import Counter
 from typing import Any
 
 from envscaler_core.json_equal import same_json
-from envscaler_core.models.changes import pointer_key, pointer_token
+from envscaler_core.models.changes import pointer_token
 
 FOOTPRINT_SCHEME = 2
 """How a recorded footprint names paths (`Scenario.footprint_scheme`); one recorded under another scheme

@@ -103,6 +103,18 @@ def attack_code(body: str, marker: str = "", port: int = 0) -> str:
     return ATTACK_TEMPLATE.format(marker=marker, port=port, body=textwrap.indent(textwrap.dedent(body).strip(), " " * 8))
 
 
+def attack_in_a_fresh_pool(code: str, **settings: object) -> Any:
+    """What `attack()` of `code` returns in an episode of a new one-zygote pool (`settings`: SandboxSettings)."""
+    from envscaler_core.config import SandboxSettings
+    from sandbox import SandboxPool
+
+    with SandboxPool(SandboxSettings(workers=1, **settings)) as pool:
+        with pool.open_episode(code, "Attack", None) as ep:
+            out = ep.call("attack", {})
+            assert out.ok, out
+            return out.result
+
+
 def children_of(pid: int) -> list[int]:
     """Host pids of every live (non-zombie) descendant of `pid`."""
     parents: dict[int, list[int]] = {}

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from envscaler_core.config import SandboxSettings
-from sandbox import SandboxPool
-from tests.sandbox.helpers import attack_code
+from tests.sandbox.helpers import attack_code, attack_in_a_fresh_pool
 
 LOCAL_TIME = attack_code("""
     import datetime, time
@@ -20,15 +18,7 @@ LOCAL_TIME = attack_code("""
 UTC = {"TZ": "UTC", "tzname": ["UTC", "UTC"], "new_year": 1767225600.0, "offset": 0.0}
 
 
-def _local_time(**settings: object) -> dict:
-    with SandboxPool(SandboxSettings(workers=1, **settings)) as pool:
-        with pool.open_episode(LOCAL_TIME, "Attack", None) as ep:
-            out = ep.call("attack", {})
-            assert out.ok, out
-            return out.result
-
-
 @pytest.mark.parametrize("settings", [{}, {"backend": "rlimit", "allow_weak": True}], ids=["bwrap", "rlimit"])
 def test_local_time_in_the_jail_is_utc_whatever_the_host_zone(settings: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "Asia/Tokyo")
-    assert _local_time(**settings) == UTC
+    assert attack_in_a_fresh_pool(LOCAL_TIME, **settings) == UTC

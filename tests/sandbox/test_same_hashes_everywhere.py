@@ -8,7 +8,7 @@ import pytest
 
 from envscaler_core.config import SandboxSettings
 from sandbox import SandboxPool
-from tests.sandbox.helpers import attack_code
+from tests.sandbox.helpers import attack_code, attack_in_a_fresh_pool
 
 WHAT_HASHES_DECIDE = attack_code("""
     words = {'alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy'}
@@ -18,11 +18,7 @@ WHAT_HASHES_DECIDE = attack_code("""
 
 
 def _seen_by_a_fresh_zygote(**settings: object) -> dict:
-    with SandboxPool(SandboxSettings(workers=1, **settings)) as pool:
-        with pool.open_episode(WHAT_HASHES_DECIDE, "Attack", None) as ep:
-            out = ep.call("attack", {})
-            assert out.ok, out
-            return out.result
+    return attack_in_a_fresh_pool(WHAT_HASHES_DECIDE, **settings)
 
 
 def test_two_zygotes_order_a_set_of_strings_alike_and_hash_alike() -> None:
