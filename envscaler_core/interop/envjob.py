@@ -373,7 +373,7 @@ def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepte
 
     def sweep(config: Any) -> list[str]:
         probed, state = with_markers_restored(candidate, config if isinstance(config, dict) else {}, always=True)
-        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)))
+        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)), rules="envscaler")
 
     for (s, _), breaches in zip(todo, parallel(lambda job: sweep(job[1]), todo, threads)):
         if breaches:

@@ -15,9 +15,11 @@ with the next tool in a fresh one.
 The state is swept exactly as it is served, config keys named like a method of the class included
 (`shadowed`; EnvScaler's loader sets them over the method, and so does ours): a tool such a key shadows
 is not called (the gym, MCP and rollouts end the episode at such a call, reward 0, as EnvScaler's runtime
-does, so it can pay nothing), and a call that raises there ends the episode without being a breach (a
-tool calling a shadowed helper raises on the data, not on the class: rt10-C F4). A state change is still
-one: a constructor may read such a key (`"_audit" in init_config`) and arm a defect only there (rt11-B F1).
+does, so it can pay nothing), and a call that raises there having changed nothing ends the episode without
+being a breach (a tool calling a shadowed helper raises on the data, not on the class: rt10-C F4). Such a
+state is swept under the rules it is served with (EnvScaler's for an import: a raising call's writes stay),
+and a state change is still a breach, raised or not: a constructor may read such a key
+(`"_audit" in init_config`) and arm a defect only there (rt11-B F1), also one that writes, then raises.
 """
 
 from __future__ import annotations
@@ -40,21 +42,23 @@ def labels(candidate: EnvCandidate) -> dict[str, str]:
 
 
 def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
-                   kinds: dict[str, str], shadowed: frozenset[str] = frozenset()) -> list[str]:
+                   kinds: dict[str, str], shadowed: frozenset[str] = frozenset(), rules: str = "factory") -> list[str]:
     """The contract breaches (validation's critical facts) the planned calls of every tool show on
     `config`, in one episode (another one after a call that ended it); `kinds` labels the tools;
-    `shadowed`: the methods a key of `config` is set over (module docstring)."""
+    `shadowed`: the methods a key of `config` is set over (module docstring); `rules`: the episode rules the
+    env is served under, which such a state is swept with (under EnvScaler's, what a raising call wrote stays,
+    so the sweep sees it)."""
     breaches: list[str] = []
     raised_ends = bool(shadowed)
     try:
-        ep: Episode | None = open_episode(runtime, candidate, config)
+        ep: Episode | None = _open(runtime, candidate, config, rules if shadowed else "factory")
         assert ep is not None
         plans = plan_tools(candidate.tools, ep.state, class_effects(candidate))
         for plan in plans:
             if plan.tool in shadowed:
                 continue  # the data is called there: the episode ends at 0, as every runtime plays it
             if ep is None:
-                ep = open_episode(runtime, candidate, config)
+                ep = _open(runtime, candidate, config, rules if shadowed else "factory")
             positives = plan.positives()
             base: dict[str, Any] | None = None
             for probe in positives:
@@ -83,15 +87,23 @@ def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[st
     return breaches
 
 
+def _open(runtime: EnvRuntime, candidate: EnvCandidate, config: dict[str, Any], rules: str) -> Episode:
+    if rules == "factory":
+        return open_episode(runtime, candidate, config)
+    return runtime.open_episode(candidate.class_code, candidate.class_name, config,
+                                tools=[t.model_dump() for t in candidate.tools], rules=rules)
+
+
 def _call(ep: Episode, probe: Probe, kinds: dict[str, str], breaches: list[str],
           raised_ends: bool = False) -> tuple[Any, bool]:
     """(the call's facts, or None when our own probe did not fit the schema; whether the call ended the
-    episode). New breaches are added to `breaches`; with `raised_ends`, a call that raised only ends it."""
+    episode). New breaches are added to `breaches`; with `raised_ends`, a call that raised and changed nothing
+    only ends it (one that wrote before raising is judged: EnvScaler keeps what it wrote)."""
     before = ep.state
     out = ep.call(probe.tool, probe.args)
     if not out.ok and out.error_kind == "schema":
         return None, False
-    if raised_ends and not out.ok and out.error_kind == "exception":
+    if raised_ends and not out.ok and out.error_kind == "exception" and ep.state == before:
         return None, True
     facts = call_facts(out, before, kinds.get(probe.tool), probe.case_type)
     breaches += [c for c in facts.critical if c not in breaches]

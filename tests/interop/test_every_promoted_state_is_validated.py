@@ -159,6 +159,8 @@ def _armed_library() -> str:
 
 
 ARMED_ENV = {**ENV, "env_id": "env_armed", "env_class_code": _armed_library()}
+RAISING_ARMED_ENV = {**ENV, "env_id": "env_armed", "env_class_code": _armed_library().replace(
+    '            self.loans[book_id] = "Ana"\n', '            self.loans[book_id] = "Ana"\n            raise KeyError(book_id)\n')}
 
 
 def test_a_key_named_like_a_helper_that_arms_a_defect_in_the_constructor_rejects_the_env(
@@ -170,6 +172,17 @@ def test_a_key_named_like_a_helper_that_arms_a_defect_in_the_constructor_rejects
     env, scenarios, promoted = _import(tmp_path, sandbox_pool, ARMED_ENV, records)
     assert env.status == "rejected", {t: s.audit for t, s in scenarios.items()}
     assert any("query tool get_book changed state" in r for r in env.reasons), env.reasons
+    assert promoted == 0
+
+
+def test_an_armed_query_that_writes_then_raises_in_the_served_state_rejects_the_env(
+        tmp_path: Path, sandbox_pool: Any) -> None:
+    """A raise on a state with a key named like a method is forgiven only when the call changed nothing:
+    EnvScaler's runtime keeps what a raising tool wrote, and the episode goes on."""
+    records = [{**_scenario(t, c), "env_id": "env_armed"} for t, c in (("clean", PLAIN),
+                                                                        ("armed", {**PLAIN, "_audit": "x"}))]
+    env, scenarios, promoted = _import(tmp_path, sandbox_pool, RAISING_ARMED_ENV, records)
+    assert env.status == "rejected", {t: s.audit for t, s in scenarios.items()}
     assert promoted == 0
 
 
