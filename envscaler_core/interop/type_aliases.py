@@ -29,6 +29,9 @@ from envscaler_core import pyast
 
 _ENUMS = {"Enum": None, "IntEnum": "int", "StrEnum": "str", "IntFlag": "int"}
 _MAX_DEPTH = 16  # alias of alias of ...: a cycle (`A = B`, `B = A`) stops here and reads as no alias
+_MAX_NODES = 10_000
+"""Nodes one annotation may expand to: aliases of wide tuples of aliases (`A = Tuple[B, B, B, B]`, `B = ...`)
+grow by their width at every level, 4**16 nodes within the depth bound; past this the rest stays unexpanded."""
 
 
 class Reading(BaseModel):
@@ -96,9 +99,11 @@ def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
     """`node` with every alias replaced by what it stands for and every string by the expression it holds.
     A string that is no expression stays as it is (`annotation_schema` then reads it as no constraint)."""
     flags = {"aliased": False, "quoted": False}
+    budget = [_MAX_NODES]
 
     def walk(n: ast.expr, depth: int) -> ast.expr:
-        if depth > _MAX_DEPTH:
+        budget[0] -= 1
+        if depth > _MAX_DEPTH or budget[0] < 0:
             return n
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
             try:

@@ -13,6 +13,7 @@ The tools below are EnvScaler's step6 output for CODE, unmodified (`extract_clas
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import pytest
@@ -144,3 +145,14 @@ def test_a_note_names_each_nested_quoted_annotation(imported: dict[str, Any]) ->
     assert any(n.startswith("env_metadata.json[env_shop]: 3 quoted annotation(s) read as the type they name "
                             "(add.items: List['Item'], add.amount: Optional['int'], add.more: Optional[List['Item']])")
                for n in notes), notes
+
+
+def test_aliases_of_wide_tuples_of_aliases_expand_within_a_budget() -> None:
+    """`A0 = Tuple[A1 x 8]`, `A1 = Tuple[A2 x 8]`, ...: every level multiplies the nodes by eight, 8**12 of
+    them within the depth bound; the reading stops expanding at a fixed budget instead."""
+    from envscaler_core import pyast
+    from envscaler_core.interop.type_aliases import read_annotation, type_aliases
+
+    module = ["from typing import Tuple", *(f"A{i} = Tuple[{', '.join([f'A{i + 1}'] * 8)}]" for i in range(12)), "A12 = int"]
+    reading = read_annotation(pyast.parse("A0", mode="eval").body, type_aliases(pyast.parse("\n".join(module))))
+    assert reading.aliased and sum(1 for _ in ast.walk(reading.expr)) < 100_000
