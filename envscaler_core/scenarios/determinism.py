@@ -96,9 +96,12 @@ _NAMED = {"id": "id() (an object's address)", "hash": "hash() (salted per proces
           "input": "input()", "breakpoint": "breakpoint()", "help": "help() (reads the host)",
           "license": "license() (reads the host)"}
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "globals", "vars", "locals",
-                         "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef"})
+                         "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef",
+                         "singledispatch", "singledispatchmethod"})
 """Ways to reach a name the scan cannot read (`getattr(x, 'n' + 'ow')`, `operator.attrgetter`, the string
-formatter's field lookup, `typing`'s evaluation of annotation strings)."""
+formatter's field lookup, `typing`'s evaluation of annotation strings, which `functools.singledispatch`'s
+`register` runs with the real builtins: rt12-A F2). `compile` is the builtin only as a bare name: `re.compile`
+and `from re import compile` are fine (rt12-A F3)."""
 
 
 def _modules_reached() -> frozenset[str]:
@@ -138,7 +141,9 @@ def static_reason(source: Any) -> str | None:
     time_names = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                   for a in node.names if a.name == "time"}
     bound = _bound_names(tree)
-    found: list[str] = []
+    re_compile = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                  and node.module == "re" and not node.level for a in node.names if a.name == "compile"}
+    found: list[str] = _guarded_imports(tree)
     judged: set[int] = set()  # names already judged with their attribute or subscript
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in time_names:
@@ -147,7 +152,7 @@ def static_reason(source: Any) -> str | None:
                 found.append(f"{node.value.id}.{node.attr} (from time only {'/'.join(sorted(_TIME_PURE))})")
         elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "__builtins__":
             judged.add(id(node.value))
-        elif isinstance(node, ast.Name) and id(node) in judged:
+        elif isinstance(node, ast.Name) and (id(node) in judged or node.id in re_compile):
             continue
         elif isinstance(node, ast.Name) and node.id in time_names:
             found.append(f"{node.id} (the time module as a value)")
@@ -179,6 +184,8 @@ def _named(node: ast.AST) -> list[str]:
         return _name(key, f"__builtins__[{key!r}]", attribute=False) + ([_NAMED[key]] if key in _NAMED else [])
     if isinstance(node, ast.Name):
         return _name(node.id, node.id, attribute=False)
+    if isinstance(node, ast.MatchClass):  # `case G(gi_frame=f)` reads the attribute `gi_frame` (rt12-A F1)
+        return [f for attr in node.kwd_attrs for f in _name(attr, f"{_dotted(node.cls) or '...'}({attr}=...)")]
     if isinstance(node, ast.Attribute) and node.attr in _FORMATS:
         return _format_template(node)
     if isinstance(node, ast.Attribute):
@@ -248,6 +255,23 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return names
 
 
+def _guarded_imports(tree: ast.AST) -> list[str]:
+    """Imports of a module outside the standard library inside a `try`: the jail has none, so such a check
+    answers from its handler here and from its body where the module is installed (EnvScaler's runtime runs
+    in the user's environment): a verdict that follows the host's packages (rt12-A F4). Unguarded, the import
+    fails every time, a `check_error` that says checks get the standard library."""
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try | ast.TryStar):
+            for inner in (n for stmt in node.body for n in ast.walk(stmt)):
+                names = ([a.name for a in inner.names] if isinstance(inner, ast.Import) else
+                         [inner.module or ""] if isinstance(inner, ast.ImportFrom) and not inner.level else [])
+                found += [f"import {name} inside try (a module outside the standard library: the verdict would "
+                          "follow the host's packages)" for name in names
+                          if name.split(".")[0] not in sys.stdlib_module_names]
+    return found
+
+
 _JAIL_MODULES = frozenset({"worker", "seccomp_filter"})
 """With every `jail_*` name, the sandbox's own modules (docs/sandbox.md), importable inside a unit: they
 read the host and the clock."""
@@ -269,7 +293,7 @@ def _name(name: str, shown: str, attribute: bool = True) -> list[str]:
         return [f"{shown} ({_HOST[name]})"]
     if attribute and name.startswith(_FRAMES):
         return [f"{shown} (a frame, code object or generator: reaches the globals and builtins)"]
-    if name in _REFLECTION:
+    if name in _REFLECTION and not (attribute and name == "compile"):
         return [f"{shown} (reflection)"]
     if (name.startswith("__") and name not in _DUNDERS) or (attribute and name.startswith("_") and name not in _DUNDERS):
         return [f"{shown} (a private or dunder name)"]

@@ -1,7 +1,9 @@
 """Spec: a check reaches nothing but the state, whatever the spelling. The rule of test_checks_are_pure.py
 was walked around by outside checks rt11: a generator's frame gave eval and __import__ (A-F5), an allowed
 module drew from `random` (`statistics.NormalDist().samples`, A-F1/C-F1), and str.format's field lookup
-read `calendar.sys.argv`, the sandbox's limits (B-F2). Each is refused as `nondeterministic`; the honest
+read `calendar.sys.argv`, the sandbox's limits (B-F2); rt12-A then reached a frame through a match class
+pattern, the builtins through `functools.singledispatch`, and the host's packages through a guarded import.
+Each is refused as `nondeterministic`; the honest
 spellings next to them (`"{}".format(x)`, f-strings of state values) and a usage block under
 `if __name__ == '__main__':`, which never runs (C-F5), are not."""
 
@@ -16,6 +18,9 @@ from tests.scenarios.helpers import LENT_B1, library_env, scenario
 TIMEOUT = 2.0
 LENT = "final_state['books']['b1']['status'] == 'lent'"
 EVAL = "(i for i in [0]).gi_frame.f_builtins['eval']"
+
+
+MATCHED_FRAME = "def _frame_of(g):\n    G = type(g)\n    match g:\n        case G(gi_frame=f):\n            return f is None\n"
 
 
 def _check(body: str, head: str = "", tail: str = "") -> CheckSpec:
@@ -54,10 +59,21 @@ def _verified(runtime, check: CheckSpec) -> None:
     ("", f"{LENT} or '{{0:{{1.real}}}}'.format(1, 2) == ''", "{1.real}"),
     ("import calendar\n", f"{LENT} or ('{{0.' + 'sys}}').format(calendar) == ''", "not a literal"),
     ("import calendar\n", f"{LENT} or str.format('{{0.sys}}', calendar) == ''", "not a literal"),
+    # a match class pattern reads attributes by keyword; singledispatch evaluates string annotations with the
+    # builtins; a guarded import of a module the jail lacks answers from its handler here only (rt12-A F1, F2, F4)
+    (MATCHED_FRAME, f"{LENT} or _frame_of((i for i in [0]))", "G(gi_frame=...)"),
+    ("from functools import singledispatch\n", f"{LENT} or singledispatch(len) is None", "singledispatch"),
+    ("def numpy_missing():\n    try:\n        import numpy\n    except ImportError:\n        return True\n"
+     "    return False\n", f"{LENT} or numpy_missing()", "import numpy inside try"),
 ])
 def test_a_check_reaching_past_the_state_through_a_frame_an_allowed_module_or_a_format_field_is_refused(
         runtime, head: str, body: str, named: str) -> None:
     _refused(runtime, _check(body, head), named)
+
+
+def test_a_check_using_a_compiled_pattern_is_verified(runtime) -> None:
+    _verified(runtime, _check(f"{LENT} and bool(re.compile(r'^[a-z]+$').match('lent')) "
+                              "and bool(rc(r'b[0-9]').match('b1'))", head="import re\nfrom re import compile as rc\n"))
 
 
 def test_a_check_formatting_state_values_by_position_name_or_f_string_is_verified(runtime) -> None:
