@@ -13,9 +13,11 @@ contract holds just the same; a call that times out or crashes ends the episode,
 with the next tool in a fresh one.
 
 The state is swept exactly as it is served, config keys named like a method of the class included
-(`shadowed`; EnvScaler's loader sets them over the method, and so does ours): a tool such a key shadows
-is not called (the gym, MCP and rollouts end the episode at such a call, reward 0, as EnvScaler's runtime
-does, so it can pay nothing), and a call that raises there having changed nothing ends the episode without
+(`shadowed`; EnvScaler's loader sets them over the method, and so does ours, unless the constructor pops
+them): every tool is called, a shadowed one answers that it is no method (the gym, MCP and rollouts end
+the episode at such a call, reward 0, as EnvScaler's runtime does), one whose key the constructor popped
+runs (rt12-B F2: the sweep skipped it, and the popped key armed it), and a call that raises there having
+changed nothing ends the episode without
 being a breach (a tool calling a shadowed helper raises on the data, not on the class: rt10-C F4). Such a
 state is swept under the rules it is served with (EnvScaler's for an import: a raising call's writes stay),
 and a state change is still a breach, raised or not: a constructor may read such a key
@@ -55,8 +57,6 @@ def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[st
         assert ep is not None
         plans = plan_tools(candidate.tools, ep.state, class_effects(candidate))
         for plan in plans:
-            if plan.tool in shadowed:
-                continue  # the data is called there: the episode ends at 0, as every runtime plays it
             if ep is None:
                 ep = _open(runtime, candidate, config, rules if shadowed else "factory")
             positives = plan.positives()

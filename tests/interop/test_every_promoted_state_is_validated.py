@@ -175,6 +175,21 @@ def test_a_key_named_like_a_helper_that_arms_a_defect_in_the_constructor_rejects
     assert promoted == 0
 
 
+POPPED_ARMED_ENV = {**ENV, "env_id": "env_armed", "env_class_code": _armed_library().replace(
+    '"_audit" in (init_config or {})', '(init_config or {}).pop("get_book", None) is not None')}
+
+
+def test_a_key_named_like_a_query_that_the_constructor_pops_to_arm_it_rejects_the_env(
+        tmp_path: Path, sandbox_pool: Any) -> None:
+    """rt12-B F2: the sweep skipped get_book as shadowed by the key `get_book`, which the constructor had
+    popped (so nothing shadows it) to arm it: the gym paid 1.0 for a lone get_book."""
+    records = [{**_scenario(t, c), "env_id": "env_armed"} for t, c in (("clean", PLAIN),
+                                                                        ("armed", {**PLAIN, "get_book": 1}))]
+    env, scenarios, promoted = _import(tmp_path, sandbox_pool, POPPED_ARMED_ENV, records)
+    assert env.status == "rejected", {t: s.audit for t, s in scenarios.items()}
+    assert promoted == 0
+
+
 def test_an_armed_query_that_writes_then_raises_in_the_served_state_rejects_the_env(
         tmp_path: Path, sandbox_pool: Any) -> None:
     """A raise on a state with a key named like a method is forgiven only when the call changed nothing:
