@@ -146,21 +146,36 @@ CALLABLE_PROPERTY = "a property whose value is callable"
 calls what it returns; validation probes it (a getter that writes state is a defect like any other)."""
 
 
+_PLAIN_RESULTS = frozenset({"len", "str", "int", "float", "bool", "sum", "round", "abs", "repr", "sorted", "list",
+                            "dict", "tuple", "set", "frozenset", "any", "all", "format", "bytes"})
+"""Builtins whose result is never callable, whatever they are given."""
+
+
+def _plainly_not_callable(value: ast.expr | None) -> bool:
+    """A value the source shows is not callable: a literal, a display, a comprehension, an f-string, a
+    comparison, `not x`, or a builtin above called (`len(self.loans)`). Anything else may be callable:
+    `functools.partial(...)`, `self.books.clear`, `partialmethod(...)`, an attribute (rt12-B F1: those were
+    taken for data, never probed, and one that lent a book paid 1.0 in the gym)."""
+    if value is None or isinstance(value, ast.Constant | ast.JoinedStr | ast.List | ast.Tuple | ast.Set | ast.Dict
+                                        | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp | ast.Compare):
+        return True
+    if isinstance(value, ast.UnaryOp):
+        return isinstance(value.op, ast.Not) or _plainly_not_callable(value.operand)
+    if isinstance(value, ast.BinOp):
+        return _plainly_not_callable(value.left) and _plainly_not_callable(value.right)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_RESULTS
+
+
 def _callable_value(value: ast.expr, defs: set[str]) -> bool:
-    """A class-level value that is callable as the source shows it: a lambda or another method's name."""
-    return isinstance(value, ast.Lambda) or (isinstance(value, ast.Name) and value.id in defs)
+    """A class-level value that may be callable: all but a plainly non-callable one (`MAX_LOANS = 3`)."""
+    return not _plainly_not_callable(value)
 
 
 def _returns_callable(getter: ast.FunctionDef | ast.AsyncFunctionDef, defs: set[str]) -> bool:
-    """Every `return` of the getter gives a lambda, a def of its own or `self.<method>` (none: not callable).
-    Anything else is left to the call itself (the sandbox reads the value and calls it, or not)."""
-    local = {n.name for n in ast.walk(getter) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)} - {getter.name}
+    """A getter whose value may be callable: any `return` that is not plainly non-callable (no `return` at
+    all gives None). The sandbox reads the value and calls it, or answers that it is not callable."""
     returns = [n.value for n in ast.walk(getter) if isinstance(n, ast.Return)]
-    return bool(returns) and all(
-        r is not None and (isinstance(r, ast.Lambda) or (isinstance(r, ast.Name) and r.id in local)
-                           or (isinstance(r, ast.Attribute) and isinstance(r.value, ast.Name) and r.value.id == "self"
-                               and r.attr in defs))
-        for r in returns)
+    return not all(_plainly_not_callable(r) for r in returns)
 
 
 def no_method_tools(code: str, class_name: str, tools: list[str]) -> dict[str, str]:

@@ -111,3 +111,24 @@ def test_a_getter_that_writes_state_is_caught_by_validation(tmp_path: Any, sandb
     out = import_one_env(tmp_path, _env(WRITING_GETTER), [SCENARIO], {"t1": SOLUTION}, sandbox_pool, "cw")
     ((status, reasons),) = [(e.status, e.reasons) for e in out["envs"]]
     assert status == "rejected" and any("summary" in r and "state" in r for r in reasons), reasons
+
+
+# rt12-B F1: callables the source does not show as such (a partial, a partialmethod, a bound method of a
+# value) were taken for data, never probed; the one below lends b1 when "summarised" and the gym paid 1.0.
+HIDDEN_WRITERS = {
+    "partial": CODE.replace('        return lambda: {"success": True, "data": sorted(self.books)}\n',
+                            '        import functools\n        return functools.partial(self.lend_book, "b1", "Ana")\n'),
+    "partialmethod": CODE.replace("    count = lambda self:",
+                                  "    import functools\n    count = functools.partialmethod(lend_book, 'b1', 'Ana')\n"
+                                  "    _unused = lambda self:"),
+    "bound method of a value": CODE.replace('        return lambda: {"success": True, "data": sorted(self.books)}\n',
+                                            "        return self.books.clear\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(HIDDEN_WRITERS))
+def test_a_query_whose_value_is_callable_in_a_way_the_source_hides_is_probed(
+        tmp_path: Any, sandbox_pool: Any, form: str) -> None:
+    out = import_one_env(tmp_path, _env(HIDDEN_WRITERS[form]), [SCENARIO], {"t1": SOLUTION}, sandbox_pool, "ch")
+    ((status, reasons),) = [(e.status, e.reasons) for e in out["envs"]]
+    assert status == "rejected" and any("summary" in r or "count" in r for r in reasons), reasons
