@@ -145,11 +145,12 @@ class EnvRuntime(Protocol):
         initial_state: dict[str, Any],
         final_state: dict[str, Any],
         timeout_s: float | None = None,
-        hash_seed: int = 0,
+        repeat: int = 0,
     ) -> list[CheckOutcome]:
-        """Run each `check_func(final_state)` source with `initial_state` as a global. `hash_seed`: the
-        PYTHONHASHSEED of the interpreter that runs them; 0, every episode's, unless a repeat asks for
-        another (scenarios/determinism.py)."""
+        """Run each `check_func(final_state)` source with `initial_state` as a global. `repeat`: 0 runs them
+        under every episode's PYTHONHASHSEED; k > 0 under another seed the runtime drew at random for repeat
+        k, so a check's repeated evaluations see strings hash, and sets of them iterate, as other processes
+        would, and no check can be tuned to the seeds (scenarios/determinism.py)."""
         ...
 
 

@@ -45,9 +45,9 @@ def _states(initial_state: dict[str, Any], final_state: dict[str, Any]) -> bytes
 
 
 def run_checks(pool: SandboxPool, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
-               timeout_s: float, hash_seed: int = 0) -> list[CheckOutcome]:
-    """`hash_seed` 0: the pool's zygotes, a slice per zygote; another: the pool's check zygote for that seed
-    (`SandboxPool.check_zygote`), one slice at a time."""
+               timeout_s: float, repeat: int = 0) -> list[CheckOutcome]:
+    """`repeat` 0: the pool's zygotes, a slice per zygote; another: the pool's check zygote for that repeat
+    (`SandboxPool.check_zygote`, a seed drawn at random), one slice at a time."""
     states = _states(initial_state, final_state)
     if isinstance(states, str):
         return [CheckOutcome(passed=None, error=states) for _ in checks]
@@ -55,11 +55,11 @@ def run_checks(pool: SandboxPool, checks: list[str], initial_state: dict[str, An
         None if isinstance(src, str) else
         CheckOutcome(passed=None, error=f"check source must be a string, got {type(src).__name__}") for src in checks]
     todo = [i for i, src in enumerate(checks) if isinstance(src, str)]
-    slices = _slices(todo, len(pool.zygotes) if hash_seed == 0 else 1)
+    slices = _slices(todo, len(pool.zygotes) if repeat == 0 else 1)
 
     def score(indices: list[int]) -> None:
         try:
-            results = _run_slice(pool, [checks[i] for i in indices], states, timeout_s, hash_seed)
+            results = _run_slice(pool, [checks[i] for i in indices], states, timeout_s, repeat)
         except Exception as exc:  # noqa: BLE001 - nothing a unit sends may raise out of run_checks
             log.exception("sandbox: unexpected error while running a check batch")
             results = [CheckOutcome(passed=None, error=f"crash: internal sandbox error: {type(exc).__name__}: {exc}")
@@ -86,22 +86,22 @@ def _slices(todo: list[int], zygotes: int) -> list[list[int]]:
 
 
 def _run_slice(pool: SandboxPool, sources: list[str], states: bytes, timeout_s: float,
-               hash_seed: int) -> list[CheckOutcome]:
+               repeat: int) -> list[CheckOutcome]:
     """Outcomes of `sources`, in order; a unit that fails mid-way costs only the check it was running."""
     results: list[CheckOutcome] = []
     while len(results) < len(sources):
-        results.extend(_one_unit(pool, sources[len(results):], states, timeout_s, hash_seed))
+        results.extend(_one_unit(pool, sources[len(results):], states, timeout_s, repeat))
     return results
 
 
 def _one_unit(pool: SandboxPool, sources: list[str], states: bytes, timeout_s: float,
-              hash_seed: int) -> list[CheckOutcome]:
+              repeat: int) -> list[CheckOutcome]:
     """Outcomes for a prefix of `sources` (all of them unless the unit failed; then the last one is that
     failure)."""
     payload = (b'{"op":"batch","cpu_s":' + encode(timeout_s) + b',"checks":' + encode(sources)
                + b',"states":' + states + b"}")
     try:
-        child = pool.spawn_child(kind="batch") if hash_seed == 0 else pool.spawn_check_unit(hash_seed)
+        child = pool.spawn_child(kind="batch") if repeat == 0 else pool.spawn_check_unit(repeat)
     except ZygoteError as exc:
         return [CheckOutcome(passed=None, error=f"crash: the sandbox could not start a unit: {exc}") for _ in sources]
     out: list[CheckOutcome] = []

@@ -12,6 +12,7 @@ import functools
 import itertools
 import logging
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -58,6 +59,7 @@ class SandboxPool:
         self.zygotes: list[Zygote] = []
         self._check_zygotes: list[Zygote] = []  # started on first use, one per hash seed but 0 (check_zygote)
         self._check_lock = threading.Lock()
+        self._repeat_seeds: list[int] = []  # drawn on first use, one per check repeat (check_zygote)
         self.cgroups: Cgroups | None = None
         self.cgroup_note = "disabled (limits.cgroup='off')"
         # Runs on close(), on garbage collection and at interpreter exit: no jail, cgroup or temp dir outlives us.
@@ -153,33 +155,39 @@ class SandboxPool:
                               rules=rules)
 
     def run_checks(self, checks: list[str], initial_state: dict[str, Any], final_state: dict[str, Any],
-                   timeout_s: float | None = None, hash_seed: int = 0) -> list[CheckOutcome]:
+                   timeout_s: float | None = None, repeat: int = 0) -> list[CheckOutcome]:
         return run_checks(self, list(checks), initial_state, final_state, timeout_s or self.settings.call_timeout_s,
-                          hash_seed)
+                          repeat)
 
-    def check_zygote(self, hash_seed: int) -> Zygote:
-        """The jail that evaluates checks under PYTHONHASHSEED=`hash_seed` (not 0: that is every episode's and
-        first evaluation's, `self.zygotes`): started on first use, nothing preloaded (a check imports only
-        computing modules), kept until close. A repeat there hashes strings, and so orders sets of strings,
-        as another process would (EnvScaler's runtime draws a seed per process), so a verdict that depends on
-        that order disagrees with the first evaluation (scenarios/determinism.py)."""
-        if hash_seed == 0 or not 0 < hash_seed < 2 ** 32:
-            raise ValueError(f"a check-repeat hash seed is from 1 to 2**32-1, got {hash_seed}")
+    def check_zygote(self, repeat: int) -> Zygote:
+        """The jail that evaluates checks for `repeat` (> 0; 0 is every episode's and first evaluation's,
+        `self.zygotes`): started on first use under a PYTHONHASHSEED this pool drew at random for that
+        repeat, nothing preloaded (a check imports only computing modules), kept until close. A repeat there
+        hashes strings, and so orders sets of strings, as another process would (EnvScaler's runtime draws a
+        seed per process), so a verdict that depends on that order disagrees with the first evaluation; drawn,
+        not fixed, so that no check can be tuned to the seeds (rt12-B F3: one tuned to 1 and 2 always passed)."""
+        if repeat < 1:
+            raise ValueError(f"a check repeat is numbered from 1, got {repeat}")
         with self._check_lock:
             if self._closed:
                 raise ZygoteError("the sandbox pool is closed")
+            while len(self._repeat_seeds) < repeat:
+                seed = secrets.randbelow(2 ** 32 - 1) + 1
+                if seed not in self._repeat_seeds:
+                    self._repeat_seeds.append(seed)
+            seed = str(self._repeat_seeds[repeat - 1])
             for zygote in self._check_zygotes:
-                if zygote.backend.hash_seed == str(hash_seed):
+                if zygote.backend.hash_seed == seed:
                     return zygote
-            zygote = Zygote(dataclasses.replace(self.backend, hash_seed=str(hash_seed)), self.limits, self._workdir,
+            zygote = Zygote(dataclasses.replace(self.backend, hash_seed=seed), self.limits, self._workdir,
                             self._allow_shared, self._health)
             self._check_zygotes.append(zygote)
             return zygote
 
-    def spawn_check_unit(self, hash_seed: int) -> Child:
-        """A batch unit of `check_zygote(hash_seed)`; a zygote that produced a bad one has been replaced, and
-        we try once more (as `spawn_child`)."""
-        zygote = self.check_zygote(hash_seed)
+    def spawn_check_unit(self, repeat: int) -> Child:
+        """A batch unit of `check_zygote(repeat)`; a zygote that produced a bad one has been replaced, and we
+        try once more (as `spawn_child`)."""
+        zygote = self.check_zygote(repeat)
         try:
             return Child(zygote, self.limits, self.cgroups, False, "batch")
         except ZygoteError:

@@ -295,7 +295,7 @@ def run_checks(runtime: EnvRuntime, sources: Sequence[Any], initial: dict[str, A
     markers = has_markers(initial, final)
 
     def run(wrapped: list[Any], seed: int) -> list[CheckOutcome]:
-        outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s, hash_seed=seed)
+        outcomes = runtime.run_checks(wrapped, initial, final, breaker.check_timeout_s, repeat=seed)
         breaker.timeouts(outcomes)
         return outcomes
 

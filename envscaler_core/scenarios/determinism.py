@@ -21,8 +21,9 @@ cls.now()` still names `now`. Two guards, both kept:
 
 * statically (`static_reason`), the rule above;
 * dynamically, every check is evaluated `repeats` times on the same state, each time in its own batch
-  of sandbox units (`EnvRuntime.run_checks`), evaluation k under hash seed k % HASH_SEEDS, and results
-  that differ are refused. With the static rule a check reaches no source of chance, so this is a
+  of sandbox units (`EnvRuntime.run_checks`), evaluation k under the hash seed of repeat k % HASH_SEEDS (0,
+  every episode's, then seeds the sandbox drew at random, so no check can be tuned to them: rt12-B F3), and
+  results that differ are refused. With the static rule a check reaches no source of chance, so this is a
   backstop (an object's address in a repr, code the rule did not foresee; each seed is its own jail, so
   addresses differ too). A check that is a fair coin on one state escapes k evaluations of it with
   probability 2**-k (1/8 at the default 3): only the verdict verification wants (False on the initial
@@ -54,8 +55,9 @@ NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3
 """Evaluations of every check per state (settings.scen.check_repeats)."""
 HASH_SEEDS = 3
-"""Evaluation k of a check runs under PYTHONHASHSEED k % HASH_SEEDS: every seed but 0 costs the sandbox pool
-one more idle jail (`SandboxPool.check_zygote`), so more repeats reuse these."""
+"""Evaluation k of a check runs as repeat k % HASH_SEEDS, under that repeat's PYTHONHASHSEED (0, then seeds
+drawn at random): every repeat but 0 costs the sandbox pool one more idle jail (`SandboxPool.check_zygote`),
+so more evaluations reuse these."""
 
 PURE_MODULES = frozenset({
     "re", "math", "cmath", "json", "datetime", "decimal", "fractions", "collections", "itertools", "functools",
@@ -311,12 +313,12 @@ def _dotted(node: ast.AST) -> str:
 
 
 Runner = Callable[[list[Any], int], list[CheckOutcome]]
-"""`run(sources, hash_seed)`: one batch of fresh sandbox units under that PYTHONHASHSEED (`EnvRuntime.run_checks`)."""
+"""`run(sources, repeat)`: one batch of fresh sandbox units, under the hash seed of that repeat (`EnvRuntime.run_checks`)."""
 
 
 def repeated(sources: Sequence[Any], run: Runner, repeats: int, static: Sequence[Any] | None = None) -> list[CheckOutcome]:
-    """One outcome per source: `run` evaluates the sources `repeats` times, evaluation k under hash seed
-    k % HASH_SEEDS;
+    """One outcome per source: `run` evaluates the sources `repeats` times, evaluation k as repeat
+    k % HASH_SEEDS (its own hash seed);
     a source `static_reason` refuses is not run at all (`static`: the code to judge statically when
     `sources` are wrapped, e.g. the import's marker helper), and one whose evaluations disagree
     (True/False/no bool) gets a NONDETERMINISTIC error naming them; otherwise the first (seed 0, every
@@ -332,7 +334,7 @@ def repeated(sources: Sequence[Any], run: Runner, repeats: int, static: Sequence
         if len(set(verdicts)) > 1:
             shown = ", ".join("no bool" if v is None else str(v) for v in verdicts)
             out[i] = CheckOutcome(passed=None, error=(f"{NONDETERMINISTIC}gave {shown} on {len(seen)} evaluations of the "
-                                                      f"same state (hash seeds 0 to {min(len(seen), HASH_SEEDS) - 1}): its "
+                                                      f"same state (under hash seed 0 and {min(len(seen), HASH_SEEDS) - 1} drawn at random): its "
                                                       "verdict must be a function of the state"))
         else:
             out[i] = seen[0]

@@ -65,9 +65,9 @@ class VerificationReport(BaseModel):
 
 
 def _outcomes(runtime: EnvRuntime, sources: list[Any], initial_state: dict[str, Any], final_state: dict[str, Any],
-              timeout_s: float | None, hash_seed: int = 0) -> list[CheckOutcome]:
+              timeout_s: float | None, repeat: int = 0) -> list[CheckOutcome]:
     """One outcome per check, or a loud error: a short answer would silently drop checks from the reward."""
-    outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s, hash_seed=hash_seed)
+    outcomes = runtime.run_checks(sources, initial_state, final_state, timeout_s=timeout_s, repeat=repeat)
     if len(outcomes) != len(sources):
         raise RuntimeError(f"runtime returned {len(outcomes)} outcomes for {len(sources)} checks")
     return outcomes

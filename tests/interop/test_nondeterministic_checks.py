@@ -6,6 +6,7 @@ one state in fresh units disagree)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.interop.conftest import check_scenarios, run_import, settings_for, wr
 from tests.interop.test_reserved_tool_names import ENV
 
 NOTED = "'done' in final_state['notes']"
-WORDS = {"alpha", "beta", "gamma", "delta"}
+WORDS = [f"w{i}" for i in range(12)]
 CHECKS = {
     "coin": f"import random\ndef check_func(final_state):\n    return {NOTED} or random.random() < 0.5\n",
     "clock": f"import time\ndef check_func(final_state):\n    return {NOTED} or time.time() > 1e12\n",
@@ -27,8 +28,6 @@ CHECKS = {
     "alias_clock": f"from datetime import datetime as D\ndef check_func(final_state):\n    return {NOTED} or D.now().year > 2100\n",
     "strftime": f"import time\ndef check_func(final_state):\n    return {NOTED} or time.strftime('%Y') > '2100'\n",
     "host": f"import os\ndef check_func(final_state):\n    return {NOTED} or os.cpu_count() > 4096\n",
-    # 'alpha' comes first under hash seed 0, every episode's (asserted below): passes every evaluation there.
-    "hash_order": f"def check_func(final_state):\n    return {NOTED} and list({WORDS!r})[0] == 'alpha'\n",
     "honest": f"def check_func(final_state):\n    return {NOTED}\n",
     "envscaler_style": ("import json\nimport re\nfrom datetime import datetime\ndef check_func(final_state):\n"
                         "    when = datetime.strptime('2026-01-02', '%Y-%m-%d')\n"
@@ -36,12 +35,21 @@ CHECKS = {
 }
 
 
+def _order_under_seed_zero(pool: Any) -> list[str]:
+    out = subprocess.run([pool.backend.python, "-S", "-c", f"import json; print(json.dumps(list(set({WORDS!r}))))"],
+                         capture_output=True, text=True, env={"PYTHONHASHSEED": "0"}, check=True)
+    return json.loads(out.stdout)
+
+
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> tuple[dict[str, ImportedScenario], list[Scenario]]:
     tmp = tmp_path_factory.mktemp("nondeterministic")
+    # passes every evaluation under hash seed 0, every episode's, and (1 in 12! squared) no other
+    checks = {**CHECKS, "hash_order": f"def check_func(final_state):\n    return {NOTED} and "
+                                      f"list(set({WORDS!r})) == {_order_under_seed_zero(sandbox_pool)!r}\n"}
     directory = write_scenarios_dir(tmp / "envscaler", "env_inbox", ENV,
-                                    check_scenarios(ENV, CHECKS, {"messages": [], "notes": []}),
-                                    {tid: [{"name": "add_note", "arguments": {"text": "done"}}] for tid in CHECKS})
+                                    check_scenarios(ENV, checks, {"messages": [], "notes": []}),
+                                    {tid: [{"name": "add_note", "arguments": {"text": "done"}}] for tid in checks})
     # A fair coin agrees with itself on all n evaluations of a state with chance 2 * 0.5**n: at n = 8 that is
     # 1 in 128 per state, and CI met such a run once (the audit said `vacuous`); at the largest setting,
     # 20, it is about 1 in 500,000 per state.
@@ -68,11 +76,8 @@ def test_a_check_hiding_the_module_it_imports_is_nondeterministic(imported: Any)
     assert any("__import__" in r for r in scenario.reasons), scenario.reasons
 
 
-def test_a_check_hanging_on_str_hash_order_is_nondeterministic(imported: Any, sandbox_pool: Any) -> None:
-    # EnvScaler's runtime, a seed per process, paid its solution about 1 run in 4 (outside check rt10-C, F2).
-    seed_zero = subprocess.run([sandbox_pool.backend.python, "-S", "-c", f"print(list({WORDS!r})[0])"],
-                               capture_output=True, text=True, env={"PYTHONHASHSEED": "0"}, check=True)
-    assert seed_zero.stdout.strip() == "alpha"
+def test_a_check_hanging_on_str_hash_order_is_nondeterministic(imported: Any) -> None:
+    # EnvScaler's runtime, a seed per process, paid such a solution about 1 run in 4 (outside check rt10-C, F2).
     scenario = imported[0]["hash_order"]
     assert scenario.audit == "nondeterministic", (scenario.audit, scenario.reasons)
     assert any("nondeterministic: gave True, False" in r for r in scenario.reasons), scenario.reasons

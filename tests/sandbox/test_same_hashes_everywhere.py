@@ -45,15 +45,22 @@ def test_the_seed_is_the_only_python_variable_the_jail_sees(canary: str, monkeyp
     assert "/tmp/evil" not in str(out.result) and canary not in str(out.result)
 
 
-def test_check_repeats_under_other_seeds_run_in_their_own_jails() -> None:
-    """Every episode keeps seed 0; a check evaluated under another seed (scenarios/determinism.py repeats)
-    runs in a jail started with that seed, so it orders a set of strings as another process would."""
-    first = "def check_func(final_state):\n    return list({'alpha', 'beta', 'gamma', 'delta'})[0] == 'alpha'\n"
-    with SandboxPool(SandboxSettings(workers=1)) as pool:
-        verdicts = [pool.run_checks([first], {}, {}, 5.0, hash_seed=seed)[0].passed for seed in (0, 1, 2, 1)]
-        seeds = [z.hello["hash_seed"] for z in (*pool.zygotes, *[pool.check_zygote(s) for s in (1, 2)])]
+WORDS = [f"w{i}" for i in range(12)]
+
+
+def test_check_repeats_run_in_their_own_jails_under_seeds_drawn_at_random() -> None:
+    """Every episode keeps seed 0; a check's repeats (scenarios/determinism.py) run in jails started with
+    seeds the pool drew at random, so a set of strings iterates there as in another process, and no check
+    can be tuned to them (rt12-B F3: fixed seeds 1 and 2 were)."""
+    seed_zero_order = attack_in_a_fresh_pool(attack_code(f"return list(set({WORDS!r}))"))
+    same = f"def check_func(final_state):\n    return list(set({WORDS!r})) == {seed_zero_order!r}\n"
+    with SandboxPool(SandboxSettings(workers=1)) as pool, SandboxPool(SandboxSettings(workers=1)) as other:
+        verdicts = [pool.run_checks([same], {}, {}, 5.0, repeat=r)[0].passed for r in (0, 1, 2, 1)]
+        seeds = [z.hello["hash_seed"] for z in (*pool.zygotes, pool.check_zygote(1), pool.check_zygote(2))]
+        other_seeds = [other.check_zygote(r).hello["hash_seed"] for r in (1, 2)]
         with pool.open_episode(WHAT_HASHES_DECIDE, "Attack", None) as ep:
             episode_order = ep.call("attack", {}).result["order"]
-    assert verdicts == [True, False, False, False]
-    assert seeds == ["0", "1", "2"]
+    assert verdicts == [True, False, False, False]  # twelve strings in seed 0's order: ~1 in 12! by chance
+    assert seeds[0] == "0" and len(set(seeds)) == 3 and all(s.isdigit() for s in seeds)
+    assert set(other_seeds).isdisjoint(seeds[1:])  # drawn per pool, 1 in ~2**31 to meet
     assert episode_order == _seen_by_a_fresh_zygote()["order"]
