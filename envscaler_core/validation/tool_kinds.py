@@ -150,8 +150,9 @@ def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
 
 
 def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tuple[Kind, str]]:
-    """Each of `names` whose name or docstring declares a kind, the other not contradicting it: (the kind,
-    what declared it). A label given from outside (an imported file's `operation_list`) that calls a declared
+    """Each of `names` whose name or docstring declares a kind, the other not contradicting it, or whose
+    docstring declares one where the name's first word may be a noun (`book_details`) or says nothing changes
+    ("(read-only)", "without changing anything"): (the kind, what declared it). A label given from outside (an imported file's `operation_list`) that calls a declared
     query a state change would excuse the very defect "a query never changes state" catches (rt11-B F7)."""
     try:
         methods = {fn.name: fn for fn in public_methods(find_class(pyast.parse(code), class_name))}
@@ -160,11 +161,20 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
     out: dict[str, tuple[Kind, str]] = {}
     for name in names:
         fn = methods.get(name)
-        declared = [(src, k) for src, k in (("name", name_kind(name)),
-                                            ("docstring", doc_kind(ast.get_docstring(fn)) if fn else None)) if k]
-        if len({k for _, k in declared}) == 1:
+        text = ast.get_docstring(fn) if fn else None
+        says_read_only = bool(text and _READ_ONLY.search(text))
+        doc = "query" if says_read_only else doc_kind(text)
+        declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
+        if doc is not None and (says_read_only or (words(name) or [""])[0] in _NOUNISH):
+            out[name] = (doc, "docstring")  # `book_details`: "book" may be a noun, the sentence decides (rt12-C F8)
+        elif len({k for _, k in declared}) == 1:
             out[name] = (declared[0][1], " and ".join(src for src, _ in declared))
     return out
+
+
+# a docstring saying nothing changes declares a query, whatever the name says
+_READ_ONLY = re.compile(r"\b(read[- ]only|without (changing|modifying|altering)|does not (change|modify|alter)|"
+                        r"no side[- ]effects?|never (changes|modifies))\b", re.IGNORECASE)
 
 
 def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, ToolKindLabel]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from envscaler_core.interop.read import read_envs
 from envscaler_core.models.interop import ImportedEnv
 from envscaler_core.store import Store
@@ -62,3 +64,36 @@ def test_a_lookup_that_writes_labelled_state_change_in_the_file_rejects_the_env(
         [env] = store.query(ImportedEnv, run_id="imp")
     assert env.status == "rejected"
     assert any("query tool get_book changed state" in r for r in env.reasons), env.reasons
+
+
+# rt12-C F8: a docstring declaring a lookup in other words, or a name whose first word may be a noun, kept
+# the file's `state_change` label, and a lookup-only trajectory scored 1.0 in the gym.
+@pytest.mark.parametrize(("name", "doc"), [
+    ("book_details", "Get the details of a book."),
+    ("book_record", "Returns a book's record without changing anything."),
+    ("book_info", "Return the details of a book (read-only)."),
+    ("book", "Fetch a book by id."),
+])
+def test_a_lookup_declared_by_its_docstring_alone_is_read_as_a_query(tmp_path: Path, name: str, doc: str) -> None:
+    code = LENDING_LOOKUP.replace("def get_book(", f"def {name}(").replace("Get a book's record by id.", doc)
+    env = {**MISLABELLED, "env_class_code": code,
+           "tools": [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": name}}
+                     for t in MISLABELLED["tools"]],
+           "operation_list": [{"operation_name": name, "operation_type": "state_change"},
+                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
+    [read], _, _ = read_envs(_directory(tmp_path, env) / "env_metadata.json")
+    assert read.tool_kinds[name] == "query", read.notes
+
+
+def test_a_change_whose_docstring_starts_with_a_lookup_verb_keeps_its_label(tmp_path: Path) -> None:
+    """`reserve_ticket`, "Get a free ticket number and reserve it.": the name's verb is no noun, so name and
+    docstring disagree and the file's label stands (a false rejection costs a sound env)."""
+    code = LENDING_LOOKUP.replace("def get_book(", "def reserve_ticket(").replace(
+        "Get a book's record by id.", "Get a free ticket number and reserve it.")
+    env = {**MISLABELLED, "env_class_code": code,
+           "tools": [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": "reserve_ticket"}}
+                     for t in MISLABELLED["tools"]],
+           "operation_list": [{"operation_name": "reserve_ticket", "operation_type": "state_change"},
+                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
+    [read], _, _ = read_envs(_directory(tmp_path, env) / "env_metadata.json")
+    assert read.tool_kinds["reserve_ticket"] == "state_change", read.notes
