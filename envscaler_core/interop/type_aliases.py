@@ -79,7 +79,9 @@ def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
             else:
                 pairs.append((stmt.targets[0].id, value if _is_type_expr(value) else None))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            pairs.append((stmt.target.id, stmt.value if _is_type_expr(stmt.value) else None))
+            quoted = _base_name(stmt.annotation) == "TypeAlias" and isinstance(stmt.value, ast.Constant) \
+                and isinstance(stmt.value.value, str)  # `Code: TypeAlias = "str"` (rt12-C F3)
+            pairs.append((stmt.target.id, stmt.value if quoted or _is_type_expr(stmt.value) else None))
         elif isinstance(stmt, ast.ImportFrom):
             pairs += [(a.asname, ast.Name(id=a.name, ctx=ast.Load())) for a in stmt.names if a.asname and a.asname != a.name]
         elif isinstance(stmt, ast.ClassDef):
@@ -92,7 +94,30 @@ def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
             bound[name] = bound.get(name, 0) + 1
             if expr is not None:
                 found[name] = expr
+    for name in _bound_elsewhere(tree):
+        bound[name] = bound.get(name, 0) + 1
+    if any(isinstance(n, ast.Name) and n.id in ("globals", "vars", "setattr") for n in ast.walk(tree)):
+        return {}  # `globals()['SKU'] = str` rebinds what no reading of the statements sees
     return {n: e for n, e in found.items() if bound[n] == 1}
+
+
+def _bound_elsewhere(tree: ast.Module) -> list[str]:
+    """Module-level names bound inside a block (`if`, `for`, `with`, `try`, a walrus), one entry per
+    binding: a name rebound there is no alias (which binding a method sees depends on the run, rt12-B F5)."""
+    names: list[str] = []
+    blocks = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.TryStar, ast.Match)
+    todo: list[ast.AST] = [top for top in tree.body if isinstance(top, blocks)]
+    todo += [n for top in tree.body if not isinstance(top, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+             for n in ast.walk(top) if isinstance(n, ast.NamedExpr)]
+    for node in todo:
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.append(inner.name)
+            elif isinstance(inner, ast.Name) and isinstance(inner.ctx, ast.Store):
+                names.append(inner.id)
+            elif isinstance(inner, ast.alias):
+                names.append(inner.asname or inner.name.split(".")[0])
+    return names
 
 
 def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
@@ -119,6 +144,10 @@ def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
             base = walk(n.value, depth + 1)
             if _base_name(base) == "Literal":  # its strings are values, not types
                 return ast.Subscript(value=base, slice=n.slice, ctx=ast.Load())
+            if _base_name(base) == "Annotated":  # `Annotated[int, "n"]` is an int with metadata (rt12-C F3)
+                first = n.slice.elts[0] if isinstance(n.slice, ast.Tuple) and n.slice.elts else n.slice
+                flags["aliased"] = True
+                return walk(first, depth + 1)
             return ast.Subscript(value=base, slice=walk(n.slice, depth + 1), ctx=ast.Load())
         if isinstance(n, ast.Tuple):
             return ast.Tuple(elts=[walk(e, depth + 1) for e in n.elts], ctx=ast.Load())

@@ -156,3 +156,31 @@ def test_aliases_of_wide_tuples_of_aliases_expand_within_a_budget() -> None:
     module = ["from typing import Tuple", *(f"A{i} = Tuple[{', '.join([f'A{i + 1}'] * 8)}]" for i in range(12)), "A12 = int"]
     reading = read_annotation(pyast.parse("A0", mode="eval").body, type_aliases(pyast.parse("\n".join(module))))
     assert reading.aliased and sum(1 for _ in ast.walk(reading.expr)) < 100_000
+
+
+def _read(module: str, annotation: str) -> str:
+    from envscaler_core import pyast
+    from envscaler_core.interop.type_aliases import read_annotation, type_aliases
+
+    return ast.unparse(read_annotation(pyast.parse(annotation, mode="eval").body,
+                                       type_aliases(pyast.parse(module))).expr)
+
+
+@pytest.mark.parametrize("rebinding", ["if True:\n    SKU = str\n", "globals()['SKU'] = str\n",
+                                       "for SKU in [str]:\n    pass\n", "(SKU := str)\n",
+                                       "import contextlib\nwith contextlib.nullcontext(str) as SKU:\n    pass\n"])
+def test_an_alias_rebound_in_a_block_or_through_globals_is_no_alias(rebinding: str) -> None:
+    """rt12-B F5: `SKU = int` then rebound to `str` was read as int; the probes and the reference call, a
+    string id, were refused and the env rejected where the class lends with the string."""
+    assert _read("SKU = int\n" + rebinding, "SKU") == "SKU"
+
+
+@pytest.mark.parametrize(("module", "annotation", "read"), [
+    ("from typing import Annotated\n", "Annotated[int, 'n']", "int"),
+    ("from typing import Annotated\nQty = Annotated[int, 'count']\n", "Optional[List[Qty]]", "Optional[List[int]]"),
+    ("from typing import TypeAlias\nCode: TypeAlias = 'str'\n", "Code", "str"),
+])
+def test_annotated_types_and_quoted_type_aliases_read_as_their_type(module: str, annotation: str, read: str) -> None:
+    """rt12-C F3: `Annotated[int, ...]` and `Code: TypeAlias = "str"` kept step6's object placeholder, and
+    the reference calls EnvScaler plays at 1.0 were refused."""
+    assert _read(module, annotation) == read
