@@ -72,8 +72,10 @@ def is_scalar(value: Any) -> bool:
     return isinstance(value, str | int | float | bool) and value is not None
 
 
-def id_like(name: str) -> bool:
-    return bool(_ID_LIKE.search(name)) or name.lower().endswith("id")
+def id_like(name: Any) -> bool:
+    """A key named like an id. A restored state's keys need not be strings (EnvScaler's dict markers bring
+    back tuple and int keys: rt12-C F5, a nested one ended the env's audit): those are no field names."""
+    return isinstance(name, str) and (bool(_ID_LIKE.search(name)) or name.lower().endswith("id"))
 
 
 def stem(param: str) -> str:

@@ -122,3 +122,16 @@ def test_validate_with_a_marker_state_restores_it_for_the_class_and_the_probes(t
     parked = [r["args"] for r in json.loads(out.stdout)["rounds"]
               if isinstance(r["observation"], dict) and r["observation"].get("success") is True]
     assert parked and all(a["plate"] == "KA-77" for a in parked)
+
+
+def test_a_dict_marker_nested_in_another_dict_is_planned_from_not_a_crash() -> None:
+    """rt12-C F5: a tuple-keyed dict marker under another dict of the state (EnvScaler's own save of
+    `{'seats': {1: 'a', (2, 3): 'b'}}` inside `info`) ended the env's audit with "TypeError: expected string
+    ... got 'tuple'": the whole env and its unrelated scenarios were rejected."""
+    seats = {"__type__": "dict", "items": [[1, "a"], [key("B2", 3), "b"]]}
+    nested = {"info": {"seats": seats}, "spots": CONFIG["spots"], "permits": CONFIG["permits"]}
+    from envscaler_core.interop.jail_side import restore_markers
+    from envscaler_core.validation.state_values import record_sets
+
+    assert record_sets(restore_markers(nested)) is not None  # the probes' record sets of the restored state
+    assert plan_tools(extract_tools(CODE, "Garage"), nested, ClassEffects(CODE, "Garage"))[0].positives()
