@@ -217,7 +217,8 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                 props[name] = named
                 written = ast.unparse(annotations[name])
                 if readings[name].aliased:
-                    aliased.append(f"{tool.function.name}.{name}: {written} as {ast.unparse(read[name])}")
+                    aliased.append(f"{tool.function.name}.{name}: {_cut(written, 80)} as "
+                                   f"{_cut(ast.unparse(read[name]), 120)}")
                 else:
                     quoted.append(f"{tool.function.name}.{name}: {written}")
         for name, schema in props.items():
@@ -289,3 +290,9 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                      f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "
                      "placeholder for types it cannot express, its runtime never checks arguments")
     return fitted, notes, problems
+
+
+def _cut(text: str, limit: int) -> str:
+    """A note's annotation, cut: an alias can expand to 10,000 nodes, and each import note is printed (rt12-B
+    F4 printed 75 MB of notes)."""
+    return text if len(text) <= limit else f"{text[:limit]}...[{len(text) - limit} more characters]"
