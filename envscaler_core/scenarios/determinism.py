@@ -217,10 +217,14 @@ def _lookup_fields(template: str) -> list[str]:
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
+    """`if __name__ == '__main__':`, either way round (rt12-C F7: `'__main__' == __name__` was judged)."""
     test = stmt.test if isinstance(stmt, ast.If) else None
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = {type(side).__name__: side for side in (test.left, test.comparators[0])}
+    name, constant = sides.get("Name"), sides.get("Constant")
+    return (isinstance(name, ast.Name) and name.id == "__name__" and isinstance(constant, ast.Constant)
+            and constant.value == "__main__")
 
 
 def _without_main_block(tree: ast.Module) -> ast.Module:

@@ -92,8 +92,9 @@ USAGE = ("\n\nif __name__ == '__main__':\n    import sys\n    from datetime impo
          "    with open(sys.argv[1]) as f:\n        print(datetime.now(), check_func(f.read()))\n")
 
 
-def test_a_usage_block_under_the_main_guard_is_not_judged(runtime) -> None:
-    _verified(runtime, _check(LENT, tail=USAGE))
+@pytest.mark.parametrize("guard", ["__name__ == '__main__'", "'__main__' == __name__"])
+def test_a_usage_block_under_the_main_guard_is_not_judged(runtime, guard: str) -> None:
+    _verified(runtime, _check(LENT, tail=USAGE.replace("__name__ == '__main__'", guard)))
 
 
 @pytest.mark.parametrize("head", ["__name__ = '__main__'\n", "__builtins__['__name__'] = '__main__'\n",
