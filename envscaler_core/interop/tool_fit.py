@@ -72,7 +72,7 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.rollout.rules import no_method_tools
 from envscaler_core.synth.reserved import RESERVED_TOOLS
 from envscaler_core.signature import parameters
-from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, nullable
+from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, is_property, nullable
 
 _PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
 
@@ -185,7 +185,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     problems: list[str] = []
     fitted = []
     for tool in public:
-        fn = methods.get(tool.function.name)
+        fn = _callee(methods, tool.function.name)
         params = tool.function.parameters
         if fn is None or not isinstance(params, dict):
             fitted.append(tool)
@@ -296,3 +296,19 @@ def _cut(text: str, limit: int) -> str:
     """A note's annotation, cut: an alias can expand to 10,000 nodes, and each import note is printed (rt12-B
     F4 printed 75 MB of notes)."""
     return text if len(text) <= limit else f"{text[:limit]}...[{len(text) - limit} more characters]"
+
+
+def _callee(methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef], name: str) -> Any:
+    """The def whose signature a call of tool `name` meets: its own, or for a property whose every `return`
+    is `self.<method>` of one plain method, that method's (rt12-C F2: `return self.lend_book` was fitted
+    to the getter's own signature, `self` alone, and its `book_id` removed); None for any other getter,
+    whose value's signature the source does not show (its schema is kept as written)."""
+    fn = methods.get(name)
+    if fn is None or not is_property(fn):
+        return fn
+    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    targets = {r.attr for r in returns if isinstance(r, ast.Attribute) and isinstance(r.value, ast.Name)
+               and r.value.id == "self"}
+    one = len(targets) == 1 and all(isinstance(r, ast.Attribute) for r in returns)
+    target = methods.get(next(iter(targets))) if one else None
+    return target if target is not None and not is_property(target) else None

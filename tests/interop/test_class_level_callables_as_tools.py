@@ -132,3 +132,19 @@ def test_a_query_whose_value_is_callable_in_a_way_the_source_hides_is_probed(
     out = import_one_env(tmp_path, _env(HIDDEN_WRITERS[form]), [SCENARIO], {"t1": SOLUTION}, sandbox_pool, "ch")
     ((status, reasons),) = [(e.status, e.reasons) for e in out["envs"]]
     assert status == "rejected" and any("summary" in r or "count" in r for r in reasons), reasons
+
+
+def test_a_property_returning_a_method_is_served_with_that_methods_parameters(tmp_path: Any, sandbox_pool: Any) -> None:
+    """rt12-C F2: `@property def lend_prop(self): return self.lend_book` was fitted to the getter's signature
+    (`self` alone): step6's empty schema got no `book_id`, a hand-written one lost it, and the env was
+    rejected on coverage where EnvScaler plays `lend_prop(book_id=..., member=...)` at 1.0."""
+    code = CODE.replace('        return lambda: {"success": True, "data": sorted(self.books)}\n',
+                        "        return self.lend_book\n")
+    env = {**_env(code), "tools": [_tool("summary", NONE), _tool("lend_book", LEND)],
+           "operation_list": [{"operation_name": "summary", "operation_type": "state_change"},
+                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
+    solution = [{"name": "summary", "arguments": {"book_id": "b1", "member": "Ana"}}]
+    out = import_one_env(tmp_path, env, [SCENARIO], {"t1": solution}, sandbox_pool, "cp")
+    assert [(e.status, e.reasons) for e in out["envs"]] == [("accepted", [])]
+    [served] = [t for t in out["accepted"][0].tools if t.function.name == "summary"]
+    assert served.function.parameters["required"] == ["book_id", "member"]
