@@ -118,6 +118,7 @@ def class_attribute_kinds(code: str, class_name: str) -> dict[str, str]:
     except SyntaxError:  # SourceTooLarge and NestedTooDeep are SyntaxErrors too
         return {}
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    plain = _PLAIN_RESULTS - _bound_anywhere(tree)  # `from functools import partialmethod as len` (rt13 F1)
     kinds: dict[str, str] = {}
     seen: set[str] = set()
     todo = [class_name]
@@ -127,15 +128,14 @@ def class_attribute_kinds(code: str, class_name: str) -> dict[str, str]:
             continue
         seen.add(node.name)
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
-        defs = {n.name for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not is_property(n)}
         for stmt in node.body:
             if isinstance(stmt, ast.Assign):
-                kind = CALLABLE if _callable_value(stmt.value, defs) else "a class attribute"
+                kind = CALLABLE if _callable_value(stmt.value, plain) else "a class attribute"
                 kinds.update((t.id, kind) for t in stmt.targets if isinstance(t, ast.Name))
             elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-                kinds[stmt.target.id] = CALLABLE if _callable_value(stmt.value, defs) else "a class attribute"
+                kinds[stmt.target.id] = CALLABLE if _callable_value(stmt.value, plain) else "a class attribute"
             elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and is_property(stmt):
-                kinds.setdefault(stmt.name, CALLABLE_PROPERTY if _returns_callable(stmt, defs) else "a property")
+                kinds.setdefault(stmt.name, CALLABLE_PROPERTY if _returns_callable(stmt, plain) else "a property")
     return {n: k for n, k in kinds.items() if not n.startswith("_")}
 
 
@@ -151,31 +151,47 @@ _PLAIN_RESULTS = frozenset({"len", "str", "int", "float", "bool", "sum", "round"
 """Builtins whose result is never callable, whatever they are given."""
 
 
-def _plainly_not_callable(value: ast.expr | None) -> bool:
-    """A value the source shows is not callable: a literal, a display, a comprehension, an f-string, a
-    comparison, `not x`, or a builtin above called (`len(self.loans)`). Anything else may be callable:
+def _bound_anywhere(tree: ast.AST) -> set[str]:
+    """Every name the code binds anywhere (assigned, imported, defined, a parameter)."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def _plainly_not_callable(value: ast.expr | None, plain: frozenset[str] = _PLAIN_RESULTS) -> bool:
+    """A value the source shows is not callable: a literal, a display, a comprehension, an f-string, `not x`,
+    or a builtin of `plain` called (`len(self.loans)`; not one the module rebinds). A comparison may be
+    callable (`__eq__` returns anything: rt13 F1). Anything else may be callable:
     `functools.partial(...)`, `self.books.clear`, `partialmethod(...)`, an attribute (rt12-B F1: those were
     taken for data, never probed, and one that lent a book paid 1.0 in the gym)."""
     if value is None or isinstance(value, ast.Constant | ast.JoinedStr | ast.List | ast.Tuple | ast.Set | ast.Dict
-                                        | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp | ast.Compare):
+                                        | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
         return True
     if isinstance(value, ast.UnaryOp):
-        return isinstance(value.op, ast.Not) or _plainly_not_callable(value.operand)
+        return isinstance(value.op, ast.Not) or _plainly_not_callable(value.operand, plain)
     if isinstance(value, ast.BinOp):
-        return _plainly_not_callable(value.left) and _plainly_not_callable(value.right)
-    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _PLAIN_RESULTS
+        return _plainly_not_callable(value.left, plain) and _plainly_not_callable(value.right, plain)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in plain
 
 
-def _callable_value(value: ast.expr, defs: set[str]) -> bool:
+def _callable_value(value: ast.expr, plain: frozenset[str]) -> bool:
     """A class-level value that may be callable: all but a plainly non-callable one (`MAX_LOANS = 3`)."""
-    return not _plainly_not_callable(value)
+    return not _plainly_not_callable(value, plain)
 
 
-def _returns_callable(getter: ast.FunctionDef | ast.AsyncFunctionDef, defs: set[str]) -> bool:
+def _returns_callable(getter: ast.FunctionDef | ast.AsyncFunctionDef, plain: frozenset[str]) -> bool:
     """A getter whose value may be callable: any `return` that is not plainly non-callable (no `return` at
     all gives None). The sandbox reads the value and calls it, or answers that it is not callable."""
     returns = [n.value for n in ast.walk(getter) if isinstance(n, ast.Return)]
-    return not all(_plainly_not_callable(r) for r in returns)
+    return not all(_plainly_not_callable(r, plain) for r in returns)
 
 
 def no_method_tools(code: str, class_name: str, tools: list[str]) -> dict[str, str]:

@@ -266,15 +266,15 @@ def _guarded_imports(tree: ast.AST) -> list[str]:
     answers from its handler here and from its body where the module is installed (EnvScaler's runtime runs
     in the user's environment): a verdict that follows the host's packages (rt12-A F4). Unguarded, the import
     fails every time, a `check_error` that says checks get the standard library."""
+    if not any(isinstance(node, ast.Try | ast.TryStar) for node in ast.walk(tree)):
+        return []  # nothing can catch the ImportError (a helper's import caught by its caller too: rt13 F2)
     found: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Try | ast.TryStar):
-            for inner in (n for stmt in node.body for n in ast.walk(stmt)):
-                names = ([a.name for a in inner.names] if isinstance(inner, ast.Import) else
-                         [inner.module or ""] if isinstance(inner, ast.ImportFrom) and not inner.level else [])
-                found += [f"import {name} inside try (a module outside the standard library: the verdict would "
-                          "follow the host's packages)" for name in names
-                          if name.split(".")[0] not in sys.stdlib_module_names]
+    for inner in ast.walk(tree):
+        names = ([a.name for a in inner.names] if isinstance(inner, ast.Import) else
+                 [inner.module or ""] if isinstance(inner, ast.ImportFrom) and not inner.level else [])
+        found += [f"import {name} inside try (a module outside the standard library, in a check that catches "
+                  "exceptions: the verdict would follow the host's packages)" for name in names
+                  if name.split(".")[0] not in sys.stdlib_module_names]
     return found
 
 

@@ -165,7 +165,8 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         says_read_only = bool(text and _READ_ONLY.search(text))
         doc = "query" if says_read_only else doc_kind(text)
         declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
-        if doc is not None and (says_read_only or (words(name) or [""])[0] in _NOUNISH):
+        name_is_noun = (words(name) or [""])[0] in _NOUNISH or name_kind(name) is None
+        if doc is not None and name_is_noun:  # `archive_book`, "... without changing anything else" keeps its verb (rt13 F5)
             out[name] = (doc, "docstring")  # `book_details`: "book" may be a noun, the sentence decides (rt12-C F8)
         elif len({k for _, k in declared}) == 1:
             out[name] = (declared[0][1], " and ".join(src for src, _ in declared))

@@ -85,6 +85,22 @@ def test_a_lookup_declared_by_its_docstring_alone_is_read_as_a_query(tmp_path: P
     assert read.tool_kinds[name] == "query", read.notes
 
 
+@pytest.mark.parametrize(("name", "doc"), [("archive_book", "Archive a book without changing anything else."),
+                                           ("set_note", "Set a note on a book (the book id itself is read-only).")])
+def test_a_change_whose_docstring_says_read_only_of_something_else_keeps_its_label(
+        tmp_path: Path, name: str, doc: str) -> None:
+    """rt13 F5: "read-only" anywhere overruled the label of a tool named by a changing verb; the env was
+    rejected although its reference solution, which calls the tool, is what EnvScaler pays."""
+    code = LENDING_LOOKUP.replace("def get_book(", f"def {name}(").replace("Get a book's record by id.", doc)
+    env = {**MISLABELLED, "env_class_code": code,
+           "tools": [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": name}}
+                     for t in MISLABELLED["tools"]],
+           "operation_list": [{"operation_name": name, "operation_type": "state_change"},
+                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
+    [read], _, _ = read_envs(_directory(tmp_path, env) / "env_metadata.json")
+    assert read.tool_kinds[name] == "state_change", read.notes
+
+
 def test_a_change_whose_docstring_starts_with_a_lookup_verb_keeps_its_label(tmp_path: Path) -> None:
     """`reserve_ticket`, "Get a free ticket number and reserve it.": the name's verb is no noun, so name and
     docstring disagree and the file's label stands (a false rejection costs a sound env)."""

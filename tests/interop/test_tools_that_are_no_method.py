@@ -117,3 +117,19 @@ def test_a_call_to_one_ends_the_gym_episode_at_zero(imported: dict[str, Any]) ->
             break
     assert len(observations) == 2 and "not callable" in json.loads(observations[1])["error"]
     assert reward == 0.0 and info["all_passed"] is False and "TypeError" in info["ended"]
+
+
+@pytest.mark.parametrize(("head", "member", "data"), [
+    ("", "    @property\n    def get_summary(self):\n        return Armer(self) == 1\n",
+     {"MAX_LOANS": "a class attribute", "loan_count": "a property"}),
+    # `len` rebound: `loan_count`'s `len(self.loans)` may be callable too
+    ("from functools import partialmethod as len\n", "    get_summary = len(lend_book, 'b1')\n",
+     {"MAX_LOANS": "a class attribute"}),
+])
+def test_a_comparison_or_a_rebound_builtin_may_be_callable(head: str, member: str, data: dict) -> None:
+    """rt13 F1: `Armer(self) == 1` (an `__eq__` returning a partial) and `len(...)` with `len` bound to
+    `partialmethod` were taken for data, never probed, and a writing `get_summary` paid 1.0."""
+    from envscaler_core.rollout.rules import no_method_tools
+
+    code = head + CODE + member
+    assert no_method_tools(code, "Lib", ["get_summary", "MAX_LOANS", "loan_count"]) == data
