@@ -66,6 +66,16 @@ def test_a_lookup_that_writes_labelled_state_change_in_the_file_rejects_the_env(
     assert any("query tool get_book changed state" in r for r in env.reasons), env.reasons
 
 
+def _renamed(name: str, doc: str) -> dict[str, Any]:
+    """MISLABELLED with its lending lookup renamed `name`, documented `doc`, still labelled state_change."""
+    code = LENDING_LOOKUP.replace("def get_book(", f"def {name}(").replace("Get a book's record by id.", doc)
+    tools = [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": name}}
+             for t in MISLABELLED["tools"]]
+    return {**MISLABELLED, "env_class_code": code, "tools": tools,
+            "operation_list": [{"operation_name": name, "operation_type": "state_change"},
+                               {"operation_name": "lend_book", "operation_type": "state_change"}]}
+
+
 # rt12-C F8: a docstring declaring a lookup in other words, or a name whose first word may be a noun, kept
 # the file's `state_change` label, and a lookup-only trajectory scored 1.0 in the gym.
 @pytest.mark.parametrize(("name", "doc"), [
@@ -75,13 +85,7 @@ def test_a_lookup_that_writes_labelled_state_change_in_the_file_rejects_the_env(
     ("book", "Fetch a book by id."),
 ])
 def test_a_lookup_declared_by_its_docstring_alone_is_read_as_a_query(tmp_path: Path, name: str, doc: str) -> None:
-    code = LENDING_LOOKUP.replace("def get_book(", f"def {name}(").replace("Get a book's record by id.", doc)
-    env = {**MISLABELLED, "env_class_code": code,
-           "tools": [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": name}}
-                     for t in MISLABELLED["tools"]],
-           "operation_list": [{"operation_name": name, "operation_type": "state_change"},
-                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
-    [read], _, _ = read_envs(_directory(tmp_path, env) / "env_metadata.json")
+    [read], _, _ = read_envs(_directory(tmp_path, _renamed(name, doc)) / "env_metadata.json")
     assert read.tool_kinds[name] == "query", read.notes
 
 
@@ -91,25 +95,13 @@ def test_a_change_whose_docstring_says_read_only_of_something_else_keeps_its_lab
         tmp_path: Path, name: str, doc: str) -> None:
     """rt13 F5: "read-only" anywhere overruled the label of a tool named by a changing verb; the env was
     rejected although its reference solution, which calls the tool, is what EnvScaler pays."""
-    code = LENDING_LOOKUP.replace("def get_book(", f"def {name}(").replace("Get a book's record by id.", doc)
-    env = {**MISLABELLED, "env_class_code": code,
-           "tools": [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": name}}
-                     for t in MISLABELLED["tools"]],
-           "operation_list": [{"operation_name": name, "operation_type": "state_change"},
-                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
-    [read], _, _ = read_envs(_directory(tmp_path, env) / "env_metadata.json")
+    [read], _, _ = read_envs(_directory(tmp_path, _renamed(name, doc)) / "env_metadata.json")
     assert read.tool_kinds[name] == "state_change", read.notes
 
 
 def test_a_change_whose_docstring_starts_with_a_lookup_verb_keeps_its_label(tmp_path: Path) -> None:
     """`reserve_ticket`, "Get a free ticket number and reserve it.": the name's verb is no noun, so name and
     docstring disagree and the file's label stands (a false rejection costs a sound env)."""
-    code = LENDING_LOOKUP.replace("def get_book(", "def reserve_ticket(").replace(
-        "Get a book's record by id.", "Get a free ticket number and reserve it.")
-    env = {**MISLABELLED, "env_class_code": code,
-           "tools": [t if t["function"]["name"] != "get_book" else {**t, "function": {**t["function"], "name": "reserve_ticket"}}
-                     for t in MISLABELLED["tools"]],
-           "operation_list": [{"operation_name": "reserve_ticket", "operation_type": "state_change"},
-                              {"operation_name": "lend_book", "operation_type": "state_change"}]}
+    env = _renamed("reserve_ticket", "Get a free ticket number and reserve it.")
     [read], _, _ = read_envs(_directory(tmp_path, env) / "env_metadata.json")
     assert read.tool_kinds["reserve_ticket"] == "state_change", read.notes
