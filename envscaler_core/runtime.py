@@ -159,5 +159,13 @@ def open_env_episode(runtime: EnvRuntime, env: AcceptedEnv, state: dict[str, Any
     reader of an env's rewards (verification, state checks, rollouts, the gym, serve-mcp) opens it here, so
     none of them plays another rule set than the one the reward was verified under (an imported env's
     reference solution once ran under the factory's rules while the gym paid it under EnvScaler's)."""
+    tools = env.tools
+    if env.episode_rules == "envscaler":
+        # a class constant or property the source shows is data is offered (EnvScaler offers it) but never run,
+        # on any path: validation does not probe it, so the sandbox must not call what it hides (rt14-A F2)
+        from envscaler_core.rollout.rules import no_method_tools
+
+        data = no_method_tools(env.class_code, env.class_name, [t.function.name for t in tools])
+        tools = [t for t in tools if t.function.name not in data]
     return runtime.open_episode(env.class_code, env.class_name, state,
-                                tools=[t.model_dump(mode="json") for t in env.tools], rules=env.episode_rules)
+                                tools=[t.model_dump(mode="json") for t in tools], rules=env.episode_rules)

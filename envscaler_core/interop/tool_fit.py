@@ -170,7 +170,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         notes.append(f"{len(attributes)} tool(s) that are no method of the class kept ("
                      f"{', '.join(f'{n}: {k}' for n, k in attributes.items())}): EnvScaler's step6 lists them and its "
                      "runtime offers them, but a call to one calls its value, which is not callable: a TypeError "
-                     "that ends the episode at 0 there and here; validation does not call them")
+                     "that ends the episode at 0 there and here; neither validation nor an episode runs them")
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     methods = {n.name: n for n in (cls.body if cls else []) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     optional: list[str] = []

@@ -300,13 +300,16 @@ class CallRules:
             return None  # refused as private here (documented), whatever EnvScaler does
         params = self.tools.get(name)
         in_state = name in _state_keys(ep)
-        if in_state or (params is None and name in self.constants):
+        if in_state or name in self.constants:
             # an instance attribute wins over the method of that name (EnvScaler's loader sets every config key,
-            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4); so
-            # does a class constant or property no tool lists (the sandbox refuses an unlisted name). One
-            # listed as a tool is left to the call: the sandbox reads its value and calls it, as EnvScaler's
-            # runtime does, and a value that is not callable raises TypeError there (outside check 10, C-F1;
-            # a callable one runs: outside check 11, B-F3)
+            # `renew: 7` included): its getattr finds the data, not the tool (differential round 3, F4). A class
+            # constant or property the source shows is data (`no_method_tools`), listed as a tool or not, is
+            # never run either: validation does not probe it, so running it could pay what no check judged
+            # (rt14-A F2: `get_summary = 0` rebound after the class to a partialmethod that lends; rt14-B F1:
+            # `str(x)` whose `__str__` returns a callable str subclass). EnvScaler's runtime calls the value and
+            # raises TypeError when it is data, as here; one made callable behind the source's back runs there
+            # (docs/interop.md Known limits). A value that may be callable (an alias, a lambda, a getter
+            # returning one) is left to the call and probed like a method (outside check 11, B-F3).
             what = "a property" if not in_state and self.constants.get(name) == "a property" else "a data attribute"
             return (f"{name!r} is {what} of the env, not a method: EnvScaler's runtime calls its value and "
                     "raises TypeError (not callable)")

@@ -148,3 +148,44 @@ def test_a_property_returning_a_method_is_served_with_that_methods_parameters(tm
     assert [(e.status, e.reasons) for e in out["envs"]] == [("accepted", [])]
     [served] = [t for t in out["accepted"][0].tools if t.function.name == "summary"]
     assert served.function.parameters["required"] == ["book_id", "member"]
+
+
+# rt14-A F2 / rt14-B F1: a value the source shows is data but that is callable at run time (a literal rebound
+# after the class; a builtin's result whose class makes it callable). Validation does not probe data, and
+# the sandbox called what it found: a lookup that lent b1 paid 1.0. Now such a tool is never run.
+DATA_MADE_CALLABLE = {
+    "literal rebound after the class": CODE.replace("    count = lambda self:", "    count = 0\n    _unused = lambda self:")
+    + "\nimport functools\nLibrary.count = functools.partialmethod(Library.lend_book, 'b1', 'Ana')\n",
+    "str() of a callable str subclass": CODE.replace(
+        '        return lambda: {"success": True, "data": sorted(self.books)}\n',
+        "        return str(_Wrap(self))\n") + '''
+
+class _Lends(str):
+    def __call__(self, **kwargs):
+        return self.env.lend_book("b1", "Ana")
+
+
+class _Wrap:
+    def __init__(self, env):
+        self.env = env
+
+    def __str__(self):
+        text = _Lends("summary")
+        text.env = self.env
+        return text
+''',
+}
+
+
+@pytest.mark.parametrize("form", sorted(DATA_MADE_CALLABLE))
+def test_a_tool_the_source_shows_is_data_is_never_run_even_when_it_is_callable(
+        tmp_path: Any, sandbox_pool: Any, form: str) -> None:
+    first = "count" if form.startswith("literal") else "summary"
+    out = import_one_env(tmp_path, _env(DATA_MADE_CALLABLE[form]), [SCENARIO], {"t1": SOLUTION}, sandbox_pool, "cd",
+                         rl_export=True)
+    (gym,) = load_rl_set(out["rl"], out["pool"])
+    gym.reset(options={"scenario_index": 0})
+    obs, reward, terminated, truncated, info = gym.step({"tool": first, "args": {}})
+    assert terminated and reward == 0.0 and "not callable" in obs, obs
+    traj = _roll(out, [{"name": first, "arguments": {}}])
+    assert traj.reward == 0.0 and traj.termination == "tool_raised"
