@@ -65,6 +65,14 @@ def too_many_values(text: str) -> str | None:
             "(envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
 
 
+MAX_LENIENT_CHARS = 64 * 1024
+"""The longest text read as anything but strict JSON (repaired JSON, Python literals, one object in a fence
+or in prose): those readings are for what a model writes by hand, and they walk the text in Python, ~1-2 us a
+character against the strict parser's nanoseconds (rt14-B F3: 4 MB without a comma or bracket, `{'a': 'x'
+'x' ...}`, a run of quotes, minus signs or fence openers, cost 3-7 s of host CPU per step, sent again at
+every step; 64 KiB of the worst of them costs ~0.1 s). Longer text must be strict JSON."""
+
+
 def too_many_literal_values(text: str) -> str | None:
     """Like `too_many_values`, for text about to be read as something other than JSON (Python literals,
     repaired JSON): there a `"` inside a single-quoted string is no string boundary, so `count_values`
@@ -77,6 +85,15 @@ def too_many_literal_values(text: str) -> str | None:
         return None
     return (f"may hold up to {count:,} values (commas and brackets counted, strings included: it is not JSON), "
             f"over the {MAX_MESSAGE_VALUES:,} the host parses (envscaler_core.wire_values.MAX_MESSAGE_VALUES)")
+
+
+def not_read_leniently(text: str) -> str | None:
+    """Why text that is no strict JSON is not read leniently (repaired, as a literal, or searched for one
+    wrapped object): longer than MAX_LENIENT_CHARS, or more values than the literal bound; None when it may be."""
+    if len(text) > MAX_LENIENT_CHARS:
+        return (f"is {len(text):,} characters, over the {MAX_LENIENT_CHARS:,} read as anything but strict JSON "
+                "(envscaler_core.wire_values.MAX_LENIENT_CHARS)")
+    return too_many_literal_values(text)
 
 
 def _pointer(parents: dict[int, tuple[int, str]], at: int, where: str) -> str:

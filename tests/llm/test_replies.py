@@ -15,7 +15,7 @@ from envscaler_core.llm.replies import (
 from envscaler_core.prompts.scen import SolutionOutput
 from envscaler_core.prompts.validate import JudgeOutput, ProposedCall
 from envscaler_core.prompts.mine import StatefulJudgement
-from envscaler_core.wire_values import MAX_MESSAGE_VALUES
+from envscaler_core.wire_values import MAX_LENIENT_CHARS, MAX_MESSAGE_VALUES
 
 GOOD = '{"analysis": "a", "stateful": true}'
 
@@ -143,7 +143,7 @@ OFFERED = [{"type": "function", "function": {"name": "get_book", "parameters": {
 def test_python_literal_arguments_hiding_values_between_quotes_are_refused_unread() -> None:
     with pytest.raises(ReplyProblem) as refused:
         parse_arguments(HIDDEN_LISTS)
-    assert "not read leniently" in str(refused.value) and f"over the {MAX_MESSAGE_VALUES:,}" in str(refused.value)
+    assert "not read leniently" in str(refused.value) and "MAX_LENIENT_CHARS" in str(refused.value)
 
 
 def test_python_literal_arguments_with_quotes_inside_still_read() -> None:
@@ -157,11 +157,12 @@ def test_a_reply_text_over_the_literal_bound_is_read_as_text_not_as_calls() -> N
 
 
 # One 4 MB value in text read leniently cost the host +474 MB: the string scanner kept a backtracking frame
-# per character (red team 10, F4). Measured as the allocations' peak, not as time.
+# per character (red team 10, F4); the longest value a lenient reading takes now is ~64 KiB (below), and it
+# must still cost about its own size. Measured as the allocations' peak, not as time.
 @pytest.mark.parametrize("text", ['{"title": "%s",}', '{"title": "%s"} // note', "{'title': '%s'}"],
                          ids=["trailing comma", "comment", "single quotes"])
 def test_one_long_value_read_leniently_costs_about_its_own_size(text: str) -> None:
-    value = "a" * 4_000_000
+    value = "a" * (MAX_LENIENT_CHARS - 100)
     tracemalloc.start()
     try:
         assert parse_arguments(text % value) == {"title": value}
@@ -169,6 +170,30 @@ def test_one_long_value_read_leniently_costs_about_its_own_size(text: str) -> No
     finally:
         tracemalloc.stop()
     assert peak < 10 * len(value), f"{peak >> 20} MiB to read {len(value) >> 20} MiB"
+
+
+# rt14-B F3: text with no comma or bracket passed the literal bound, and the lenient readings walk it in
+# Python: 4 MB of these cost 3-7 s of host CPU per step, sent again at every step.
+_BIG = 4_000_000
+UNBOUNDED_SHAPES = {
+    "implicit string joining": "{'a': " + "'x' " * (_BIG // 4) + "}",
+    "a run of quotes": "{'a': 1, " + "'" * _BIG + "}",
+    "a run of minus signs": "{'a': " + "-" * _BIG + "1}",
+    "fence openers": "```json\n" * (_BIG // 8),
+    "a trailing comma": '{"title": "%s",}' % ("a" * _BIG),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(UNBOUNDED_SHAPES))
+def test_text_longer_than_the_lenient_bound_must_be_strict_json(shape: str) -> None:
+    with pytest.raises(ReplyProblem) as refused:
+        parse_arguments(UNBOUNDED_SHAPES[shape])
+    assert "not read leniently" in str(refused.value) and f"over the {MAX_LENIENT_CHARS:,}" in str(refused.value)
+
+
+def test_strict_json_is_read_at_any_length() -> None:
+    value = "a" * _BIG
+    assert parse_arguments('{"title": "%s"}' % value) == {"title": value}
 
 
 def deep(levels: int) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envscaler_core import pyast
-from envscaler_core.wire_values import too_many_literal_values, too_many_values
+from envscaler_core.wire_values import not_read_leniently, too_many_values
 
 _OPENER = re.compile(r"(`{3,}|~{3,})[ \t]*([^\n`]*)\n")
 _CLOSER = re.compile(r"(?m)^[ \t]*(`{3,}|~{3,})[ \t]*$")
@@ -331,9 +331,9 @@ def load_value(text: str) -> Any:
         raise NotJSON("nested too deeply to read") from None
     except json.JSONDecodeError as exc:
         first = exc
-        if (too_many := too_many_literal_values(text)) is not None:
+        if (why := not_read_leniently(text)) is not None:
             raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno}, and not read leniently: "
-                          f"it {too_many}") from None
+                          f"it {why}") from None
         value = _lenient(text)
         if value is _NOTHING:
             raise NotJSON(f"{first.msg} at line {first.lineno} column {first.colno} "

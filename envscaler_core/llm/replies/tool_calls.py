@@ -40,7 +40,7 @@ from envscaler_core.llm.replies.reasoning import content_text, reasoning_field, 
 from envscaler_core.llm.replies.structured import ReplyProblem, shown
 from envscaler_core.llm.replies.text_calls import harmony_calls, notify_error_text, offered_tools, read_calls
 from envscaler_core.models.plain_json import plain_json_problem
-from envscaler_core.wire_values import too_many_literal_values, too_many_values
+from envscaler_core.wire_values import not_read_leniently, too_many_values
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
     """A tool call's arguments as a dict; ReplyProblem says precisely why not."""
@@ -59,7 +59,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         value = load_value(text)
     except NotJSON as exc:
         # text over the literal bound is not searched for a wrapped object either (a walk per bracket)
-        if too_many_literal_values(text) is not None or (wrapped := _wrapped_object(text)) is None:
+        if not_read_leniently(text) is not None or (wrapped := _wrapped_object(text)) is None:
             raise ReplyProblem(f"arguments are not valid JSON: {exc}") from None
         value = wrapped
     if not isinstance(value, dict):
