@@ -31,7 +31,8 @@ _ENUMS = {"Enum": None, "IntEnum": "int", "StrEnum": "str", "IntFlag": "int"}
 _MAX_DEPTH = 16  # alias of alias of ...: a cycle (`A = B`, `B = A`) stops here and reads as no alias
 _MAX_NODES = 10_000
 """Nodes one annotation may expand to: aliases of wide tuples of aliases (`A = Tuple[B, B, B, B]`, `B = ...`)
-grow by their width at every level, 4**16 nodes within the depth bound; past this the rest stays unexpanded."""
+grow by their width at every level, 4**16 nodes within the depth bound; past this the rest stays unexpanded.
+A quoted part longer than the nodes left is not parsed (it reads as no constraint)."""
 
 
 class Reading(BaseModel):
@@ -131,6 +132,8 @@ def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
         if depth > _MAX_DEPTH or budget[0] < 0:
             return n
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            if len(n.value) > budget[0]:  # every node takes a character: a longer string could hold more nodes
+                return n  # than are left (rt14-B F4: a 225,000-character quoted Tuple was read in full)
             try:
                 inner = pyast.parse(n.value, mode="eval").body
             except (SyntaxError, ValueError, RecursionError, MemoryError):

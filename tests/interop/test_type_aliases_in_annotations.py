@@ -158,6 +158,19 @@ def test_aliases_of_wide_tuples_of_aliases_expand_within_a_budget() -> None:
     assert reading.aliased and sum(1 for _ in ast.walk(reading.expr)) < 100_000
 
 
+def test_a_quoted_type_wider_than_the_budget_is_not_read() -> None:
+    """rt14-B F4: `A: TypeAlias = "Tuple[str, str, ...]"` with 45,000 members was parsed and expanded in full
+    for every parameter annotated `A` (200 of them: 11 s of host CPU at import); a quoted part longer than
+    the nodes left stays a string, which reads as no constraint."""
+    from envscaler_core import pyast
+    from envscaler_core.interop.type_aliases import read_annotation, type_aliases
+
+    wide = "Tuple[" + ", ".join(["str"] * 45_000) + "]"
+    module = f"from typing import Tuple, TypeAlias\nA: TypeAlias = {wide!r}\n"
+    reading = read_annotation(pyast.parse("A", mode="eval").body, type_aliases(pyast.parse(module)))
+    assert sum(1 for _ in ast.walk(reading.expr)) < 10_000
+
+
 def _read(module: str, annotation: str) -> str:
     from envscaler_core import pyast
     from envscaler_core.interop.type_aliases import read_annotation, type_aliases
