@@ -35,6 +35,10 @@ QUERY_VERBS = frozenset({
     "see", "total", "sum", "compare", "quote", "lists", "gets", "finds", "retrieves", "returns",
     "return", "looks", "shows", "counts", "checks", "searches", "reads", "describes", "fetches",
     "provides", "reports", "tells", "determines", "whether", "lookup", "explore", "examine", "audit", "track",
+    # rt14-B F2: lookups a generator writes that the lexicon lacked ("Locate a book.", "Print a book's card.")
+    "locate", "print", "explain", "tell", "determine", "identify", "analyze", "analyse", "recommend",
+    "enumerate", "detect", "measure", "forecast", "predict", "trace", "discover", "render", "simulate",
+    "visualize", "visualise", "plot", "chart", "obtain", "gather", "extract", "aggregate", "inquire", "enquire",
 })
 STATE_VERBS = frozenset({
     "add", "create", "register", "book", "reserve", "cancel", "delete", "remove", "update", "set", "mark",
@@ -54,12 +58,32 @@ STATE_VERBS = frozenset({
     "escalate", "rollback", "undo", "redo", "bulk", "batch", "mute", "unmute", "hold", "mint", "burn",
     "queue", "enqueue", "dequeue", "pop", "push", "drop", "kick", "ban", "invite", "revert", "give", "take",
     "top", "make", "bump", "freeze", "unfreeze", "thaw", "ping", "touch", "raise", "lower", "fill", "empty", "replace", "swap", "convert", "process",
+    # rt14-C F1: common changes whose docstrings were read as saying nothing ("Seat the party at a table.")
+    "acknowledge", "ack", "seat", "unseat", "tick", "untick", "dismiss", "reply", "respond", "upvote", "downvote",
+    "vote", "favorite", "favourite", "unfavorite", "bookmark", "unbookmark", "star", "unstar", "pin", "unpin",
+    "hide", "unhide", "snooze", "forward", "notify", "remind", "warn", "sign", "countersign", "stamp", "award",
+    "reward", "penalize", "penalise", "grade", "annotate", "relabel", "reorder", "install",
+    "uninstall", "configure", "provision", "deploy", "launch", "trigger", "settle", "reconcile",
+    "finalize", "finalise", "initialize", "initialise", "switch", "turn", "pack", "unpack", "restock",
+    "discard", "trash", "erase", "wipe", "destroy", "dispose", "retire", "discontinue", "reinstate",
+    "recover", "unarchive", "requeue", "retry", "rerun", "rebook", "reassign", "delegate", "allot", "accrue",
+    "earn", "spend", "consume", "use", "donate", "contribute", "invest", "bid", "offer", "hire", "fire",
+    "employ", "promote", "demote", "rent", "lease", "sublet", "park", "board", "greet", "welcome", "serve",
+    "cook", "clean", "wash", "repair", "fix", "correct", "hang", "hail", "cast", "enlist", "nominate",
+    "elect", "appoint", "endorse", "certify", "authorize", "authorise", "vaccinate", "waitlist", "shortlist",
 })
 # words that are verbs in "book_appointment" but nouns in "Get a member's bookings and credits"
 _NOUNISH = frozenset({"book", "order", "record", "file", "log", "review", "rate", "hold", "place", "credit",
-                      "charge", "post", "tag", "comment", "claim", "queue", "top", "return", "empty", "process"})
+                      "charge", "post", "tag", "comment", "claim", "queue", "top", "return", "empty", "process",
+                      "seat", "reply", "vote", "favorite", "favourite", "star", "pin", "stamp", "award", "reward",
+                      "grade", "bid", "offer", "rent", "lease", "park", "board", "clean", "correct", "cast", "use",
+                      "pack", "fire", "forward", "trigger", "bookmark", "tick", "sign", "launch"})
 _COMPOUND_STATE = {("check", "in"), ("check", "out"), ("sign", "in"), ("sign", "up"), ("sign", "out"),
-                   ("log", "in"), ("log", "out"), ("check", "off"), ("set", "up"), ("look", "after")}
+                   ("log", "in"), ("log", "out"), ("check", "off"), ("set", "up"), ("look", "after"),
+                   ("pick", "up"), ("hang", "up"), ("put", "up"), ("drop", "off"), ("opt", "in"), ("opt", "out"),
+                   ("sign", "off"), ("write", "off"), ("cash", "out"), ("top", "up"), ("turn", "on"), ("turn", "off"),
+                   ("switch", "on"), ("switch", "off"), ("hand", "over"), ("hand", "in"), ("fill", "in"),
+                   ("fill", "out")}
 _DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "all", "each", "every", "new",
                           "some", "any", "whether", "how", "what", "which", "its", "their", "his", "her", "my",
                           "your", "our", "up", "down", "in", "out", "off", "to", "for"})
@@ -73,13 +97,34 @@ def words(text: str) -> list[str]:
 
 
 def _stem(word: str) -> str:
-    """'cancels' -> 'cancel', 'retrieves' -> 'retrieve', 'lists' stays known either way."""
+    """'cancels' -> 'cancel', 'retrieves' -> 'retrieve', 'identifies' -> 'identify', 'lists' stays known."""
     if word in QUERY_VERBS or word in STATE_VERBS:
         return word
-    for suffix in ("es", "s"):
-        if word.endswith(suffix) and (word[: -len(suffix)] in QUERY_VERBS or word[: -len(suffix)] in STATE_VERBS):
-            return word[: -len(suffix)]
+    for suffix, base in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and _known(word[: -len(suffix)] + base):
+            return word[: -len(suffix)] + base
     return word
+
+
+def _known(word: str) -> bool:
+    return word in QUERY_VERBS or word in STATE_VERBS
+
+
+# "List an item for sale" puts it on the market; "List the items for sale" looks them up (rt14-C F1)
+_ON_THE_MARKET = (("for", "sale"), ("for", "rent"), ("for", "lease"), ("for", "hire"), ("on", "the", "market"),
+                  ("on", "the", "marketplace"))
+_ARTICLES = frozenset({"a", "an", "the", "one", "this", "my", "your", "our", "their", "his", "her", "its"})
+
+
+def _puts_on_the_market(tokens: list[str]) -> bool:
+    """`list` whose one object is offered for sale or rent: the first word after the articles is singular."""
+    text = " " + " ".join(tokens) + " "
+    if not any(f" {' '.join(phrase)} " in text for phrase in _ON_THE_MARKET):
+        return False
+    rest = [t for t in tokens[1:] if t not in _ARTICLES]
+    head = rest[0] if rest else ""
+    plural = head.endswith("s") and not head.endswith("ss")
+    return not plural and head not in ("all", "every", "each", "available", "current", "currently", "open")
 
 
 def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
@@ -99,10 +144,14 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
     if first == "return":
         kind = "state_change"  # return_book, return_item: in names, the act of returning
+    if first == "list" and _puts_on_the_market(tokens):
+        return "state_change"
     for i, token in enumerate(tokens[:-1]):
         follower = tokens[i + 1] if not in_name else _stem(tokens[i + 1])
         if token in ("or", "and", "then") and follower in STATE_VERBS and (in_name or follower not in _NOUNISH):
             return "state_change"
+        if in_name and token in ("or", "and", "then") and kind == "query" and follower not in QUERY_VERBS:
+            kind = None  # `read_and_reply`, `view_and_acknowledge_alert`: a later verb we cannot place (rt14-C F1)
     return kind
 
 
@@ -132,6 +181,29 @@ def doc_kind(doc: str | None) -> Kind | None:
     return kind
 
 
+# what follows an imperative verb ("Seat *the* party", "Reply *to* the message"), not a noun ("Balance for ...")
+_OBJECT_START = frozenset({"a", "an", "the", "these", "those", "each", "every", "all", "its", "their", "his", "her",
+                           "my", "your", "our", "some", "any", "to", "up", "down", "off", "out"})
+# a sentence led by a preposition or a connective: "Given the id, return ...", "For each book ..."
+_LEAD_INS = frozenset({"given", "for", "using", "with", "by", "from", "if", "when", "on", "in", "at", "as", "of",
+                       "after", "before", "upon", "via", "per", "across", "into", "once", "while", "where", "since",
+                       "only", "also", "then", "first", "here", "just", "simply", "please", "note", "internal"})
+
+
+def unplaced_verb(doc: str | None) -> str | None:
+    """The docstring's first word when it is a verb we cannot place: neither a known query nor change verb,
+    nor a determiner or lead-in, and followed by its object ("Hail a taxi.", "Respond to the query."). Such a
+    sentence says something other than a lookup, so it does not confirm a query the name declares."""
+    summary, _ = parse_docstring(doc)
+    match = re.match(r"\s*([A-Za-z]+) +([A-Za-z]+)\b", (summary or "").split(". ")[0])
+    if not match:
+        return None
+    first, second = match.group(1).lower(), match.group(2).lower()
+    if _known(_stem(first)) or first in _DETERMINERS or first in _LEAD_INS or second not in _OBJECT_START:
+        return None
+    return first
+
+
 def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
     """EnvScaler's return convention, when the method follows it: a successful query returns
     `{"success": True, "data": ...}` (or another payload), a successful state change
@@ -152,8 +224,11 @@ def returns_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Kind | None:
 def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tuple[Kind, str]]:
     """Each of `names` whose name or docstring declares a kind, the other not contradicting it, or whose
     docstring declares one where the name's first word may be a noun (`book_details`) or says nothing changes
-    ("(read-only)", "without changing anything"): (the kind, what declared it). A label given from outside (an imported file's `operation_list`) that calls a declared
-    query a state change would excuse the very defect "a query never changes state" catches (rt11-B F7)."""
+    ("(read-only)", "without changing anything"): (the kind, what declared it). A label given from outside (an
+    imported file's `operation_list`) that calls a declared query a state change would excuse the very defect
+    "a query never changes state" catches (rt11-B F7). A docstring led by a verb we cannot place ("Seat the
+    party at a table.") is the other saying otherwise: no kind, so the file's label stands, as overruling an
+    honest change rejects its env and loses its scenarios (rt14-C F1)."""
     try:
         methods = {fn.name: fn for fn in public_methods(find_class(pyast.parse(code), class_name))}
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -164,6 +239,8 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         text = ast.get_docstring(fn) if fn else None
         says_read_only = bool(text and _READ_ONLY.search(text))
         doc = "query" if says_read_only else doc_kind(text)
+        if doc is None and unplaced_verb(text):
+            continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
         declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
         name_is_noun = (words(name) or [""])[0] in _NOUNISH or name_kind(name) is None
         if doc is not None and name_is_noun:  # `archive_book`, "... without changing anything else" keeps its verb (rt13 F5)

@@ -11,7 +11,7 @@ from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth import extract_tools
 from envscaler_core.validation import classify_tools
 from envscaler_core.validation.class_effects import ClassEffects
-from envscaler_core.validation.tool_kinds import doc_kind, merge_llm, name_kind
+from envscaler_core.validation.tool_kinds import doc_kind, merge_llm, name_kind, unplaced_verb
 from mock_llm import library
 
 
@@ -34,6 +34,36 @@ def test_the_leading_verb_of_a_name_declares_its_kind(name: str, kind: str | Non
 ])
 def test_the_docstring_summary_declares_its_kind(doc: str, kind: str | None) -> None:
     assert doc_kind(doc) == kind
+
+
+@pytest.mark.parametrize(("name", "kind"), [
+    ("read_and_transcribe", None), ("read_and_reply", "state_change"), ("view_and_acknowledge_alert", "state_change"), ("get_book_and_author", None),
+    ("view_and_compare", "query"), ("list_item_for_sale", "state_change"), ("list_items_for_sale", "query"),
+    ("locate_book", "query"), ("seat_guest", "state_change"),
+])
+def test_a_compound_name_declares_a_query_only_when_its_later_verb_is_one_too(name: str, kind: str | None) -> None:
+    """rt14-C F1: `read_and_reply` read as a query by its first verb; the later verb is the act."""
+    assert name_kind(name) == kind
+
+
+@pytest.mark.parametrize(("doc", "kind"), [
+    ("List an item for sale on the marketplace.", "state_change"), ("List a flat for rent.", "state_change"),
+    ("List the items for sale.", "query"), ("List all books currently for sale.", "query"),
+    ("Print a book's card.", "query"), ("Explains a loan's status.", "query"), ("Identifies the member.", "query"),
+])
+def test_listing_for_sale_is_a_change_and_lookups_in_other_words_are_queries(doc: str, kind: str) -> None:
+    assert doc_kind(doc) == kind
+
+
+@pytest.mark.parametrize(("doc", "verb"), [
+    ("Hoist the sail.", "hoist"), ("Respond to the customer.", None),  # respond: a known change
+    ("Usher the guest to the lounge.", "usher"), ("Given the id, return the book.", None), ("Balance for an account.", None),
+    ("Details of the order.", None), ("Helper that returns a user.", None), ("Status: the current status.", None),
+])
+def test_a_docstring_led_by_a_verb_and_its_object_names_the_verb_when_it_is_unknown(doc: str, verb: str | None) -> None:
+    """An unknown verb followed by its object says something other than a lookup (the file's label stands);
+    a noun phrase or a lead-in ("Given ...") says nothing."""
+    assert unplaced_verb(doc) == verb
 
 
 CODE = '''
