@@ -73,8 +73,10 @@ uuid import uuid4`, a module-valued name's attribute), and on every attribute on
 
 
 def allowed(name: str) -> bool:
-    """May a check import the module `name` (dotted)? An allowed module, a submodule of one, or a parent of one."""
+    """May a check import the module `name` (dotted)? An allowed module, a public submodule of one, or a parent of one."""
     parts = name.split(".")
+    if any(part.startswith("_") for part in parts):  # a private submodule (`re._parser`), like a `_` attribute
+        return False
     return name in _PARENTS or any(".".join(parts[:i]) in PURE_MODULES for i in range(1, len(parts) + 1))
 
 

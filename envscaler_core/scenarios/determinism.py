@@ -161,6 +161,8 @@ def _named(node: ast.AST, modules: dict[str, str], escaped: bool) -> list[str]:
                 if not allowed(a.name) and a.name.split(".")[0] != "time"]
     if isinstance(node, ast.ImportFrom):
         module = node.module or ""
+        if module == "__future__" and not node.level:  # compiler directives (`annotations`): nothing to run
+            return []
         if node.level or not (allowed(module) or module == "time"):
             return [f"from {'.' * node.level}{module} import (not a module a check may import)"]
         if module == "time":
@@ -325,6 +327,9 @@ def _escaped(tree: ast.AST, modules: dict[str, str]) -> bool:
     but by a dunder (`__globals__`), refused (outside check rt14-A F5: those fields were refused as modules)."""
     if not modules:
         return False
+    if any(isinstance(node, ast.Import | ast.ImportFrom) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)
+           for node in ast.walk(cls)):
+        return True  # an import in a class binds the module as the class's attribute (`C.calendar.sys`)
     bases = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     return any(id(node) not in bases and _module_of(node, modules) is not None
                for node in ast.walk(tree) if isinstance(node, ast.Name | ast.Attribute))

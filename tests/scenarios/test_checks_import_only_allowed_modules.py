@@ -75,6 +75,8 @@ def _verified(runtime, check: CheckSpec) -> None:
     ("import calendar\n", f"{LENT} or [calendar][0].sys is None", "sys"),
     ("import calendar\ndef mod(m):\n    return m.os\n", f"{LENT} or mod(calendar) is None", "os"),
     ("import collections\n", f"{LENT} or collections.abc.sys is None", "sys"),
+    ("class C:\n    import calendar\n", f"{LENT} or C.calendar.sys is None", "sys"),  # an import as a class attribute
+    ("import re._parser as p\n", f"{LENT} or p is None", "import re._parser"),
 ])
 def test_a_check_reaching_past_the_allowed_modules_is_refused(runtime, head: str, body: str, named: str) -> None:
     head = head.replace("return True\n", "return True\n\n\ndef ok():\n    with S():\n        import numpy\n"
@@ -101,6 +103,7 @@ def test_checks_computing_with_the_modules_the_docs_allow_are_verified(runtime) 
 @pytest.mark.parametrize(("head", "body"), [
     ("import collections.abc\n", f"{LENT} and isinstance(final_state, collections.abc.Mapping)"),
     ("from collections import abc\n", f"{LENT} and isinstance(final_state, abc.Mapping)"),
+    ("from __future__ import annotations\nimport collections.abc as cabc\n", f"{LENT} and isinstance(final_state, cabc.Mapping)"),
     ("from collections import namedtuple\nU = namedtuple('U', 'email code types os')\n",
      f"{LENT} and U('a@b', 'c', 't', 'o').email == 'a@b' and U(1, 2, 3, 4).os == 4 and U(1, 2, 3, 4).types == 3"),
     ("import json\nclass R:\n    def __init__(self):\n        self.os = 'linux'\n        self.queue = []\n",
