@@ -142,7 +142,7 @@ def static_reason(source: Any) -> str | None:
 
 REASON_CHARS = 200
 """A refusal fits the 200 characters the import's audit shows of a reason (`interop.classify.short`)."""
-_RULE = " (the rule and the modules a check may import: docs/scenarios_and_rollouts.md step 3)"
+_RULE = " (the rule: docs/scenarios_and_rollouts.md step 3)"
 
 
 def _reason(found: list[str]) -> str:
@@ -272,10 +272,10 @@ def _name(name: str, shown: str, attribute: bool = True, owner: str | None = Non
     if attribute and owner is not None:
         return _module_member(owner, name, shown)
     if attribute and escaped and name in OTHER_MODULES:
-        return [f"{shown} (may be another module: the check uses a module as a value; use modules only as "
-                "`module.name`, or read the field by subscript)"]
-    if attribute and escaped and any(name in names for names in MODULE_NAMES.values()):
-        return [f"{shown} (a name an allowed module may not lend, and the check uses a module as a value)"]
+        return [f"{shown} (may be a module: the check uses one as a value; write module.name only, or a subscript)"]
+    owners = [owner for owner, names in MODULE_NAMES.items() if name in names]
+    if attribute and escaped and owners:
+        return [f"{shown} (refused in {owners[0]}, and the check uses a module as a value)"]
     return []
 
 
