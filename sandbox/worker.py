@@ -379,9 +379,27 @@ def run_episode(first: dict, req_fd: int, rep_fd: int, out: CappedOutput, limits
 # ---------------------------------------------------------------------------------------------
 # member: one check function
 # ---------------------------------------------------------------------------------------------
+CHECK_DEPTH = 990
+"""Nested calls a check can make before RecursionError, wherever it runs (EnvScaler's plain exec reaches ~997)."""
+
+
+def _calls_left() -> int:
+    """How many nested calls this frame can still make: measured, not counted, so a C frame on the way counts too."""
+    def down(n: int) -> int:
+        try:
+            return down(n + 1)
+        except RecursionError:
+            return n
+    return down(0)
+
+
 def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
-    """`check_func(final_state)` with `initial_state` as a global; the unit serves this one check only."""
+    """`check_func(final_state)` with `initial_state` as a global; the unit serves this one check only. The
+    recursion limit is set relative to the depth this is called at: a batch's child, a unit of its own and
+    a repeat's zygote reach it through different stacks, and a check whose verdict follows the depth it can
+    reach was verified at one and paid 0.0 at another (outside check rt14-A F4)."""
     set_cpu_window(float(msg.get("cpu_s", 5.0)))
+    sys.setrecursionlimit(sys.getrecursionlimit() - _calls_left() + CHECK_DEPTH)
     states = msg["states"]
     # The globals EnvScaler's `run_check_function` gives a check, no more: `__builtins__` is the dict, as
     # that imported module passes it (checks may index it: `__builtins__["len"]`), and there is no

@@ -2,12 +2,12 @@
 
 A check's class (see docs/interop.md):
 * `check_error`: the source does not compile, defines no `check_func`, names something that does not
-  exist (`NameError`), imports a module the jail does not have (checks get the Python standard library
-  only), times out or was killed, on either state; also every check of a scenario whose initial state
+  exist (`NameError`), times out or was killed, on either state; also every check of a scenario whose initial state
   does not load. A `NameError` or missing module on the initial state alone is judged again after a
   reference solution (`rejudged`): EnvScaler runs checks on the final state only. An error that could be the state's doing (`KeyError`, `TypeError` on a missing
   record) after a reference solution leaves the check `unproven` with that error: a wrong solution
-  causes it as surely as a wrong check, exactly as a check left False does (round-trip check 4, F3);
+  causes it as surely as a wrong check, exactly as a check left False does (round-trip check 4, F3). An
+  import of a module a check may not have is refused before it runs, `nondeterministic` (rt14-A F3);
 * `not_bool`: it returned something other than a real `bool` after a reference solution (EnvScaler's
   `run_check_function` only keeps an `isinstance(result, bool)` result, so that check scores 0 on the
   solved state). On the initial state a non-bool (`None`, `[]`, `''`, `0` from `return loan and ...`) is

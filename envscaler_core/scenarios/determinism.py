@@ -6,14 +6,16 @@ verification by luck, before its date or on this host, then pays do-nothing epis
 once the clock has passed T, or on another machine (outside checks rt9-A F1, rt10-A F1/F4, rt10-B F5,
 rt10-C F3). A denylist of spellings was walked around every time, so the rule is an allowlist:
 
-    a check imports only modules that compute (`PURE_MODULES`; from `time` only `strptime`, `sleep`), and
+    a check imports only modules that compute (`check_modules.PURE_MODULES`, where each is audited; from
+    `time` only `strptime`, `sleep`; any other import is refused, wherever it stands: rt14-A F3), and
     names no clock (`now`/`today`/`utcnow` on anything), no reflection, I/O or address builtin, no `_`
     attribute or dunder (but `__name__`, `__module__`, ...), and no module reached through another's
     attribute (`statistics.random`), no frame/code/generator attribute (`gi_frame`, `f_builtins`), no name
     of a pure module that reads chance, the locale or the host (`NormalDist().samples`), and no field
     lookup in a format string (`'{0.sys.argv}'.format(calendar)`) (outside checks rt11 A-F1/F5, B-F2,
-    C-F1). A module outside the standard library is not judged: the jail has none, so importing it fails
-    as a `check_error`, as before. A usage block under `if __name__ == '__main__':` is not judged: it never
+    C-F1). An attribute of an imported module is resolved on this interpreter (`collections.abc` is allowed,
+    `calendar.sys` is not); an attribute of anything else is judged as a possible module only when the check
+    uses a module as a value (rt14-A F5: a check's own `u.email`, `self.os` were refused). A usage block under `if __name__ == '__main__':` is not judged: it never
     runs (the check's `__name__` is "builtins"), unless the check could rebind it (rt11-C F5).
 
 Judged on the code (parsed through `pyast.parse`), by name, not by dotted path: `cls = datetime.datetime;
@@ -41,15 +43,13 @@ of the state alone: chance, the clock or the host).
 from __future__ import annotations
 
 import ast
-import importlib
 import string
-import sys
-import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.runtime import CheckOutcome
+from envscaler_core.scenarios.check_modules import MODULE_NAMES, OTHER_MODULES, PURE_MODULES, allowed, member
 
 NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3
@@ -59,11 +59,6 @@ HASH_SEEDS = 3
 drawn at random): every repeat but 0 costs the sandbox pool one more idle jail (`SandboxPool.check_zygote`),
 so more evaluations reuse these."""
 
-PURE_MODULES = frozenset({
-    "re", "math", "cmath", "json", "datetime", "decimal", "fractions", "collections", "itertools", "functools",
-    "operator", "string", "statistics", "copy", "typing", "dataclasses", "enum", "bisect", "heapq", "numbers",
-    "unicodedata", "calendar"})
-"""The modules a check may import: they compute from their arguments and read nothing else."""
 _TIME_PURE = frozenset({"strptime", "struct_time", "sleep"})
 """All a check may take from `time`: the rest reads the clock (`strftime` with no time tuple reads it too);
 `sleep` waits without reading anything (a slow check meets its time limit, a `check_error`)."""
@@ -98,36 +93,15 @@ _NAMED = {"id": "id() (an object's address)", "hash": "hash() (salted per proces
           "input": "input()", "breakpoint": "breakpoint()", "help": "help() (reads the host)",
           "license": "license() (reads the host)"}
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "globals", "vars", "locals",
-                         "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef",
-                         "singledispatch", "singledispatchmethod"})
+                         "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef", "evaluate_forward_ref",
+                         "singledispatch", "singledispatchmethod", "update_wrapper", "wraps", "global_enum"})
 """Ways to reach a name the scan cannot read (`getattr(x, 'n' + 'ow')`, `operator.attrgetter`, the string
 formatter's field lookup, `typing`'s evaluation of annotation strings, which `functools.singledispatch`'s
-`register` runs with the real builtins: rt12-A F2). `compile` is the builtin only as a bare name: `re.compile`
+`register` runs with the real builtins: rt12-A F2; `functools.update_wrapper`/`wraps`, which read every
+attribute `assigned=`/`updated=` name, a generator's frame then the builtins: rt14-A F1; `enum.global_enum`,
+which writes into the globals of the module a class names; the audit of every allowed module is in
+`check_modules.py`). `compile` is the builtin only as a bare name: `re.compile`
 and `from re import compile` are fine (rt12-A F3)."""
-
-
-def _modules_reached() -> frozenset[str]:
-    """Attribute names that lead from a pure module to another module (`statistics.random`, `datetime.sys`),
-    found on this interpreter, plus every standard module's name but the pure ones and `time` (a
-    datetime's `.time()` method): a check must not step out of `PURE_MODULES` by attribute."""
-    names = set(sys.stdlib_module_names) - PURE_MODULES - {"time"}
-    seen: set[str] = set()
-    todo = [importlib.import_module(name) for name in sorted(PURE_MODULES)]
-    while todo:
-        module = todo.pop()
-        if module.__name__ in seen:
-            continue
-        seen.add(module.__name__)
-        for attr, value in vars(module).items():
-            if isinstance(value, types.ModuleType):
-                if value.__name__.split(".")[0] in PURE_MODULES:
-                    todo.append(value)
-                else:
-                    names.add(attr)
-    return frozenset(names)
-
-
-_OTHER_MODULES = _modules_reached()
 
 
 def static_reason(source: Any) -> str | None:
@@ -145,7 +119,9 @@ def static_reason(source: Any) -> str | None:
     bound = _bound_names(tree)
     re_compile = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                   and node.module == "re" and not node.level for a in node.names if a.name == "compile"}
-    found: list[str] = _guarded_imports(tree)
+    modules = _module_names(tree)
+    escaped = _escaped(tree, modules)
+    found: list[str] = []
     judged: set[int] = set()  # names already judged with their attribute or subscript
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in time_names:
@@ -160,25 +136,40 @@ def static_reason(source: Any) -> str | None:
             found.append(f"{node.id} (the time module as a value)")
         elif isinstance(node, ast.Name) and node.id in _NAMED and isinstance(node.ctx, ast.Load) and node.id not in bound:
             found.append(_NAMED[node.id])  # called or passed on (`sorted(xs, key=id)`)
-        found.extend(_named(node))
-    if not found:
-        return None
-    return (f"{NONDETERMINISTIC}the check names {', '.join(dict.fromkeys(found))}: its verdict must be a function of "
-            f"the state (a check imports only {', '.join(sorted(PURE_MODULES))} and time.strptime/sleep, and names no "
-            "clock, chance, locale or host reader, reflection (str.format field lookup, frames, code objects), I/O or "
-            "address builtin, `_` attribute, dunder or other module)")
+        found.extend(_named(node, modules, escaped))
+    return _reason(list(dict.fromkeys(found))) if found else None
 
 
-def _named(node: ast.AST) -> list[str]:
+REASON_CHARS = 200
+"""A refusal fits the 200 characters the import's audit shows of a reason (`interop.classify.short`)."""
+_RULE = " (the rule: docs/scenarios_and_rollouts.md step 3)"
+
+
+def _reason(found: list[str]) -> str:
+    """The first breach, whole or cut to fit, then how many more and where the rule is: the full module list
+    cut the reason mid-list and named nothing a repair could act on (outside check rt14-C F2)."""
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    head = f"{NONDETERMINISTIC}the check names "
+    room = REASON_CHARS - len(head) - len(more) - len(_RULE)
+    first = found[0] if len(found[0]) <= room else found[0][:room - 3] + "..."
+    return f"{head}{first}{more}{_RULE}"
+
+
+def _named(node: ast.AST, modules: dict[str, str], escaped: bool) -> list[str]:
     if isinstance(node, ast.Import):
-        return [f"import {a.name}" for a in node.names if _impure(a.name.split(".")[0])]
+        return [f"import {a.name} (not a module a check may import)" for a in node.names
+                if not allowed(a.name) and a.name.split(".")[0] != "time"]
     if isinstance(node, ast.ImportFrom):
-        top = (node.module or "").split(".")[0]
-        if node.level or _impure(top):
-            return [f"from {'.' * node.level}{node.module or ''} import"]
-        if top == "time":
+        module = node.module or ""
+        if module == "__future__" and not node.level:  # compiler directives (`annotations`): nothing to run
+            return []
+        if node.level or not (allowed(module) or module == "time"):
+            return [f"from {'.' * node.level}{module} import (not a module a check may import)"]
+        if module == "time":
             return [f"time.{a.name}" for a in node.names if a.name not in _TIME_PURE]
-        return [f for a in node.names for f in _name(a.name, f"{node.module}.{a.name}")]
+        if any(a.name == "*" for a in node.names):
+            return [f"from {module} import * (name what the check imports)"]
+        return [f for a in node.names for f in _name(a.name, f"{module}.{a.name}", owner=module)]
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "__builtins__":
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         if not isinstance(key, str):
@@ -191,7 +182,8 @@ def _named(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Attribute) and node.attr in _FORMATS:
         return _format_template(node)
     if isinstance(node, ast.Attribute):
-        return _name(node.attr, f"{_dotted(node.value) or '...'}.{node.attr}")
+        return _name(node.attr, f"{_dotted(node.value) or '...'}.{node.attr}", owner=_module_of(node.value, modules),
+                     escaped=escaped)
     return []
 
 
@@ -261,38 +253,12 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return names
 
 
-def _guarded_imports(tree: ast.AST) -> list[str]:
-    """Imports of a module outside the standard library inside a `try`: the jail has none, so such a check
-    answers from its handler here and from its body where the module is installed (EnvScaler's runtime runs
-    in the user's environment): a verdict that follows the host's packages (rt12-A F4). Unguarded, the import
-    fails every time, a `check_error` that says checks get the standard library."""
-    if not any(isinstance(node, ast.Try | ast.TryStar) for node in ast.walk(tree)):
-        return []  # nothing can catch the ImportError (a helper's import caught by its caller too: rt13 F2)
-    found: list[str] = []
-    for inner in ast.walk(tree):
-        names = ([a.name for a in inner.names] if isinstance(inner, ast.Import) else
-                 [inner.module or ""] if isinstance(inner, ast.ImportFrom) and not inner.level else [])
-        found += [f"import {name} inside try (a module outside the standard library, in a check that catches "
-                  "exceptions: the verdict would follow the host's packages)" for name in names
-                  if name.split(".")[0] not in sys.stdlib_module_names]
-    return found
-
-
-_JAIL_MODULES = frozenset({"worker", "seccomp_filter"})
-"""With every `jail_*` name, the sandbox's own modules (docs/sandbox.md), importable inside a unit: they
-read the host and the clock."""
-
-
-def _impure(top: str) -> bool:
-    """A standard module outside `PURE_MODULES` (and `time`, judged by name) or the jail's own. Another
-    module is not judged: the jail has no other, so importing it fails as a `check_error`."""
-    return (top in sys.stdlib_module_names and top not in PURE_MODULES | {"time"}) or top in _JAIL_MODULES or top.startswith("jail_")
-
-
-def _name(name: str, shown: str, attribute: bool = True) -> list[str]:
+def _name(name: str, shown: str, attribute: bool = True, owner: str | None = None, escaped: bool = True) -> list[str]:
     """Why a name is refused: an attribute or an imported name by all of the rule; a bare variable only
     for reflection and dunders (`now = ...` or `_seen` as a local is fine; the builtins in `_NAMED` are
-    judged at their call, so `id` as a variable is fine too)."""
+    judged at their call, so `id` as a variable is fine too). `owner`: the module the name is taken from,
+    when known (`uuid.uuid4`, `from collections import abc`); `escaped`: a module is used as a value in the
+    check, so any attribute may be taken from one."""
     if attribute and name in _CLOCK:
         return [f"{shown} (the clock)"]
     if attribute and name in _HOST:
@@ -303,9 +269,70 @@ def _name(name: str, shown: str, attribute: bool = True) -> list[str]:
         return [f"{shown} (reflection)"]
     if (name.startswith("__") and name not in _DUNDERS) or (attribute and name.startswith("_") and name not in _DUNDERS):
         return [f"{shown} (a private or dunder name)"]
-    if attribute and name in _OTHER_MODULES:
-        return [f"{shown} (another module)"]
+    if attribute and owner is not None:
+        return _module_member(owner, name, shown)
+    if attribute and escaped and name in OTHER_MODULES:
+        return [f"{shown} (may be a module: the check uses one as a value; write module.name only, or a subscript)"]
+    owners = [owner for owner, names in MODULE_NAMES.items() if name in names]
+    if attribute and escaped and owners:
+        return [f"{shown} (refused in {owners[0]}, and the check uses a module as a value)"]
     return []
+
+
+def _module_member(owner: str, name: str, shown: str) -> list[str]:
+    """`owner.name` where `owner` is a module the check imported: refused when it is a module a check may not
+    import, a name of `owner` that reads chance or the host, or absent here but named like a module."""
+    kind, module = member(owner, name)
+    if kind == "module" and module is not None and not allowed(module):
+        return [f"{shown} (another module: {module})"]
+    if name in MODULE_NAMES.get(owner, {}):
+        return [f"{shown} ({MODULE_NAMES[owner][name]})"]
+    if kind == "unknown" and name in OTHER_MODULES:
+        return [f"{shown} (another module on some interpreter)"]
+    return []
+
+
+def _module_names(tree: ast.AST) -> dict[str, str]:
+    """The names the check binds to an allowed module by import (`import collections.abc` binds
+    `collections`; `from collections import abc` binds `abc` to collections.abc)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if allowed(a.name):
+                    names[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and allowed(node.module or ""):
+            for a in node.names:
+                kind, module = member(node.module or "", a.name)
+                if kind == "module" and module is not None:
+                    names[a.asname or a.name] = module
+    return names
+
+
+def _module_of(node: ast.AST, modules: dict[str, str]) -> str | None:
+    """The module `node` names for sure (`collections`, `collections.abc`, `json.decoder`), or None."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return modules.get(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = _module_of(node.value, modules)
+        kind, module = member(owner, node.attr) if owner is not None else ("value", None)
+        return module if kind == "module" else None
+    return None
+
+
+def _escaped(tree: ast.AST, modules: dict[str, str]) -> bool:
+    """Does a module object reach a value (`m = calendar`, `f(calendar)`, `[calendar][0]`)? Otherwise a module
+    is only ever the base of an attribute chain the rule resolves, and an attribute of anything else (a check's
+    own `u.email`, `self.os`, `r.types`) cannot be a module: no class or function of an allowed module holds one
+    but by a dunder (`__globals__`), refused (outside check rt14-A F5: those fields were refused as modules)."""
+    if not modules:
+        return False
+    if any(isinstance(node, ast.Import | ast.ImportFrom) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)
+           for node in ast.walk(cls)):
+        return True  # an import in a class binds the module as the class's attribute (`C.calendar.sys`)
+    bases = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    return any(id(node) not in bases and _module_of(node, modules) is not None
+               for node in ast.walk(tree) if isinstance(node, ast.Name | ast.Attribute))
 
 
 def _dotted(node: ast.AST) -> str:

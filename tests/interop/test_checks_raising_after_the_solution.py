@@ -1,9 +1,11 @@
-"""Spec: a check that raises after a reference solution for a reason no state causes (a module the
-jail does not have) is `check_error`, as docs/interop.md says; before, the fold of the attempt threw that
-class away and the scenario stayed `unproven` (round-trip check 4, F3). A raise the state may cause
-(`KeyError` on a record) after the solution still leaves it `unproven`: a wrong solution causes it as
-surely as a wrong check (tests/interop/test_checks_on_records_the_task_creates.py). Checks get the
-Python standard library only, numpy included out (the verdict is in docs/interop.md), and the reason says so."""
+"""Spec: a check that raises after a reference solution for a reason no state causes (a name it never
+defines) is `check_error`, as docs/interop.md says; before, the fold of the attempt threw that class away
+and the scenario stayed `unproven` (round-trip check 4, F3). A raise the state may cause (`KeyError` on a
+record) after the solution still leaves it `unproven`: a wrong solution causes it as surely as a wrong
+check (tests/interop/test_checks_on_records_the_task_creates.py). Checks get the modules
+docs/scenarios_and_rollouts.md (step 3) lists, numpy included out (the verdict is in docs/interop.md): a
+check importing one, even only after the solution, is refused as `nondeterministic` naming it, since where
+the import fails decides the verdict (outside check rt14-A F3)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,8 @@ from envscaler_core.store import Store
 from tests.interop.conftest import run_import, settings_for, write_scenarios_dir
 from tests.interop.test_checks_on_records_the_task_creates import CREATED, ENV, PLAN
 
-LAZY_IMPORT = ("def check_func(final_state):\n    if not final_state['hotel']['reservations']:\n        return False\n"
-               "    import nonexistent_mod\n    return True")
+LAZY_NAME = ("def check_func(final_state):\n    if not final_state['hotel']['reservations']:\n        return False\n"
+             "    return undefined_helper(final_state)")
 NUMPY = "import numpy\ndef check_func(final_state):\n    return bool(numpy.all([True]))"
 
 
@@ -25,7 +27,7 @@ NUMPY = "import numpy\ndef check_func(final_state):\n    return bool(numpy.all([
 def audited(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, ImportedScenario]:
     tmp = tmp_path_factory.mktemp("raising-after")
     directory = tmp / "envscaler"
-    checks = {"lazy-import": [CREATED, LAZY_IMPORT], "numpy": [CREATED, NUMPY]}
+    checks = {"lazy-name": [CREATED, LAZY_NAME], "numpy": [CREATED, NUMPY]}
     scenarios = [{"env_id": "env_hotel", "env_class_name": "HotelDesk", "task_id": tid,
                   "init_config": {"hotel": {"reservations": {}}}, "task": f"Reserve a room for Ana ({tid}).",
                   "checklist": ["reserved"] * len(funcs),
@@ -38,20 +40,18 @@ def audited(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict
         return {s.task_id: s for s in store.query(ImportedScenario, run_id="raising")}
 
 
-def test_a_missing_module_raised_only_after_the_solution_is_check_error(audited: dict[str, ImportedScenario]) -> None:
-    scenario = audited["lazy-import"]
+def test_an_undefined_name_raised_only_after_the_solution_is_check_error(audited: dict[str, ImportedScenario]) -> None:
+    scenario = audited["lazy-name"]
     assert scenario.audit == "check_error", (scenario.audit, scenario.reasons)
-    assert "No module named 'nonexistent_mod'" in scenario.reasons[0]
+    assert "name 'undefined_helper' is not defined" in scenario.reasons[0]
     assert scenario.checks[1].error and scenario.checks[1].error.startswith("after the reference solution")
 
 
 def test_such_a_scenario_keeps_its_solution_as_the_evidence(audited: dict[str, ImportedScenario]) -> None:
-    assert [c.tool for c in audited["lazy-import"].reference_solution] == ["reserve"]
+    assert [c.tool for c in audited["lazy-name"].reference_solution] == ["reserve"]
 
 
-def test_a_check_importing_numpy_is_check_error_and_says_checks_get_the_standard_library(
-        audited: dict[str, ImportedScenario]) -> None:
+def test_a_check_importing_numpy_is_refused_naming_the_module(audited: dict[str, ImportedScenario]) -> None:
     scenario = audited["numpy"]
-    assert scenario.audit == "check_error", (scenario.audit, scenario.reasons)
-    assert scenario.reasons == ["ModuleNotFoundError: No module named 'numpy' (the sandbox gives env classes and "
-                                "checks the Python standard library only: docs/interop.md)"]
+    assert scenario.audit == "nondeterministic", (scenario.audit, scenario.reasons)
+    assert "the check names import numpy (not a module a check may import)" in scenario.reasons[0], scenario.reasons

@@ -1,7 +1,8 @@
 """Spec: a `NameError` or missing module a check reaches only on the initial state's branch does not make
 the check `check_error` when a reference solution makes it True: EnvScaler's runtime runs checks on the
 final state only and scores such a scenario 1.0 (interop re-check, F4). The same raise after the solution
-is still `check_error`, and the verified scenario is promoted."""
+is still `check_error`, and the verified scenario is promoted. A module a check may not import is refused on
+any branch (`nondeterministic`: where its ImportError is raised decides the verdict, outside check rt14-A F3)."""
 
 from __future__ import annotations
 
@@ -44,10 +45,14 @@ def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dic
                 "promoted": store.query(Scenario, run_id="codeerr", where={"status": "verified"})}
 
 
-@pytest.mark.parametrize("task_id", ["name_initially", "module_initially"])
-def test_a_raise_on_the_initial_branch_only_is_verified_by_the_solution(imported: dict[str, Any], task_id: str) -> None:
-    scenario = imported["scenarios"][task_id]
+def test_a_raise_on_the_initial_branch_only_is_verified_by_the_solution(imported: dict[str, Any]) -> None:
+    scenario = imported["scenarios"]["name_initially"]
     assert scenario.audit == "verified", scenario.reasons
+
+
+def test_a_module_a_check_may_not_import_is_refused_on_the_initial_branch_too(imported: dict[str, Any]) -> None:
+    scenario = imported["scenarios"]["module_initially"]
+    assert scenario.audit == "nondeterministic" and "import numpy" in scenario.reasons[0], scenario.reasons
 
 
 def test_the_same_raise_after_the_solution_is_still_a_check_error(imported: dict[str, Any]) -> None:
@@ -56,4 +61,4 @@ def test_the_same_raise_after_the_solution_is_still_a_check_error(imported: dict
 
 
 def test_the_verified_ones_are_promoted(imported: dict[str, Any]) -> None:
-    assert sorted(s.task for s in imported["promoted"]) == ["Task module_initially.", "Task name_initially."]
+    assert sorted(s.task for s in imported["promoted"]) == ["Task name_initially."]

@@ -47,10 +47,11 @@ def test_a_check_reaching_past_the_state_is_refused_as_nondeterministic(
     assert named in (report.reason or ""), report.reason
 
 
-def test_the_refusal_states_the_rule_so_a_repair_can_follow_it(runtime) -> None:
+def test_the_refusal_names_the_breach_and_where_the_rule_is_so_a_repair_can_follow_it(runtime) -> None:
     report = verify_scenario(scenario([_check(f"{LENT} or os.cpu_count() > 4096", "import os\n")]),
                              library_env(), runtime, TIMEOUT)
-    assert "imports only" in (report.reason or "") and "datetime" in (report.reason or ""), report.reason
+    assert "import os (not a module a check may import)" in (report.reason or ""), report.reason
+    assert "docs/scenarios_and_rollouts.md step 3" in (report.reason or ""), report.reason
 
 
 def test_an_envscaler_style_check_computing_on_the_state_is_still_verified(runtime) -> None:
