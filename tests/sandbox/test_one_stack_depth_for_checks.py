@@ -28,3 +28,4 @@ def test_a_check_reaches_one_depth_alone_in_a_batch_among_others_under_another_s
     seen = _depths(alone) + _depths(among) + _depths(reseeded) + _depths(own_unit)
     assert len(seen) == 4, (alone, among, reseeded, own_unit)
     assert len(set(seen)) == 1, seen
+
