@@ -130,13 +130,15 @@ CHECKLIST = PromptSpec(
 
 CHECK_FUNCTION = PromptSpec(
     id="scen.check_function",
-    version=2,
+    version=3,
     system=(
         "You write `def check_func(final_state) -> bool` deciding one checklist item from the environment's "
         "final state (a dict shaped like the initial state, which is available as the global `initial_state`). "
         "Derive field names from the initial state. Match explicit target values exactly; for generated values "
         "(ids, timestamps) check only existence and type. Use initial_state when the item is about a change. "
-        "Return a real bool; never mutate anything; standard library only. The check must be False on the "
+        "Return a real bool; never mutate anything; import only modules that compute (re, math, json, datetime, "
+        "collections, itertools, functools, string, statistics, decimal, uuid, hashlib, ...), never clocks, "
+        "randomness, I/O or reflection (getattr, eval, frames). The check must be False on the "
         "initial state (a check that is already True rewards doing nothing and is rejected) and True once the "
         "item is done. If `feedback` is given, it explains why your previous function was rejected."
     ),
@@ -148,7 +150,7 @@ CHECK_FUNCTION = PromptSpec(
 
 CHECK_FUNCTIONS = PromptSpec(
     id="scen.check_functions",
-    version=1,
+    version=2,
     system=CHECK_FUNCTION.system.replace(
         "You write `def check_func(final_state) -> bool` deciding one checklist item",
         "For each numbered checklist item you write its own `def check_func(final_state) -> bool` deciding that "
