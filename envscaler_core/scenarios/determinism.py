@@ -49,7 +49,7 @@ from typing import Any
 
 from envscaler_core import pyast
 from envscaler_core.runtime import CheckOutcome
-from envscaler_core.scenarios.check_modules import MODULE_NAMES, OTHER_MODULES, PURE_MODULES, allowed, member
+from envscaler_core.scenarios.check_modules import MODULE_NAMES, OTHER_MODULES, allowed, member
 
 NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3

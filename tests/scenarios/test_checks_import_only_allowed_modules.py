@@ -18,7 +18,8 @@ import pytest
 
 from envscaler_core.models.scenario import CheckSpec
 from envscaler_core.scenarios import verify_scenario
-from envscaler_core.scenarios.determinism import PURE_MODULES, static_reason
+from envscaler_core.scenarios.check_modules import PURE_MODULES
+from envscaler_core.scenarios.determinism import static_reason
 from tests.scenarios.helpers import LENT_B1, library_env, scenario
 
 TIMEOUT = 2.0
