@@ -38,7 +38,7 @@ QUERY_VERBS = frozenset({
     # rt14-B F2: lookups a generator writes that the lexicon lacked ("Locate a book.", "Print a book's card.")
     "locate", "print", "explain", "tell", "determine", "identify", "analyze", "analyse", "recommend",
     "enumerate", "detect", "measure", "forecast", "predict", "trace", "discover", "render", "simulate",
-    "visualize", "visualise", "plot", "chart", "obtain", "gather", "extract", "aggregate", "inquire", "enquire",
+    "visualize", "visualise", "plot", "chart", "gather", "extract", "aggregate", "inquire", "enquire",
 })
 STATE_VERBS = frozenset({
     "add", "create", "register", "book", "reserve", "cancel", "delete", "remove", "update", "set", "mark",
@@ -127,6 +127,12 @@ def _puts_on_the_market(tokens: list[str]) -> bool:
     return not plural and head not in ("all", "every", "each", "available", "current", "currently", "open")
 
 
+def _said_after_the_market(tokens: list[str]) -> bool:
+    """A name going on after its sale phrase (`list_item_for_sale_details`): the details are what it lists."""
+    text = " ".join(tokens)
+    return not any(text.endswith(" ".join(phrase)) for phrase in _ON_THE_MARKET)
+
+
 def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     """The kind the leading verb declares; `get_or_create` and `find_and_remove` count their second verb."""
     if not tokens:
@@ -144,15 +150,24 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
     if first == "return":
         kind = "state_change"  # return_book, return_item: in names, the act of returning
-    if first == "list" and _puts_on_the_market(tokens):
+    if first == "list" and _puts_on_the_market(tokens) and not (in_name and _said_after_the_market(tokens)):
         return "state_change"
     for i, token in enumerate(tokens[:-1]):
-        follower = tokens[i + 1] if not in_name else _stem(tokens[i + 1])
-        if token in ("or", "and", "then") and follower in STATE_VERBS and (in_name or follower not in _NOUNISH):
-            return "state_change"
-        if in_name and token in ("or", "and", "then") and kind == "query" and follower not in QUERY_VERBS:
+        if token not in ("or", "and", "then"):
+            continue
+        follower = tokens[i + 1]
+        after = tokens[i + 2] if i + 2 < len(tokens) else ""
+        if in_name and _stem(follower) != follower:
+            continue  # `view_item_and_reviews`, `show_post_and_replies`: in a name a plural is the object (rt15 F2)
+        if follower in STATE_VERBS and (in_name or follower not in _NOUNISH or after in _OBJECT_WORDS):
+            return "state_change"  # "... and record it", "Check availability and book the room." (rt15 F1)
+        if in_name and kind == "query" and follower not in QUERY_VERBS:
             kind = None  # `read_and_reply`, `view_and_acknowledge_alert`: a later verb we cannot place (rt14-C F1)
     return kind
+
+
+# after a word that may be a noun ("record", "book", "order", "log"), these make it a verb with its object
+_OBJECT_WORDS = _DETERMINERS | {"it", "them", "him", "her"}
 
 
 def name_kind(name: str) -> Kind | None:
@@ -168,6 +183,10 @@ _TELLING_CHANGES = frozenset({"removes", "deletes", "marks", "updates", "increme
                               "consuming", "appending", "cancelling", "overwriting"})
 
 
+# conjugated verbs that are also plural nouns ("data sets", "the logs"): a change only with an object after
+_TELLING_WITH_OBJECT = frozenset({"sets", "logs", "writes"})
+
+
 def doc_kind(doc: str | None) -> Kind | None:
     """The kind the docstring's first sentence declares ("Retrieve ..." / "Mark ... as returned"); a
     query-sounding sentence that also says it removes or marks something declares a change."""
@@ -178,6 +197,9 @@ def doc_kind(doc: str | None) -> Kind | None:
     kind = verb_kind(tokens, in_name=False)
     if kind != "state_change" and any(t in _TELLING_CHANGES for t in tokens[1:]):
         return "state_change"
+    if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in _OBJECT_WORDS
+                                      for t, after in zip(tokens[1:], tokens[2:])):
+        return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
     return kind
 
 

@@ -7,6 +7,9 @@ rt14-C F1: honest changes were overruled by a query word in the name (`get_a_tab
 table.", `read_and_reply` "Reply to the message.", `list_item` "List an item for sale ..."); each env was
 rejected though EnvScaler pays its reference solution. rt14-B F2: lookups named and documented by a lookup
 verb the lexicon lacked (`locate_book` "Locate a book.", `print_book_card`, `explain_book`) kept their label.
+rt15-R (the re-check of those fixes): "Determine the winner ... and record it", "Check availability and book
+the room" were overruled (a change verb that may be a noun, followed by its object, was not read), and
+`show_post_and_replies` / `view_item_and_reviews` kept their label (a plural read as a verb).
 """
 
 from __future__ import annotations
@@ -96,6 +99,17 @@ HONEST_CHANGES = [
     ("list_property", "List a property for rent."),
     ("list_car", "List the car on the market."),
     ("list_item_for_sale", "Put an item up for sale."),
+    # a lookup verb leading a sentence that then states the change (rt15-R F1: rejected after rt14's lexicon)
+    ("determine_winner", "Determine the winner of the match and record it in the standings."),
+    ("obtain_consent", "Obtain the patient's consent and record it."),
+    ("explain_charge", "Explain a charge to the customer and log that it was explained."),
+    ("tell_story", "Tell a story to the child and record it in the log."),
+    ("print_label", "Print the shipping label (sets the order status to labelled)."),
+    ("obtain_permit", "Obtain a parking permit for the vehicle."),
+    ("book_room", "Check availability and book the room."),
+    ("place_order", "Determine the price and place the order."),
+    ("record_result", "Analyze the sample and record the result."),
+    ("order_item", "Check the stock and order the item."),
     # earlier controls (rt14-C): still kept
     ("get_ticket", "Obtain (purchase) a ticket for the user, marking it as sold."),
     ("check_in_guest", "Check in a guest for their reservation and mark the room as occupied."),
@@ -128,6 +142,10 @@ DECLARED_LOOKUPS = [
     # a compound name whose later word is no verb, or a query verb: the docstring decides
     ("get_book_and_author", "Get a book and its author.", LENDS),
     ("view_and_compare", "View two books and compare them.", MARKS),
+    # a plural after `and` in a name is the object; a name going on after "for sale" lists details (rt15-R F2)
+    ("show_post_and_replies", "Show a post and its replies.", LENDS),
+    ("list_item_for_sale_details", "List the sale details of an item.", LENDS),
+    ("view_item_and_reviews", "View an item and its reviews.", LENDS),
     # earlier control (rt14-B)
     ("find_book", "Find a book.", LENDS),
 ]
