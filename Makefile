@@ -45,10 +45,12 @@ sysdeps-test:
 demo: venv sysdeps-demo
 	$(VENV)/bin/envscaler demo
 
-# Two pytest-xdist workers (CI has 2 cores; the suite alone keeps about one busy), each with its own
-# session servers; whole test files go to one worker, heaviest first (tests/fixtures/xdist_schedule.py).
+# Three pytest-xdist workers on CI's 2 cores: with two, a third of the workers' time went to waiting
+# (subprocess CLIs, servers starting, signals), about 1.4 cores busy; a clean clone on this 2-core machine,
+# idle, ran pytest in 954 s with 2 and 851 s with 3. Each worker has its own session servers; whole test
+# files go to one worker, heaviest first (tests/fixtures/xdist_schedule.py).
 # TEST_WORKERS=0 runs the suite in this process, as a plain `pytest` does.
-TEST_WORKERS ?= 2
+TEST_WORKERS ?= 3
 test: dev sysdeps-test
 	$(VPY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
