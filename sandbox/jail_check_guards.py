@@ -6,7 +6,8 @@ cannot see what a name will hold.
 `__annotations__` holds any string (`type(name, bases, {...})`, a metaclass, Enum's functional API), and a
 name that is no identifier is then code: a name with a tab already compiles, and one with line breaks came
 close to running statements in review of outside check rt14 (A-F1's family). `make_dataclass` refuses such
-names; the decorator did not."""
+names; the decorator did not. And it takes `getattr(cls, name)` as a field's default, so a field named like
+an attribute the class inherits hands over that attribute (a clock, `type.__subclasses__`): refused too."""
 
 from __future__ import annotations
 
@@ -17,6 +18,23 @@ from typing import Any
 
 def _is_field_name(name: object) -> bool:
     return isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)
+
+
+def _inherited_attribute(cls: type, name: str) -> str | None:
+    """Where `getattr(cls, name)` would find something the class body did not give: `dataclasses` takes that
+    as the field's default, so a field named like an attribute of a base or of the metaclass hands the check
+    that attribute (outside check rt16-R F1: `utcnow: int` on a `datetime` subclass gave
+    `fields(C)[0].default()`, the clock; a field `__subclasses__` on a `type` subclass gave every class
+    loaded, `FileIO` among them). A base dataclass's own field is the honest case, and stays allowed."""
+    if name.startswith("__"):
+        return "a dunder name"
+    if name in vars(cls):
+        return None
+    for base in cls.__mro__[1:]:
+        if name in vars(base):
+            fields = vars(base).get("__dataclass_fields__", {})
+            return None if name in fields else f"an attribute of its base {base.__name__}"
+    return f"an attribute of its metaclass {type(cls).__name__}" if hasattr(type(cls), name) else None
 
 
 def guard_dataclass_field_names() -> None:
@@ -32,6 +50,9 @@ def guard_dataclass_field_names() -> None:
         bad = next((n for n in annotations if not _is_field_name(n)), None)
         if bad is not None:
             raise TypeError(f"dataclass field names must be identifiers, not {bad!r:.60}")
+        for name in annotations:
+            if (where := _inherited_attribute(cls, name)) is not None:
+                raise TypeError(f"dataclass field {name!r} is {where}: its default would be that attribute")
         cls.__annotations__ = annotations
         return original(cls, *args, **kwargs)
 

@@ -4,6 +4,8 @@ annotate any string through `type(...)`."""
 
 from __future__ import annotations
 
+import pytest
+
 from sandbox import SandboxPool
 from sandbox.checks import run_checks
 
@@ -29,5 +31,39 @@ def test_an_honest_dataclass_in_a_check_still_runs(jail: SandboxPool) -> None:
               "def check_func(final_state):\n"
               "    @dataclass\n    class Want:\n        credits: int\n"
               "    return Want(final_state['credits']) == Want(5)\n")
+    [outcome] = run_checks(jail, [honest], STATE, STATE, 5.0)
+    assert outcome.passed is True, outcome
+
+
+# rt16-R F1: dataclasses takes getattr(cls, name) as a field's default, so a field named like an inherited
+# attribute hands the check that attribute: the clock through a datetime base, every loaded class (FileIO)
+# through type.__subclasses__. Both were verified, and the clock one paid its reference 0.0 after a deadline.
+INHERITED_DEFAULTS = {
+    "the clock through a datetime base": (
+        "import dataclasses\nimport datetime\n\n"
+        "@dataclasses.dataclass(init=False)\nclass Clock(datetime.datetime):\n    utcnow: int\n\n"
+        "def check_func(final_state):\n    return dataclasses.fields(Clock)[0].default().year > 2000\n"),
+    "the metaclass's __subclasses__": (
+        "import dataclasses\n"
+        "S = dataclasses.make_dataclass('S', [('__subclasses__', int)], bases=(type,), init=False)\n\n"
+        "def check_func(final_state):\n    return len(dataclasses.fields(S)[0].default(object)) > 0\n"),
+    "a name computed at run time": (
+        "import dataclasses\nimport datetime\n"
+        "C = dataclasses.make_dataclass('C', [('no' + 'w', int)], bases=(datetime.datetime,), init=False)\n\n"
+        "def check_func(final_state):\n    return dataclasses.fields(C)[0].default().year > 2000\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(INHERITED_DEFAULTS))
+def test_a_dataclass_field_named_like_an_inherited_attribute_is_refused(jail: SandboxPool, form: str) -> None:
+    [outcome] = run_checks(jail, [INHERITED_DEFAULTS[form]], STATE, STATE, 5.0)
+    assert outcome.passed is None and "its default would be that attribute" in (outcome.error or ""), outcome
+
+
+def test_a_dataclass_redeclaring_its_base_dataclasss_field_still_runs(jail: SandboxPool) -> None:
+    honest = ("from dataclasses import dataclass\n\n"
+              "@dataclass\nclass Base:\n    credits: int = 0\n\n"
+              "@dataclass\nclass Want(Base):\n    credits: int = 5\n    name: str = 'x'\n\n"
+              "def check_func(final_state):\n    return Want().credits == final_state['credits']\n")
     [outcome] = run_checks(jail, [honest], STATE, STATE, 5.0)
     assert outcome.passed is True, outcome
