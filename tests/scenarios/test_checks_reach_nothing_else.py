@@ -91,6 +91,18 @@ def test_a_check_passing_an_address_builtin_uncalled_is_refused(runtime) -> None
     _refused(runtime, _check(f"{LENT} and sorted([final_state, {{}}], key=id)[0] is final_state"), "id()")
 
 
+@pytest.mark.parametrize("head", [
+    "from typing import Dict\n\n\ndef is_true(v: object) -> bool:\n    return v is True\n\n\n",
+    "class Want(object):\n    lent = 'lent'\n\n\n",
+    "def _typed(v: Dict[str, object]) -> object:\n    return v\n\n\n",
+])
+def test_a_check_naming_object_as_a_type_is_verified(runtime, head: str) -> None:
+    """rt16-R F4: `object` in an annotation, a class's bases or `isinstance` is the type, not a value whose repr
+    is an address; such honest checks were refused as `object()`."""
+    head = head if "Dict" not in head or head.startswith("from") else "from typing import Dict\n\n\n" + head
+    _verified(runtime, _check(f"{LENT} and isinstance(final_state, object)", head=head))
+
+
 USAGE = ("\n\nif __name__ == '__main__':\n    import sys\n    from datetime import datetime\n"
          "    with open(sys.argv[1]) as f:\n        print(datetime.now(), check_func(f.read()))\n")
 
