@@ -41,7 +41,7 @@ QUERY_VERBS = frozenset({
     "visualize", "visualise", "plot", "chart", "gather", "extract", "aggregate", "inquire", "enquire",
 })
 STATE_VERBS = frozenset({
-    "add", "create", "register", "book", "reserve", "cancel", "delete", "remove", "update", "set", "mark",
+    "request", "add", "create", "register", "book", "reserve", "cancel", "delete", "remove", "update", "set", "mark",
     "assign", "unassign", "move", "rename", "complete", "close", "open", "approve", "reject", "deny",
     "submit", "lend", "loan", "borrow", "return", "transfer", "pay", "schedule", "reschedule", "enroll",
     "enrol", "unenroll", "archive", "restore", "reset", "increment", "decrement", "apply", "attach",
@@ -74,7 +74,7 @@ STATE_VERBS = frozenset({
 })
 # words that are verbs in "book_appointment" but nouns in "Get a member's bookings and credits"
 _NOUNISH = frozenset({"book", "order", "record", "file", "log", "review", "rate", "hold", "place", "credit",
-                      "charge", "post", "tag", "comment", "claim", "queue", "top", "return", "empty", "process",
+                      "charge", "post", "schedule", "ship", "tag", "comment", "claim", "queue", "top", "return", "empty", "process",
                       "seat", "reply", "vote", "favorite", "favourite", "star", "pin", "stamp", "award", "reward",
                       "grade", "bid", "offer", "rent", "lease", "park", "board", "clean", "correct", "cast", "use",
                       "pack", "fire", "forward", "trigger", "bookmark", "tick", "sign", "launch"})
@@ -127,6 +127,12 @@ def _puts_on_the_market(tokens: list[str]) -> bool:
     return not plural and head not in ("all", "every", "each", "available", "current", "currently", "open")
 
 
+# what a "Return the ... of ..." docstring hands back when it is a lookup
+_RETURNED_DATA = frozenset({"details", "detail", "information", "info", "record", "records", "data", "status",
+                            "summary", "list", "number", "count", "total", "value", "values", "name", "names",
+                            "current", "profile", "history", "availability", "balance", "price", "prices"})
+
+
 def _said_after_the_market(tokens: list[str]) -> bool:
     """A name going on after its sale phrase (`list_item_for_sale_details`): the details are what it lists."""
     text = " ".join(tokens)
@@ -140,8 +146,9 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     if tuple(tokens[:2]) in _COMPOUND_STATE:
         return "state_change"
     first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
-    if first == "return" and not in_name:
-        return None  # "Return the item of a loan" and "Returns the items" read alike: the name decides
+    if first == "return" and not in_name:  # "Return the item of a loan" and "Returns the items" read alike,
+        rest = [t for t in tokens[1:] if t not in _DETERMINERS]  # but "Return the details of a book" looks up
+        return "query" if rest and rest[0] in _RETURNED_DATA else None  # (rt16-R F2: `book_details`)
     if not in_name and first == "check" and any(t in ("into", "out") for t in tokens[1:8]) \
             and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
         return "state_change"  # "Check the guest into the room": check in, check out
@@ -159,7 +166,12 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         after = tokens[i + 2] if i + 2 < len(tokens) else ""
         if in_name and _stem(follower) != follower:
             continue  # `view_item_and_reviews`, `show_post_and_replies`: in a name a plural is the object (rt15 F2)
-        if follower in STATE_VERBS and (in_name or follower not in _NOUNISH or after in _OBJECT_WORDS):
+        # `get_book_and_review`, `get_order_and_ship_date`: after a noun, a word that may be a noun, or one a
+        # noun follows, pairs two nouns; the docstring decides (rt16-R F2)
+        noun_pair = in_name and i > 1 and (follower in _NOUNISH or i + 2 < len(tokens))
+        if not in_name and follower == "return":
+            continue  # "Find a book and return it": a lookup's answer, not the act of returning (rt16-R F2)
+        if follower in STATE_VERBS and not noun_pair and (in_name or follower not in _NOUNISH or after in _OBJECT_WORDS):
             return "state_change"  # "... and record it", "Check availability and book the room." (rt15 F1)
         if in_name and kind == "query" and follower not in QUERY_VERBS:
             kind = None  # `read_and_reply`, `view_and_acknowledge_alert`: a later verb we cannot place (rt14-C F1)
@@ -187,6 +199,24 @@ _TELLING_CHANGES = frozenset({"removes", "deletes", "marks", "updates", "increme
 _TELLING_WITH_OBJECT = frozenset({"sets", "logs", "writes"})
 
 
+def _change_ing(word: str) -> bool:
+    """`setting`, `marking`, `creating`: a change verb's -ing form."""
+    if not word.endswith("ing") or len(word) < 5:
+        return False
+    base = word[:-3]
+    return any(b in STATE_VERBS for b in (base, base + "e", base[:-1] if base[-1:] == base[-2:-1] else base))
+
+
+def goes_on_to_an_unplaced_verb(doc: str | None) -> bool:
+    """The first sentence goes on, after "and"/"then", to a verb we cannot place with its object ("Find a match
+    for the player and pair them."): it says something other than a lookup (rt16-R F3)."""
+    summary, _ = parse_docstring(doc)
+    tokens = words((summary or "").split(". ")[0])
+    return any(link in ("and", "then") and not _known(_stem(verb)) and verb not in _DETERMINERS
+               and verb not in _LEAD_INS and after in _OBJECT_START | {"it", "them", "one", "him"}
+               for link, verb, after in zip(tokens, tokens[1:], tokens[2:]))
+
+
 def doc_kind(doc: str | None) -> Kind | None:
     """The kind the docstring's first sentence declares ("Retrieve ..." / "Mark ... as returned"); a
     query-sounding sentence that also says it removes or marks something declares a change."""
@@ -197,6 +227,8 @@ def doc_kind(doc: str | None) -> Kind | None:
     kind = verb_kind(tokens, in_name=False)
     if kind != "state_change" and any(t in _TELLING_CHANGES for t in tokens[1:]):
         return "state_change"
+    if kind != "state_change" and any(by == "by" and _change_ing(t) for by, t in zip(tokens[1:], tokens[2:])):
+        return "state_change"  # "Show the item in the storefront by setting its visible flag." (rt16-R F3)
     if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in _OBJECT_WORDS
                                       for t, after in zip(tokens[1:], tokens[2:])):
         return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
@@ -261,7 +293,7 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         text = ast.get_docstring(fn) if fn else None
         says_read_only = bool(text and _READ_ONLY.search(text))
         doc = "query" if says_read_only else doc_kind(text)
-        if doc is None and unplaced_verb(text):
+        if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
         declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
         name_is_noun = (words(name) or [""])[0] in _NOUNISH or name_kind(name) is None

@@ -110,6 +110,11 @@ HONEST_CHANGES = [
     ("place_order", "Determine the price and place the order."),
     ("record_result", "Analyze the sample and record the result."),
     ("order_item", "Check the stock and order the item."),
+    # a request, a sentence going on to a verb we cannot place, a change "by setting" (rt16-R F3)
+    ("get_approval", "Request approval for the expense."),
+    ("find_match", "Find a match for the player and pair them."),
+    ("show_item", "Show the item in the storefront by setting its visible flag."),
+    ("search_and_select_hotel", "Search for hotels and select one for the trip."),
     # earlier controls (rt14-C): still kept
     ("get_ticket", "Obtain (purchase) a ticket for the user, marking it as sold."),
     ("check_in_guest", "Check in a guest for their reservation and mark the room as occupied."),
@@ -146,6 +151,15 @@ DECLARED_LOOKUPS = [
     ("show_post_and_replies", "Show a post and its replies.", LENDS),
     ("list_item_for_sale_details", "List the sale details of an item.", LENDS),
     ("view_item_and_reviews", "View an item and its reviews.", LENDS),
+    # "... and return it" is the lookup's answer; "Return the details of ..." looks up; `get_<x>_and_<noun>`
+    # pairs two nouns (rt16-R F2: these lent and were accepted after rt15's fix)
+    ("find_book_by_id", "Find a book by id and return it.", LENDS),
+    ("search_books", "Search books by title and return the matches.", LENDS),
+    ("book_details", "Return the details of a book.", LENDS),
+    ("book_info", "Return information about a book.", MARKS),
+    ("get_book_and_review", "Get a book and its review.", LENDS),
+    ("get_event_and_schedule", "Get an event and its schedule.", LENDS),
+    ("get_order_and_ship_date", "Get an order and its ship date.", LENDS),
     # earlier control (rt14-B)
     ("find_book", "Find a book.", LENDS),
 ]
