@@ -12,6 +12,16 @@ from sandbox.checks import run_checks
 STATE = {"credits": 5}
 
 
+def _refused(jail: SandboxPool, source: str, why: str) -> None:
+    [outcome] = run_checks(jail, [source], STATE, STATE, 5.0)
+    assert outcome.passed is None and why in (outcome.error or ""), outcome
+
+
+def _passes(jail: SandboxPool, source: str) -> None:
+    [outcome] = run_checks(jail, [source], STATE, STATE, 5.0)
+    assert outcome.passed is True, outcome
+
+
 
 # dataclasses writes field names into code it executes; a check can annotate any string through `type(...)`.
 # A name with a tab compiled, and names with line breaks came close to running statements (review of rt14-A F1).
@@ -22,17 +32,7 @@ ODD_FIELD = ("import dataclasses\n"
 
 
 def test_a_dataclass_whose_field_name_is_no_identifier_is_refused_in_a_check(jail: SandboxPool) -> None:
-    [outcome] = run_checks(jail, [ODD_FIELD], STATE, STATE, 5.0)
-    assert outcome.passed is None and "field names must be identifiers" in (outcome.error or ""), outcome
-
-
-def test_an_honest_dataclass_in_a_check_still_runs(jail: SandboxPool) -> None:
-    honest = ("from dataclasses import dataclass\n"
-              "def check_func(final_state):\n"
-              "    @dataclass\n    class Want:\n        credits: int\n"
-              "    return Want(final_state['credits']) == Want(5)\n")
-    [outcome] = run_checks(jail, [honest], STATE, STATE, 5.0)
-    assert outcome.passed is True, outcome
+    _refused(jail, ODD_FIELD, "field names must be identifiers")
 
 
 # rt16-R F1: dataclasses takes getattr(cls, name) as a field's default, so a field named like an inherited
@@ -56,14 +56,22 @@ INHERITED_DEFAULTS = {
 
 @pytest.mark.parametrize("form", sorted(INHERITED_DEFAULTS))
 def test_a_dataclass_field_named_like_an_inherited_attribute_is_refused(jail: SandboxPool, form: str) -> None:
-    [outcome] = run_checks(jail, [INHERITED_DEFAULTS[form]], STATE, STATE, 5.0)
-    assert outcome.passed is None and "its default would be that attribute" in (outcome.error or ""), outcome
+    _refused(jail, INHERITED_DEFAULTS[form], "its default would be that attribute")
 
 
-def test_a_dataclass_redeclaring_its_base_dataclasss_field_still_runs(jail: SandboxPool) -> None:
-    honest = ("from dataclasses import dataclass\n\n"
-              "@dataclass\nclass Base:\n    credits: int = 0\n\n"
-              "@dataclass\nclass Want(Base):\n    credits: int = 5\n    name: str = 'x'\n\n"
-              "def check_func(final_state):\n    return Want().credits == final_state['credits']\n")
-    [outcome] = run_checks(jail, [honest], STATE, STATE, 5.0)
-    assert outcome.passed is True, outcome
+HONEST = {
+    "a dataclass of its own": ("from dataclasses import dataclass\n"
+                               "def check_func(final_state):\n"
+                               "    @dataclass\n    class Want:\n        credits: int\n"
+                               "    return Want(final_state['credits']) == Want(5)\n"),
+    "one redeclaring its base dataclass's field": (
+        "from dataclasses import dataclass\n\n"
+        "@dataclass\nclass Base:\n    credits: int = 0\n\n"
+        "@dataclass\nclass Want(Base):\n    credits: int = 5\n    name: str = 'x'\n\n"
+        "def check_func(final_state):\n    return Want().credits == final_state['credits']\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(HONEST))
+def test_an_honest_dataclass_in_a_check_still_runs(jail: SandboxPool, form: str) -> None:
+    _passes(jail, HONEST[form])
