@@ -92,24 +92,6 @@ _NAMED = {"id": "id() (an object's address)", "hash": "hash() (salted per proces
           "object": "object() (its repr is an address)", "open": "open() (reads the host)",
           "input": "input()", "breakpoint": "breakpoint()", "help": "help() (reads the host)",
           "license": "license() (reads the host)"}
-def _object_as_a_type(tree: ast.AST) -> set[int]:
-    """The `object` names that stand for the type, not a value whose repr is an address: in an annotation,
-    a class's bases, or the types `isinstance`/`issubclass` test (rt16-R F4: `Dict[str, object]` in the
-    signature was refused as `object()`)."""
-    places: list[ast.AST] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
-            places.append(node.annotation)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
-            places.append(node.returns)
-        elif isinstance(node, ast.ClassDef):
-            places.extend(node.bases)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
-            places.append(node.args[1])
-    return {id(n) for place in places for n in ast.walk(place) if isinstance(n, ast.Name) and n.id == "object"}
-
-
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "globals", "vars", "locals",
                          "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef", "evaluate_forward_ref",
                          "singledispatch", "singledispatchmethod", "update_wrapper", "wraps", "global_enum"})
@@ -247,6 +229,24 @@ def _without_main_block(tree: ast.Module) -> ast.Module:
         return tree
     body = [kept for stmt in tree.body for kept in (stmt.orelse if _is_main_guard(stmt) else [stmt])]
     return ast.Module(body=body, type_ignores=tree.type_ignores)
+
+
+def _object_as_a_type(tree: ast.AST) -> set[int]:
+    """The `object` names that stand for the type, not a value whose repr is an address: in an annotation,
+    a class's bases, or the types `isinstance`/`issubclass` test (rt16-R F4: `Dict[str, object]` in the
+    signature was refused as `object()`)."""
+    places: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            places.append(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            places.append(node.returns)
+        elif isinstance(node, ast.ClassDef):
+            places.extend(node.bases)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+            places.append(node.args[1])
+    return {id(n) for place in places for n in ast.walk(place) if isinstance(n, ast.Name) and n.id == "object"}
 
 
 def _bound_names(tree: ast.AST) -> set[str]:

@@ -127,16 +127,16 @@ def _puts_on_the_market(tokens: list[str]) -> bool:
     return not plural and head not in ("all", "every", "each", "available", "current", "currently", "open")
 
 
-# what a "Return the ... of ..." docstring hands back when it is a lookup
-_RETURNED_DATA = frozenset({"details", "detail", "information", "info", "record", "records", "data", "status",
-                            "summary", "list", "number", "count", "total", "value", "values", "name", "names",
-                            "current", "profile", "history", "availability", "balance", "price", "prices"})
-
-
 def _said_after_the_market(tokens: list[str]) -> bool:
     """A name going on after its sale phrase (`list_item_for_sale_details`): the details are what it lists."""
     text = " ".join(tokens)
     return not any(text.endswith(" ".join(phrase)) for phrase in _ON_THE_MARKET)
+
+
+# what a "Return the ... of ..." docstring hands back when it is a lookup
+_RETURNED_DATA = frozenset({"details", "detail", "information", "info", "record", "records", "data", "status",
+                            "summary", "list", "number", "count", "total", "value", "values", "name", "names",
+                            "current", "profile", "history", "availability", "balance", "price", "prices"})
 
 
 def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
@@ -178,8 +178,10 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     return kind
 
 
+# pronouns that stand for a verb's object: "... and record it", "... and pair them"
+_PRONOUNS = frozenset({"it", "them", "him", "her", "one"})
 # after a word that may be a noun ("record", "book", "order", "log"), these make it a verb with its object
-_OBJECT_WORDS = _DETERMINERS | {"it", "them", "him", "her"}
+_OBJECT_WORDS = _DETERMINERS | _PRONOUNS
 
 
 def name_kind(name: str) -> Kind | None:
@@ -213,7 +215,7 @@ def goes_on_to_an_unplaced_verb(doc: str | None) -> bool:
     summary, _ = parse_docstring(doc)
     tokens = words((summary or "").split(". ")[0])
     return any(link in ("and", "then") and not _known(_stem(verb)) and verb not in _DETERMINERS
-               and verb not in _LEAD_INS and after in _OBJECT_START | {"it", "them", "one", "him"}
+               and verb not in _LEAD_INS and after in _OBJECT_START | _PRONOUNS
                for link, verb, after in zip(tokens, tokens[1:], tokens[2:]))
 
 

@@ -58,7 +58,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     try:
         value = load_value(text)
     except NotJSON as exc:
-        # text over the literal bound is not searched for a wrapped object either (a walk per bracket)
+        # text over the lenient bounds (length, literal values) is not searched for a wrapped object either
         if not_read_leniently(text) is not None or (wrapped := _wrapped_object(text)) is None:
             raise ReplyProblem(f"arguments are not valid JSON: {exc}") from None
         value = wrapped
