@@ -139,6 +139,12 @@ _RETURNED_DATA = frozenset({"details", "detail", "information", "info", "record"
                             "current", "profile", "history", "availability", "balance", "price", "prices"})
 
 
+# in a name after a word that may be a noun, these make the pair a noun phrase: `vote_count`, `seat_map`
+_DATA_NOUNS = _RETURNED_DATA | frozenset({"map", "maps", "counts", "overview", "report", "reports", "stats",
+                                          "statistics", "totals", "ids", "id", "entries", "entry", "options",
+                                          "calendar", "score", "scores", "ratings", "size", "length", "types"})
+
+
 def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     """The kind the leading verb declares; `get_or_create` and `find_and_remove` count their second verb."""
     if not tokens:
@@ -146,6 +152,8 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     if tuple(tokens[:2]) in _COMPOUND_STATE:
         return "state_change"
     first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
+    if in_name and first in _NOUNISH and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
+        return None  # `vote_count`, `seat_map`, `order_status`: a noun phrase; the docstring or the code decides
     if first == "return" and not in_name:  # "Return the item of a loan" and "Returns the items" read alike,
         rest = [t for t in tokens[1:] if t not in _DETERMINERS]  # but "Return the details of a book" looks up
         return "query" if rest and rest[0] in _RETURNED_DATA else None  # (rt16-R F2: `book_details`)

@@ -20,6 +20,10 @@ from mock_llm import library
     ("check_in_guest", "state_change"), ("return_book", "state_change"), ("get_or_create_member", "state_change"),
     ("log_dose", "state_change"), ("book_appointment", "state_change"), ("freeze", "state_change"),
     ("books_by_author", None), ("balance", None),
+    # a word that may be a verb, then a data noun: a noun phrase, so a lookup that writes is still a query's
+    # defect when its docstring says it looks up
+    ("vote_count", None), ("seat_map", None), ("order_status", None), ("book_details", None),
+    ("order_pizza", "state_change"), ("vote_for_candidate", "state_change"),
 ])
 def test_the_leading_verb_of_a_name_declares_its_kind(name: str, kind: str | None) -> None:
     assert name_kind(name) == kind
