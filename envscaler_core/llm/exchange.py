@@ -208,19 +208,25 @@ def by_index(choices: list[Any]) -> list[Any]:
     return [c for _, c in sorted(enumerate(choices), key=key)]
 
 
-def answer_choice(resp: Any) -> Any:
+def answer_choice(resp: Any, *, first_listed: bool = False) -> Any:
     """The choice that holds the answer: by `index`, the first that says something (servers asked for
-    one choice sometimes send several, the first of them empty), else index 0."""
-    choices = by_index([c for c in choices_of(resp) if isinstance(c, dict) or hasattr(c, "model_fields")])
+    one choice sometimes send several, the first of them empty), else index 0. `first_listed`: the
+    list's first choice, whatever it holds, as BFCL's handlers read `choices[0]` (rt17-D F1: an eval that
+    picked the choice that said something scored 1.0 where BFCL scores 0)."""
+    choices = [c for c in choices_of(resp) if isinstance(c, dict) or hasattr(c, "model_fields")]
+    if first_listed:
+        return choices[0]
+    choices = by_index(choices)
     return next((c for c in choices if _says_something(choice_message(c) or {})), choices[0])
 
 
-def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any) -> Exchange:
-    """One chat completion response (a parsed JSON body or an SDK object) as an Exchange (its answer choice).
+def read_response(resp: Any, messages: list[dict[str, Any]], tools: Any, *, first_listed: bool = False) -> Exchange:
+    """One chat completion response (a parsed JSON body or an SDK object) as an Exchange (its answer choice,
+    `answer_choice`'s).
     A count of 0 for a side that is not empty (an all-zero `usage` on a real reply: a proxy that fills the
     field in) is read as missing, so it is estimated and marked; a `total_tokens` above prompt + completion
     counts the difference as output (Gemini's thinking tokens are in the total only)."""
-    choice = answer_choice(resp)
+    choice = answer_choice(resp, first_listed=first_listed)
     raw = choice_message(choice)
     message = assistant_message(raw)
     usage = _field(resp, "usage")

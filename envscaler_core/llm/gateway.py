@@ -332,7 +332,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
                 exchange.refused_room = (f"asking again with room for {room} tokens ({parameter}) was refused "
                                          f"(HTTP {exc.status_code}: {exc.detail or 'no explanation'})")
                 return exchange
-            exchange = read_response(resp, sent, tools)
+            exchange = read_response(resp, sent, tools, first_listed=as_sent)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
             if not as_sent and self._blank_with_format(call, exchange, "response_format" in sampling):

@@ -25,11 +25,12 @@ USAGE = {"prompt_tokens": 100, "completion_tokens": 7, "total_tokens": 107}
 class Endpoint:
     """Answers each turn's first request with its ground-truth calls, every later one with `closing`
     (a message and its finish_reason; `refuse_turn`: that turn's first request gets HTTP 400 `refusal`,
-    by default a context-length error)."""
+    by default a context-length error; `choices`: how the answer's choice is sent, e.g. beside others)."""
 
     def __init__(self, closing: Any, refuse_turn: int | None = None, arguments: Any = json.dumps,
-                 refusal: dict[str, Any] | None = None) -> None:
+                 refusal: dict[str, Any] | None = None, choices: Any = None) -> None:
         self.closing, self.refuse_turn, self.arguments, self.bodies = closing, refuse_turn, arguments, []
+        self.choices = choices or (lambda choice: [choice])  # the one choice -> the `choices` list sent
         self.refusal = refusal or {"message": "This model's maximum context length is 128 tokens.",
                                    "code": "context_length_exceeded", "type": "invalid_request_error"}
         endpoint = self
@@ -67,7 +68,7 @@ class Endpoint:
         else:
             message, finish = self.closing(turn)
         return 200, {"id": "x", "object": "chat.completion", "model": "m", "usage": USAGE,
-                     "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
+                     "choices": self.choices({"index": 0, "message": message, "finish_reason": finish})}
 
 
 @pytest.fixture
@@ -75,8 +76,8 @@ def endpoint_for() -> Iterator[Any]:
     made: list[Endpoint] = []
 
     def make(closing: Any, refuse_turn: int | None = None, arguments: Any = json.dumps,
-             refusal: dict[str, Any] | None = None) -> Endpoint:
-        made.append(Endpoint(closing, refuse_turn, arguments, refusal))
+             refusal: dict[str, Any] | None = None, choices: Any = None) -> Endpoint:
+        made.append(Endpoint(closing, refuse_turn, arguments, refusal, choices))
         return made[-1]
 
     yield make

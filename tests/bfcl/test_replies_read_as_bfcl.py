@@ -82,3 +82,22 @@ def test_a_first_request_the_endpoint_refuses_stops_the_evaluation(endpoint_for:
                             refusal=INVALID_HISTORY)
     with pytest.raises(LLMRequestRejected):
         _evaluate(endpoint, bfcl_pool)
+
+
+def _closing(turn: int) -> tuple[dict[str, Any], str]:
+    return {"role": "assistant", "content": "Done."}, "stop"
+
+
+@pytest.mark.parametrize("listed", [
+    pytest.param(lambda real: [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop"},
+                               {**real, "index": 1}], id="an-empty-choice-first"),
+    pytest.param(lambda real: [{"index": 1, "message": {"role": "assistant", "content": "I cannot help with that."},
+                                "finish_reason": "stop"}, real], id="index-1-listed-first"),
+])
+def test_the_first_listed_choice_is_the_reply_as_bfcl_reads_choices_0(endpoint_for: Any, bfcl_pool: SandboxPool,
+                                                                        listed: Any) -> None:
+    """rt17-D F1: the factory's policy (by `index`, the first that says something) found the calls in the
+    second choice and scored 1.0 where BFCL's handler, reading `choices[0]`, plays empty turns."""
+    result = _evaluate(endpoint_for(_closing, choices=listed), bfcl_pool)
+    assert (result.valid, result.tool_calls) == (False, 0)
+    assert result.error_type == "multi_turn:empty_turn_model_response"
