@@ -72,6 +72,8 @@ def _type_positions(call: ast.Call, at: int | None) -> list[ast.AST]:
     values, or a keyword's value (`NamedTuple('R', lent=object)`)."""
     found: list[ast.AST] = [k.value for k in call.keywords if k.arg not in (None, "default_factory", "default")]
     arg = call.args[at] if at is not None and len(call.args) > at else None
+    if isinstance(arg, ast.ListComp | ast.GeneratorExp):  # `[(k, object) for k in keys]`
+        arg = ast.List(elts=[arg.elt])
     if isinstance(arg, ast.List | ast.Tuple):
         found.extend(item.elts[1] for item in arg.elts if isinstance(item, ast.Tuple) and len(item.elts) >= 2)
     elif isinstance(arg, ast.Dict):

@@ -81,6 +81,8 @@ OBJECT_AS_A_TYPE = {
     "make_dataclass": ("import dataclasses\n", "dataclasses.make_dataclass('B', [('lent', object)])('lent').lent == 'lent'"),
     "NamedTuple": ("from typing import NamedTuple\n", "NamedTuple('R', [('lent', object)])('lent').lent == 'lent'"),
     "TypedDict": ("from typing import TypedDict\n", "TypedDict('T', {'lent': object})(lent='lent')['lent'] == 'lent'"),
+    "make_dataclass from a comprehension": (
+        "import dataclasses\n", "dataclasses.make_dataclass('B', [(k, object) for k in ['lent']])('lent').lent == 'lent'"),
     "cast": ("import typing\n", "typing.cast(object, 'lent') == 'lent'"),
     "a module-level alias": ("from typing import Dict\nState = Dict[str, object]\n", "isinstance({}, dict)"),
 }
