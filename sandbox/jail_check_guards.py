@@ -7,13 +7,27 @@ cannot see what a name will hold.
 name that is no identifier is then code: a name with a tab already compiles, and one with line breaks came
 close to running statements in review of outside check rt14 (A-F1's family). `make_dataclass` refuses such
 names; the decorator did not. And it takes `getattr(cls, name)` as a field's default, so a field named like
-an attribute the class inherits hands over that attribute (a clock, `type.__subclasses__`): refused too."""
+an attribute the class inherits hands over that attribute (a clock, `type.__subclasses__`): refused too.
+
+A `match` class pattern reads `getattr(subject, name)` for each name in `__match_args__`, and `astuple`/
+`asdict`/`replace` for each field, inherited or not: a name that resolves to a foreign base's attribute
+(`now` on a `datetime` subclass) is the clock again, and a `Field` renamed after the class was made is any
+name at all (outside checks rt17 A-F1, A-F2). So every class a check makes is judged when it is made, its
+Field objects are frozen from then on, and a check makes no metaclass, no class from a namespace
+(`make_dataclass(namespace=)`) and no Enum member with a `_` name (the functional API sets dunders)."""
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import enum
 import keyword
 from typing import Any
+
+_FROZEN: dict[int, dataclasses.Field] = {}
+"""The Field objects of every dataclass made so far, by id (held, so an id is never reused)."""
+_OWN: dict[int, type] = {}
+"""The classes the check's own class statements made (their attributes are check code, judged statically)."""
 
 
 def _is_field_name(name: object) -> bool:
@@ -37,6 +51,88 @@ def _inherited_attribute(cls: type, name: str) -> str | None:
     return f"an attribute of its metaclass {type(cls).__name__}" if hasattr(type(cls), name) else None
 
 
+def _foreign_attribute(cls: type, name: str) -> str | None:
+    """Where `getattr(instance, name)` finds an attribute no class of the check gave and no dataclass or
+    namedtuple declared as its field: the first class along the MRO that holds the name decides."""
+    for base in cls.__mro__:
+        if name in vars(base):
+            if id(base) in _OWN or name in vars(base).get("__dataclass_fields__", {}) or name in vars(base).get("_fields", ()):
+                return None
+            return f"an attribute of its base {base.__name__}"
+    return None
+
+
+def _judge_class(cls: type) -> None:
+    """Refuse a class whose fields or `__match_args__` read a foreign base's attribute by name (TypeError)."""
+    names = list(getattr(cls, "__dataclass_fields__", {})) + list(getattr(cls, "__match_args__", ()))
+    for name in names:
+        if type(name) is not str or name.startswith("__"):
+            raise TypeError(f"dataclass field or match name {name!r:.60} is no plain name")
+        if (where := _foreign_attribute(cls, name)) is not None:
+            raise TypeError(f"dataclass field {name!r} is {where}: a match or astuple would read that attribute")
+
+
+def _refuse_frozen(field: dataclasses.Field, name: str, *value: Any) -> None:
+    if id(field) in _FROZEN:
+        raise TypeError(f"dataclass fields are frozen once the class is made (a check set {name!r:.40})")
+    (object.__setattr__ if value else object.__delattr__)(field, name, *value)
+
+
+def _freeze(cls: type) -> None:
+    for field in getattr(cls, "__dataclass_fields__", {}).values():
+        _FROZEN[id(field)] = field
+
+
+def guard_check_classes() -> None:
+    """From here on, in this check's unit: every class a check's class statement makes is judged (no subclass
+    of `type`, no field or match name over a foreign attribute); `make_dataclass` takes no namespace; an
+    Enum's functional API takes member names that are identifiers without a leading `_`; Field objects are
+    frozen once `@dataclass` returned. `@dataclass` itself is guarded by `guard_dataclass_field_names`."""
+    guard_dataclass_field_names()
+    if getattr(builtins.__build_class__, "guarded", False):
+        return
+    build_class, make_dataclass, create = builtins.__build_class__, dataclasses.make_dataclass, enum.EnumType._create_
+
+    def guarded_build_class(func: Any, name: str, *bases: Any, **kwargs: Any) -> Any:
+        cls = build_class(func, name, *bases, **kwargs)
+        if getattr(getattr(func, "__code__", None), "co_filename", None) == "<check>" and isinstance(cls, type):
+            if issubclass(cls, type):
+                raise TypeError(f"class {name:.40} is a metaclass: a check makes none (its hooks run in the interpreter)")
+            _OWN[id(cls)] = cls
+            _judge_class(cls)
+        return cls
+
+    def guarded_make_dataclass(*args: Any, namespace: Any = None, **kwargs: Any) -> type:
+        if namespace is not None:
+            raise TypeError("make_dataclass(namespace=...) in a check: a namespace sets names the interpreter reads")
+        return make_dataclass(*args, **kwargs)
+
+    def guarded_create(cls: Any, class_name: Any, names: Any, *args: Any, **kwargs: Any) -> Any:
+        return create(cls, class_name, _member_names(names), *args, **kwargs)
+
+    guarded_build_class.guarded = True  # type: ignore[attr-defined]
+    builtins.__build_class__ = guarded_build_class
+    dataclasses.make_dataclass = guarded_make_dataclass
+    enum.EnumType._create_ = guarded_create  # type: ignore[method-assign]
+    dataclasses.Field.__setattr__ = _refuse_frozen  # type: ignore[method-assign,assignment]
+    dataclasses.Field.__delattr__ = _refuse_frozen  # type: ignore[method-assign,assignment]
+
+
+def _member_names(names: Any) -> Any:
+    """The functional API's names as a plain string or list of pairs, each an identifier without a leading `_`
+    (TypeError otherwise): `Enum('E', [('__match_args__', ('now',))], type=datetime)` made `case E(f)` read
+    the clock. Copied once, so a mapping cannot answer differently when enum reads it."""
+    if isinstance(names, str):
+        listed: list[Any] = names.replace(",", " ").split()
+    else:
+        listed = list(names.items()) if hasattr(names, "items") else list(names)
+    for item in listed:
+        name = item if type(item) is str else tuple(item)[0]
+        if type(name) is not str or not name.isidentifier() or name.startswith("_"):
+            raise TypeError(f"Enum member name {name!r:.60} in a check must be an identifier without a leading '_'")
+    return names if isinstance(names, str) else [item if type(item) is str else tuple(item) for item in listed]
+
+
 def guard_dataclass_field_names() -> None:
     """From here on, `@dataclass` refuses a class annotating a name that is no identifier (TypeError). The
     annotations are copied into a plain dict first and that copy is what `dataclasses` reads, so a mapping
@@ -54,7 +150,10 @@ def guard_dataclass_field_names() -> None:
             if (where := _inherited_attribute(cls, name)) is not None:
                 raise TypeError(f"dataclass field {name!r} is {where}: its default would be that attribute")
         cls.__annotations__ = annotations
-        return original(cls, *args, **kwargs)
+        made = original(cls, *args, **kwargs)
+        _judge_class(made)
+        _freeze(made)
+        return made
 
     process_class.guarded = True  # type: ignore[attr-defined]
     dataclasses._process_class = process_class  # type: ignore[attr-defined]

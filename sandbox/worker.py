@@ -56,7 +56,7 @@ from jail_io import CappedOutput, read_frame, write_frame  # noqa: E402
 import jail_json  # noqa: E402
 import jail_load  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
-from jail_check_guards import guard_dataclass_field_names  # noqa: E402
+from jail_check_guards import guard_check_classes  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
 from jail_zygote import close_ends, serve  # noqa: E402
 from seccomp_filter import install_seccomp, prepared_child_rules  # noqa: E402
@@ -400,7 +400,7 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     a repeat's zygote reach it through different stacks, and a check whose verdict follows the depth it can
     reach was verified at one and paid 0.0 at another (outside check rt14-A F4)."""
     set_cpu_window(float(msg.get("cpu_s", 5.0)))
-    guard_dataclass_field_names()
+    guard_check_classes()
     sys.setrecursionlimit(sys.getrecursionlimit() - _calls_left() + CHECK_DEPTH)
     states = msg["states"]
     # The globals EnvScaler's `run_check_function` gives a check, no more: `__builtins__` is the dict, as

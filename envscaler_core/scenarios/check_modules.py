@@ -64,9 +64,15 @@ _PARENTS = frozenset({"urllib"})
 MODULE_NAMES: dict[str, dict[str, str]] = {
     "uuid": {n: "reads the clock, chance or the host's MAC" for n in ("uuid1", "uuid4", "uuid6", "uuid7", "uuid8", "getnode")},
     "hashlib": {"new": "an algorithm by name: the host's OpenSSL decides which exist; use hashlib.sha256 ...",
+                "algorithms_guaranteed": "follows the interpreter's version",
                 "algorithms_available": "the host's OpenSSL", "scrypt": "the host's OpenSSL", "file_digest": "reads a file"},
     "zlib": {n: "follows the host's zlib build" for n in ("compress", "compressobj", "ZLIB_VERSION", "ZLIB_RUNTIME_VERSION")},
     "abc": {"get_cache_token": "counts the ABC registrations of the whole process"},
+    "unicodedata": {"unidata_version": "follows the interpreter's Unicode database (14.0.0 on 3.11, 15.x later)"},
+    "keyword": {n: "follows the interpreter's version ('type' is soft from 3.12)"
+                for n in ("kwlist", "softkwlist", "issoftkeyword")},
+    "decimal": {n: "follows the host's word size or libmpdec build"
+                for n in ("MAX_PREC", "MAX_EMAX", "MIN_EMIN", "MIN_ETINY", "HAVE_THREADS", "HAVE_CONTEXTVAR")},
 }
 """Names of an allowed module a check may not take, judged where the module is known (`uuid.uuid4`, `from
 uuid import uuid4`, a module-valued name's attribute), and on every attribute once a module is used as a value."""

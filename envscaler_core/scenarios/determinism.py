@@ -50,6 +50,7 @@ from typing import Any
 from envscaler_core import pyast
 from envscaler_core.runtime import CheckOutcome
 from envscaler_core.scenarios.check_modules import MODULE_NAMES, OTHER_MODULES, allowed, member
+from envscaler_core.scenarios.check_shapes import class_breaches, names_as_types, uncalled_hashlib
 
 NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3
@@ -122,7 +123,7 @@ def static_reason(source: Any) -> str | None:
     modules = _module_names(tree)
     escaped = _escaped(tree, modules)
     found: list[str] = []
-    judged: set[int] = _object_as_a_type(tree)  # names already judged (with their attribute or subscript)
+    judged: set[int] = names_as_types(tree)  # names already judged (with their attribute or subscript)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in time_names:
             judged.add(id(node.value))
@@ -137,6 +138,7 @@ def static_reason(source: Any) -> str | None:
         elif isinstance(node, ast.Name) and node.id in _NAMED and isinstance(node.ctx, ast.Load) and node.id not in bound:
             found.append(_NAMED[node.id])  # called or passed on (`sorted(xs, key=id)`)
         found.extend(_named(node, modules, escaped))
+    found += class_breaches(tree) + uncalled_hashlib(tree, modules)
     return _reason(list(dict.fromkeys(found))) if found else None
 
 
@@ -229,24 +231,6 @@ def _without_main_block(tree: ast.Module) -> ast.Module:
         return tree
     body = [kept for stmt in tree.body for kept in (stmt.orelse if _is_main_guard(stmt) else [stmt])]
     return ast.Module(body=body, type_ignores=tree.type_ignores)
-
-
-def _object_as_a_type(tree: ast.AST) -> set[int]:
-    """The `object` names that stand for the type, not a value whose repr is an address: in an annotation,
-    a class's bases, or the types `isinstance`/`issubclass` test (rt16-R F4: `Dict[str, object]` in the
-    signature was refused as `object()`)."""
-    places: list[ast.AST] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
-            places.append(node.annotation)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
-            places.append(node.returns)
-        elif isinstance(node, ast.ClassDef):
-            places.extend(node.bases)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-              and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
-            places.append(node.args[1])
-    return {id(n) for place in places for n in ast.walk(place) if isinstance(n, ast.Name) and n.id == "object"}
 
 
 def _bound_names(tree: ast.AST) -> set[str]:

@@ -75,3 +75,31 @@ HONEST = {
 @pytest.mark.parametrize("form", sorted(HONEST))
 def test_an_honest_dataclass_in_a_check_still_runs(jail: SandboxPool, form: str) -> None:
     _passes(jail, HONEST[form])
+
+
+# rt17-A F2: dataclasses.fields(C) hands out the live Field objects. Renaming one after @dataclass ran made
+# astuple/asdict/replace read getattr(obj, 'now') on a datetime subclass (the clock), and a subclass dataclass
+# compiled the new name into its generated __eq__, run with the real builtins. Both were verified.
+RENAMED = {
+    "the clock through astuple": (
+        "import dataclasses\nimport datetime\n\n"
+        "@dataclasses.dataclass(init=False)\nclass D(datetime.datetime):\n    'd'\n    x: int = 0\n\n"
+        "def check_func(final_state):\n    dataclasses.fields(D)[0].name = 'no' + 'w'\n"
+        "    return dataclasses.astuple(D(2020, 1, 1))[0]().year > 2000\n"),
+    "code in a subclass's __eq__": (
+        "import dataclasses\n\n"
+        "@dataclasses.dataclass\nclass A:\n    x: int = 0\n\n"
+        "def check_func(final_state):\n    dataclasses.fields(A)[0].name = 'x if len([]) == 0 else 1'\n"
+        "    B = dataclasses.make_dataclass('B', [], bases=(A,))\n    return B() == B()\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(RENAMED))
+def test_a_dataclass_field_cannot_be_changed_after_the_class_is_made(jail: SandboxPool, form: str) -> None:
+    _refused(jail, RENAMED[form], "dataclass fields are frozen")
+
+
+def test_a_check_reading_its_dataclass_fields_still_runs(jail: SandboxPool) -> None:
+    _passes(jail, "import dataclasses\n\n@dataclasses.dataclass\nclass W:\n    credits: int = 5\n\n"
+                  "def check_func(final_state):\n    return [f.name for f in dataclasses.fields(W)] == ['credits']"
+                  " and dataclasses.asdict(W()) == final_state\n")
