@@ -7,6 +7,7 @@ being called binary or "not UTF-8" at some byte."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +53,25 @@ def read_utf8(path: Path | str) -> str:
         raise NotUTF8(not_utf8_reason(path, data, exc)) from None
 
 
+def json_value(text: str, where: str, error: type[Exception]) -> Any:
+    """`json.loads(text)`, or `error` naming `where` and why in one line: not JSON, nested deeper than the
+    parser recurses, or an integer longer than Python reads from text (rt17-B F3: a bare RecursionError
+    escaped naming no file, and a 5,000-digit integer in a JSONL line was called an unreadable Parquet file)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not JSON: {exc}") from None
+    except RecursionError:
+        raise error(f"{where}: nested too deeply to read") from None
+    except ValueError:  # the only other: int() of a literal over the interpreter's digit limit
+        raise error(f"{where}: an integer of more than {sys.get_int_max_str_digits()} digits, "
+                    "which Python does not read from text") from None
+
+
 def jsonl_objects(path: Path, error: type[Exception]) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSONL file (the BFCL data, an RL export); a line
-    that is not UTF-8 or not a JSON object raises `error` naming file and line, so each reader keeps its
-    own error type (a UnicodeDecodeError named neither: rt10-A F5)."""
+    that is not UTF-8 or not a JSON object (`json_value`) raises `error` naming file and line, so each reader
+    keeps its own error type (a UnicodeDecodeError named neither: rt10-A F5)."""
     rows = []
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
@@ -65,10 +81,7 @@ def jsonl_objects(path: Path, error: type[Exception]) -> list[tuple[int, dict[st
                 raise error(f"{path}:{lineno}: not UTF-8 (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise error(f"{path}:{lineno}: not JSON: {exc}") from None
+            row = json_value(line, f"{path}:{lineno}", error)
             if not isinstance(row, dict):
                 raise error(f"{path}:{lineno}: expected a JSON object")
             rows.append((lineno, row))

@@ -15,12 +15,12 @@ digests, not signatures: they catch edits and corruption, not someone who recomp
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 import pyarrow as pa
 
 from envscaler_core.models import AcceptedEnv, CheckSpec, Scenario, ToolCall, ToolSchema, canonical_json, compact_json
+from envscaler_core.text_files import json_value
 
 RL_SCHEMA = pa.schema(
     [
@@ -125,19 +125,23 @@ def row_to_records(row: dict[str, Any], where: str = "row") -> tuple[AcceptedEnv
         hint = (" (rows exported before episode_rules was carried: export the run again, so the gym plays each "
                 "env by its own rules)" if "episode_rules" in missing else "")
         raise RLRowError(f"{where}: missing field(s) {', '.join(missing)}{hint}")
+    texts = ("tools_json", "tool_kinds_json", "initial_state_json", "reference_solution_json")
+    if odd := [c for c in texts if not isinstance(row[c], str)]:
+        raise RLRowError(f"{where}: {', '.join(odd)} must be JSON text, not {type(row[odd[0]]).__name__}")
+    parsed = {c: json_value(row[c], f"{where}: {c}", RLRowError) for c in texts}
     try:
         env = AcceptedEnv(
             env_id=row["env_id"], candidate_fp=row["env_candidate_fp"], summary=row["env_summary"],
             introduction=row["env_introduction"], rules=row["env_rules"], class_name=row["class_name"],
             class_code=row["class_code"],
-            tools=[ToolSchema.model_validate(t) for t in json.loads(row["tools_json"])],
-            tool_kinds=json.loads(row["tool_kinds_json"]), score=row["env_score"],
+            tools=[ToolSchema.model_validate(t) for t in parsed["tools_json"]],
+            tool_kinds=parsed["tool_kinds_json"], score=row["env_score"],
             validation_mode=row["env_validation_mode"], episode_rules=row["episode_rules"],
         )
         scenario = Scenario(
-            env_id=row["env_id"], initial_state=json.loads(row["initial_state_json"]), task=row["task"],
+            env_id=row["env_id"], initial_state=parsed["initial_state_json"], task=row["task"],
             checklist=row["checklist"], checks=[CheckSpec.model_validate(c) for c in row["checks"]],
-            reference_solution=[ToolCall.model_validate(c) for c in json.loads(row["reference_solution_json"])],
+            reference_solution=[ToolCall.model_validate(c) for c in parsed["reference_solution_json"]],
             status="verified", checks_in_identity=row["episode_rules"] == "envscaler",
         )
     except (ValueError, TypeError) as exc:  # pydantic ValidationError and JSONDecodeError are ValueErrors

@@ -38,7 +38,8 @@ def read_rl_rows(path: Path, manifest: Path | None = None) -> list[tuple[str, di
         raise RLRowError(differs or str(exc)) from None
     except (OSError, ValueError) as exc:  # pyarrow's errors are these (ArrowInvalid: ValueError; ArrowIOError)
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-        raise RLRowError(differs or f"{path}: not a readable Parquet file ({first})") from None
+        kind = "Parquet" if path.suffix == ".parquet" else "JSONL"
+        raise RLRowError(differs or f"{path}: not a readable {kind} file ({first})") from None
     if not rows:
         raise RLRowError(f"{path}: no rows (an empty RL file loads no env: is it the export's?)")
     _refuse_repeats(path, rows)

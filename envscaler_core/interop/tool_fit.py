@@ -67,7 +67,7 @@ import ast
 from typing import Any
 
 from envscaler_core import pyast
-from envscaler_core.interop.type_aliases import Reading, read_annotation, type_aliases
+from envscaler_core.interop.type_aliases import CLASS_NODES, ClassReading, Reading, type_aliases
 from envscaler_core.models.env import ToolSchema
 from envscaler_core.rollout.rules import no_method_tools
 from envscaler_core.synth.reserved import RESERVED_TOOLS
@@ -116,6 +116,12 @@ def _read(reading: Reading, schema: Any) -> dict[str, Any] | None:
     extra = {k: v for k, v in schema.items() if k in ("description", "title")}
     body = {k: v for k, v in schema.items() if k not in ("description", "title")}
     return None if named == body else {**named, **extra}
+
+
+def _unread(schema: Any) -> Any:
+    """A parameter's schema when its annotation is not read: no constraint in place of one of step6's kind
+    (written from names it could not read either), its description kept; one written with intent is kept."""
+    return {k: v for k, v in schema.items() if k in ("description", "title")} if _plain(schema) else schema
 
 
 def _missing_schema(annotation: ast.expr | None) -> dict[str, Any]:
@@ -180,7 +186,8 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     added: list[str] = []
     quoted: list[str] = []
     aliased: list[str] = []
-    aliases = type_aliases(tree)
+    reading = ClassReading(type_aliases(tree))
+    unread: list[str] = []
     untakeable: list[str] = []
     problems: list[str] = []
     fitted = []
@@ -192,8 +199,10 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             continue
         signature = parameters(fn)
         annotations = {a.arg: a.annotation for a in signature.every}
-        readings = {n: read_annotation(a, aliases) for n, a in annotations.items() if a is not None}
+        read_or_not = {n: reading.read(a) for n, a in annotations.items() if a is not None}
+        readings = {n: r for n, r in read_or_not.items() if r is not None}
         read = {n: r.expr for n, r in readings.items()}
+        skipped = [n for n, r in read_or_not.items() if r is None]
         defaulted, by_position = signature.defaulted, signature.positional_only
         props_given = params.get("properties", {})
         missing = [p for p in annotations if p not in by_position
@@ -211,6 +220,9 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             if name not in defaulted:
                 required = [*(required if isinstance(required, list) else []), name]
             added.append(f"{tool.function.name}.{name}{'' if name in defaulted else ' (required)'}")
+        for name in [n for n in skipped if n in props]:  # the class's budget is spent: read as a quoted part too long
+            props[name] = _unread(props.get(name, {}))
+            unread.append(f"{tool.function.name}.{name}")
         for name, schema in props.items():
             named = _read(readings[name], schema) if name in readings else None
             if named is not None:
@@ -222,7 +234,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                 else:
                     quoted.append(f"{tool.function.name}.{name}: {written}")
         for name, schema in props.items():
-            if name in annotations and is_placeholder(schema):
+            if name in annotations and name not in skipped and is_placeholder(schema):
                 better = _from_annotation(read.get(name), schema)
                 if better is not None:
                     props[name] = better
@@ -285,6 +297,11 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
         notes.append(f"{len(aliased)} annotation(s) read through module-level type aliases ({', '.join(aliased[:8])}"
                      f"{', ...' if len(aliased) > 8 else ''}): EnvScaler's step6 writes a name it cannot map as "
                      "{\"type\": \"object\"}, its runtime never checks arguments (interop/type_aliases.py)")
+    if unread:
+        notes.append(f"{len(unread)} annotation(s) not read through type aliases or quoted parts ({', '.join(unread[:8])}"
+                     f"{', ...' if len(unread) > 8 else ''}): the class's annotations had expanded to "
+                     f"{CLASS_NODES:,} nodes, the most one class's are read to (rt17-B F4), so these take no "
+                     "constraint, as EnvScaler's runtime checks none")
     if widened:
         notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
                      f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "

@@ -16,7 +16,12 @@ expression it stands for before `synth.tool_schema.annotation_schema` reads it:
 * `from <module> import X as Y`: `X`;
 * a string anywhere in the annotation: the expression it holds, parsed by the one AST parser.
 
-A name the module binds more than once is left alone (which binding a method sees depends on order)."""
+A name the module binds more than once is left alone (which binding a method sees depends on order).
+
+One class's annotations are read by one `ClassReading`: an annotation written alike twice and a quoted part
+are read once, and all the expansion the class's parameters use is bounded together (rt17-B F4: the budget
+was per annotation, so a 9.6 K-character quoted alias was parsed and expanded again for each of 5,000
+parameters naming it, 16 s of host CPU for a 70 KB class)."""
 
 from __future__ import annotations
 
@@ -33,6 +38,10 @@ _MAX_NODES = 10_000
 """Nodes one annotation may expand to: aliases of wide tuples of aliases (`A = Tuple[B, B, B, B]`, `B = ...`)
 grow by their width at every level, 4**16 nodes within the depth bound; past this the rest stays unexpanded.
 A quoted part longer than the nodes left is not parsed (it reads as no constraint)."""
+CLASS_NODES = 100_000
+"""Nodes the annotations of one class may expand to in all, ten annotations at the bound above: each
+parameter whose reading an alias or a quoted part changed spends the nodes its reading has, as its schema,
+note and checks walk them again; past this such parameters are not read (`ClassReading.read`)."""
 
 
 class Reading(BaseModel):
@@ -44,6 +53,8 @@ class Reading(BaseModel):
     expr: Any  # ast.expr
     aliased: bool
     quoted: bool
+    nodes: int = 0  # nodes the reading walked: what using it costs
+    cut: bool = False  # the budget ran out before the whole annotation was read
 
 
 def _is_type_expr(node: ast.expr) -> bool:
@@ -121,11 +132,15 @@ def _bound_elsewhere(tree: ast.Module) -> list[str]:
     return names
 
 
-def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
-    """`node` with every alias replaced by what it stands for and every string by the expression it holds.
-    A string that is no expression stays as it is (`annotation_schema` then reads it as no constraint)."""
+def read_annotation(node: ast.expr, aliases: dict[str, ast.expr], limit: int = _MAX_NODES,
+                    parsed: dict[str, ast.expr | None] | None = None) -> Reading:
+    """`node` with every alias replaced by what it stands for and every string by the expression it holds,
+    within `limit` nodes; `parsed` keeps each quoted part's expression (None: no expression) for the next
+    annotation. A string that is no expression stays as it is (`annotation_schema` then reads it as no
+    constraint)."""
     flags = {"aliased": False, "quoted": False}
-    budget = [_MAX_NODES]
+    budget = [limit]
+    parsed = {} if parsed is None else parsed
 
     def walk(n: ast.expr, depth: int) -> ast.expr:
         budget[0] -= 1
@@ -134,9 +149,10 @@ def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
             if len(n.value) > budget[0]:  # every node takes a character: a longer string could hold more nodes
                 return n  # than are left (rt14-B F4: a 225,000-character quoted Tuple was read in full)
-            try:
-                inner = pyast.parse(n.value, mode="eval").body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            if n.value not in parsed:
+                parsed[n.value] = _quoted_expr(n.value)
+            inner = parsed[n.value]
+            if inner is None:
                 return n
             flags["quoted"] = True
             return walk(inner, depth + 1)
@@ -159,4 +175,48 @@ def read_annotation(node: ast.expr, aliases: dict[str, ast.expr]) -> Reading:
         return n
 
     expr = walk(node, 0)
-    return Reading(expr=expr, **flags)
+    return Reading(expr=expr, nodes=min(limit, limit - budget[0]), cut=budget[0] < 0, **flags)
+
+
+def _quoted_expr(text: str) -> ast.expr | None:
+    """The expression a quoted annotation holds, or None when it holds none."""
+    try:
+        return pyast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class ClassReading:
+    """The annotations of one class read through its module's aliases: each annotation written alike and
+    each quoted part once, and all of them within `CLASS_NODES` (rt17-B F4). What its parameters' schemas,
+    notes and checks walk is then bounded by the class's size, whatever its aliases."""
+
+    def __init__(self, aliases: dict[str, ast.expr]) -> None:
+        self.aliases = aliases
+        self.left = CLASS_NODES
+        self._readings: dict[str, Reading] = {}
+        self._parsed: dict[str, ast.expr | None] = {}
+
+    def read(self, node: ast.expr) -> Reading | None:
+        """`read_annotation(node)`, or None once the class's budget is spent and an alias or a quoted part
+        would have to be read (the parameter is then not read: its schema says nothing of it)."""
+        if not any(isinstance(n, ast.Name) and n.id in self.aliases
+                   or isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node)):
+            return Reading(expr=node, aliased=False, quoted=False)  # nothing to read: what it says is all
+        key = ast.dump(node)
+        reading = self._readings.get(key)
+        if reading is None:
+            if self.left <= 0:
+                return None
+            limit = min(_MAX_NODES, self.left)
+            reading = read_annotation(node, self.aliases, limit, self._parsed)
+            if reading.cut and limit < _MAX_NODES:  # cut by the class's budget, not the annotation's own
+                self.left = 0
+                return None
+            self._readings[key] = reading
+        if reading.aliased or reading.quoted:
+            if reading.nodes > self.left:
+                self.left = 0
+                return None
+            self.left -= reading.nodes
+        return reading

@@ -150,6 +150,21 @@ def test_a_malformed_row_is_named_by_file_and_line(tmp_path: Path) -> None:
         load_file(questions, answers, "base")
 
 
+@pytest.mark.parametrize(("line", "why"), [
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply to read"),
+    ('{"id": ' + "9" * 5000 + "}", "an integer of more than 4300 digits"),
+])
+def test_a_data_line_too_deep_or_with_too_long_an_integer_is_one_error_naming_file_and_line(
+        tmp_path: Path, line: str, why: str) -> None:
+    """rt17-B F3: the line reader the RL files share let a bare RecursionError (or the int-digit ValueError)
+    escape, naming no file and no line."""
+    questions, answers = tmp_path / "q.json", tmp_path / "a.json"
+    questions.write_text(json.dumps({"id": "multi_turn_base_0"}) + "\n" + line + "\n")
+    answers.write_text(json.dumps({"id": "multi_turn_base_0", "ground_truth": [[]]}) + "\n")
+    with pytest.raises(BFCLDataError, match=rf"q\.json:2: {why}"):
+        load_file(questions, answers, "base")
+
+
 def test_tasks_are_started_longest_first_and_none_is_lost() -> None:
     from envscaler_core.bfcl.evaluate import longest_first
 

@@ -116,3 +116,31 @@ def test_a_jsonl_line_that_is_not_utf8_is_one_error_naming_file_and_line(exporte
     beside.write_bytes(data[:200] + b"\xff" + data[201:])
     with pytest.raises(RLRowError, match=r"rl_scenarios\.jsonl: sha256 .* differs from manifest\.json"):
         load_rl_set(beside, runtime)
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("[" * 100_000 + "]" * 100_000, r"deep\.jsonl:2: nested too deeply to read"),
+    ('{"a":' * 100_000 + "1" + "}" * 100_000, r"deep\.jsonl:2: nested too deeply to read"),
+    ('{"a": ' + "9" * 5000 + "}", r"deep\.jsonl:2: an integer of more than 4300 digits"),
+])
+def test_a_jsonl_line_too_deep_or_with_too_long_an_integer_is_one_error_naming_file_and_line(
+        exported: Path, tmp_path: Path, runtime: Any, line: str, why: str) -> None:
+    """rt17-B F3: a line nested 100,000 deep let a bare RecursionError escape (no file, no line), and a
+    5,000-digit integer was called 'not a readable Parquet file' with no line."""
+    copy = tmp_path / "deep.jsonl"
+    copy.write_text(_lines(exported / "rl_scenarios.jsonl")[0] + line + "\n", encoding="utf-8")
+    with pytest.raises(RLRowError, match=why):
+        load_rl_set(copy, runtime)
+
+
+@pytest.mark.parametrize("column", ["tools_json", "tool_kinds_json", "initial_state_json", "reference_solution_json"])
+def test_a_json_column_nested_too_deeply_is_one_error_naming_file_line_and_column(
+        exported: Path, tmp_path: Path, runtime: Any, column: str) -> None:
+    """rt17-B F3: a row whose `tools_json` held a list nested 100,000 deep let a bare RecursionError escape."""
+    import json
+
+    row = json.loads(_lines(exported / "rl_scenarios.jsonl")[0])
+    copy = tmp_path / "deep.jsonl"
+    copy.write_text(json.dumps({**row, column: "[" * 100_000 + "]" * 100_000}) + "\n", encoding="utf-8")
+    with pytest.raises(RLRowError, match=rf"deep\.jsonl:1: {column}: nested too deeply to read"):
+        load_rl_set(copy, runtime)
