@@ -12,7 +12,9 @@ without one, the label is inferred and reported with where it came from:
 The declared purpose wins over the code: a tool called `get_book` whose body also bumps a counter is
 a query that changes state, which is exactly the defect the fact exists to catch. The code decides
 only when name and docstring say nothing clear (`process(order_id)`), or when they contradict each
-other. Labels never silence a fact: they only choose which fact applies.
+other. Labels never silence a fact: they only choose which fact applies. The verbs read are listed in
+`verb_lexicon`; the rules here read a sentence past its verb (a listing, a participle clause, a passive,
+a causative `get`), as a lookup verb may lead a change ("Lists a car for sale.").
 """
 
 from __future__ import annotations
@@ -25,65 +27,10 @@ from envscaler_core import pyast
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
 from envscaler_core.validation.class_effects import ClassEffects
+from envscaler_core.validation.verb_lexicon import COMPOUND_STATE, NOUNISH, QUERY_VERBS, STATE_VERBS
 
 Kind = Literal["query", "state_change"]
 
-QUERY_VERBS = frozenset({
-    "get", "list", "find", "search", "lookup", "look", "view", "show", "query", "count", "fetch", "retrieve",
-    "read", "describe", "check", "is", "has", "can", "verify", "validate", "calculate", "compute",
-    "estimate", "summarize", "summarise", "filter", "browse", "display", "inspect", "peek", "preview",
-    "see", "total", "sum", "compare", "quote", "lists", "gets", "finds", "retrieves", "returns",
-    "return", "looks", "shows", "counts", "checks", "searches", "reads", "describes", "fetches",
-    "provides", "reports", "tells", "determines", "whether", "lookup", "explore", "examine", "audit", "track",
-    # rt14-B F2: lookups a generator writes that the lexicon lacked ("Locate a book.", "Print a book's card.")
-    "locate", "print", "explain", "tell", "determine", "identify", "analyze", "analyse", "recommend",
-    "enumerate", "detect", "measure", "forecast", "predict", "trace", "discover", "render", "simulate",
-    "visualize", "visualise", "plot", "chart", "gather", "extract", "aggregate", "inquire", "enquire",
-})
-STATE_VERBS = frozenset({
-    "request", "add", "create", "register", "book", "reserve", "cancel", "delete", "remove", "update", "set", "mark",
-    "assign", "unassign", "move", "rename", "complete", "close", "open", "approve", "reject", "deny",
-    "submit", "lend", "loan", "borrow", "return", "transfer", "pay", "schedule", "reschedule", "enroll",
-    "enrol", "unenroll", "archive", "restore", "reset", "increment", "decrement", "apply", "attach",
-    "detach", "withdraw", "appeal", "file", "log", "record", "grant", "revoke", "pause", "resume", "start",
-    "stop", "finish", "extend", "renew", "change", "edit", "modify", "insert", "append", "put", "post",
-    "save", "store", "write", "send", "issue", "refund", "charge", "deposit", "credit", "debit", "place",
-    "order", "purchase", "buy", "sell", "ship", "deliver", "dispatch", "confirm", "accept", "decline",
-    "activate", "deactivate", "enable", "disable", "suspend", "block", "unblock", "lock", "unlock",
-    "link", "unlink", "join", "leave", "subscribe", "unsubscribe", "follow", "unfollow", "like", "rate",
-    "review", "comment", "tag", "untag", "upload", "import", "clear", "purge", "release", "allocate",
-    "claim", "redeem", "void", "terminate", "admit", "discharge", "prescribe", "dispense", "refill",
-    "checkin", "checkout", "login", "logout", "signup", "toggle", "increase", "decrease", "adjust",
-    "upgrade", "downgrade", "merge", "split", "publish", "unpublish", "flag", "resolve", "reopen",
-    "escalate", "rollback", "undo", "redo", "bulk", "batch", "mute", "unmute", "hold", "mint", "burn",
-    "queue", "enqueue", "dequeue", "pop", "push", "drop", "kick", "ban", "invite", "revert", "give", "take",
-    "top", "make", "bump", "freeze", "unfreeze", "thaw", "ping", "touch", "raise", "lower", "fill", "empty", "replace", "swap", "convert", "process",
-    # rt14-C F1: common changes whose docstrings were read as saying nothing ("Seat the party at a table.")
-    "acknowledge", "ack", "seat", "unseat", "tick", "untick", "dismiss", "reply", "respond", "upvote", "downvote",
-    "vote", "favorite", "favourite", "unfavorite", "bookmark", "unbookmark", "star", "unstar", "pin", "unpin",
-    "hide", "unhide", "snooze", "forward", "notify", "remind", "warn", "sign", "countersign", "stamp", "award",
-    "reward", "penalize", "penalise", "grade", "annotate", "relabel", "reorder", "install",
-    "uninstall", "configure", "provision", "deploy", "launch", "trigger", "settle", "reconcile",
-    "finalize", "finalise", "initialize", "initialise", "switch", "turn", "pack", "unpack", "restock",
-    "discard", "trash", "erase", "wipe", "destroy", "dispose", "retire", "discontinue", "reinstate",
-    "recover", "unarchive", "requeue", "retry", "rerun", "rebook", "reassign", "delegate", "allot", "accrue",
-    "earn", "spend", "consume", "use", "donate", "contribute", "invest", "bid", "offer", "hire", "fire",
-    "employ", "promote", "demote", "rent", "lease", "sublet", "park", "board", "greet", "welcome", "serve",
-    "cook", "clean", "wash", "repair", "fix", "correct", "hang", "hail", "cast", "enlist", "nominate",
-    "elect", "appoint", "endorse", "certify", "authorize", "authorise", "vaccinate", "waitlist", "shortlist",
-})
-# words that are verbs in "book_appointment" but nouns in "Get a member's bookings and credits"
-_NOUNISH = frozenset({"book", "order", "record", "file", "log", "review", "rate", "hold", "place", "credit",
-                      "charge", "post", "schedule", "ship", "tag", "comment", "claim", "queue", "top", "return", "empty", "process",
-                      "seat", "reply", "vote", "favorite", "favourite", "star", "pin", "stamp", "award", "reward",
-                      "grade", "bid", "offer", "rent", "lease", "park", "board", "clean", "correct", "cast", "use",
-                      "pack", "fire", "forward", "trigger", "bookmark", "tick", "sign", "launch"})
-_COMPOUND_STATE = {("check", "in"), ("check", "out"), ("sign", "in"), ("sign", "up"), ("sign", "out"),
-                   ("log", "in"), ("log", "out"), ("check", "off"), ("set", "up"), ("look", "after"),
-                   ("pick", "up"), ("hang", "up"), ("put", "up"), ("drop", "off"), ("opt", "in"), ("opt", "out"),
-                   ("sign", "off"), ("write", "off"), ("cash", "out"), ("top", "up"), ("turn", "on"), ("turn", "off"),
-                   ("switch", "on"), ("switch", "off"), ("hand", "over"), ("hand", "in"), ("fill", "in"),
-                   ("fill", "out")}
 _DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "all", "each", "every", "new",
                           "some", "any", "whether", "how", "what", "which", "its", "their", "his", "her", "my",
                           "your", "our", "up", "down", "in", "out", "off", "to", "for"})
@@ -127,6 +74,48 @@ def _puts_on_the_market(tokens: list[str]) -> bool:
     return not plural and head not in ("all", "every", "each", "available", "current", "currently", "open")
 
 
+# rt17-C F2: one thing listed on a platform or for a purpose is put up there ("List a property on the rental
+# platform.", "List a room for booking.", "List the item as sold."); a plural, a quantifier or data is looked up
+_PLATFORMS = frozenset({"platform", "site", "website", "store", "shop", "catalog", "catalogue", "marketplace", "market",
+                        "storefront", "app", "board", "listings", "exchange", "portal", "window", "directory"})
+_PURPOSES = frozenset({"sale", "rent", "rental", "lease", "hire", "auction", "lending", "adoption", "trade", "charter",
+                       "swap", "exchange", "bidding", "purchase", "subscription", "donation", "loan", "reservation"})
+_STATES = frozenset({"available", "unavailable", "active", "inactive", "open", "closed", "sold", "public", "private",
+                     "visible", "hidden", "featured", "pending", "new", "used", "live"})
+_QUANTIFIERS = frozenset({"all", "every", "each", "any", "some", "available", "current", "currently", "open", "both"})
+# words that end a noun phrase: "a car *for* sale", "the apartment *on* the site", "a member*'s* loans" goes on
+_PHRASE_ENDS = frozenset({"for", "on", "in", "at", "to", "with", "by", "from", "of", "as", "under", "into", "onto",
+                          "via", "and", "or", "within", "across", "over", "that", "which", "who", "where", "if"})
+_INDEFINITE = frozenset({"a", "an", "one"})
+
+
+def _plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+def _lists_one_thing(tokens: list[str]) -> bool:
+    """A docstring's `list`/`lists` whose object is one thing put up somewhere: an indefinite article ("Lists a
+    car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
+    apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
+    member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
+    rest = tokens[1:]
+    start = 1 if rest and rest[0] in _ARTICLES else 0
+    phrase: list[str] = []
+    for token in rest[start:]:
+        if token in _PHRASE_ENDS:
+            break
+        phrase.append(token)
+    if not phrase or phrase[0] in _QUANTIFIERS or any(map(_plural, phrase)) or phrase[-1] in _DATA_NOUNS:
+        return False
+    if start and rest[0] in _INDEFINITE:
+        return True
+    after = rest[start + len(phrase):]
+    link, what = (after + ["", ""])[:2]
+    return (link == "for" and (what in _PURPOSES or what.endswith("ing"))
+            or link in ("on", "in", "at") and any(t in _PLATFORMS for t in after[1:5])
+            or link == "as" and (what in _STATES or what.endswith("ed")))
+
+
 def _said_after_the_market(tokens: list[str]) -> bool:
     """A name going on after its sale phrase (`list_item_for_sale_details`): the details are what it lists."""
     text = " ".join(tokens)
@@ -149,23 +138,27 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     """The kind the leading verb declares; `get_or_create` and `find_and_remove` count their second verb."""
     if not tokens:
         return None
-    if tuple(tokens[:2]) in _COMPOUND_STATE:
+    if tuple(tokens[:2]) in COMPOUND_STATE:
         return "state_change"
     first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
-    if in_name and first in _NOUNISH and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
+    if in_name and first in NOUNISH and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
         return None  # `vote_count`, `seat_map`, `order_status`: a noun phrase; the docstring or the code decides
     if first == "return" and not in_name:  # "Return the item of a loan" and "Returns the items" read alike,
         rest = [t for t in tokens[1:] if t not in _DETERMINERS]  # but "Return the details of a book" looks up
+        while len(rest) > 2 and rest[1] == "s":  # "Return the book's details": the possessive names whose (rt17-C F3)
+            rest = rest[2:]
         return "query" if rest and rest[0] in _RETURNED_DATA else None  # (rt16-R F2: `book_details`)
-    if not in_name and first == "check" and any(t in ("into", "out") for t in tokens[1:8]) \
+    if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
             and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
-        return "state_change"  # "Check the guest into the room": check in, check out
-    if not in_name and first in _NOUNISH and (len(tokens) < 2 or tokens[1] not in _DETERMINERS):
+        return "state_change"  # "Check the guest into the room", "Check the item off the list": check in/out/off
+    if not in_name and first in NOUNISH and (len(tokens) < 2 or tokens[1] not in _DETERMINERS):
         return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
     if first == "return":
         kind = "state_change"  # return_book, return_item: in names, the act of returning
-    if first == "list" and _puts_on_the_market(tokens) and not (in_name and _said_after_the_market(tokens)):
+    if first == "list" and in_name and _puts_on_the_market(tokens) and not _said_after_the_market(tokens):
+        return "state_change"
+    if first in ("list", "lists") and not in_name and (_puts_on_the_market(tokens) or _lists_one_thing(tokens)):
         return "state_change"
     for i, token in enumerate(tokens[:-1]):
         if token not in ("or", "and", "then"):
@@ -174,12 +167,15 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         after = tokens[i + 2] if i + 2 < len(tokens) else ""
         if in_name and _stem(follower) != follower:
             continue  # `view_item_and_reviews`, `show_post_and_replies`: in a name a plural is the object (rt15 F2)
-        # `get_book_and_review`, `get_order_and_ship_date`: after a noun, a word that may be a noun, or one a
-        # noun follows, pairs two nouns; the docstring decides (rt16-R F2)
-        noun_pair = in_name and i > 1 and (follower in _NOUNISH or i + 2 < len(tokens))
+        # `get_book_and_review`, `get_order_and_ship_date`, `get_member_and_loan`, `member_and_loan`: after a noun
+        # `and` pairs two nouns; the docstring decides (rt16-R F2, rt17-C F3)
+        noun_pair = in_name and (i > 1 or kind is None)
         if not in_name and follower == "return":
             continue  # "Find a book and return it": a lookup's answer, not the act of returning (rt16-R F2)
-        if follower in STATE_VERBS and not noun_pair and (in_name or follower not in _NOUNISH or after in _OBJECT_WORDS):
+        # in a sentence, a change verb needs its object: "Get the member and loan." and "Get the event and register
+        # info." pair nouns (rt17-C F3)
+        has_object = after in _OBJECT_WORDS or follower not in NOUNISH and after and after not in _DATA_NOUNS
+        if follower in STATE_VERBS and not noun_pair and (in_name or has_object):
             return "state_change"  # "... and record it", "Check availability and book the room." (rt15 F1)
         if in_name and kind == "query" and follower not in QUERY_VERBS:
             kind = None  # `read_and_reply`, `view_and_acknowledge_alert`: a later verb we cannot place (rt14-C F1)
@@ -217,6 +213,66 @@ def _change_ing(word: str) -> bool:
     return any(b in STATE_VERBS for b in (base, base + "e", base[:-1] if base[-1:] == base[-2:-1] else base))
 
 
+# past participles of change verbs that are no `-ed` of their base
+_IRREGULAR = frozenset({"set", "reset", "sent", "paid", "sold", "made", "given", "taken", "put", "written", "lent",
+                        "frozen", "hidden", "withdrawn", "overwritten", "bought", "done", "shut", "cut"})
+# in "Get the ticket assigned to the agent" a participle says which one, not what to have done
+_WHICH_ONE = frozenset({"related", "associated", "attached", "linked", "assigned", "connected", "mapped", "owned",
+                        "held", "stored", "saved", "used", "scheduled", "reserved", "booked", "placed", "ordered",
+                        "issued", "borrowed", "loaned", "lent", "created", "posted", "submitted", "recorded",
+                        "logged", "filed", "made", "added", "requested", "purchased", "bought", "rented", "selected",
+                        "registered", "uploaded", "given", "sent", "written", "returned", "updated", "modified"})
+# a clause holding one of these states a condition or picks a thing ("Check whether it is reserved.")
+_CONDITIONS = frozenset({"whether", "if", "that", "which", "who", "whose", "when", "unless", "not", "already",
+                         "currently", "still", "until", "once"})
+_PASSIVE_AUX = frozenset({"is", "are", "was", "were", "be", "been", "gets", "get", "got", "becomes"})
+
+
+def _participle(word: str, verbs: frozenset[str]) -> bool:
+    """`created`, `shipped`, `verified`, `paid`: a past participle of one of `verbs`."""
+    if word in _IRREGULAR:
+        return True
+    if not word.endswith("ed") or len(word) < 5:
+        return False
+    base = word[:-2]
+    return any(b in verbs for b in (base, base + "e", base[:-1], base[:-1] + "y" if base.endswith("i") else base))
+
+
+def _participle_clause(sentence: str) -> bool:
+    """`, setting it visible`, `, marking them read`: a clause after a comma led by a change verb's -ing form
+    and its object states what the call changes (rt17-C F2)."""
+    return any(_change_ing(verb) for verb in re.findall(
+        r"[,;]\s*(?:and\s+|then\s+|thereby\s+)?([a-z]+ing)\s+(?:it|them|the|a|an|its|their|this|these|each|all)\b",
+        sentence.lower()))
+
+
+def _passive_change(sentence: str) -> bool:
+    """`a new empty cart is created`, `its counter gets updated`: a passive change verb in a clause that states no
+    condition ("Check whether the book is reserved." and "the orders that were removed" pick, they do not change)."""
+    for clause in re.split(r"[,;:()]", sentence.lower()):
+        tokens = [t for t in words(clause) if t not in ("then", "also", "automatically", "immediately", "always")]
+        if any(t in _CONDITIONS for t in tokens):
+            continue
+        if any(aux in _PASSIVE_AUX and _participle(pp, STATE_VERBS) and pp not in ("returned", "given")
+               for aux, pp in zip(tokens, tokens[1:])):  # "The book's record is returned." hands data back
+            return True
+    return False
+
+
+def _causative(tokens: list[str]) -> bool:
+    """"Get the document signed by the client.", "Have the car washed.": `get`/`have`, one thing, then a past
+    participle ending the phrase. A plural or a participle that says which one looks up ("Get the books borrowed
+    by a member.", "Get the ticket assigned to the agent.")."""
+    if not tokens or tokens[0] not in ("get", "gets", "have", "has") or len(tokens) < 4 or tokens[1] not in _ARTICLES:
+        return False
+    for i in range(3, min(len(tokens), 7)):
+        pp, before, after = tokens[i], tokens[i - 1], (tokens[i + 1] if i + 1 < len(tokens) else "")
+        if _participle(pp, STATE_VERBS | QUERY_VERBS) and pp not in _WHICH_ONE:
+            return (before not in _ARTICLES | {"s"} and not any(map(_plural, tokens[2:i]))
+                    and after in _PHRASE_ENDS | {"", "before", "after", "today", "now"})
+    return False
+
+
 def goes_on_to_an_unplaced_verb(doc: str | None) -> bool:
     """The first sentence goes on, after "and"/"then", to a verb we cannot place with its object ("Find a match
     for the player and pair them."): it says something other than a lookup (rt16-R F3)."""
@@ -233,12 +289,16 @@ def doc_kind(doc: str | None) -> Kind | None:
     summary, _ = parse_docstring(doc)
     if not summary:
         return None
-    tokens = words(summary.split(". ")[0])
+    sentence = summary.split(". ")[0]
+    tokens = words(sentence)
     kind = verb_kind(tokens, in_name=False)
     if kind != "state_change" and any(t in _TELLING_CHANGES for t in tokens[1:]):
         return "state_change"
-    if kind != "state_change" and any(by == "by" and _change_ing(t) for by, t in zip(tokens[1:], tokens[2:])):
+    if kind != "state_change" and any(by == "by" and _change_ing(t) and after in _OBJECT_START | _PRONOUNS
+                                      for by, t, after in zip(tokens[1:], tokens[2:], tokens[3:])):
         return "state_change"  # "Show the item in the storefront by setting its visible flag." (rt16-R F3)
+    if kind != "state_change" and (_participle_clause(sentence) or _passive_change(sentence) or _causative(tokens)):
+        return "state_change"  # ", setting it visible", "a new cart is created", "Get the document signed" (rt17-C F2)
     if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in _OBJECT_WORDS
                                       for t, after in zip(tokens[1:], tokens[2:])):
         return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
@@ -306,7 +366,7 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
         declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
-        name_is_noun = (words(name) or [""])[0] in _NOUNISH or name_kind(name) is None
+        name_is_noun = (words(name) or [""])[0] in NOUNISH or name_kind(name) is None
         if doc is not None and name_is_noun:  # `archive_book`, "... without changing anything else" keeps its verb (rt13 F5)
             out[name] = (doc, "docstring")  # `book_details`: "book" may be a noun, the sentence decides (rt12-C F8)
         elif len({k for _, k in declared}) == 1:

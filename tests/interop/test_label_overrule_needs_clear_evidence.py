@@ -125,9 +125,21 @@ HONEST_CHANGES = [
 @pytest.mark.parametrize(("name", "doc"), HONEST_CHANGES, ids=[n for n, _ in HONEST_CHANGES])
 def test_a_change_the_docstring_states_keeps_its_file_label_whatever_query_word_its_name_has(
         tmp_path: Path, name: str, doc: str) -> None:
+    keeps_file_label(tmp_path, name, doc)
+
+
+def keeps_file_label(tmp_path: Path, name: str, doc: str) -> None:
+    """An honest change `name` documented `doc` keeps its `state_change` label, with no overrule note."""
     kind, notes = _kind(tmp_path, name, doc, HONEST)
     assert kind == "state_change", notes
     assert not any("declare" in n for n in notes), notes
+
+
+def judged_query(tmp_path: Path, name: str, doc: str, body: str) -> None:
+    """`name` documented `doc`, labelled state_change, is judged a query, with a note naming it."""
+    kind, notes = _kind(tmp_path, name, doc, body)
+    assert kind == "query", notes
+    assert any(name in n and "declare" in n for n in notes), notes
 
 
 DECLARED_LOOKUPS = [
@@ -168,9 +180,7 @@ DECLARED_LOOKUPS = [
 @pytest.mark.parametrize(("name", "doc", "body"), DECLARED_LOOKUPS, ids=[n for n, _, _ in DECLARED_LOOKUPS])
 def test_a_lookup_its_name_and_docstring_declare_is_judged_a_query_whatever_its_file_label(
         tmp_path: Path, name: str, doc: str, body: str) -> None:
-    kind, notes = _kind(tmp_path, name, doc, body)
-    assert kind == "query", notes
-    assert any(name in n and "declare" in n for n in notes), notes
+    judged_query(tmp_path, name, doc, body)
 
 
 def _imported(tmp_path: Path, sandbox_pool: Any, env: dict[str, Any],
@@ -184,17 +194,26 @@ def _imported(tmp_path: Path, sandbox_pool: Any, env: dict[str, Any],
 
 def test_an_honest_change_named_like_a_lookup_is_accepted_and_its_scenario_verified(
         tmp_path: Path, sandbox_pool: Any) -> None:
-    env = _env("get_a_table", "Seat the party at a table.", HONEST)
-    imported, [scenario] = _imported(tmp_path, sandbox_pool, env,
-                                     [{"name": "get_a_table", "arguments": {"book_id": "b1"}}])
+    accepted_and_verified(tmp_path, sandbox_pool, "get_a_table", "Seat the party at a table.")
+
+
+def test_a_lending_lookup_documented_by_a_lookup_verb_rejects_its_env(tmp_path: Path, sandbox_pool: Any) -> None:
+    rejected_as_a_writing_query(tmp_path, sandbox_pool, "locate_book", "Locate a book.")
+
+
+def accepted_and_verified(tmp_path: Path, sandbox_pool: Any, name: str, doc: str) -> None:
+    """The honest change `name` documented `doc` is imported: its env accepted, its own call's scenario verified."""
+    env = _env(name, doc, HONEST)
+    imported, [scenario] = _imported(tmp_path, sandbox_pool, env, [{"name": name, "arguments": {"book_id": "b1"}}])
     assert imported.status == "accepted", imported.reasons
     assert scenario.audit == "verified", scenario.reasons
 
 
-def test_a_lending_lookup_documented_by_a_lookup_verb_rejects_its_env(tmp_path: Path, sandbox_pool: Any) -> None:
-    env = _env("locate_book", "Locate a book.", LENDS)
+def rejected_as_a_writing_query(tmp_path: Path, sandbox_pool: Any, name: str, doc: str) -> None:
+    """The lending lookup `name` documented `doc` is judged a query, so its env is rejected for the breach."""
+    env = _env(name, doc, LENDS)
     imported, _ = _imported(tmp_path, sandbox_pool, env,
                             [{"name": "lend_book", "arguments": {"book_id": "b1", "member": "Ana"}}])
     assert imported.status == "rejected"
-    assert any("query tool locate_book changed state" in r for r in imported.reasons), imported.reasons
+    assert any(f"query tool {name} changed state" in r for r in imported.reasons), imported.reasons
 
