@@ -7,9 +7,13 @@ arguments to the method unchecked: `getattr(env, name)(**arguments)`)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
 
 from envscaler_core.gym import ScenarioEnv
+from tests.interop.conftest import import_one_env
 
 Row = tuple[str, Any, dict[str, Any], dict[str, Any]]
 """An annotation (with its default, if any), a value EnvScaler's runtime passes for it, step6's schema for
@@ -78,3 +82,43 @@ def play(imported: dict[str, Any], pool: Any, i: int, value: Any) -> tuple[str, 
     finally:
         env.close()
     return obs, float(reward), bool(terminated)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each `AnnotationTable` test taking `i` runs once per row of its class's table, named by the annotation."""
+    if "i" in metafunc.fixturenames and metafunc.cls is not None and issubclass(metafunc.cls, AnnotationTable):
+        rows = metafunc.cls.ROWS
+        metafunc.parametrize("i", range(len(rows)), ids=[row[0] for row in rows])
+
+
+class AnnotationTable:
+    """What every row of a table holds, once its env is imported: the env is accepted, the row's served schema
+    is the one the table gives, and the call EnvScaler's runtime runs with the row's value verifies its
+    scenario, which is promoted, and pays 1.0 in a gym episode. A spec module subclasses it with `HEAD`
+    (the module up to `Board.__init__`) and `ROWS`, and imports `pytest_generate_tests`."""
+
+    HEAD: ClassVar[str]
+    ROWS: ClassVar[list[Row]]
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def imported(cls, tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
+        env, scenarios, plans = board(cls.HEAD, cls.ROWS)
+        tmp: Path = tmp_path_factory.mktemp(cls.__name__.lower())
+        return import_one_env(tmp, env, scenarios, plans, sandbox_pool, "table")
+
+    def test_the_env_is_accepted(self, imported: dict[str, Any]) -> None:
+        assert [(e.status, e.reasons) for e in imported["envs"]] == [("accepted", [])]
+
+    def test_the_served_schema_is_the_one_the_table_gives(self, imported: dict[str, Any], i: int) -> None:
+        assert served(imported, i) == self.ROWS[i][3]
+
+    def test_the_call_envscaler_runs_verifies_its_scenario_which_is_promoted(self, imported: dict[str, Any],
+                                                                               i: int) -> None:
+        assert audit(imported, i)[:2] == ("verified", True), audit(imported, i)[2]
+
+    def test_a_gym_episode_making_that_call_earns_full_reward(self, imported: dict[str, Any], sandbox_pool: Any,
+                                                              i: int) -> None:
+        obs, reward, terminated = play(imported, sandbox_pool, i, self.ROWS[i][1])
+        assert json.loads(obs).get("success") is True, obs
+        assert terminated and reward == 1.0

@@ -13,13 +13,9 @@ is what EnvScaler's runtime passes (`tests/interop/annotation_table.py`)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import pytest
-
-from tests.interop.annotation_table import Row, audit, board, play, served
-from tests.interop.conftest import import_one_env
+from tests.interop.annotation_table import AnnotationTable, Row, pytest_generate_tests  # noqa: F401 - the rows
 
 ROWS: list[Row] = [
     ('Optional[Literal["fast", "slow"]] = None', 'fast',
@@ -161,42 +157,18 @@ class Board:
     def __init__(self, init_config: dict):
         self.items: Dict[str, dict] = {}
 '''
-IDS = [row[0] for row in ROWS]
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
-    env, scenarios, plans = board(HEAD, ROWS)
-    return import_one_env(tmp_path_factory.mktemp("shapes"), env, scenarios, plans, sandbox_pool, "shapes")
+class TestEveryShape(AnnotationTable):
+    """42 shapes (at least 30), each fitted alike alone and nested: see `AnnotationTable`."""
 
+    HEAD, ROWS = HEAD, ROWS
 
-def test_the_table_holds_at_least_thirty_shapes() -> None:
-    assert len(ROWS) >= 30 and len(set(IDS)) == len(ROWS)
+    def test_the_table_holds_at_least_thirty_distinct_shapes(self) -> None:
+        assert len(ROWS) >= 30 and len({row[0] for row in ROWS}) == len(ROWS)
 
-
-def test_the_env_is_accepted(imported: dict[str, Any]) -> None:
-    assert [(e.status, e.reasons) for e in imported["envs"]] == [("accepted", [])]
-
-
-@pytest.mark.parametrize("i", range(len(ROWS)), ids=IDS)
-def test_the_served_schema_is_the_annotations_own(imported: dict[str, Any], i: int) -> None:
-    assert served(imported, i) == ROWS[i][3]
-
-
-@pytest.mark.parametrize("i", range(len(ROWS)), ids=IDS)
-def test_the_call_envscaler_runs_verifies_its_scenario_which_is_promoted(imported: dict[str, Any], i: int) -> None:
-    assert audit(imported, i)[:2] == ("verified", True), audit(imported, i)[2]
-
-
-@pytest.mark.parametrize("i", range(len(ROWS)), ids=IDS)
-def test_a_gym_episode_making_that_call_earns_full_reward(imported: dict[str, Any], sandbox_pool: Any, i: int) -> None:
-    obs, reward, terminated = play(imported, sandbox_pool, i, ROWS[i][1])
-    assert json.loads(obs).get("success") is True, obs
-    assert terminated and reward == 1.0
-
-
-def test_a_note_names_each_step6_schema_taken_from_the_annotation(imported: dict[str, Any]) -> None:
-    notes = [n for n in imported["report"].notes if "taken from the annotation" in n]
-    assert len(notes) == 1 and notes[0].startswith(
-        "env_metadata.json[env_board]: 32 schema(s) EnvScaler's step6 wrote for types it cannot express "
-        "taken from the annotation (set_v0.value, set_v1.value,"), notes
+    def test_a_note_names_each_step6_schema_taken_from_the_annotation(self, imported: dict[str, Any]) -> None:
+        notes = [n for n in imported["report"].notes if "taken from the annotation" in n]
+        assert len(notes) == 1 and notes[0].startswith(
+            "env_metadata.json[env_board]: 32 schema(s) EnvScaler's step6 wrote for types it cannot express "
+            "taken from the annotation (set_v0.value, set_v1.value,"), notes

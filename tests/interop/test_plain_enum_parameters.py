@@ -9,13 +9,9 @@ keeps the mixin's type, no `enum` (docs/interop.md)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import pytest
-
-from tests.interop.annotation_table import Row, audit, board, play, served
-from tests.interop.conftest import import_one_env
+from tests.interop.annotation_table import AnnotationTable, Row, pytest_generate_tests  # noqa: F401 - the rows
 
 HEAD = '''import enum
 from enum import Enum, auto
@@ -68,39 +64,15 @@ ROWS: list[Row] = [  # annotation, the value EnvScaler's runtime passes, step6's
     ('"Status"', "closed", {"type": "string"}, {"type": "string", "enum": ["open", "closed"]}),
     ('Color', "red", O, {"type": "string"}),
 ]
-IDS = [row[0] for row in ROWS]
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
-    env, scenarios, plans = board(HEAD, ROWS)
-    return import_one_env(tmp_path_factory.mktemp("enums"), env, scenarios, plans, sandbox_pool, "enums")
+class TestPlainEnums(AnnotationTable):
+    """Each row served as the type and values of its members (the `(str, Enum)` row as its mixin's type),
+    and the member value EnvScaler's runtime passes verifies and pays: see `AnnotationTable`."""
 
+    HEAD, ROWS = HEAD, ROWS
 
-def test_the_env_is_accepted(imported: dict[str, Any]) -> None:
-    assert [(e.status, e.reasons) for e in imported["envs"]] == [("accepted", [])]
-
-
-@pytest.mark.parametrize("i", range(len(ROWS)), ids=IDS)
-def test_the_served_schema_takes_the_type_and_values_of_the_members(imported: dict[str, Any], i: int) -> None:
-    assert served(imported, i) == ROWS[i][3]
-
-
-@pytest.mark.parametrize("i", range(len(ROWS)), ids=IDS)
-def test_the_member_value_envscaler_passes_verifies_the_scenario_which_is_promoted(imported: dict[str, Any],
-                                                                                   i: int) -> None:
-    assert audit(imported, i)[:2] == ("verified", True), audit(imported, i)[2]
-
-
-@pytest.mark.parametrize("i", range(len(ROWS)), ids=IDS)
-def test_a_gym_episode_passing_the_member_value_earns_full_reward(imported: dict[str, Any], sandbox_pool: Any,
-                                                                  i: int) -> None:
-    obs, reward, terminated = play(imported, sandbox_pool, i, ROWS[i][1])
-    assert json.loads(obs).get("success") is True, obs
-    assert terminated and reward == 1.0
-
-
-def test_a_note_names_each_plain_enum_read_as_its_values(imported: dict[str, Any]) -> None:
-    notes = imported["report"].notes
-    assert any("set_v0.value: Status as Literal['open', 'closed']" in n and
-               "set_v4.value: Step as Literal[1, 2]" in n for n in notes), notes
+    def test_a_note_names_each_plain_enum_read_as_its_values(self, imported: dict[str, Any]) -> None:
+        notes = imported["report"].notes
+        assert any("set_v0.value: Status as Literal['open', 'closed']" in n and
+                   "set_v4.value: Step as Literal[1, 2]" in n for n in notes), notes
