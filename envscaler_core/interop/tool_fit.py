@@ -10,7 +10,9 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   here such a placeholder (no properties) is replaced by the annotation's own schema
   (`synth.tool_schema.annotation_schema`: `Union[int, str]` -> integer or string), or by no constraint
   at all when there is no annotation; a placeholder whose annotation *is* a mapping (`Dict`, a TypedDict
-  or class name) stays an object;
+  or class name) stays an object; so is that fallback inside step6's `Optional[...]` (`["object", "null"]`)
+  or `List[...]` (an array of objects), and `Optional[Any]`'s `{"type": ["null"]}` (rt17-C F4:
+  `Optional[Literal[...]]`, `Optional[Set[str]]`, `List[Literal[...]]` refused the calls EnvScaler runs);
 * a parameter whose default is `None` (`priority: str = None`) is written as its annotation's type only
   (`{"type": "string"}`), so an explicit null, which is what the default means and which EnvScaler's
   runtime passes through, would be refused: here it is nullable (`["string", "null"]`, or a null branch
@@ -75,6 +77,8 @@ from envscaler_core.signature import parameters
 from envscaler_core.synth.tool_schema import SchemaError, annotation_schema, is_property, nullable
 
 _PLACEHOLDER_KEYS = frozenset({"type", "description", "title"})
+_STEP6_KEYS = _PLACEHOLDER_KEYS | {"items", "_optional"}
+_META = ("description", "title")
 
 
 def is_placeholder(schema: Any) -> bool:
@@ -82,40 +86,62 @@ def is_placeholder(schema: Any) -> bool:
     return isinstance(schema, dict) and schema.get("type") == "object" and set(schema) <= _PLACEHOLDER_KEYS
 
 
-def _from_annotation(annotation: ast.expr | None, placeholder: dict[str, Any]) -> dict[str, Any] | None:
-    """The schema to use instead of a placeholder, or None to keep it (the annotation is a mapping)."""
-    try:
-        schema = annotation_schema(annotation) if annotation is not None else {}
-    except (SchemaError, SyntaxError, ValueError, RecursionError):
-        schema = {}
-    if schema.get("type") == "object":
-        return None
-    extra = {k: v for k, v in placeholder.items() if k in ("description", "title")}
-    return {**schema, **extra}
-
-
 def _plain(schema: Any) -> bool:
     """A schema of the kind step6 writes from an annotation's names: `type`, `items` (of the same kind), a
-    description or title; one that says more (an enum, properties, anyOf) was written with intent: kept."""
-    return (isinstance(schema, dict) and set(schema) <= _PLACEHOLDER_KEYS | {"items"}
+    description or title (and step6's `_optional` marker, which it leaves in nested items); one that says more
+    (an enum, properties, anyOf) was written with intent: kept."""
+    return (isinstance(schema, dict) and set(schema) <= _STEP6_KEYS
             and ("items" not in schema or _plain(schema["items"])))
 
 
-def _read(reading: Reading, schema: Any) -> dict[str, Any] | None:
-    """The schema of the type an annotation stands for once its aliases and quoted parts are read
-    (`type_aliases`), in place of step6's (`{"type": "object"}` for a name it cannot map, a string for any
-    string); None when nothing was read that way, step6's schema says more than its names could, or it
-    already is that schema (`"str"`, `Optional["str"]` stay as they are). A string that is no type
-    expression reads as no constraint, as no annotation does."""
-    if not (reading.aliased or reading.quoted) or not _plain(schema):
+def _vague(schema: dict[str, Any]) -> bool:
+    """step6's fallback is in it: a `type` of nothing but object or null (`{"type": "object"}` for a name its
+    map lacks, `["object", "null"]` for `Optional` of one, `["null"]` for `Optional[Any]`), at the top or in
+    the `items` of an array (`List[Literal[...]]`)."""
+    types = schema.get("type")
+    kinds = set(types if isinstance(types, list) else [types]) - {"null"}
+    if "type" in schema and kinds <= {"object"}:
+        return True
+    items = schema.get("items")
+    return "array" in kinds and isinstance(items, dict) and _vague(items)
+
+
+def _agrees(step6: dict[str, Any], ours: dict[str, Any]) -> bool:
+    """step6's schema already says what the annotation's own does, as far as the fitting goes: the same, or
+    the same type where that is a mapping (written as an object, its values unchecked, as step6 left them:
+    docs/interop.md) or an array whose items agree."""
+    body = {k: v for k, v in step6.items() if k not in (*_META, "_optional")}
+    if body == ours:
+        return True
+    if "type" not in body or body.get("type") != ours.get("type"):
+        return False
+    kinds = body["type"] if isinstance(body["type"], list) else [body["type"]]
+    if "object" in kinds:
+        return True
+    items, own = body.get("items", {}), ours.get("items", {})
+    return "array" in kinds and isinstance(items, dict) and isinstance(own, dict) and _agrees(items, own)
+
+
+def _fitted(reading: Reading | None, schema: Any) -> dict[str, Any] | None:
+    """The annotation's own schema in place of step6's, or None to keep step6's. step6 maps an annotation's
+    names through a small table, and what it cannot map becomes an object (alone, inside `Optional`, in a
+    `List`), `Optional[Any]` a null, any string a string; its runtime never checks arguments, ours does, so
+    such a schema would refuse the calls EnvScaler runs (rt17-C F4: `Optional[Literal[...]]` as object or
+    null, 9 of 13 verified scenarios not promoted). So a schema of step6's kind is replaced when it holds that
+    fallback, or the annotation was read through an alias or a quoted part, unless it already agrees with
+    the annotation's own; one that says more than step6 could (an enum, an anyOf) is kept. No annotation
+    reads as no constraint, and so does a string that holds no type expression."""
+    if not isinstance(schema, dict):
+        return None
+    if reading is None:
+        return {k: v for k, v in schema.items() if k in _META} if is_placeholder(schema) else None
+    if not _plain(schema) or not (reading.aliased or reading.quoted or _vague(schema)):
         return None
     try:
-        named = annotation_schema(reading.expr)
+        ours = annotation_schema(reading.expr)
     except (SchemaError, SyntaxError, ValueError, RecursionError):
-        named = {}
-    extra = {k: v for k, v in schema.items() if k in ("description", "title")}
-    body = {k: v for k, v in schema.items() if k not in ("description", "title")}
-    return None if named == body else {**named, **extra}
+        ours = {}
+    return None if _agrees(schema, ours) else {**ours, **{k: v for k, v in schema.items() if k in _META}}
 
 
 def _unread(schema: Any) -> Any:
@@ -224,21 +250,17 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
             props[name] = _unread(props.get(name, {}))
             unread.append(f"{tool.function.name}.{name}")
         for name, schema in props.items():
-            named = _read(readings[name], schema) if name in readings else None
-            if named is not None:
-                props[name] = named
-                written = ast.unparse(annotations[name])
-                if readings[name].aliased:
-                    aliased.append(f"{tool.function.name}.{name}: {_cut(written, 80)} as "
-                                   f"{_cut(ast.unparse(read[name]), 120)}")
-                else:
-                    quoted.append(f"{tool.function.name}.{name}: {written}")
-        for name, schema in props.items():
-            if name in annotations and name not in skipped and is_placeholder(schema):
-                better = _from_annotation(read.get(name), schema)
-                if better is not None:
-                    props[name] = better
-                    widened.append(f"{tool.function.name}.{name}")
+            named = _fitted(readings.get(name), schema) if name in annotations and name not in skipped else None
+            if named is None:
+                continue
+            props[name] = named
+            if name in readings and readings[name].aliased:
+                aliased.append(f"{tool.function.name}.{name}: {_cut(ast.unparse(annotations[name]), 80)} as "
+                               f"{_cut(ast.unparse(read[name]), 120)}")
+            elif name in readings and readings[name].quoted:
+                quoted.append(f"{tool.function.name}.{name}: {ast.unparse(annotations[name])}")
+            else:
+                widened.append(f"{tool.function.name}.{name}")
         for name in sorted(signature.none_defaulted & set(props)):
             if isinstance(props[name], dict) and nullable(props[name]) != props[name]:
                 props[name] = nullable(props[name])
@@ -303,9 +325,10 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                      f"{CLASS_NODES:,} nodes, the most one class's are read to (rt17-B F4), so these take no "
                      "constraint, as EnvScaler's runtime checks none")
     if widened:
-        notes.append(f"{len(widened)} placeholder {{\"type\": \"object\"}} schema(s) taken from the annotation "
-                     f"({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): EnvScaler's step6 writes that "
-                     "placeholder for types it cannot express, its runtime never checks arguments")
+        notes.append(f"{len(widened)} schema(s) EnvScaler's step6 wrote for types it cannot express taken from the "
+                     f"annotation ({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): step6 writes "
+                     "{\"type\": \"object\"} for a name outside its type map, also inside Optional (object or null) "
+                     "and List, and Optional[Any] as null; its runtime never checks arguments")
     return fitted, notes, problems
 
 

@@ -13,6 +13,10 @@ expression it stands for before `synth.tool_schema.annotation_schema` reads it:
 * `Name = NewType("Name", <type>)`: its base type;
 * `class Name(str, Enum)` / `(int, Enum)`, `IntEnum`, `StrEnum`: `str` or `int` (its members' values are what
   a call gives; the member names are not enforced, EnvScaler enforces nothing);
+* a plain `class Name(Enum)`: `Literal[<its members' values>]` (strings -> a string `enum`, mixed -> the union
+  of their types; all `auto()` -> 1, 2, ...), or `Any` when a value is no plain constant. A call gives a value,
+  never a member: EnvScaler's runtime passes the agent's JSON (`status="closed"`), so the member's value is
+  all a method is ever given (outside check rt17-C F1: kept as step6's object, `status="closed"` was refused);
 * `from <module> import X as Y`: `X`;
 * a string anywhere in the annotation: the expression it holds, parsed by the one AST parser.
 
@@ -63,14 +67,39 @@ def _is_type_expr(node: ast.expr) -> bool:
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr)
 
 
-def _enum_base(cls: ast.ClassDef) -> str | None:
-    """`str` or `int` for an Enum subclass whose members are of that type, else None."""
+def _enum_type(cls: ast.ClassDef) -> ast.expr | None:
+    """The type a call gives for an Enum subclass (`str`/`int` for a mixin, its members' values for a plain
+    `Enum`), or None for a class that is no Enum."""
     names = [_base_name(b) for b in cls.bases]
     enums = [n for n in names if n in _ENUMS]
     if not enums:
         return None
-    mixin = next((n for n in names if n in ("str", "int")), None)
-    return mixin or _ENUMS[enums[0]]
+    base = next((n for n in names if n in ("str", "int")), None) or _ENUMS[enums[0]]
+    return ast.Name(id=base, ctx=ast.Load()) if base else _member_values(cls)
+
+
+def _member_values(cls: ast.ClassDef) -> ast.expr:
+    """`Literal[v1, v2, ...]` of a plain Enum's member values (`NAME = <constant>`; all `auto()`: 1, 2, ...),
+    `Any` when a value is anything else or there is no member (nothing to say what a call may give)."""
+    values: list[ast.expr] = []
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            continue  # a method, a docstring, a nested class: no member
+        if isinstance(target, ast.Name) and not target.id.startswith("_"):  # `_ignore_` and the like are none
+            values.append(value)
+    autos = [isinstance(v, ast.Call) and _base_name(v.func) == "auto" and not v.args for v in values]
+    if values and all(autos):
+        values = [ast.Constant(value=i) for i in range(1, len(values) + 1)]
+    plain = all(isinstance(v, ast.Constant) and type(v.value) in (str, int, float, bool) for v in values)
+    if not values or not plain:
+        return ast.Name(id="Any", ctx=ast.Load())
+    values = list({(type(v.value), v.value): v for v in values}.values())  # an alias member repeats a value
+    members = ast.Tuple(elts=values, ctx=ast.Load()) if len(values) > 1 else values[0]
+    return ast.Subscript(value=ast.Name(id="Literal", ctx=ast.Load()), slice=members, ctx=ast.Load())
 
 
 def _base_name(node: ast.expr) -> str:
@@ -97,8 +126,7 @@ def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
         elif isinstance(stmt, ast.ImportFrom):
             pairs += [(a.asname, ast.Name(id=a.name, ctx=ast.Load())) for a in stmt.names if a.asname and a.asname != a.name]
         elif isinstance(stmt, ast.ClassDef):
-            base = _enum_base(stmt)
-            pairs.append((stmt.name, ast.Name(id=base, ctx=ast.Load()) if base else None))
+            pairs.append((stmt.name, _enum_type(stmt)))
         elif isinstance(stmt, ast.Import | ast.FunctionDef | ast.AsyncFunctionDef):
             names = [a.asname or a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.name]
             pairs += [(n, None) for n in names]

@@ -3,7 +3,8 @@
 Fixes the reference's schema defects: the description is the docstring's summary paragraph (not the
 whole docstring), `Args:` entries become parameter descriptions, defaults make a parameter optional
 (and a `None` default makes it nullable: `x: str = None` takes an explicit null),
-`X | None`, `list[T]`, `dict[K, V]` and `Literal[...]` are understood, private methods are not tools,
+`X | None`, `list[T]`, `dict[K, V]` and `Literal[...]` are understood, alone or nested (`Optional[Literal]`,
+`List[Union[...]]`), private methods are not tools,
 `**kwargs` allows further arguments (`additionalProperties`), `*args` is no parameter (a keyword call
 cannot fill it), and an unannotated parameter raises `SchemaError` (a named static-check problem) instead of crashing.
 """
@@ -73,8 +74,28 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in schema.items() if k in _META_KEYS}, "anyOf": [body, {"type": "null"}]}
 
 
+_ARRAYS = frozenset({"List", "list", "Sequence", "MutableSequence", "Set", "set", "FrozenSet", "frozenset",
+                     "AbstractSet", "MutableSet", "Iterable", "Collection", "Deque", "deque"})
+"""Collections a JSON call fills with an array (EnvScaler's runtime passes it as a list)."""
+_TUPLES = frozenset({"Tuple", "tuple"})
+_MAPPINGS = frozenset({"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"})
+
+
+def _literal(values: list[Any]) -> dict[str, Any]:
+    """`Literal[...]`: its values as an `enum`, with their JSON type(s) when each is a plain one (`["string",
+    "integer"]` for `Literal["a", 1]`: the union of their types, in the order they first appear)."""
+    kinds = list(dict.fromkeys(type(v).__name__ for v in values))
+    if not kinds or any(k not in _SIMPLE for k in kinds):
+        return {"enum": values}
+    types = [_SIMPLE[k] for k in kinds]
+    return {"type": types[0] if len(types) == 1 else types, "enum": values}
+
+
 def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
-    """JSON Schema for a type annotation; unknown names (TypedDicts, classes) map to object."""
+    """JSON Schema for a type annotation; unknown names (TypedDicts, classes) map to object. Every shape is
+    read the same alone or nested (`Optional[Literal[...]]`, `List[Union[int, str]]`, `Set[...] | None`), and
+    `Optional`/`X | None` widen what they wrap as `nullable` does (a null branch in an `anyOf`, None in an
+    `enum`); `Any` is no constraint, also inside `Optional`."""
     if node is None:
         raise SchemaError("missing annotation")
     if isinstance(node, ast.Constant):
@@ -85,42 +106,37 @@ def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         left, right = node.left, node.right
         if isinstance(right, ast.Constant) and right.value is None:
-            return _with_null(annotation_schema(left))
+            return nullable(annotation_schema(left))
         if isinstance(left, ast.Constant) and left.value is None:
-            return _with_null(annotation_schema(right))
+            return nullable(annotation_schema(right))
         return {"anyOf": [annotation_schema(left), annotation_schema(right)]}
     name = _name(node)
     if name == "Any":
         return {}
     if name in _SIMPLE:
         return {"type": _SIMPLE[name], **({"items": {}} if name == "list" else {})}
-    if name in {"List", "Sequence", "Set", "Tuple"}:
+    if name in _ARRAYS or name in _TUPLES:
         return {"type": "array", "items": {}}
-    if name in {"Dict", "Mapping"}:
+    if name in _MAPPINGS:
         return {"type": "object"}
     if isinstance(node, ast.Subscript):
         base = _name(node.value)
         args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if base == "Optional":
-            return _with_null(annotation_schema(args[0]))
+            return nullable(annotation_schema(args[0]))
         if base == "Literal":
-            values = [a.value for a in args if isinstance(a, ast.Constant)]
-            kinds = {type(v).__name__ for v in values}
-            schema: dict[str, Any] = {"enum": values}
-            if len(kinds) == 1 and next(iter(kinds)) in _SIMPLE:
-                schema = {"type": _SIMPLE[next(iter(kinds))], "enum": values}
-            return schema
-        if base in {"List", "list", "Sequence", "Set", "set"}:
+            return _literal([a.value for a in args if isinstance(a, ast.Constant)])
+        if base in _ARRAYS:
             return {"type": "array", "items": annotation_schema(args[0])}
-        if base in {"Tuple", "tuple"}:
+        if base in _TUPLES:
             return {"type": "array"}
-        if base in {"Dict", "dict", "Mapping"}:
+        if base in _MAPPINGS:
             value = annotation_schema(args[1]) if len(args) == 2 else {}
             return {"type": "object", **({"additionalProperties": value} if value else {})}
         if base == "Union":
             members = [a for a in args if not (isinstance(a, ast.Constant) and a.value is None)]
             if len(members) == 1:
-                return _with_null(annotation_schema(members[0]))
+                return nullable(annotation_schema(members[0]))
             return {"anyOf": [annotation_schema(a) for a in args]}
     return {"type": "object"}
 
