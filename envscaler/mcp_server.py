@@ -8,7 +8,7 @@ with `isError` and `{"error", "error_kind"}`, the same observation rollouts give
 `envscaler_get_state` is an extra, clearly-named helper (not an env tool) returning the current state,
 for debugging and for clients that verify outcomes; once the episode's process was caught forging
 replies it returns an error (`crash`, naming the breach) instead, as every later call does. With the HTTP transport all clients share the
-one episode.
+one episode; how many sessions they may hold, and for how long, is `envscaler/mcp_sessions.py`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from envscaler.mcp_sessions import NamedSessionErrors, SessionBounds
 from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.runtime import Episode, EpisodeBreach
 
@@ -118,12 +119,13 @@ def listen_http(host: str, port: int) -> socket.socket:
         raise PortUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def serve_http(server: Server[Any], host: str, sock: socket.socket) -> None:
+def serve_http(server: Server[Any], host: str, sock: socket.socket, bounds: SessionBounds) -> None:
     """Streamable HTTP at http://host:port/mcp on `sock` (from `listen_http`; blocks), each POST body
-    checked as stdio's lines are."""
+    checked as stdio's lines are, and sessions kept within `bounds` (`envscaler/mcp_sessions.py`)."""
     import uvicorn
 
     from envscaler.mcp_stdio import CheckedPosts
 
-    app = CheckedPosts(server.streamable_http_app(host=host))
+    inner = server.streamable_http_app(host=host, max_sessions=bounds.max_sessions, session_idle_timeout=bounds.idle_s)
+    app = CheckedPosts(NamedSessionErrors(inner, bounds))
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from envscaler_core.models import Run
 from envscaler_core.store import Store
 from tests.export.records import RUN_ID, populate
+from tests.mcp.serving import http_serving
 from tests.scenarios.helpers import library_env, scenario
 
 
@@ -122,51 +122,9 @@ def test_scenario_option_picks_the_initial_state_and_task(db_url: str) -> None:
     assert lend_dune().task in (anyio.run(main) or "")
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def _http_serving(db_url: str) -> Iterator[str]:
-    """`serve-mcp --transport http` as a real subprocess; yields its /mcp URL."""
-    import time
-
-    import httpx
-
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "envscaler.cli", "serve-mcp", "env_library_test", "--db", db_url,
-         "--transport", "http", "--port", str(port)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        deadline = time.monotonic() + 60  # start-up wait, not an assertion on speed
-        while True:
-            try:
-                httpx.get(url, timeout=2)
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"server did not come up: {proc.communicate()[1][-500:]}")
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture
 def http_server(db_url: str) -> Iterator[str]:
-    with _http_serving(db_url) as url:
+    with http_serving(db_url) as (url, _):
         yield url
 
 
@@ -176,7 +134,7 @@ def listing_http_server(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: 
     url = f"duckdb:///{tmp_path_factory.mktemp('mcp-http') / 'store.duckdb'}"
     with Store.from_url(url) as store:
         populate(store, sandbox_pool)
-    with _http_serving(url) as served:
+    with http_serving(url) as (served, _):
         yield served
 
 
