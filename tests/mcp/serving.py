@@ -8,9 +8,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
+
+from envscaler_core.store import Store
+from tests.export.records import populate
 
 
 def free_port() -> int:
@@ -53,3 +57,11 @@ def http_serving(db_url: str, *extra: str) -> Iterator[tuple[str, subprocess.Pop
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def populated_store(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any, name: str) -> str:
+    """The URL of a DuckDB store holding the populated run, closed so a server process can open it."""
+    url = f"duckdb:///{tmp_path_factory.mktemp(name) / 'store.duckdb'}"
+    with Store.from_url(url) as store:
+        populate(store, sandbox_pool)
+    return url

@@ -15,9 +15,7 @@ import httpx
 import pytest
 
 from envscaler.mcp_sessions import MAX_SESSIONS
-from envscaler_core.store import Store
-from tests.export.records import populate
-from tests.mcp.serving import http_serving
+from tests.mcp.serving import http_serving, populated_store
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "spec", "version": "1"}}}
@@ -27,10 +25,7 @@ GONE = "no open session has this mcp-session-id"
 
 @pytest.fixture(scope="module")
 def db_url(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> str:
-    url = f"duckdb:///{tmp_path_factory.mktemp('mcp-sessions') / 'store.duckdb'}"
-    with Store.from_url(url) as store:
-        populate(store, sandbox_pool)
-    return url
+    return populated_store(tmp_path_factory, sandbox_pool, "mcp-sessions")
 
 
 def _open(client: httpx.Client, url: str) -> httpx.Response:
