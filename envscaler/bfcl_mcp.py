@@ -3,7 +3,7 @@
 `envscaler serve-mcp bfcl:multi_turn_base_0` advertises every function of the task's API classes
 (BFCL's docs as JSON Schema) and runs each `tools/call` exactly as BFCL's executor would, in the
 sandbox, from the task's initial configuration; the result is BFCL's observation text (`isError` when
-it is an execution error or the call cannot be decoded). `envscaler_get_state` returns the state.
+it is an execution error or the call cannot be decoded). `envscaler-get-state` (`mcp_server.STATE_TOOL`) returns the state.
 """
 
 from __future__ import annotations

@@ -5,10 +5,12 @@ every `tools/call` runs in it, so calls see each other's state changes, as an ag
 a rollout. The env's tool schemas are advertised as-is (they are already JSON Schema objects). A
 tool's return value goes back as JSON text; a call the sandbox rejects or that raises comes back
 with `isError` and `{"error", "error_kind"}`, the same observation rollouts give a model.
-`envscaler_get_state` is an extra, clearly-named helper (not an env tool) returning the current state,
-for debugging and for clients that verify outcomes; once the episode's process was caught forging
+`envscaler-get-state` is an extra, clearly-named helper (not an env tool) returning the current state,
+for debugging and for clients that verify outcomes. Its hyphen is what no env tool can hold (a tool is a
+Python method), so no env can shadow it: under the old name `envscaler_get_state` an env's own tool of that
+name replaced the helper and answered a forged state (red team rt17-B, F5); once the episode's process was caught forging
 replies it returns an error (`crash`, naming the breach) instead, as every later call does. With the HTTP transport all clients share the
-one episode.
+one episode; how many sessions they may hold, and for how long, is `envscaler/mcp_sessions.py`.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
+from envscaler.mcp_sessions import NamedSessionErrors, SessionBounds
 from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.runtime import Episode, EpisodeBreach
 
-STATE_TOOL = "envscaler_get_state"
+STATE_TOOL = "envscaler-get-state"
+"""The state helper's name: valid for MCP and for OpenAI's and Anthropic's tool names, and never a Python
+identifier, so never the name of an env tool (or of a BFCL function)."""
 
 
 def _text(payload: Any, is_error: bool = False) -> types.CallToolResult:
@@ -37,17 +42,15 @@ def _text(payload: Any, is_error: bool = False) -> types.CallToolResult:
 def build_server(env: AcceptedEnv, scenario: Scenario, episode: Episode) -> Server[Any]:
     """An MCP server exposing `env`'s tools, executing every call in `episode` (already open on
     `scenario.initial_state`; the caller owns and closes it)."""
-    names = {t.function.name for t in env.tools}
-    tools = [
+    tools = [  # a listed tool named as the helper is no method (the name is no identifier): never offered
         types.Tool(name=t.function.name, description=t.function.description, input_schema=t.function.parameters)
-        for t in env.tools
+        for t in env.tools if t.function.name != STATE_TOOL
     ]
-    if STATE_TOOL not in names:
-        tools.append(types.Tool(
-            name=STATE_TOOL,
-            description=f"Helper (not part of {env.class_name}): the environment's current state as JSON.",
-            input_schema={"type": "object", "properties": {}, "additionalProperties": False},
-        ))
+    tools.append(types.Tool(
+        name=STATE_TOOL,
+        description=f"Helper (not part of {env.class_name}): the environment's current state as JSON.",
+        input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    ))
     lock = anyio.Lock()  # one episode: calls run one at a time, in arrival order
 
     async def list_tools(ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -56,7 +59,7 @@ def build_server(env: AcceptedEnv, scenario: Scenario, episode: Episode) -> Serv
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         args = dict(params.arguments or {})
         async with lock:
-            if params.name == STATE_TOOL and STATE_TOOL not in names:
+            if params.name == STATE_TOOL:
                 try:
                     return _text(await anyio.to_thread.run_sync(lambda: episode.state))
                 except EpisodeBreach as exc:  # its replies may be forged: no state to show, a crashed episode
@@ -118,12 +121,13 @@ def listen_http(host: str, port: int) -> socket.socket:
         raise PortUnavailable(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
-def serve_http(server: Server[Any], host: str, sock: socket.socket) -> None:
+def serve_http(server: Server[Any], host: str, sock: socket.socket, bounds: SessionBounds) -> None:
     """Streamable HTTP at http://host:port/mcp on `sock` (from `listen_http`; blocks), each POST body
-    checked as stdio's lines are."""
+    checked as stdio's lines are, and sessions kept within `bounds` (`envscaler/mcp_sessions.py`)."""
     import uvicorn
 
     from envscaler.mcp_stdio import CheckedPosts
 
-    app = CheckedPosts(server.streamable_http_app(host=host))
+    inner = server.streamable_http_app(host=host, max_sessions=bounds.max_sessions, session_idle_timeout=bounds.idle_s)
+    app = CheckedPosts(NamedSessionErrors(inner, bounds))
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])

@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from envscaler.commands._common import DB_HELP, fail
+from envscaler.mcp_sessions import MAX_SESSIONS, SESSION_IDLE_S, SessionBounds
 
 
 def _listen(transport: str, host: str, port: int):  # type: ignore[no-untyped-def]
@@ -74,6 +75,10 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         transport: str = typer.Option("stdio", "--transport", help="stdio | http (streamable HTTP at /mcp)."),
         host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
         port: int = typer.Option(8765, "--port", min=1, max=65535, help="HTTP port."),
+        max_sessions: int = typer.Option(MAX_SESSIONS, "--max-sessions", min=1, help="HTTP: most sessions kept at "
+                                         "once; an initialize past it gets 503 naming this bound."),
+        session_idle_s: int = typer.Option(SESSION_IDLE_S, "--session-idle-s", min=1, help="HTTP: seconds a session "
+                                           "may go without a request before it is closed (DELETE ends one at once)."),
         config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; every setting: docs/configuration.md)."),
     ) -> None:
         import anyio
@@ -88,11 +93,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         if transport not in ("stdio", "http"):
             fail(f"--transport must be stdio or http, got {transport!r}")
         settings = settings_from(config, db)
+        bounds = SessionBounds(max_sessions=max_sessions, idle_s=session_idle_s)
         if env_id.startswith("bfcl:"):  # an official BFCL multi-turn task instead of a synthesized env
             if run_id is not None or scenario_fp is not None:
                 fail(f"--run and --scenario pick a synthesized env's run and initial state; {env_id} is a BFCL "
                      "task with its own state: leave them out")
-            return _serve_bfcl(env_id.removeprefix("bfcl:"), settings, transport, host, port)
+            return _serve_bfcl(env_id.removeprefix("bfcl:"), settings, transport, host, port, bounds)
         try:
             # Closed before serving: a DuckDB file is held by one process at a time.
             with Store.from_url(settings.store.url, create=False) as store:
@@ -117,7 +123,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 if transport == "stdio":
                     anyio.run(serve_stdio, server)
                 else:
-                    serve_http(server, host, sock)
+                    serve_http(server, host, sock, bounds)
             finally:
                 episode.close()
         finally:
@@ -126,7 +132,8 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 sock.close()
 
 
-def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int) -> None:  # type: ignore[no-untyped-def]
+def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int,  # type: ignore[no-untyped-def]
+                bounds: SessionBounds) -> None:
     import anyio
 
     from envscaler.bfcl_mcp import build_bfcl_server
@@ -159,7 +166,7 @@ def _serve_bfcl(task_id: str, settings, transport: str, host: str, port: int) ->
             if transport == "stdio":
                 anyio.run(serve_stdio, server)
             else:
-                serve_http(server, host, sock)
+                serve_http(server, host, sock, bounds)
         finally:
             live.close()
     finally:

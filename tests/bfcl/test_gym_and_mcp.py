@@ -189,13 +189,13 @@ def test_a_bfcl_task_over_mcp_answers_like_the_package() -> None:
             made = await client.call_tool("mkdir", {"dir_name": "temp"})
             listing = await client.call_tool("ls", {})
             bad = await client.call_tool("cd", {"folder": "no_such_dir"})
-            state = await client.call_tool("envscaler_get_state", {})
+            state = await client.call_tool("envscaler-get-state", {})
             unlisted = [await client.call_tool(name, args) for name, args in UNLISTED]
             return listed, made, listing, bad, state, unlisted
 
     listed, made, listing, bad, state, unlisted = anyio.run(main)
     names = {t.name for t in listed.tools}
-    assert {"ls", "mkdir", "post_tweet", "envscaler_get_state"} <= names
+    assert {"ls", "mkdir", "post_tweet", "envscaler-get-state"} <= names
     reference = InProcessTask(find_task("multi_turn_base_0"))
     assert made.content[0].text == reference.execute("mkdir(dir_name='temp')")
     assert listing.content[0].text == reference.execute("ls()")

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from envscaler_core.store import Store
-from tests.export.records import RUN_ID, populate
+from tests.export.records import RUN_ID
+from tests.mcp.serving import populated_store
 
 ROOT = Path(__file__).resolve().parents[2]
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -30,10 +30,7 @@ BAD_LINES = {
 
 @pytest.fixture(scope="module")
 def env_db(tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> str:
-    url = f"duckdb:///{tmp_path_factory.mktemp('mcp-bad') / 'store.duckdb'}"
-    with Store.from_url(url) as store:
-        populate(store, sandbox_pool)
-    return url
+    return populated_store(tmp_path_factory, sandbox_pool, "mcp-bad")
 
 
 NOT_JSONRPC = b'{"id": 9, "hello": "world"}'
