@@ -17,7 +17,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from envscaler.mcp_server import STATE_TOOL, _text
+from envscaler.mcp_server import STATE_TOOL, _text, moved_helper
 from envscaler_core.bfcl.calls import UndecodableCalls, decode_tool_calls
 from envscaler_core.bfcl.data import BFCLTask
 from envscaler_core.bfcl.executor import SandboxedTask
@@ -39,6 +39,8 @@ def build_bfcl_server(task: BFCLTask, live: SandboxedTask) -> Server[Any]:
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if (moved := moved_helper(params.name, set(names))) is not None:
+            return moved
         async with lock:
             if params.name == STATE_TOOL:
                 try:

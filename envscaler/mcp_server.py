@@ -32,6 +32,16 @@ from envscaler_core.runtime import Episode, EpisodeBreach
 STATE_TOOL = "envscaler-get-state"
 """The state helper's name: valid for MCP and for OpenAI's and Anthropic's tool names, and never a Python
 identifier, so never the name of an env tool (or of a BFCL function)."""
+FORMER_STATE_TOOL = "envscaler_get_state"
+"""Its name until rt17-B F5 (an env tool could take it): a client still calling it is told the new one."""
+
+
+def moved_helper(name: str, tool_names: set[str]) -> types.CallToolResult | None:
+    """The error for a call of the helper's former name on an env without such a tool, naming the new one."""
+    if name != FORMER_STATE_TOOL or name in tool_names:
+        return None
+    return _text({"error": f"unknown tool {name!r}: the state helper is {STATE_TOOL!r} (renamed, so that no env "
+                           "tool can take its name)", "error_kind": "schema"}, is_error=True)
 
 
 def _text(payload: Any, is_error: bool = False) -> types.CallToolResult:
@@ -58,6 +68,8 @@ def build_server(env: AcceptedEnv, scenario: Scenario, episode: Episode) -> Serv
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         args = dict(params.arguments or {})
+        if (moved := moved_helper(params.name, {t.name for t in tools})) is not None:
+            return moved
         async with lock:
             if params.name == STATE_TOOL:
                 try:

@@ -249,3 +249,12 @@ def test_the_state_helper_has_a_name_no_env_tool_can_have_so_an_env_cannot_shado
     assert sorted(names) == sorted(["list_books", "get_book", "lend_book", "envscaler_get_state", "envscaler-get-state"])
     assert _json(helper)["books"]["b1"]["status"] == "lent"
     assert _json(own)["data"]["books"]["b1"]["status"] == "FORGED"  # the env's tool, called as the env's tool
+
+
+def test_the_helpers_former_name_is_answered_with_its_new_one(db_url: str) -> None:
+    """A client written before the rename (rt17-B F5) is told where the helper went, not only 'unknown tool'."""
+    async def script(client: Client) -> Any:
+        return await client.call_tool("envscaler_get_state", {})
+
+    result = _session(db_url, script)
+    assert result.is_error and "the state helper is 'envscaler-get-state'" in _json(result)["error"]
