@@ -73,7 +73,7 @@ def test_a_check_building_a_class_the_interpreter_reads_by_data_is_refused(runti
 
 def test_a_positional_match_on_a_dataclass_of_its_own_is_verified(runtime) -> None:
     head = "import dataclasses\n\n\n@dataclasses.dataclass\nclass Book:\n    status: str\n\n\n"
-    body = f"    match Book(final_state['books']['b1']['status']):\n        case Book(s):\n            return s == 'lent'\n"
+    body = "    match Book(final_state['books']['b1']['status']):\n        case Book(s):\n            return s == 'lent'\n"
     _verified(runtime, _check(body + "    return False\n", head))
 
 
