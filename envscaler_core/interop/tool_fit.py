@@ -60,7 +60,8 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   reference solution's call to it ends the replay there, as it ends the episode there.
 
 Schemas that say something definite (`integer`, `string`, an object with properties) are kept as they
-are. The verbatim record keeps EnvScaler's own list (export writes it back unchanged).
+are, but no key starting with `_` leaves the fitting (`_unmarked`: step6's `_optional` in the items of
+`List[Optional[int]]` was served and exported, rt18-R2 F5). The verbatim record keeps EnvScaler's own list (export writes it back unchanged).
 """
 
 from __future__ import annotations
@@ -196,7 +197,7 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
     try:
         tree = pyast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return public, notes, []  # the audit rejects the env for that
+        return [_unmarked_tool(t) for t in public], notes, []  # the audit rejects the env for that
     attributes = no_method_tools(code, class_name, [t.function.name for t in public])
     if attributes:
         notes.append(f"{len(attributes)} tool(s) that are no method of the class kept ("
@@ -329,7 +330,40 @@ def fit_tools(tools: list[ToolSchema], code: str, class_name: str) -> tuple[list
                      f"annotation ({', '.join(widened[:8])}{', ...' if len(widened) > 8 else ''}): step6 writes "
                      "{\"type\": \"object\"} for a name outside its type map, also inside Optional (object or null) "
                      "and List, and Optional[Any] as null; its runtime never checks arguments")
-    return fitted, notes, problems
+    return [_unmarked_tool(t) for t in fitted], notes, problems
+
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_VALUES = ("enum", "const", "default", "examples", "required")
+
+
+def _unmarked(schema: Any) -> Any:
+    """`schema` without a key starting with `_` at any depth (step6's `_optional`, which it leaves in the
+    items of `List[Optional[int]]`): no JSON Schema keyword starts with one, so it is an internal marker, and
+    kept it was served, exported and sent to every model (outside check rt18-R2 F5). The names in a
+    `properties` map are parameters, and values (`enum`, `default`) data: both kept as written."""
+    if isinstance(schema, list):
+        return [_unmarked(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if isinstance(key, str) and key.startswith("_"):
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _unmarked(inner) for name, inner in value.items()}
+        else:
+            out[key] = value if key in _VALUES else _unmarked(value)
+    return out
+
+
+def _unmarked_tool(tool: ToolSchema) -> ToolSchema:
+    """`tool` with `_unmarked` parameters (the same tool when there was no marker)."""
+    params = tool.function.parameters
+    clean = _unmarked(params)
+    if clean == params:
+        return tool
+    return tool.model_copy(update={"function": tool.function.model_copy(update={"parameters": clean})})
 
 
 def _cut(text: str, limit: int) -> str:

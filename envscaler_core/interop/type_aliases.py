@@ -12,11 +12,16 @@ expression it stands for before `synth.tool_schema.annotation_schema` reads it:
   or `X | Y` (a constant, a literal container or a call is data, not a type);
 * `Name = NewType("Name", <type>)`: its base type;
 * `class Name(str, Enum)` / `(int, Enum)`, `IntEnum`, `StrEnum`: `str` or `int` (its members' values are what
-  a call gives; the member names are not enforced, EnvScaler enforces nothing);
+  a call gives; the member names are not enforced, EnvScaler enforces nothing); a `Flag` or `IntFlag`: `int`
+  (a call may combine members, `R | W` is 3, rt18-R2 F4);
 * a plain `class Name(Enum)`: `Literal[<its members' values>]` (strings -> a string `enum`, mixed -> the union
   of their types; all `auto()` -> 1, 2, ...), or `Any` when a value is no plain constant. A call gives a value,
   never a member: EnvScaler's runtime passes the agent's JSON (`status="closed"`), so the member's value is
   all a method is ever given (outside check rt17-C F1: kept as step6's object, `status="closed"` was refused);
+  a value may be a signed number (`LOW = -1`);
+* a functional Enum, `Name = Enum("Name", "A B")` (or a list of names: 1, 2, ...; `(name, value)` pairs or a
+  dict: the values; `IntEnum(...)`, `Flag(...)`: `int`), as its class form; members not written out: `Any`
+  (rt18-R2 F4: kept as step6's object, every call was refused);
 * `from <module> import X as Y`: `X`;
 * a string anywhere in the annotation: the expression it holds, parsed by the one AST parser.
 
@@ -35,8 +40,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from envscaler_core import pyast
+from envscaler_core.synth.tool_schema import literal_value
 
-_ENUMS = {"Enum": None, "IntEnum": "int", "StrEnum": "str", "IntFlag": "int"}
+_ENUMS = {"Enum": None, "IntEnum": "int", "StrEnum": "str", "IntFlag": "int", "Flag": "int"}
+"""Enum bases and the type a call gives for their members (None: the members' values). A `Flag` takes any
+integer: a call may combine its members (`R | W` is 3), which no list of member values holds."""
 _MAX_DEPTH = 16  # alias of alias of ...: a cycle (`A = B`, `B = A`) stops here and reads as no alias
 _MAX_NODES = 10_000
 """Nodes one annotation may expand to: aliases of wide tuples of aliases (`A = Tuple[B, B, B, B]`, `B = ...`)
@@ -94,12 +102,47 @@ def _member_values(cls: ast.ClassDef) -> ast.expr:
     autos = [isinstance(v, ast.Call) and _base_name(v.func) == "auto" and not v.args for v in values]
     if values and all(autos):
         values = [ast.Constant(value=i) for i in range(1, len(values) + 1)]
-    plain = all(isinstance(v, ast.Constant) and type(v.value) in (str, int, float, bool) for v in values)
-    if not values or not plain:
+    return _literal_of(values)
+
+
+def _literal_of(values: list[ast.expr]) -> ast.expr:
+    """`Literal[v1, v2, ...]` of an Enum's member values, each a constant or a signed number (`-1`), an alias
+    member's repeated value once; `Any` when a value is anything else (a tuple, a call) or there is none."""
+    read = [literal_value(v) for v in values]
+    if not values or any(r is None or type(r) not in (str, int, float, bool) for r in read):
         return ast.Name(id="Any", ctx=ast.Load())
-    values = list({(type(v.value), v.value): v for v in values}.values())  # an alias member repeats a value
+    values = list({(type(r), r): v for r, v in zip(read, values, strict=True)}.values())
     members = ast.Tuple(elts=values, ctx=ast.Load()) if len(values) > 1 else values[0]
     return ast.Subscript(value=ast.Name(id="Literal", ctx=ast.Load()), slice=members, ctx=ast.Load())
+
+
+def _functional_enum(call: ast.Call) -> ast.expr | None:
+    """The type a call gives for a functional Enum (`Enum("Func", "OPEN CLOSED")`), as for its class form:
+    `int`/`str` for an `IntEnum`, `IntFlag`, `Flag`, `StrEnum` or a `type=` mixin, else its members' values
+    (names in a string or a list: 1, 2, ... from `start`; `(name, value)` pairs or a dict: the values);
+    `Any` when the members are not written out (`Enum("Odd", names())`); None for a call that is no Enum."""
+    kind = _base_name(call.func)
+    if kind not in _ENUMS:
+        return None
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    mixin = _base_name(keywords["type"]) if "type" in keywords else ""
+    base = mixin if mixin in ("str", "int") else _ENUMS[kind]
+    if base:
+        return ast.Name(id=base, ctx=ast.Load())
+    names = call.args[1] if len(call.args) > 1 else keywords.get("names")
+    start = literal_value(keywords["start"]) if "start" in keywords else 1
+    values: list[ast.expr] = []
+    if isinstance(names, ast.Constant) and isinstance(names.value, str) and type(start) is int:
+        count = len(names.value.replace(",", " ").split())
+        values = [ast.Constant(value=start + n) for n in range(count)]
+    elif isinstance(names, ast.List | ast.Tuple) and type(start) is int:
+        if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in names.elts):
+            values = [ast.Constant(value=start + n) for n in range(len(names.elts))]
+        elif all(isinstance(e, ast.Tuple | ast.List) and len(e.elts) == 2 for e in names.elts):
+            values = [e.elts[1] for e in names.elts]  # type: ignore[attr-defined]
+    elif isinstance(names, ast.Dict):
+        values = list(names.values)
+    return _literal_of(values)
 
 
 def _base_name(node: ast.expr) -> str:
@@ -117,6 +160,8 @@ def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
             if isinstance(value, ast.Call) and (getattr(value.func, "id", None) == "NewType"
                                                 or getattr(value.func, "attr", None) == "NewType"):
                 pairs.append((stmt.targets[0].id, value.args[1] if len(value.args) == 2 else None))
+            elif isinstance(value, ast.Call) and _base_name(value.func) in _ENUMS:
+                pairs.append((stmt.targets[0].id, _functional_enum(value)))
             else:
                 pairs.append((stmt.targets[0].id, value if _is_type_expr(value) else None))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:

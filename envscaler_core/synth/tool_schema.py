@@ -81,11 +81,34 @@ _TUPLES = frozenset({"Tuple", "tuple"})
 _MAPPINGS = frozenset({"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"})
 
 
-def _literal(values: list[Any]) -> dict[str, Any]:
-    """`Literal[...]`: its values as an `enum`, with their JSON type(s) when each is a plain one (`["string",
-    "integer"]` for `Literal["a", 1]`: the union of their types, in the order they first appear)."""
+_UNREAD = object()
+"""What `literal_value` gives for a member that is no JSON constant."""
+
+
+def literal_value(node: ast.expr) -> Any:
+    """The JSON value a `Literal` member (or an Enum member's value) stands for: a str, int, float, bool or
+    None constant, or a signed number (`-1`, `+2`, `-2.5`: a unary operator on a number, as
+    `ast.literal_eval` reads it); `_UNREAD` for anything else (bytes, a tuple, an expression, a name), which
+    no JSON call can give as it is written."""
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (str, int, float, bool)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        return -node.operand.value if isinstance(node.op, ast.USub) else node.operand.value
+    return _UNREAD
+
+
+def _literal(members: list[ast.expr]) -> dict[str, Any]:
+    """`Literal[...]`: its values as an `enum`, with their JSON type(s) (`["string", "integer"]` for
+    `Literal["a", 1]`: the union of their types, in the order they first appear). A member that is no JSON
+    constant (`b"x"`, `(1, 2)`, `1 + 2`) makes the whole Literal no constraint: an `enum` without it would
+    refuse a value the method takes (outside check rt18-R2 F4: `Literal[-1, 1]` was served as `enum: [1]`)."""
+    read = [literal_value(m) for m in members]
+    if not read or any(v is _UNREAD for v in read):
+        return {}
+    values = list({(type(v), v): v for v in read}.values())  # `Literal[0, -0]` is one value
     kinds = list(dict.fromkeys(type(v).__name__ for v in values))
-    if not kinds or any(k not in _SIMPLE for k in kinds):
+    if any(k not in _SIMPLE for k in kinds):  # None: `Literal["a", None]`
         return {"enum": values}
     types = [_SIMPLE[k] for k in kinds]
     return {"type": types[0] if len(types) == 1 else types, "enum": values}
@@ -125,7 +148,7 @@ def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
         if base == "Optional":
             return nullable(annotation_schema(args[0]))
         if base == "Literal":
-            return _literal([a.value for a in args if isinstance(a, ast.Constant)])
+            return _literal(args)
         if base in _ARRAYS:
             return {"type": "array", "items": annotation_schema(args[0])}
         if base in _TUPLES:

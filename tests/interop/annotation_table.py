@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pyarrow.parquet as pq
 import pytest
 
 from envscaler_core.gym import ScenarioEnv
@@ -84,6 +85,35 @@ def play(imported: dict[str, Any], pool: Any, i: int, value: Any) -> tuple[str, 
     return obs, float(reward), bool(terminated)
 
 
+def markers(value: Any, where: str = "") -> list[str]:
+    """Where in `value` (a schema, a tool list, a record) a key starts with `_`; a `properties` map's keys
+    are parameter names, not keywords, and are walked but not counted."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        names = where.endswith(".properties")
+        for key, inner in value.items():
+            if isinstance(key, str) and key.startswith("_") and not names:
+                found.append(f"{where}.{key}")
+            found += markers(inner, f"{where}.{key}")
+    elif isinstance(value, list):
+        for n, inner in enumerate(value):
+            found += markers(inner, f"{where}[{n}]")
+    elif isinstance(value, str) and value[:1] in "[{":
+        try:
+            found += markers(json.loads(value), f"{where}(json)")
+        except ValueError:
+            pass
+    return found
+
+
+def exported(imported: dict[str, Any]) -> dict[str, list[Any]]:
+    """The RL export's records, by file: `envs.jsonl`, `rl_scenarios.jsonl` and `rl_scenarios.parquet`."""
+    out: Path = imported["rl"].parent
+    return {"envs.jsonl": [json.loads(line) for line in (out / "envs.jsonl").read_text().splitlines()],
+            "rl_scenarios.jsonl": [json.loads(line) for line in (out / "rl_scenarios.jsonl").read_text().splitlines()],
+            "rl_scenarios.parquet": pq.read_table(imported["rl"]).to_pylist()}
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Each `AnnotationTable` test taking `i` runs once per row of its class's table, named by the annotation."""
     if "i" in metafunc.fixturenames and metafunc.cls is not None and issubclass(metafunc.cls, AnnotationTable):
@@ -94,7 +124,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 class AnnotationTable:
     """What every row of a table holds, once its env is imported: the env is accepted, the row's served schema
     is the one the table gives, and the call EnvScaler's runtime runs with the row's value verifies its
-    scenario, which is promoted, and pays 1.0 in a gym episode. A spec module subclasses it with `HEAD`
+    scenario, which is promoted, and pays 1.0 in a gym episode; and no schema the RL export writes holds an
+    internal marker (a key starting with `_`, such as step6's `_optional`). A spec module subclasses it with `HEAD`
     (the module up to `Board.__init__`) and `ROWS`, and imports `pytest_generate_tests`."""
 
     HEAD: ClassVar[str]
@@ -105,7 +136,7 @@ class AnnotationTable:
     def imported(cls, tmp_path_factory: pytest.TempPathFactory, sandbox_pool: Any) -> dict[str, Any]:
         env, scenarios, plans = board(cls.HEAD, cls.ROWS)
         tmp: Path = tmp_path_factory.mktemp(cls.__name__.lower())
-        return import_one_env(tmp, env, scenarios, plans, sandbox_pool, "table")
+        return import_one_env(tmp, env, scenarios, plans, sandbox_pool, "table", rl_export=True)
 
     def test_the_env_is_accepted(self, imported: dict[str, Any]) -> None:
         assert [(e.status, e.reasons) for e in imported["envs"]] == [("accepted", [])]
@@ -122,3 +153,8 @@ class AnnotationTable:
         obs, reward, terminated = play(imported, sandbox_pool, i, self.ROWS[i][1])
         assert json.loads(obs).get("success") is True, obs
         assert terminated and reward == 1.0
+
+    def test_no_exported_schema_holds_an_internal_marker(self, imported: dict[str, Any]) -> None:
+        files = exported(imported)
+        assert all(files.values()), {name: len(rows) for name, rows in files.items()}
+        assert {name: markers(rows) for name, rows in files.items()} == {name: [] for name in files}
