@@ -18,11 +18,15 @@ Field objects are frozen from then on, and a check makes no metaclass, no class 
 
 from __future__ import annotations
 
+import abc
 import builtins
 import dataclasses
 import enum
 import keyword
+import sys
 from typing import Any
+
+from jail_check_audit import trusted_file
 
 _FROZEN: dict[int, dataclasses.Field] = {}
 """The Field objects of every dataclass made so far, by id (held, so an id is never reused)."""
@@ -65,6 +69,10 @@ def _foreign_attribute(cls: type, name: str) -> str | None:
 def _judge_class(cls: type) -> None:
     """Refuse a class whose fields or `__match_args__` read a foreign base's attribute by name (TypeError)."""
     names = list(getattr(cls, "__dataclass_fields__", {})) + list(getattr(cls, "__match_args__", ()))
+    hook = next((base for base in cls.__mro__ if "__subclasshook__" in vars(base)), object)
+    if hasattr(cls, "__match_args__") and id(hook) in _OWN:
+        raise TypeError(f"class {cls.__name__:.40} has __match_args__ and a __subclasshook__ of its own: a match"
+                        " would read those names from any subject the hook accepts")
     for name in names:
         if type(name) is not str or name.startswith("__"):
             raise TypeError(f"dataclass field or match name {name!r:.60} is no plain name")
@@ -110,12 +118,58 @@ def guard_check_classes() -> None:
     def guarded_create(cls: Any, class_name: Any, names: Any, *args: Any, **kwargs: Any) -> Any:
         return create(cls, class_name, _member_names(names), *args, **kwargs)
 
+    guard_metaclasses()
     guarded_build_class.guarded = True  # type: ignore[attr-defined]
     builtins.__build_class__ = guarded_build_class
     dataclasses.make_dataclass = guarded_make_dataclass
     enum.EnumType._create_ = guarded_create  # type: ignore[method-assign]
     dataclasses.Field.__setattr__ = _refuse_frozen  # type: ignore[method-assign,assignment]
     dataclasses.Field.__delattr__ = _refuse_frozen  # type: ignore[method-assign,assignment]
+
+
+def _metaclasses() -> list[type]:
+    """Every metaclass loaded in this process (a subclass of `type`, found by walking `type.__subclasses__`)
+    whose attributes can be set: `abc.ABCMeta`, `enum.EnumType`, `typing.NamedTupleMeta`, ..., not by a list."""
+    found, todo = [], list(type.__subclasses__(type))
+    while todo:
+        meta = todo.pop()
+        if meta not in found:
+            found.append(meta)
+            todo.extend(type.__subclasses__(meta))
+    return [meta for meta in found if meta.__flags__ & (1 << 9)]  # Py_TPFLAGS_HEAPTYPE: a class, not C's own
+
+
+def guard_metaclasses() -> None:
+    """From here on, a metaclass called by a check's own code (or by any code outside the standard library and
+    the jail) makes no class (TypeError): `abc.ABCMeta('C', (datetime,), {computed '__match_args__': ('now',)})`
+    built a class from a namespace that no class statement judged, and `case C(f)` read the clock; with
+    `C.register(...)` any attribute of any object (outside re-check rt18-R1 F1). A class statement, an Enum's
+    functional API and `NamedTuple` call the metaclass from the guard or the standard library, and go on.
+    `type` itself is C's own and cannot be wrapped: `type(name, bases, dict)` and `type(x)(...)` are refused
+    statically (envscaler_core/scenarios/check_shapes.py)."""
+    for meta in _metaclasses():
+        made = meta.__new__
+        if getattr(made, "guarded", False):
+            continue
+
+        def guarded_new(mcls: Any, *args: Any, _made: Any = made, **kwargs: Any) -> Any:
+            if not trusted_file(sys._getframe(1).f_code.co_filename):
+                raise TypeError(f"a check makes a class by a class statement only, not by calling {mcls.__name__:.40}")
+            return _made(mcls, *args, **kwargs)
+
+        guarded_new.guarded = True  # type: ignore[attr-defined]
+        try:
+            meta.__new__ = staticmethod(guarded_new)  # type: ignore[assignment]
+        except (TypeError, AttributeError):
+            continue
+    register = abc.ABCMeta.register
+
+    def guarded_register(cls: Any, subclass: Any) -> Any:
+        if hasattr(cls, "__match_args__"):
+            raise TypeError(f"{cls.__name__:.40} has __match_args__: a check registers no class to it")
+        return register(cls, subclass)
+
+    abc.ABCMeta.register = guarded_register  # type: ignore[method-assign]
 
 
 def _member_names(names: Any) -> Any:

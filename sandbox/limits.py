@@ -64,6 +64,9 @@ class SandboxLimits(BaseModel):
                            description="Deepest nesting of a state or result; the host refuses deeper replies "
                                        "before parsing them (downstream serialisers recurse).")
     seccomp: bool = Field(default=True, description="Load the syscall filter when the platform supports it.")
+    check_audit: bool = Field(default=True, description="While a check's own code runs, refuse the audit events a "
+                              "pure check never needs (jail_check_audit.py). Off only for specs of the layers "
+                              "beneath it, which must see what such a check would meet without it.")
     control_timeout_s: float = Field(default=10.0, gt=0, description="Zygote control round trip before it is replaced.")
     isolation: Literal["namespaces", "shared"] = Field(
         default="namespaces",

@@ -40,7 +40,8 @@ from sandbox.zygote import Zygote, ZygoteError
 
 # stdlib-only modules the jail runs, copied side by side into a world-readable directory
 JAIL_FILES = ("worker.py", "jail_io.py", "jail_zygote.py", "jail_unit.py", "jail_batch.py", "jail_json.py",
-              "jail_hooks.py", "jail_load.py", "jail_check_guards.py", "seccomp_filter.py")
+              "jail_hooks.py", "jail_load.py", "jail_check_guards.py", "jail_check_audit.py",
+              "seccomp_filter.py")
 CORE_JAIL_FILES = ("wire_values.py",)  # stdlib-only envscaler_core modules jail_json needs
 log = logging.getLogger("sandbox")
 

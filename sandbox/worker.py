@@ -56,6 +56,7 @@ from jail_io import CappedOutput, read_frame, write_frame  # noqa: E402
 import jail_json  # noqa: E402
 import jail_load  # noqa: E402
 from jail_batch import run_batch  # noqa: E402
+from jail_check_audit import check_gate, warm_imports  # noqa: E402
 from jail_check_guards import guard_check_classes  # noqa: E402
 from jail_unit import INTERNAL_ERROR, become_spare, harden_member, report  # noqa: E402
 from jail_zygote import close_ends, serve  # noqa: E402
@@ -63,19 +64,9 @@ from seccomp_filter import install_seccomp, prepared_child_rules  # noqa: E402
 
 # Installed packages the pool copied next to us (sandbox/imports.py); last, so they never shadow stdlib.
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "site"))
-# Pre-imported so that forked children get them for free (generated code commonly needs them).
-import collections  # noqa: E402, F401
-import dataclasses  # noqa: E402, F401
-import datetime  # noqa: E402, F401
-import decimal  # noqa: E402, F401
-import enum  # noqa: E402, F401
-import functools  # noqa: E402, F401
-import itertools  # noqa: E402, F401
-import math  # noqa: E402, F401
-import re  # noqa: E402, F401
-import string  # noqa: E402, F401
-import typing  # noqa: E402, F401
-import uuid  # noqa: E402, F401
+# Every module a check may import, pre-imported: forked children get them for free, and none is read from disk
+# while a check runs (its audit hook refuses `open` and `import` then: jail_check_audit.py).
+warm_imports()
 
 TB_CHARS = 2000
 MISSING = object()
@@ -407,17 +398,22 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     # that imported module passes it (checks may index it: `__builtins__["len"]`), and there is no
     # `__name__`, so a check reading it (or defining a class) finds the builtins' own: "builtins"
     ns = {"__builtins__": builtins.__dict__, "initial_state": states["initial_state"]}
+    start, stop = check_gate(limits.get("check_audit", True))  # the audit hook acts from `start` to `stop` only
     try:
-        exec(compile(msg["source"], "<check>", "exec", dont_inherit=True), ns)
-        func = ns.get("check_func")
+        code = compile(msg["source"], "<check>", "exec", dont_inherit=True)
+        try:
+            start(code)
+            exec(code, ns)
+            func = ns.get("check_func")
+            value = func(states["final_state"]) if callable(func) else None
+        finally:
+            stop(code)
         if not callable(func):
             reply = {"passed": None, "error": "the source defines no callable check_func"}
+        elif type(value) is bool:
+            reply = {"passed": value, "error": None}
         else:
-            value = func(states["final_state"])
-            if type(value) is bool:
-                reply = {"passed": value, "error": None}
-            else:
-                reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
+            reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
     except BaseException as exc:  # noqa: BLE001
         reply = {"passed": None, "error": clean(traceback_tail(exc))}
     out.take()

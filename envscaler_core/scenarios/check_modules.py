@@ -109,25 +109,42 @@ def member(module: str, attr: str) -> tuple[str, str | None]:
     return ("module", value.__name__) if isinstance(value, types.ModuleType) else ("value", None)
 
 
+def _allowed_modules() -> list[types.ModuleType]:
+    """Every allowed module, and every allowed module one of them holds as an attribute, on this interpreter."""
+    seen: dict[str, types.ModuleType] = {}
+    todo = [importlib.import_module(name) for name in sorted(PURE_MODULES)]
+    while todo:
+        module = todo.pop()
+        if module.__name__ not in seen:
+            seen[module.__name__] = module
+            todo += [v for v in vars(module).values() if isinstance(v, types.ModuleType) and allowed(v.__name__)]
+    return list(seen.values())
+
+
 def _modules_reached() -> frozenset[str]:
     """Attribute names that lead from an allowed module to another module (`statistics.random`,
     `datetime.sys`), found on this interpreter, plus every standard module's name but the allowed ones and
     `time` (a datetime's `.time()` method): the names an attribute may not have once a module is a value."""
     names = set(sys.stdlib_module_names) - {m for m in PURE_MODULES if "." not in m} - {"time"}
-    seen: set[str] = set()
-    todo = [importlib.import_module(name) for name in sorted(PURE_MODULES)]
-    while todo:
-        module = todo.pop()
-        if module.__name__ in seen:
-            continue
-        seen.add(module.__name__)
-        for attr, value in vars(module).items():
-            if isinstance(value, types.ModuleType):
-                if allowed(value.__name__):
-                    todo.append(value)
-                else:
-                    names.add(attr)
-    return frozenset(names)
+    return frozenset(names | {attr for module in _allowed_modules() for attr, value in vars(module).items()
+                              if isinstance(value, types.ModuleType) and not allowed(value.__name__)})
 
 
 OTHER_MODULES = _modules_reached()
+
+
+def _metaclasses() -> dict[str, dict[str, str]]:
+    """Every public attribute of an allowed module (or of a public submodule) that is a metaclass, a subclass
+    of `type`: found by looking, so a name a later interpreter adds is refused too. Calling one builds a class
+    from a namespace with no class statement (`abc.ABCMeta('C', (datetime,), {computed '__match_args__':
+    ('now',)})` made `case C(f)` read the clock: outside re-check rt18-R1 F1)."""
+    found: dict[str, dict[str, str]] = {}
+    for module in _allowed_modules():
+        for attr, value in vars(module).items():
+            if isinstance(value, type) and issubclass(value, type) and not attr.startswith("_"):
+                found.setdefault(module.__name__, {})[attr] = "a metaclass: calling it builds a class from a namespace"
+    return found
+
+
+for _module, _names in _metaclasses().items():
+    MODULE_NAMES[_module] = {**_names, **MODULE_NAMES.get(_module, {})}

@@ -30,6 +30,8 @@ def class_breaches(tree: ast.AST) -> list[str]:
     found: list[str] = []
     called_once = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call) and len(node.args) == 1
                    and not node.keywords and not isinstance(node.args[0], ast.Starred)} | names_as_types(tree, "type")
+    found += [f"type(x) as a value in line {call.lineno} (its result may only be compared or tested: type(P)(name,"
+              " bases, dict) builds a class)" for call in _type_of_results(tree, _parents(tree)) if call is not None]
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
             if any(k.arg == "metaclass" for k in node.keywords) or any(
@@ -43,6 +45,64 @@ def class_breaches(tree: ast.AST) -> list[str]:
                 and node.value not in _PLAIN_DUNDERS:
             found.append(f"{node.value!r} as a string (a name the interpreter reads)")
     return found
+
+
+_TESTS = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)
+"""The comparisons the result of `type(x)` may take part in."""
+
+
+def _parents(tree: ast.AST) -> dict[int, ast.AST]:
+    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def _type_of_results(tree: ast.AST, parents: dict[int, ast.AST]) -> list[ast.Call | None]:
+    """Each `type(x)` call whose result is called, stored, passed or returned: `type(P)` is `type` itself for any
+    plain class, and `type(P)(name, bases, dict)` built a class from a namespace (outside re-check rt18-R1 F1).
+    Compared (`==`, `!=`, `is`, `is not`, `in`) with a type (a name the check never assigns, a dotted name,
+    another `type(y)`, None, or a literal tuple of these), or tested (`isinstance`'s types, `issubclass` against
+    such a type), or followed by a dunder (refused as such), it is fine: an object the check made could take
+    it in its reflected `__eq__`, `__contains__` or `__subclasscheck__`."""
+    assigned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | {
+        a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
+        for a in n.posonlyargs + n.args + n.kwonlyargs + [n.vararg, n.kwarg] if a is not None}
+    found: list[ast.Call | None] = []
+    for node in ast.walk(tree):
+        if not _is_type_of(node):
+            continue
+        at, parent = node, parents.get(id(node))
+        if isinstance(parent, ast.Tuple | ast.List | ast.Set):
+            at, parent = parent, parents.get(id(parent))
+        if isinstance(parent, ast.Compare) and all(isinstance(op, _TESTS) for op in parent.ops) and all(
+                _type_like(side, assigned) for side in [parent.left, *parent.comparators] if side is not at):
+            continue
+        if isinstance(parent, ast.Call) and _last(parent.func) in ("isinstance", "issubclass") \
+                and len(parent.args) == 2 and at in parent.args and not parent.keywords:
+            if (_last(parent.func) == "isinstance" and at is parent.args[1]) or _type_like(
+                    parent.args[1 - parent.args.index(at)], assigned):
+                continue
+        if isinstance(parent, ast.Attribute) and parent.attr.startswith("__") and at is node:
+            continue
+        found.append(node)
+    return found
+
+
+def _is_type_of(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred)
+
+
+def _type_like(node: ast.AST, assigned: set[str]) -> bool:
+    """A type named where no object of the check can stand in for it: a name the check never assigns (a
+    builtin, an import, a class statement's name), a dotted name, `type(y)`, a constant, or a literal of these."""
+    if isinstance(node, ast.Constant) or _is_type_of(node):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id not in assigned
+    if isinstance(node, ast.Attribute):
+        return not node.attr.startswith("_") and _type_like(node.value, assigned)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return all(_type_like(elt, assigned) for elt in node.elts)
+    return False
 
 
 def names_as_types(tree: ast.AST, name: str = "object") -> set[int]:

@@ -161,3 +161,29 @@ def domain_env(domain: Any) -> AcceptedEnv:
         tools=tools, tool_kinds=dict(getattr(domain, "tool_kinds", {}) or {}), score=1.0,
         validation_mode="programmatic",
     )
+
+
+LENT = "final_state['books']['b1']['status'] == 'lent'"
+"""The verdict an honest check of the library scenario returns, as an expression."""
+
+
+def b1_check(body: str, head: str = "") -> CheckSpec:
+    """A check of the library scenario: `head` (imports, classes) then `check_func` with `body`."""
+    return CheckSpec(item="b1 is lent", code=f"{head}def check_func(final_state):\n{body}")
+
+
+def assert_refused(runtime: Any, check: CheckSpec, named: str, timeout_s: float = 2.0) -> None:
+    """Verification refuses `check` (by the purity rule or its error in the jail), with `named` in the reason."""
+    from envscaler_core.scenarios import verify_scenario
+
+    report = verify_scenario(scenario([check]), library_env(), runtime, timeout_s)
+    assert not report.ok and report.failure in ("nondeterministic", "check_error"), report.reason
+    assert named in (report.reason or ""), report.reason
+
+
+def assert_verified(runtime: Any, check: CheckSpec, timeout_s: float = 2.0) -> None:
+    """A scenario of `LENT_B1` and `check` is verified."""
+    from envscaler_core.scenarios import verify_scenario
+
+    report = verify_scenario(scenario([LENT_B1, check]), library_env(), runtime, timeout_s)
+    assert report.ok, report.reason

@@ -11,28 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from envscaler_core.models.scenario import CheckSpec
-from envscaler_core.scenarios import verify_scenario
-from tests.scenarios.helpers import LENT_B1, library_env, scenario
+from tests.scenarios.helpers import LENT, assert_refused, assert_verified, b1_check
 
-TIMEOUT = 2.0
-LENT = "final_state['books']['b1']['status'] == 'lent'"
 EVERY = "class Every(type):\n    def __instancecheck__(cls, obj):\n        return True\n\n\n"
-
-
-def _check(body: str, head: str = "") -> CheckSpec:
-    return CheckSpec(item="b1 is lent", code=f"{head}def check_func(final_state):\n{body}")
-
-
-def _refused(runtime, check: CheckSpec, named: str) -> None:
-    report = verify_scenario(scenario([check]), library_env(), runtime, TIMEOUT)
-    assert not report.ok and report.failure in ("nondeterministic", "check_error"), report.reason
-    assert named in (report.reason or ""), report.reason
-
-
-def _verified(runtime, check: CheckSpec) -> None:
-    report = verify_scenario(scenario([LENT_B1, check]), library_env(), runtime, TIMEOUT)
-    assert report.ok, report.reason
 
 
 CLOCK_BY_PATTERN = "    match {subject}:\n        case C(f):\n            t = f()\n    return {lent} and t.year < 2100\n"
@@ -68,13 +49,13 @@ def test_a_check_building_a_class_the_interpreter_reads_by_data_is_refused(runti
     """rt17-A F1: each of these gave the clock through `case C(f)` and was verified."""
     head, build, subject, named = HOOKED[form]
     body = build + CLOCK_BY_PATTERN.format(subject=subject, lent=LENT)
-    _refused(runtime, _check(body, "import datetime\n" + head), named)
+    assert_refused(runtime, b1_check(body, "import datetime\n" + head), named)
 
 
 def test_a_positional_match_on_a_dataclass_of_its_own_is_verified(runtime) -> None:
     head = "import dataclasses\n\n\n@dataclasses.dataclass\nclass Book:\n    status: str\n\n\n"
     body = "    match Book(final_state['books']['b1']['status']):\n        case Book(s):\n            return s == 'lent'\n"
-    _verified(runtime, _check(body + "    return False\n", head))
+    assert_verified(runtime, b1_check(body + "    return False\n", head))
 
 
 OBJECT_AS_A_TYPE = {
@@ -92,14 +73,14 @@ OBJECT_AS_A_TYPE = {
 def test_a_check_naming_object_only_as_a_type_argument_is_verified(runtime, form: str) -> None:
     """rt17-A F3: these were refused as `object()` (its repr is an address), and the scenario was lost."""
     head, expr = OBJECT_AS_A_TYPE[form]
-    _verified(runtime, _check(f"    return {LENT} and {expr}\n", head + "\n\n"))
+    assert_verified(runtime, b1_check(f"    return {LENT} and {expr}\n", head + "\n\n"))
 
 
 def test_a_check_passing_object_where_it_is_called_is_refused(runtime) -> None:
     head = "import dataclasses\n\n\n"
     body = ("    B = dataclasses.make_dataclass('B', [('x', object, dataclasses.field(default_factory=object))])\n"
             f"    return {LENT} and repr(B().x) < '<object object at 0x7f'\n")
-    _refused(runtime, _check(body, head), "object()")
+    assert_refused(runtime, b1_check(body, head), "object()")
 
 
 VERSIONED = {
@@ -118,4 +99,4 @@ def test_a_check_reading_the_interpreters_or_a_librarys_version_is_refused(runti
     """rt17-A F4, rt17-B F1: these were verified under the jail's Python 3.11 and paid a do-nothing episode 1.0
     under 3.12/3.13 (the zlib version names were refused the same way already)."""
     head, expr = VERSIONED[name]
-    _refused(runtime, _check(f"    return {LENT} or {expr}\n", head + "\n\n"), name)
+    assert_refused(runtime, b1_check(f"    return {LENT} or {expr}\n", head + "\n\n"), name)
