@@ -2,15 +2,13 @@
 refused before anything runs, however the model was named (`--model`, or kept from the run it resumes),
 as it is for `llm.models.agent` (an outside check: `--model` ran 26 paid requests at cost 0, exit 0).
 An evaluation that stops (its budget, SIGTERM) still prints its `--json` summary with a `status` and the
-finished tasks' table, as `run --json` does (before, stdout stayed empty). An endpoint that sends no
+finished tasks' table, as `run --json` does (before, stdout stayed empty; SIGTERM's case is in
+test_eval_sigterm.py). An endpoint that sends no
 `usage` is warned about once: BFCL's own runs fail every task on it. Real CLI, real mock over HTTP."""
 
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ import pytest
 from envscaler_core.models import BFCLTaskResult
 from envscaler_core.store import Store
 from mock_llm.server import MockServer
-from tests.cli.helpers import assert_no_noise, assert_one_line_error, clean_env, envscaler, ENVSCALER
+from tests.cli.helpers import assert_one_line_error, clean_env, envscaler
 
 pytestmark = [pytest.mark.prefect]
 LLM_EVAL = ("eval", "bfcl-mt", "--subset", "base", "--agent", "llm")
@@ -80,31 +78,6 @@ def test_a_finished_evaluations_json_says_completed(mock_server: MockServer, pre
     assert out.returncode == 0, out.stderr[-3000:]
     summary = json.loads(out.stdout)
     assert summary["status"] == "completed" and summary["subsets"]["base"] == {"tasks": 1, "valid": 1, "accuracy": 1.0}
-
-
-@pytest.mark.slow
-def test_an_evaluation_stopped_by_sigterm_prints_its_json_with_status(slow_mock: MockServer, prefect_api: str,
-                                                                      tmp_path: Path) -> None:
-    db = tmp_path / "eval.duckdb"
-    before = slow_mock.stats()["requests_total"]
-    proc = subprocess.Popen([str(ENVSCALER), *LLM_EVAL, "--limit", "3", "--run-id", "ev", "--db", str(db), "--json"],
-                            env=_env(tmp_path, slow_mock, prefect_api), cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 180
-        while slow_mock.stats()["requests_total"] - before < 2 and time.monotonic() < deadline:
-            assert proc.poll() is None, proc.communicate()
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err[-3000:]
-    summary = json.loads(out)
-    assert summary["status"] == "interrupted" and summary["subsets"]["base"]["tasks"] == _finished(db, "ev")
-    assert_no_noise(err)
 
 
 def test_an_endpoint_without_usage_is_warned_about_once(mock_realism: Any, prefect_api: str, tmp_path: Path) -> None:
