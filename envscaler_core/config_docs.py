@@ -171,8 +171,9 @@ def render() -> str:
     lines.append("")
     lines.append("A model with no price costs 0. Its calls are warned about once in the log, and the run summary's "
                  "cost line names it (`cost $0.0123 (without my-model: no price in llm.prices)`). With "
-                 "`budget.max_cost_usd` set, a configuration where a stage's model (`llm.models.*`) has no price is "
-                 "refused before anything runs (exit 2), since that budget could never stop those calls: add the "
+                 "`budget.max_cost_usd` set, a configuration where a stage's model (`llm.models.*`), or the model "
+                 "`eval bfcl-mt --model` names or its resumed run keeps, has no price is refused before anything "
+                 "runs (exit 2), since that budget could never stop those calls: add the "
                  "price, or cap the run with `budget.max_tokens`.")
     return "\n".join(lines).rstrip() + "\n"
 

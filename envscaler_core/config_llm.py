@@ -112,7 +112,7 @@ class LLMSettings(_Section):
         "USD per million tokens per model name, for cost figures and budget.max_cost_usd. Set in a config file: "
         "[llm.prices.\"my-model\"]; your entries are added to the defaults (an entry for a model that has a default "
         "price replaces that model's price only). A model without a price costs 0: warned once, named on the run "
-        "summary's cost line, and a run with budget.max_cost_usd is refused while a stage's model has no price."))
+        "summary's cost line, and a run with budget.max_cost_usd is refused while a stage's model (or eval's --model) has no price."))
 
     extra_body: dict[str, Any] = Field(default_factory=dict, description=(
         "JSON fields added to the body of every chat completion request, for what an endpoint needs beyond "

@@ -18,7 +18,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from envscaler_core.bfcl.evaluate import (
-    EvalRequest, build_report, longest_first, pending, results_table, run_eval, summary_json,
+    EvalRequest, build_report, longest_first, pending, results_table, run_eval, summary_json, warn_without_usage,
 )
 from envscaler_core.config import load_settings, public_config
 from envscaler_core.models import Run, utcnow
@@ -164,6 +164,7 @@ async def bfcl_eval_flow(run_id: str, request: dict[str, Any], config: dict[str,
             return summary
     finally:
         if gateway is not None:
+            warn_without_usage(gateway)
             await gateway.aclose()
         await asyncio.to_thread(pool.close)
         await asyncio.to_thread(store.close)

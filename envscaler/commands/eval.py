@@ -76,12 +76,27 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                               model=GOLD_MODEL if agent == "gold" else (model or own_model or settings.llm.models.agent),
                               temperature=None if agent == "gold" else
                               (DEFAULT_TEMPERATURE if temperature is None else temperature))
+        if agent == "llm":  # the agent's model under a cost budget needs a price, however it was named
+            _refuse_an_unpriced_budget(settings, config, request.model, "--model" if model else
+                                       f"the model of run {run_id}" if own_model else None)
         rid = run_id or new_run_id("bfcl")
-        summary = _run(settings, rid, request, public_config(settings))
+        summary = _run(settings, rid, request, public_config(settings), json_out)
         if json_out:
             typer.echo(json.dumps(summary))
         else:
             _print_table(summary, request.agent, request.model)
+
+
+def _refuse_an_unpriced_budget(settings: Any, config: Path | None, model: str, named_by: str | None) -> None:
+    """`budget.max_cost_usd` with an agent model that has no price is refused before anything runs (exit
+    2), as it is for `llm.models.agent` when settings load: the model named by --model, or kept from the
+    run, ran with no cap (its calls cost 0) before (an outside check)."""
+    from envscaler_core.config import ConfigError, refuse_an_unpriced_budget
+
+    try:
+        refuse_an_unpriced_budget(settings, config, {named_by or "llm.models.agent": model})
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 def _own_settings(run_id: str | None, located: Any, config: Path | None) -> tuple[Any, dict[str, Any]]:
@@ -113,8 +128,9 @@ def _own_settings(run_id: str | None, located: Any, config: Path | None) -> tupl
     return own, run.config["eval"]
 
 
-def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[no-untyped-def]
-    """The eval flow inside the CLI's flow session; Ctrl-C exits 130 with the command that resumes it."""
+def _run(settings, run_id: str, request, config: dict, json_out: bool = False) -> dict:  # type: ignore[no-untyped-def]
+    """The eval flow inside the CLI's flow session; Ctrl-C exits 130 with the command that resumes it.
+    With `json_out`, an evaluation that stops after it began still prints its summary (`_print_stopped`)."""
     from envscaler_core.config import store_option
     from envscaler.runner import EXIT_INTERRUPTED, flow_session
     from envscaler.stop_signals import run_stoppable, stop_signals
@@ -133,6 +149,8 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
         with stop_signals(), flow_session(settings):
             return run_stoppable(bfcl_eval_flow(run_id=run_id, request=request.model_dump(mode="json"), config=config))
     except KeyboardInterrupt:
+        if json_out:
+            _print_stopped(settings, run_id, request)
         if _recorded(settings, run_id):
             typer.echo(f"interrupted: evaluation {run_id} stopped; finished tasks are kept. Continue it with:\n"
                        f"  {resume}", err=True)
@@ -144,6 +162,8 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     except SandboxUnavailable as exc:
         fail(f"sandbox unavailable: {exc}")
     except BudgetExceeded as exc:
+        if json_out:
+            _print_stopped(settings, run_id, request)
         fail(f"evaluation {run_id} stopped on its budget: {exc}; finished tasks are kept (raise the budget and "
              f"resume: {resume})", EXIT_BUDGET)
     except RunHeld as exc:  # nothing was written: no resume to offer
@@ -153,12 +173,33 @@ def _run(settings, run_id: str, request, config: dict) -> dict:  # type: ignore[
     except (LLMConfigError, LLMUnavailableError, LLMRequestRejected, StoreError) as exc:
         fail(f"evaluation {run_id} stopped: {exc} (resume: {resume})")
     except (CheckerFailed, EnvLoadError) as exc:  # the harness, not the model: the task stays unscored
+        if json_out:
+            _print_stopped(settings, run_id, request)
         fail(f"evaluation {run_id} stopped: the sandbox could not play or score a task: {exc}; finished tasks "
              f"are kept (resume: {resume})", 1)
     except Exception as exc:
         if (summary := _completed_without_prefect(settings, run_id, exc)) is not None:
             return summary
         raise
+
+
+def _print_stopped(settings: Any, run_id: str, request: Any) -> None:
+    """`--json` of an evaluation that stopped (budget, interrupt, a task the harness could not play): the
+    summary's shape with the run's `status` and the finished tasks' table, on stdout, as `run --json`
+    prints a stopped run's; before, stdout stayed empty (an outside check). Nothing when the run was
+    never recorded or the store cannot be read: the error line on stderr says why."""
+    from envscaler_core.bfcl.evaluate import build_report, summary_json
+    from envscaler_core.store import Store
+
+    try:
+        with Store.from_url(settings.store.url, create=False) as store:
+            run = store.get_run(run_id)
+            if run is None:
+                return
+            summary = summary_json(build_report(store, run_id, request), run_id, run.status)
+    except Exception:  # noqa: BLE001 - the store's own trouble: the stop's error line is the report
+        return
+    typer.echo(json.dumps(summary))
 
 
 def _completed_without_prefect(settings: Any, run_id: str, exc: BaseException) -> dict | None:

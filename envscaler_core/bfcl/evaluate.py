@@ -12,6 +12,7 @@ the counts match), is what `multi_turn_checker` says, run in the sandbox.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from typing import Any
@@ -29,6 +30,7 @@ from envscaler_core.rollout.loop import _ends_episode
 from envscaler_core.runtime import EnvRuntime
 
 GOLD_MODEL = "gold"
+log = logging.getLogger(__name__)
 
 
 class EvalRequest(Model):
@@ -197,6 +199,20 @@ def results_table(report: BFCLEvalReport) -> list[list[str]]:
     return rows
 
 
-def summary_json(report: BFCLEvalReport, run_id: str) -> dict[str, Any]:
+def summary_json(report: BFCLEvalReport, run_id: str, status: str = "completed") -> dict[str, Any]:
+    """The `--json` summary; `status` is the run's (`completed`, or `stopped_budget`/`interrupted`/`failed`
+    for an evaluation that stopped: its table is then the finished tasks'), as `run --json` has it."""
     return {"subsets": {name: s.model_dump() for name, s in report.subsets.items()}, "overall": report.overall,
-            "agent": report.agent, "model": report.model, "complete": report.complete, "run_id": run_id}
+            "agent": report.agent, "model": report.model, "complete": report.complete, "run_id": run_id,
+            "status": status}
+
+
+def warn_without_usage(gateway: Any) -> None:
+    """Warn once (at the evaluation's end, stopped or not) when the endpoint answered without `usage`:
+    its tokens were estimated here and its tasks scored, where BFCL's own handler raises on the missing
+    `usage.prompt_tokens` and scores every task an inference error (docs/bfcl.md, an outside check)."""
+    estimated = sum(int(row.get("estimated_tokens", 0)) for row in gateway.usage_by_stage().values())
+    if estimated:
+        log.warning("LLM endpoint %s sends no `usage` with its replies (%d tokens estimated here): BFCL's own runs "
+                    "fail every task on such replies (AttributeError on usage.prompt_tokens), so these scores are "
+                    "not comparable with BFCL's; serve the model with usage reporting", gateway.endpoint, estimated)

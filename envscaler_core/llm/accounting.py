@@ -8,14 +8,17 @@ a model name is visible without flooding the log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from typing import Any
 
 from envscaler_core.config import BudgetSettings, Price
-from envscaler_core.llm.errors import BudgetExceeded
+from envscaler_core.llm.errors import BudgetExceeded, LLMConfigError
 
 log = logging.getLogger(__name__)
+SETTLE_POLL_S = 0.02
+"""How often a request held back by the in-flight requests' reservations looks again (`Ledger.admit`)."""
 
 STAGE_KEYS = ("calls", "cached", "retries", "prompt_tokens", "cached_tokens", "completion_tokens", "estimated_tokens",
               "cost_usd")
@@ -36,6 +39,8 @@ class Ledger:
         self._warned: set[str] = set()
         self.base_tokens = 0  # spent earlier in the same run (resume), from the store
         self.base_cost = 0.0
+        self._held_tokens = 0  # reserved by requests on the wire (`admit`), until their answer is counted
+        self._held_cost = 0.0
 
     def seed(self, usage: dict[str, dict[str, Any]]) -> None:
         """A resumed run starts with what it already spent (the store's `llm_usage` rows), so the
@@ -92,6 +97,41 @@ class Ledger:
         if self.budget.max_cost_usd is not None and cost >= self.budget.max_cost_usd:
             raise BudgetExceeded(f"LLM cost budget spent: ${cost:.4f} >= budget.max_cost_usd={self.budget.max_cost_usd}; "
                                  "raise budget.max_cost_usd or resume the run with a larger budget")
+
+    async def admit(self, model: str, prompt_tokens: int) -> tuple[int, float]:
+        """The budget check at the last moment before a request goes on the wire (after its wait for a
+        concurrency slot and the rate limiter), which reserves the request's estimated prompt until
+        `release`: an outside check found requests checked a second earlier, before those waits, sent
+        after the cap was reached (34-56% over on small runs). Spent >= cap stops the run
+        (`BudgetExceeded`); spent below it but spent + what requests in flight reserved at or over it
+        waits for them to be counted, so only requests already in flight can take the run past the cap.
+        A chat model without a price is refused under a cost budget, however it was named: its calls
+        would cost 0 and the budget would never stop them (settings and `eval --model` refuse it first)."""
+        budget = self.budget
+        if budget is None:
+            return 0, 0.0
+        if budget.max_cost_usd is not None and prompt_tokens and model not in self.prices:
+            raise LLMConfigError(f"budget.max_cost_usd={budget.max_cost_usd} cannot see the calls of model {model!r}: "
+                                 f'it has no price; add [llm.prices."{model}"] or use budget.max_tokens')
+        price = self.prices.get(model)
+        cost = prompt_tokens * price.input_per_mtok / 1_000_000 if price is not None else 0.0
+        while True:
+            self.check_budget()
+            tokens, spent = self.totals()
+            with self._lock:
+                over = ((budget.max_tokens is not None and tokens + self._held_tokens >= budget.max_tokens)
+                        or (budget.max_cost_usd is not None and spent + self._held_cost >= budget.max_cost_usd))
+                if not over or not (self._held_tokens or self._held_cost):
+                    self._held_tokens += prompt_tokens
+                    self._held_cost += cost
+                    return prompt_tokens, cost
+            await asyncio.sleep(SETTLE_POLL_S)
+
+    def release(self, held: tuple[int, float]) -> None:
+        """Give back what `admit` reserved, once the request's answer (or failure) is in."""
+        with self._lock:
+            self._held_tokens -= held[0]
+            self._held_cost -= held[1]
 
     def by_stage(self) -> dict[str, dict[str, Any]]:
         with self._lock:

@@ -26,7 +26,7 @@ from envscaler_core.llm.errors import (
     LLMUnavailableError, Via,
 )
 from envscaler_core.llm.exchange import (
-    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, failed_generation, is_loopback,
+    MAX_LENGTH_RETRIES, ROOM_PARAMETERS, Exchange, billed_usage, estimate_tokens, failed_generation, is_loopback,
     more_room, needs_reasoning_back, outgoing, parse_completion, read_response, request_body, room_parameter,
 )
 from envscaler_core.llm.limits import PerLoopSemaphore, RatePacer
@@ -162,10 +162,11 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
     # ---- HTTP with retries -----------------------------------------------------------------------
 
     async def _send(self, call: Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]],
-                    endpoint: str | None = None, via: Via = CHAT_ENDPOINT) -> T:
+                    endpoint: str | None = None, via: Via = CHAT_ENDPOINT, prompt_tokens: int = 0) -> T:
         """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
         completion (`retry.BadAnswer`) with backoff; its final error names `endpoint` and the `via` settings
-        (the chat endpoint's unless said otherwise)."""
+        (the chat endpoint's unless said otherwise). The budget is checked again right before each attempt
+        goes out, reserving its estimated `prompt_tokens` while it is on the wire (`Ledger.admit`)."""
         cfg = self.settings
         self.ledger.check_budget()
         client = self._client()
@@ -181,8 +182,9 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
                 await self._cap.acquire()
                 call.holds_slot = True
             tries += 1
-            attempt = asyncio.ensure_future(op(client))
             try:
+                held = await self.ledger.admit(call.model, prompt_tokens)
+                attempt = asyncio.ensure_future(op(client))
                 # The SDK's timeout bounds each read; a body trickled a byte at a time (servers that keep a
                 # queued request's connection alive) would reset it forever: the attempt as a whole is bounded.
                 try:
@@ -196,6 +198,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
                 except asyncio.CancelledError:
                     return await self._in_grace(call, attempt, deadline.when())
                 finally:
+                    self.ledger.release(held)  # the answer is counted (`_count`) before anything else runs
                     if not attempt.done():
                         attempt.cancel()
             except openai.OpenAIError as exc:
@@ -307,7 +310,8 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
                     raise BadAnswer(f"a body that is not a chat completion ({exc})", getattr(exc, "usage", None)) from None
 
             try:
-                resp = await self._send(call, what, lambda c: completion_or_error(post(c), not as_sent))
+                resp = await self._send(call, what, lambda c: completion_or_error(post(c), not as_sent),
+                                        prompt_tokens=estimate_tokens(len(body)))
             except _ReasoningWanted:  # DeepSeek V3.2 / Kimi K2 thinking: asked again with it, from now on
                 self._reasoning_back = keeps_reasoning = True
                 sent = outgoing(messages, True)
