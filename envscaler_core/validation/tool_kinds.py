@@ -94,11 +94,9 @@ def _plural(word: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
-def _lists_one_thing(tokens: list[str]) -> bool:
-    """A docstring's `list`/`lists` whose object is one thing put up somewhere: an indefinite article ("Lists a
-    car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
-    apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
-    member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
+def _object_phrase(tokens: list[str]) -> tuple[list[str], int, list[str], list[str]]:
+    """A sentence's words after its verb, whether an article leads them, the object's noun phrase (up to a
+    preposition or a connective) and what follows it: "List [the] [apartment] [on the rental site]"."""
     rest = tokens[1:]
     start = 1 if rest and rest[0] in _ARTICLES else 0
     phrase: list[str] = []
@@ -106,11 +104,19 @@ def _lists_one_thing(tokens: list[str]) -> bool:
         if token in _PHRASE_ENDS:
             break
         phrase.append(token)
+    return rest, start, phrase, rest[start + len(phrase):]
+
+
+def _lists_one_thing(tokens: list[str]) -> bool:
+    """A docstring's `list`/`lists` whose object is one thing put up somewhere: an indefinite article ("Lists a
+    car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
+    apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
+    member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
+    rest, start, phrase, after = _object_phrase(tokens)
     if not phrase or phrase[0] in _QUANTIFIERS or any(map(_plural, phrase)) or phrase[-1] in _DATA_NOUNS:
         return False
     if start and rest[0] in _INDEFINITE:
         return True
-    after = rest[start + len(phrase):]
     link, what = (after + ["", ""])[:2]
     return (link == "for" and (what in _PURPOSES or what.endswith("ing"))
             or link in ("on", "in", "at") and any(t in _PLATFORMS for t in after[1:5])
@@ -119,14 +125,7 @@ def _lists_one_thing(tokens: list[str]) -> bool:
 
 def _places_one_thing(first: str, tokens: list[str]) -> bool:
     """A placing lookup verb ("sort", "export", "show", ...) whose object is put somewhere (see `placed`)."""
-    rest = tokens[1:]
-    start = 1 if rest and rest[0] in _ARTICLES else 0
-    phrase: list[str] = []
-    for token in rest[start:]:
-        if token in _PHRASE_ENDS:
-            break
-        phrase.append(token)
-    after = rest[start + len(phrase):]
+    rest, start, phrase, after = _object_phrase(tokens)
     sent = after[:1] in (["to"], ["into"]) and any(t in PLACES for t in after[1:5])  # "the report to the archive folder"
     if not phrase or phrase[0] in _QUANTIFIERS or phrase[-1] in _DATA_NOUNS and not sent:
         return False
