@@ -27,6 +27,7 @@ from envscaler_core import pyast
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
 from envscaler_core.validation.class_effects import ClassEffects
+from envscaler_core.validation.placements import IN_THE_RESULT, LOOKUP_PASSIVE, NOTHING_CHANGES, PLACES, placed
 from envscaler_core.validation.verb_lexicon import COMPOUND_STATE, NOUNISH, QUERY_VERBS, STATE_VERBS
 
 Kind = Literal["query", "state_change"]
@@ -93,11 +94,9 @@ def _plural(word: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
-def _lists_one_thing(tokens: list[str]) -> bool:
-    """A docstring's `list`/`lists` whose object is one thing put up somewhere: an indefinite article ("Lists a
-    car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
-    apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
-    member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
+def _object_phrase(tokens: list[str]) -> tuple[list[str], int, list[str], list[str]]:
+    """A sentence's words after its verb, whether an article leads them, the object's noun phrase (up to a
+    preposition or a connective) and what follows it: "List [the] [apartment] [on the rental site]"."""
     rest = tokens[1:]
     start = 1 if rest and rest[0] in _ARTICLES else 0
     phrase: list[str] = []
@@ -105,15 +104,32 @@ def _lists_one_thing(tokens: list[str]) -> bool:
         if token in _PHRASE_ENDS:
             break
         phrase.append(token)
+    return rest, start, phrase, rest[start + len(phrase):]
+
+
+def _lists_one_thing(tokens: list[str]) -> bool:
+    """A docstring's `list`/`lists` whose object is one thing put up somewhere: an indefinite article ("Lists a
+    car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
+    apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
+    member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
+    rest, start, phrase, after = _object_phrase(tokens)
     if not phrase or phrase[0] in _QUANTIFIERS or any(map(_plural, phrase)) or phrase[-1] in _DATA_NOUNS:
         return False
     if start and rest[0] in _INDEFINITE:
         return True
-    after = rest[start + len(phrase):]
     link, what = (after + ["", ""])[:2]
     return (link == "for" and (what in _PURPOSES or what.endswith("ing"))
             or link in ("on", "in", "at") and any(t in _PLATFORMS for t in after[1:5])
             or link == "as" and (what in _STATES or what.endswith("ed")))
+
+
+def _places_one_thing(first: str, tokens: list[str]) -> bool:
+    """A placing lookup verb ("sort", "export", "show", ...) whose object is put somewhere (see `placed`)."""
+    rest, start, phrase, after = _object_phrase(tokens)
+    sent = after[:1] in (["to"], ["into"]) and any(t in PLACES for t in after[1:5])  # "the report to the archive folder"
+    if not phrase or phrase[0] in _QUANTIFIERS or phrase[-1] in _DATA_NOUNS and not sent:
+        return False
+    return placed(first, phrase, after, not any(map(_plural, phrase)))
 
 
 def _said_after_the_market(tokens: list[str]) -> bool:
@@ -125,13 +141,16 @@ def _said_after_the_market(tokens: list[str]) -> bool:
 # what a "Return the ... of ..." docstring hands back when it is a lookup
 _RETURNED_DATA = frozenset({"details", "detail", "information", "info", "record", "records", "data", "status",
                             "summary", "list", "number", "count", "total", "value", "values", "name", "names",
-                            "current", "profile", "history", "availability", "balance", "price", "prices"})
+                            "current", "profile", "history", "availability", "balance", "price", "prices", "tally",
+                            "layout", "chart", "date", "amount", "results", "result", "map"})
 
 
 # in a name after a word that may be a noun, these make the pair a noun phrase: `vote_count`, `seat_map`
 _DATA_NOUNS = _RETURNED_DATA | frozenset({"map", "maps", "counts", "overview", "report", "reports", "stats",
                                           "statistics", "totals", "ids", "id", "entries", "entry", "options",
-                                          "calendar", "score", "scores", "ratings", "size", "length", "types"})
+                                          "calendar", "score", "scores", "ratings", "size", "length", "types", "tallies",
+                                          "layouts", "charts", "dates", "amounts", "fee", "fees", "level",
+                                          "levels", "quantity", "time", "times", "rate", "rates"})
 
 
 def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
@@ -147,7 +166,9 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         rest = [t for t in tokens[1:] if t not in _DETERMINERS]  # but "Return the details of a book" looks up
         while len(rest) > 2 and rest[1] == "s":  # "Return the book's details": the possessive names whose (rt17-C F3)
             rest = rest[2:]
-        return "query" if rest and rest[0] in _RETURNED_DATA else None  # (rt16-R F2: `book_details`)
+        # "Return the vote count of a candidate.": the data noun may follow a noun modifier (rt18-R2 F2)
+        data = rest and (rest[0] in _RETURNED_DATA or len(rest) > 1 and rest[1] in _DATA_NOUNS and rest[0] != "of")
+        return "query" if data else None  # (rt16-R F2: `book_details`)
     if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
             and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
         return "state_change"  # "Check the guest into the room", "Check the item off the list": check in/out/off
@@ -160,6 +181,8 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         return "state_change"
     if first in ("list", "lists") and not in_name and (_puts_on_the_market(tokens) or _lists_one_thing(tokens)):
         return "state_change"
+    if kind == "query" and not in_name and _places_one_thing(first, tokens):
+        return "state_change"  # "Sort the ticket into the done column.", "Export the order to the ..." (rt18-R2 F3)
     for i, token in enumerate(tokens[:-1]):
         if token not in ("or", "and", "then"):
             continue
@@ -241,6 +264,8 @@ def _participle(word: str, verbs: frozenset[str]) -> bool:
 def _participle_clause(sentence: str) -> bool:
     """`, setting it visible`, `, marking them read`: a clause after a comma led by a change verb's -ing form
     and its object states what the call changes (rt17-C F2)."""
+    if IN_THE_RESULT.search(sentence):
+        return False  # "ordering them by price", "marking overdue ones in the result" arrange the answer (rt18-R2 F1)
     return any(_change_ing(verb) for verb in re.findall(
         r"[,;]\s*(?:and\s+|then\s+|thereby\s+)?([a-z]+ing)\s+(?:it|them|the|a|an|its|their|this|these|each|all)\b",
         sentence.lower()))
@@ -249,9 +274,11 @@ def _participle_clause(sentence: str) -> bool:
 def _passive_change(sentence: str) -> bool:
     """`a new empty cart is created`, `its counter gets updated`: a passive change verb in a clause that states no
     condition ("Check whether the book is reserved." and "the orders that were removed" pick, they do not change)."""
-    for clause in re.split(r"[,;:()]", sentence.lower()):
-        tokens = [t for t in words(clause) if t not in ("then", "also", "automatically", "immediately", "always")]
-        if any(t in _CONDITIONS for t in tokens):
+    for clause in re.split(r"[,;:()]|\. ", sentence.lower()):
+        raw = words(clause)
+        tokens = [t for t in raw if t not in ("then", "also", "automatically", "immediately", "always")]
+        if NOTHING_CHANGES.search(clause) or any(t in _CONDITIONS for t in tokens) \
+                and not (raw[:1] == ["which"] and "then" in raw):  # ", which is then marked as redeemed" (rt18-R2 F3)
             continue
         if any(aux in _PASSIVE_AUX and _participle(pp, STATE_VERBS) and pp not in ("returned", "given")
                for aux, pp in zip(tokens, tokens[1:])):  # "The book's record is returned." hands data back
@@ -292,16 +319,21 @@ def doc_kind(doc: str | None) -> Kind | None:
     sentence = summary.split(". ")[0]
     tokens = words(sentence)
     kind = verb_kind(tokens, in_name=False)
-    if kind != "state_change" and any(t in _TELLING_CHANGES for t in tokens[1:]):
+    # "Count the records.": after an article a conjugated change verb is a plural noun (rt18-R2 F1/F2)
+    if kind != "state_change" and not IN_THE_RESULT.search(sentence) and any(
+            t in _TELLING_CHANGES and before not in _ARTICLES | _QUANTIFIERS for before, t in zip(tokens, tokens[1:])):
         return "state_change"
     if kind != "state_change" and any(by == "by" and _change_ing(t) and after in _OBJECT_START | _PRONOUNS
                                       for by, t, after in zip(tokens[1:], tokens[2:], tokens[3:])):
         return "state_change"  # "Show the item in the storefront by setting its visible flag." (rt16-R F3)
-    if kind != "state_change" and (_participle_clause(sentence) or _passive_change(sentence) or _causative(tokens)):
+    # a participle or passive anywhere in the summary's paragraph, not only its first sentence (rt18-R2 F3)
+    if kind != "state_change" and (_participle_clause(summary) or _passive_change(summary) or _causative(tokens)):
         return "state_change"  # ", setting it visible", "a new cart is created", "Get the document signed" (rt17-C F2)
     if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in _OBJECT_WORDS
                                       for t, after in zip(tokens[1:], tokens[2:])):
         return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
+    if kind is None and LOOKUP_PASSIVE.search(sentence):
+        return "query"  # "The book's details are returned.", "the records are listed" (rt18-R2 F1)
     return kind
 
 
@@ -361,7 +393,7 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
     for name in names:
         fn = methods.get(name)
         text = ast.get_docstring(fn) if fn else None
-        says_read_only = bool(text and _READ_ONLY.search(text))
+        says_read_only = bool(text and (_READ_ONLY.search(text) or NOTHING_CHANGES.search(text)))
         doc = "query" if says_read_only else doc_kind(text)
         if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands

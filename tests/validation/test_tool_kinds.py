@@ -175,3 +175,15 @@ class Env:
     assert [w.attr for w in effects.writes("via_loop")] == ["meta"]
     assert [w.attr for w in effects.writes("via_module_function")] == ["meta"]
     assert effects.writes("via_copy") == []
+
+
+@pytest.mark.parametrize("name", ["vote_tally", "seat_layout", "seat_chart", "ship_date", "rent_amount",
+                                  "vote_results", "record_count", "item_count"])
+def test_a_nounish_word_then_a_data_noun_declares_nothing_so_a_writing_lookup_is_judged_by_its_docstring(
+        name: str) -> None:
+    """rt18-R2 F2: `vote_tally` "Return the item's value." was a conflict, and the code's write made it a change."""
+    doc = "Count the records." if name.endswith("count") else "Return the item's value."
+    code = (f"class E:\n    def __init__(self):\n        self.items = {{}}\n\n    def {name}(self, item_id: str) -> dict:\n"
+            f'        """{doc}"""\n        self.items[item_id] = True\n        return {{"success": True, "data": 1}}\n')
+    label = classify_tools(code, "E", [name])[name]
+    assert (name_kind(name), label.kind, label.source) == (None, "query", "docstring")
