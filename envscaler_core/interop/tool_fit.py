@@ -13,6 +13,8 @@ tools, so what step6 could not express would refuse calls EnvScaler runs:
   or class name) stays an object; so is that fallback inside step6's `Optional[...]` (`["object", "null"]`)
   or `List[...]` (an array of objects), and `Optional[Any]`'s `{"type": ["null"]}` (rt17-C F4:
   `Optional[Literal[...]]`, `Optional[Set[str]]`, `List[Literal[...]]` refused the calls EnvScaler runs);
+  an annotation that names no concrete type gets the JSON values the method is given under it (`typing.Text`
+  a string, a TypeVar its bound or constraints or any value, `object` and a `Protocol` any value: rt19-R4 F3);
 * a parameter whose default is `None` (`priority: str = None`) is written as its annotation's type only
   (`{"type": "string"}`), so an explicit null, which is what the default means and which EnvScaler's
   runtime passes through, would be refused: here it is nullable (`["string", "null"]`, or a null branch

@@ -22,6 +22,8 @@ expression it stands for before `synth.tool_schema.annotation_schema` reads it:
 * a functional Enum, `Name = Enum("Name", "A B")` (or a list of names: 1, 2, ...; `(name, value)` pairs or a
   dict: the values; `IntEnum(...)`, `Flag(...)`: `int`), as its class form; members not written out: `Any`
   (rt18-R2 F4: kept as step6's object, every call was refused);
+* `Name = TypeVar("Name", ...)`: any of its constraints, its bound, or `Any` (also a `ParamSpec` or
+  `TypeVarTuple`); a `class Name(Protocol)`: `Any` (a structural type any JSON value may meet; rt19-R4 F3);
 * `from <module> import X as Y`: `X`;
 * a string anywhere in the annotation: the expression it holds, parsed by the one AST parser.
 
@@ -45,6 +47,7 @@ from envscaler_core.synth.tool_schema import literal_value
 _ENUMS = {"Enum": None, "IntEnum": "int", "StrEnum": "str", "IntFlag": "int", "Flag": "int"}
 """Enum bases and the type a call gives for their members (None: the members' values). A `Flag` takes any
 integer: a call may combine its members (`R | W` is 3), which no list of member values holds."""
+_TYPE_VARS = frozenset({"TypeVar", "ParamSpec", "TypeVarTuple"})
 _MAX_DEPTH = 16  # alias of alias of ...: a cycle (`A = B`, `B = A`) stops here and reads as no alias
 _MAX_NODES = 10_000
 """Nodes one annotation may expand to: aliases of wide tuples of aliases (`A = Tuple[B, B, B, B]`, `B = ...`)
@@ -145,6 +148,28 @@ def _functional_enum(call: ast.Call) -> ast.expr | None:
     return _literal_of(values)
 
 
+def _type_var(call: ast.Call) -> ast.expr:
+    """What a `TypeVar` stands for in a parameter: any of its constraints (`TypeVar("K", str, int)` ->
+    `Union[str, int]`), its bound (`bound=int`, also quoted), or `Any`; a `ParamSpec` or `TypeVarTuple`:
+    `Any`. EnvScaler's runtime passes any JSON value to the method; the TypeVar is all that says which
+    (rt19-R4 F3: `T`, `bound=int` and `(str, int)` kept step6's object and refused every call it runs)."""
+    if _base_name(call.func) != "TypeVar":
+        return ast.Name(id="Any", ctx=ast.Load())
+    bound = next((k.value for k in call.keywords if k.arg == "bound"), None)
+    if len(call.args) > 2:
+        members = ast.Tuple(elts=list(call.args[1:]), ctx=ast.Load())
+        return ast.Subscript(value=ast.Name(id="Union", ctx=ast.Load()), slice=members, ctx=ast.Load())
+    return bound if bound is not None else ast.Name(id="Any", ctx=ast.Load())
+
+
+def _protocol(cls: ast.ClassDef) -> ast.expr | None:
+    """`Any` for a `Protocol` class (also `Protocol[T]`): a structural type, met by whichever JSON value has
+    its members (a list has `__len__`, a dict no attribute `name`), which no schema of ours tells apart; None
+    for any other class (a TypedDict, a dataclass: an object, as step6 writes it)."""
+    bases = [_base_name(b.value if isinstance(b, ast.Subscript) else b) for b in cls.bases]
+    return ast.Name(id="Any", ctx=ast.Load()) if "Protocol" in bases else None
+
+
 def _base_name(node: ast.expr) -> str:
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
 
@@ -162,6 +187,8 @@ def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
                 pairs.append((stmt.targets[0].id, value.args[1] if len(value.args) == 2 else None))
             elif isinstance(value, ast.Call) and _base_name(value.func) in _ENUMS:
                 pairs.append((stmt.targets[0].id, _functional_enum(value)))
+            elif isinstance(value, ast.Call) and _base_name(value.func) in _TYPE_VARS:
+                pairs.append((stmt.targets[0].id, _type_var(value)))
             else:
                 pairs.append((stmt.targets[0].id, value if _is_type_expr(value) else None))
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -171,7 +198,7 @@ def type_aliases(tree: ast.Module) -> dict[str, ast.expr]:
         elif isinstance(stmt, ast.ImportFrom):
             pairs += [(a.asname, ast.Name(id=a.name, ctx=ast.Load())) for a in stmt.names if a.asname and a.asname != a.name]
         elif isinstance(stmt, ast.ClassDef):
-            pairs.append((stmt.name, _enum_type(stmt)))
+            pairs.append((stmt.name, _enum_type(stmt) or _protocol(stmt)))
         elif isinstance(stmt, ast.Import | ast.FunctionDef | ast.AsyncFunctionDef):
             names = [a.asname or a.name for a in stmt.names] if isinstance(stmt, ast.Import) else [stmt.name]
             pairs += [(n, None) for n in names]

@@ -20,7 +20,7 @@ from envscaler_core.models.env import ToolFunction, ToolSchema
 from envscaler_core.signature import parameters
 
 _SIMPLE = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
-           "list": "array", "dict": "object", "object": "object", "None": "null"}
+           "list": "array", "dict": "object", "None": "null"}
 _SECTION = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Constraints|Examples?|Notes?):\s*$")
 _ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
@@ -79,6 +79,19 @@ _ARRAYS = frozenset({"List", "list", "Sequence", "MutableSequence", "Set", "set"
 """Collections a JSON call fills with an array (EnvScaler's runtime passes it as a list)."""
 _TUPLES = frozenset({"Tuple", "tuple"})
 _MAPPINGS = frozenset({"Dict", "dict", "Mapping", "MutableMapping", "DefaultDict", "defaultdict", "OrderedDict"})
+_ABSTRACT: dict[str, dict[str, Any]] = {
+    "Text": {"type": "string"}, "AnyStr": {"type": "string"},  # str (or bytes, which no JSON call carries)
+    "Hashable": {"type": ["string", "number", "boolean", "null"]},  # a JSON list or object is unhashable
+    "SupportsInt": {"type": "number"}, "SupportsFloat": {"type": "number"}, "SupportsAbs": {"type": "number"},
+    "SupportsRound": {"type": "number"}, "Number": {"type": "number"}, "Complex": {"type": "number"},
+    "Real": {"type": "number"}, "Rational": {"type": "integer"}, "Integral": {"type": "integer"},
+    "SupportsIndex": {"type": "integer"},
+    "Any": {}, "object": {}, "Never": {}, "NoReturn": {}, "type": {}, "Type": {},
+}
+"""Names that are no concrete type, as the JSON values the method is given under them (EnvScaler's runtime
+passes the agent's value unchecked): `object` and `Any` take any value, and so does what no JSON value can
+meet (`Never`, `NoReturn`, a class: `Type[X]`), as the runtime still runs the call (rt19-R4 F3: each kept
+step6's object and refused the calls EnvScaler runs). A number is never a bool here, as for `int`."""
 
 
 _UNREAD = object()
@@ -118,7 +131,8 @@ def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
     """JSON Schema for a type annotation; unknown names (TypedDicts, classes) map to object. Every shape is
     read the same alone or nested (`Optional[Literal[...]]`, `List[Union[int, str]]`, `Set[...] | None`), and
     `Optional`/`X | None` widen what they wrap as `nullable` does (a null branch in an `anyOf`, None in an
-    `enum`); `Any` is no constraint, also inside `Optional`."""
+    `enum`); `Any`, `object` and the other names in `_ABSTRACT` are read as the JSON values they admit
+    (`Any` no constraint, also inside `Optional`; `typing.Text` a string; `numbers.Real` a number)."""
     if node is None:
         raise SchemaError("missing annotation")
     if isinstance(node, ast.Constant):
@@ -132,10 +146,10 @@ def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
             return nullable(annotation_schema(left))
         if isinstance(left, ast.Constant) and left.value is None:
             return nullable(annotation_schema(right))
-        return {"anyOf": [annotation_schema(left), annotation_schema(right)]}
+        return _any_of([annotation_schema(left), annotation_schema(right)])
     name = _name(node)
-    if name == "Any":
-        return {}
+    if name in _ABSTRACT:
+        return dict(_ABSTRACT[name])
     if name in _SIMPLE:
         return {"type": _SIMPLE[name], **({"items": {}} if name == "list" else {})}
     if name in _ARRAYS or name in _TUPLES:
@@ -160,8 +174,16 @@ def annotation_schema(node: ast.expr | None) -> dict[str, Any]:
             members = [a for a in args if not (isinstance(a, ast.Constant) and a.value is None)]
             if len(members) == 1:
                 return nullable(annotation_schema(members[0]))
-            return {"anyOf": [annotation_schema(a) for a in args]}
+            return _any_of([annotation_schema(a) for a in args])
+        if base in ("Type", "type"):  # a class: no JSON value is one, the runtime runs the call all the same
+            return {}
     return {"type": "object"}
+
+
+def _any_of(branches: list[dict[str, Any]]) -> dict[str, Any]:
+    """A union's schema: any of its members', or no constraint when one member has none (`Union[T, int]`
+    with an unconstrained TypeVar takes every value)."""
+    return {} if any(not b for b in branches) else {"anyOf": branches}
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
