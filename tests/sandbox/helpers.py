@@ -266,3 +266,11 @@ def apply_diff(state: dict[str, Any], diff: dict[str, Any]) -> dict[str, Any]:
         else:
             parent[last] = change["new"]
     return doc
+
+
+def one_check(pool: Any, source: str, state: dict[str, Any]) -> Any:
+    """The outcome of the check `source` run once on `state` as both states, in a fresh unit of `pool`."""
+    from sandbox.checks import run_checks
+
+    [outcome] = run_checks(pool, [source], state, state, 5.0)
+    return outcome
