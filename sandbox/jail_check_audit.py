@@ -199,6 +199,8 @@ def _install() -> Gate:
         raise RuntimeError(f"a check may not: {shown}")
 
     def start(code: Any, module_level: bool = False) -> None:
+        if module_level:  # a check begins: what an earlier one in this process was refused is not its own
+            refused.clear()
         gate[0], gate[2] = code, module_level
 
     def stop(code: Any) -> None:
