@@ -174,8 +174,11 @@ def guard_metaclasses() -> None:
     built a class from a namespace that no class statement judged, and `case C(f)` read the clock; with
     `C.register(...)` any attribute of any object (outside re-check rt18-R1 F1). A class statement, an Enum's
     functional API and `NamedTuple` call the metaclass from the guard or the standard library, and go on.
-    `type` itself is C's own and cannot be wrapped: `type(name, bases, dict)` and `type(x)(...)` are refused
-    statically (envscaler_core/scenarios/check_shapes.py)."""
+    `type` itself is C's own and cannot be wrapped, and a check can reach it at run time (outside re-check
+    rt19-R3 F1: `typing.get_origin(typing.Type)`, now refused statically; a field annotated `type`): what a
+    class it builds from data could do is closed where names are read as data, statically for a `match`
+    (envscaler_core/scenarios/check_shapes.py `positional_class_patterns`) and here for `dataclasses`
+    (`guard_field_readers`)."""
     for meta in _metaclasses():
         made = meta.__new__
         if getattr(made, "guarded", False):
