@@ -32,7 +32,8 @@ import os
 import pkgutil
 import sys
 import traceback
-from typing import Any, Callable, NamedTuple
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, NamedTuple
 
 _REFUSED = frozenset({"open", "import", "code.__new__", "function.__new__",
                       "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
@@ -108,27 +109,31 @@ class Gate(NamedTuple):
     stop: Callable[[Any], None]
     refused: list[str]
 
+    @contextmanager
+    def around(self, code: Any, module_level: bool = False) -> Iterator[None]:
+        """The gate open for `code` while the block runs."""
+        self.start(code, module_level)
+        try:
+            yield
+        finally:
+            self.stop(code)
+
     def format_exception(self, code: Any) -> Callable[[type, BaseException, Any], list[str]]:
         """`traceback.format_exception` with the check's code run under the gate: the exception's `__str__`
         and `__notes__` while the `TracebackException` is built (its `_safe_string` swallows the hook's
         RuntimeError) and while it is formatted; the frames' source lines are loaded ungated, since
         `linecache` opens standard-library files and runs no check code. Honest errors read as before."""
         def format_lines(kind: type, exc: BaseException, tb: Any) -> list[str]:
-            self.start(code)
             try:
-                shown = traceback.TracebackException(kind, exc, tb, lookup_lines=False)
+                with self.around(code):
+                    shown = traceback.TracebackException(kind, exc, tb, lookup_lines=False)
             except Exception:  # noqa: BLE001 - the check's exception could not even be described
                 return [f"{kind.__name__} (its message could not be read)"]
-            finally:
-                self.stop(code)
             for summary in _stacks(shown, set()):
                 for frame in summary:
                     frame.line  # noqa: B018 - loads and caches the line ungated
-            self.start(code)
-            try:
+            with self.around(code):
                 return list(shown.format())
-            finally:
-                self.stop(code)
         return format_lines
 
     def poisoned(self, reply: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:

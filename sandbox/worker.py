@@ -403,17 +403,11 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     code = None
     try:
         code = compile(msg["source"], "<check>", "exec", dont_inherit=True)
-        try:  # module level too: EnvScaler's marker wrapper compiles its helper here, which the gate allows
-            gate.start(code, module_level=True)
+        with gate.around(code, module_level=True):  # EnvScaler's marker wrapper compiles its helper here
             exec(code, ns)
-        finally:
-            gate.stop(code)
         func = ns.get("check_func")
-        try:
-            gate.start(code)
+        with gate.around(code):
             value = func(states["final_state"]) if callable(func) else None
-        finally:
-            gate.stop(code)
         if not callable(func):
             reply = {"passed": None, "error": "the source defines no callable check_func"}
         elif type(value) is bool:
