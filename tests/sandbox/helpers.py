@@ -274,3 +274,9 @@ def one_check(pool: Any, source: str, state: dict[str, Any]) -> Any:
 
     [outcome] = run_checks(pool, [source], state, state, 5.0)
     return outcome
+
+
+def assert_check_refused(pool: Any, source: str, state: dict[str, Any], why: str) -> None:
+    """The check `source` gets no verdict on `state`, with `why` in its error."""
+    outcome = one_check(pool, source, state)
+    assert outcome.passed is None and why in (outcome.error or ""), outcome
