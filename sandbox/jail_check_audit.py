@@ -7,22 +7,33 @@ compiles or runs code, or touches the host (`os.*`, `subprocess.*`, `socket.*`, 
 re-check rt18-R1 F1 reached `gi_frame` -> `f_builtins` -> `__import__`/`open` through a class made by
 calling a metaclass; the class guards (jail_check_guards.py) close that way, this closes the next one.
 
-The hook cannot be removed once added, so it is gated: it acts only between `start(code)` and `stop(code)`
-(around the call of `check_func`, not the module-level code: the type-marker wrapper compiles its helper there),
+The hook cannot be removed once added, so it is gated: it acts only between `start(code)` and `stop(code)`,
 and `stop` takes the check's own code object, which the check cannot read (`__code__` is refused here). The
-worker's I/O before and after (reading the request, formatting a traceback, writing the reply) runs ungated.
-`compile`, `exec` and `sys._getframe` are refused only when a check's code (or any code outside the standard
-library and these jail files) asks: `dataclasses` and `namedtuple` compile their generated methods, and
-`namedtuple`/`Enum` read their caller's module name. A module a check may import is imported by the worker
-before (`warm_imports`), so an `import` event during a check is always some other module."""
+worker opens it around all the check's code: the module-level code (outside re-check rt19-R3 F2 read a
+frame's builtins there, and in a default argument), the call of `check_func`, and the formatting of the
+exception the check raised (its `__str__` and `__notes__` are check code; F2 ran `os.cpu_count()` in one).
+The worker's own I/O (reading the request, loading source lines for a traceback, writing the reply) runs
+ungated. `compile`, `exec` and `sys._getframe` are refused only when a check's code (or any code outside the
+standard library and these jail files) asks: `dataclasses` and `namedtuple` compile their generated methods,
+and `namedtuple`/`Enum` read their caller's module name; during the module-level code, `compile` and `exec`
+are also allowed from `<check>` and `<envscaler-interop>` code, where EnvScaler's type-marker wrapper
+(envscaler_core/interop/sandboxed.py `check_source`) compiles its helper and the check. A module a check may
+import, and every codec the standard library ships, is imported by the worker before (`warm_imports`), so an
+`import` event during a check is always some other module. Whatever the hook refused is recorded: a check
+that caught the RuntimeError gets no verdict either (`refused`)."""
 
 from __future__ import annotations
 
+import codecs
+import encodings
+import encodings.aliases
 import importlib
 import os
 import pkgutil
 import sys
-from typing import Any, Callable
+import traceback
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, NamedTuple
 
 _REFUSED = frozenset({"open", "import", "code.__new__", "function.__new__",
                       "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
@@ -35,6 +46,9 @@ _REFUSED_PREFIXES = ("os.", "subprocess.", "socket.", "ctypes.", "shutil.", "glo
                      "winreg.", "msvcrt.", "_winapi.", "cpython.")
 _BY_CALLER = frozenset({"exec", "compile", "sys._getframe", "sys._getframemodulename", "object.__getattr__"})
 """Events refused when asked by code outside the standard library and the jail's own files."""
+_MODULE_LEVEL_COMPILERS = frozenset({"<check>", "<envscaler-interop>"})
+"""Code that may `compile` and `exec` during a check's module-level code: the marker wrapper's (the check's
+own `compile`/`exec` names are refused statically)."""
 _TRUSTED_PREFIXES = ("<frozen ",) + tuple(os.path.join(d, "") for d in
                                           {os.path.dirname(os.__file__), os.path.dirname(os.path.abspath(__file__))})
 CHECK_MODULES = (
@@ -57,8 +71,9 @@ def trusted_file(filename: str) -> bool:
 
 
 def warm_imports(modules: tuple[str, ...] = CHECK_MODULES) -> None:
-    """Import `modules`, each package's public submodules and the modules they import lazily, so no module a
-    check may use is read from disk while the hook refuses `open` and `import` (a missing one is skipped)."""
+    """Import `modules`, each package's public submodules and the modules they import lazily, and look up
+    every codec, so no module a check may use is read from disk while the hook refuses `open` and `import`
+    (a missing one is skipped)."""
     for name in modules + _WARM:
         try:
             module = importlib.import_module(name)
@@ -70,28 +85,102 @@ def warm_imports(modules: tuple[str, ...] = CHECK_MODULES) -> None:
                     importlib.import_module(f"{name}.{sub.name}")
                 except ImportError:
                     pass
+    warm_codecs()
 
 
-_GATE: list[Callable[[Any], None]] = []
+def warm_codecs() -> None:
+    """Look up every codec the standard library ships, by module and by alias: `str.encode`/`bytes.decode`
+    import a codec's module on first use, the hook refused that import, and a check that caught the error as
+    "not encodable" got the opposite verdict from plain Python (outside re-check rt19-R3 F4). A lookup is
+    cached by the interpreter, so a forked unit finds it without importing; one this platform lacks (`mbcs`)
+    is skipped."""
+    names = {sub.name for sub in pkgutil.iter_modules(encodings.__path__) if not sub.name.startswith("_")}
+    for name in sorted(names | set(encodings.aliases.aliases)):
+        try:
+            codecs.lookup(name)
+        except (LookupError, ImportError):
+            pass
 
 
-def _no_gate(code: Any) -> None:
+class Gate(NamedTuple):
+    """The hook's gate: `start(code, module_level=False)` and `stop(code)` around the check's code, and the
+    events the hook refused while it was open (a refusal poisons the check: its reply is no verdict)."""
+    start: Callable[..., None]
+    stop: Callable[[Any], None]
+    refused: list[str]
+
+    @contextmanager
+    def around(self, code: Any, module_level: bool = False) -> Iterator[None]:
+        """The gate open for `code` while the block runs."""
+        self.start(code, module_level)
+        try:
+            yield
+        finally:
+            self.stop(code)
+
+    def format_exception(self, code: Any) -> Callable[[type, BaseException, Any], list[str]]:
+        """`traceback.format_exception` with the check's code run under the gate: the exception's `__str__`
+        and `__notes__` while the `TracebackException` is built (its `_safe_string` swallows the hook's
+        RuntimeError) and while it is formatted; the frames' source lines are loaded ungated, since
+        `linecache` opens standard-library files and runs no check code. Honest errors read as before."""
+        def format_lines(kind: type, exc: BaseException, tb: Any) -> list[str]:
+            try:
+                with self.around(code):
+                    shown = traceback.TracebackException(kind, exc, tb, lookup_lines=False)
+            except Exception:  # noqa: BLE001 - the check's exception could not even be described
+                return [f"{kind.__name__} (its message could not be read)"]
+            for summary in _stacks(shown, set()):
+                for frame in summary:
+                    frame.line  # noqa: B018 - loads and caches the line ungated
+            with self.around(code):
+                return list(shown.format())
+        return format_lines
+
+    def poisoned(self, reply: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
+        """`reply`, or no verdict if the hook refused anything while the check ran, even when the check caught
+        the RuntimeError: `try: ... except Exception: return False` turned a refused codec import into the
+        opposite of plain Python's verdict (outside re-check rt19-R3 F4). The check's own error is kept after;
+        `clean` makes the text one the host accepts (a refused name is the check's data)."""
+        if not self.refused:
+            return reply
+        error = reply.get("error")
+        kept = "" if error is None or "a check may not" in error else f" ({error:.600})"
+        return {"passed": None, "error": clean(f"a check may not: {'; '.join(dict.fromkeys(self.refused)):.400}{kept}")}
+
+
+def _stacks(shown: traceback.TracebackException, seen: set[int]) -> list[traceback.StackSummary]:
+    """The stacks of an exception and of those chained to it (`__cause__`, `__context__`, a group's)."""
+    if id(shown) in seen:
+        return []
+    seen.add(id(shown))
+    found = [shown.stack]
+    for other in [shown.__cause__, shown.__context__, *(getattr(shown, "exceptions", None) or [])]:
+        if other is not None:
+            found += _stacks(other, seen)
+    return found
+
+
+_GATE: list[Gate] = []
+
+
+def _no_gate(code: Any, module_level: bool = False) -> None:
     return None
 
 
-def check_gate(audit: bool = True) -> tuple[Callable[[Any], None], Callable[[Any], None]]:
-    """The hook's `start(code)`/`stop(code)` gate; the hook is added on the first call in a process. Without
-    `audit` (a pool's `check_audit` limit off) the gate does nothing and no hook is added."""
+def check_gate(audit: bool = True) -> Gate:
+    """The hook's gate; the hook is added on the first call in a process. Without `audit` (a pool's
+    `check_audit` limit off) the gate does nothing and no hook is added."""
     if not audit:
-        return _no_gate, _no_gate
+        return Gate(_no_gate, _no_gate, [])
     if not _GATE:
-        _GATE.extend(_install())
-    return _GATE[0], _GATE[1]
+        _GATE.append(_install())
+    return _GATE[0]
 
 
-def _install() -> tuple[Callable[[Any], None], Callable[[Any], None]]:
+def _install() -> Gate:
     """Add the hook and return its gate."""
-    gate: list[Any] = [None, False]  # [the running check's code object or None, inside the hook]
+    gate: list[Any] = [None, False, False]  # [the running check's code object or None, inside the hook, module level]
+    refused: list[str] = []
     getframe = sys._getframe
 
     def refuse(event: str, args: tuple) -> None:
@@ -105,20 +194,23 @@ def _install() -> tuple[Callable[[Any], None], Callable[[Any], None]]:
                 caller = getframe(1).f_code.co_filename
             finally:
                 gate[1] = False
-            if trusted_file(caller):
+            if trusted_file(caller) or (gate[2] and event in ("compile", "exec") and caller in _MODULE_LEVEL_COMPILERS):
                 return
         elif event not in _REFUSED and not event.startswith(_REFUSED_PREFIXES):
             return
         shown = f"{args[1]!s:.40} ({event})" if event == "object.__getattr__" and len(args) > 1 else \
             f"import {args[0]!s:.60}" if event == "import" and args else event
+        refused.append(shown)
         raise RuntimeError(f"a check may not: {shown}")
 
-    def start(code: Any) -> None:
-        gate[0] = code
+    def start(code: Any, module_level: bool = False) -> None:
+        if module_level:  # a check begins: what an earlier one in this process was refused is not its own
+            refused.clear()
+        gate[0], gate[2] = code, module_level
 
     def stop(code: Any) -> None:
         if gate[0] is code:
-            gate[0] = None
+            gate[0], gate[2] = None, False
 
     sys.addaudithook(refuse)
-    return start, stop
+    return Gate(start, stop, refused)

@@ -119,12 +119,41 @@ def guard_check_classes() -> None:
         return create(cls, class_name, _member_names(names), *args, **kwargs)
 
     guard_metaclasses()
+    guard_field_readers()
     guarded_build_class.guarded = True  # type: ignore[attr-defined]
     builtins.__build_class__ = guarded_build_class
     dataclasses.make_dataclass = guarded_make_dataclass
     enum.EnumType._create_ = guarded_create  # type: ignore[method-assign]
     dataclasses.Field.__setattr__ = _refuse_frozen  # type: ignore[method-assign,assignment]
     dataclasses.Field.__delattr__ = _refuse_frozen  # type: ignore[method-assign,assignment]
+
+
+_FIELD_READERS = ("fields", "astuple", "asdict", "replace")
+"""The `dataclasses` functions that read `__dataclass_fields__` and then each field's attribute by name."""
+
+
+def guard_field_readers() -> None:
+    """From here on, `dataclasses.fields`/`astuple`/`asdict`/`replace` judge the class they read first, as
+    when a class is made (TypeError): a class built by `type(name, bases, dict)`, which a check reached at run
+    time (`typing.get_origin(typing.Type)`, a field annotated `type`: outside re-check rt19-R3 F1), carries any
+    `__dataclass_fields__`, and `astuple` of a `datetime` subclass with a field `now` read the clock. The
+    module-level names are replaced, so `from dataclasses import astuple` after this and `dataclasses`' own
+    recursion (`astuple` calls `fields`) take the guarded ones."""
+    for name in _FIELD_READERS:
+        read = getattr(dataclasses, name)
+        if getattr(read, "guarded", False):
+            continue
+
+        def guarded(obj: Any, *args: Any, _read: Any = read, **kwargs: Any) -> Any:
+            cls = obj if isinstance(obj, type) else type(obj)
+            if hasattr(cls, "__dataclass_fields__"):
+                _judge_class(cls)
+            return _read(obj, *args, **kwargs)
+
+        guarded.guarded = True  # type: ignore[attr-defined]
+        guarded.__name__ = guarded.__qualname__ = name
+        guarded.__doc__ = read.__doc__
+        setattr(dataclasses, name, guarded)
 
 
 def _metaclasses() -> list[type]:
@@ -145,8 +174,11 @@ def guard_metaclasses() -> None:
     built a class from a namespace that no class statement judged, and `case C(f)` read the clock; with
     `C.register(...)` any attribute of any object (outside re-check rt18-R1 F1). A class statement, an Enum's
     functional API and `NamedTuple` call the metaclass from the guard or the standard library, and go on.
-    `type` itself is C's own and cannot be wrapped: `type(name, bases, dict)` and `type(x)(...)` are refused
-    statically (envscaler_core/scenarios/check_shapes.py)."""
+    `type` itself is C's own and cannot be wrapped, and a check can reach it at run time (outside re-check
+    rt19-R3 F1: `typing.get_origin(typing.Type)`, now refused statically; a field annotated `type`): what a
+    class it builds from data could do is closed where names are read as data, statically for a `match`
+    (envscaler_core/scenarios/check_shapes.py `positional_class_patterns`) and here for `dataclasses`
+    (`guard_field_readers`)."""
     for meta in _metaclasses():
         made = meta.__new__
         if getattr(made, "guarded", False):

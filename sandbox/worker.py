@@ -85,12 +85,13 @@ def set_cpu_window(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
-def traceback_tail(exc: BaseException) -> str:
-    """`Type: message` plus the last frames of untrusted code only (the worker's frames are dropped)."""
+def traceback_tail(exc: BaseException, format_lines=traceback.format_exception) -> str:
+    """`Type: message` plus the last frames of untrusted code only (the worker's frames are dropped);
+    a check's is formatted under its audit gate (`Gate.format_exception`)."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
-    lines = traceback.format_exception(type(exc), exc, tb)
+    lines = format_lines(type(exc), exc, tb)
     text = "".join(lines).strip()
     if len(text) > TB_CHARS:
         text = "..." + text[-TB_CHARS:]
@@ -398,16 +399,15 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     # that imported module passes it (checks may index it: `__builtins__["len"]`), and there is no
     # `__name__`, so a check reading it (or defining a class) finds the builtins' own: "builtins"
     ns = {"__builtins__": builtins.__dict__, "initial_state": states["initial_state"]}
-    start, stop = check_gate(limits.get("check_audit", True))  # the audit hook acts from `start` to `stop` only
+    gate = check_gate(limits.get("check_audit", True))  # the audit hook acts from `start` to `stop` only
+    code = None
     try:
         code = compile(msg["source"], "<check>", "exec", dont_inherit=True)
-        exec(code, ns)  # ungated: EnvScaler's marker restoration compiles its helper here (static rule only)
+        with gate.around(code, module_level=True):  # EnvScaler's marker wrapper compiles its helper here
+            exec(code, ns)
         func = ns.get("check_func")
-        try:
-            start(code)
+        with gate.around(code):
             value = func(states["final_state"]) if callable(func) else None
-        finally:
-            stop(code)
         if not callable(func):
             reply = {"passed": None, "error": "the source defines no callable check_func"}
         elif type(value) is bool:
@@ -415,7 +415,8 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
         else:
             reply = {"passed": None, "error": f"check_func returned {type(value).__name__}, not bool"}
     except BaseException as exc:  # noqa: BLE001
-        reply = {"passed": None, "error": clean(traceback_tail(exc))}
+        reply = {"passed": None, "error": clean(traceback_tail(exc, gate.format_exception(code)))}
+    reply = gate.poisoned(reply, clean)  # a refusal the check caught is no verdict either
     out.take()
     return dumps(reply)
 

@@ -44,7 +44,36 @@ def class_breaches(tree: ast.AST) -> list[str]:
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _HOOK.match(node.value) \
                 and node.value not in _PLAIN_DUNDERS:
             found.append(f"{node.value!r} as a string (a name the interpreter reads)")
-    return found
+    return found + positional_class_patterns(tree)
+
+
+SELF_MATCHING = frozenset({"bool", "bytearray", "bytes", "dict", "float", "frozenset", "int", "list", "set", "str",
+                           "tuple"})
+"""The builtins whose one positional sub-pattern matches the subject itself (`case int(n)`): no name is read."""
+
+
+def positional_class_patterns(tree: ast.AST) -> list[str]:
+    """Each `case C(p, ...)` whose class is not a self-matching builtin named by a name the check never binds.
+    A positional sub-pattern reads `getattr(subject, C.__match_args__[i])`, a name taken from data on the
+    class, and each outside check found another way to put data there after the class was judged (a class
+    built by `type` reached through `typing`, an ABC registration before `@dataclass`, `copy`'s `setattr`:
+    rt19-R3 F1-F3, the clock and a frame's builtins). A keyword sub-pattern names its attribute in the code,
+    where the rule judges it like any other attribute name."""
+    bound = bound_names(tree)
+    return [f"case {dotted(node.cls) or '...'}(p) in line {node.lineno} (a positional sub-pattern reads a name from"
+            f" data; write case {dotted(node.cls) or '...'}(x=p))"
+            for node in ast.walk(tree) if isinstance(node, ast.MatchClass) and node.patterns and not (
+                isinstance(node.cls, ast.Name) and node.cls.id in SELF_MATCHING and node.cls.id not in bound)]
+
+
+def dotted(node: ast.AST) -> str:
+    """`a.b.C` as written, or "" for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{dotted(node.value)}.{node.attr}"
+    return ""
+
 
 
 _TESTS = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)
@@ -155,6 +184,28 @@ def _types_in(node: ast.AST, name: str) -> list[ast.Name]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         return _types_in(node.left, name) + _types_in(node.right, name)
     return []
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name the code binds, anywhere: assigned, a parameter, defined, imported, caught, matched or
+    declared global."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
 
 
 def uncalled_hashlib(tree: ast.AST, modules: dict[str, str]) -> list[str]:

@@ -50,7 +50,7 @@ from typing import Any
 from envscaler_core import pyast
 from envscaler_core.runtime import CheckOutcome
 from envscaler_core.scenarios.check_modules import MODULE_NAMES, OTHER_MODULES, allowed, member
-from envscaler_core.scenarios.check_shapes import class_breaches, names_as_types, uncalled_hashlib
+from envscaler_core.scenarios.check_shapes import bound_names, class_breaches, dotted, names_as_types, uncalled_hashlib
 
 NONDETERMINISTIC = "nondeterministic: "
 CHECK_REPEATS = 3
@@ -95,12 +95,14 @@ _NAMED = {"id": "id() (an object's address)", "hash": "hash() (salted per proces
           "license": "license() (reads the host)"}
 _REFLECTION = frozenset({"getattr", "setattr", "delattr", "eval", "exec", "compile", "globals", "vars", "locals",
                          "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef", "evaluate_forward_ref",
-                         "singledispatch", "singledispatchmethod", "update_wrapper", "wraps", "global_enum"})
+                         "singledispatch", "singledispatchmethod", "update_wrapper", "wraps", "global_enum",
+                         "get_origin", "get_args"})
 """Ways to reach a name the scan cannot read (`getattr(x, 'n' + 'ow')`, `operator.attrgetter`, the string
 formatter's field lookup, `typing`'s evaluation of annotation strings, which `functools.singledispatch`'s
 `register` runs with the real builtins: rt12-A F2; `functools.update_wrapper`/`wraps`, which read every
 attribute `assigned=`/`updated=` name, a generator's frame then the builtins: rt14-A F1; `enum.global_enum`,
-which writes into the globals of the module a class names; the audit of every allowed module is in
+which writes into the globals of the module a class names; `typing.get_origin`/`get_args`, which hand out
+what a type was built on: `get_origin(typing.Type)` is `type` itself (rt19-R3 F1); the audit of every allowed module is in
 `check_modules.py`). `compile` is the builtin only as a bare name: `re.compile`
 and `from re import compile` are fine (rt12-A F3)."""
 
@@ -117,7 +119,7 @@ def static_reason(source: Any) -> str | None:
     tree = _without_main_block(tree)
     time_names = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                   for a in node.names if a.name == "time"}
-    bound = _bound_names(tree)
+    bound = bound_names(tree)
     re_compile = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                   and node.module == "re" and not node.level for a in node.names if a.name == "compile"}
     modules = _module_names(tree)
@@ -180,11 +182,11 @@ def _named(node: ast.AST, modules: dict[str, str], escaped: bool) -> list[str]:
     if isinstance(node, ast.Name):
         return _name(node.id, node.id, attribute=False)
     if isinstance(node, ast.MatchClass):  # `case G(gi_frame=f)` reads the attribute `gi_frame` (rt12-A F1)
-        return [f for attr in node.kwd_attrs for f in _name(attr, f"{_dotted(node.cls) or '...'}({attr}=...)")]
+        return [f for attr in node.kwd_attrs for f in _name(attr, f"{dotted(node.cls) or '...'}({attr}=...)")]
     if isinstance(node, ast.Attribute) and node.attr in _FORMATS:
         return _format_template(node)
     if isinstance(node, ast.Attribute):
-        return _name(node.attr, f"{_dotted(node.value) or '...'}.{node.attr}", owner=_module_of(node.value, modules),
+        return _name(node.attr, f"{dotted(node.value) or '...'}.{node.attr}", owner=_module_of(node.value, modules),
                      escaped=escaped)
     return []
 
@@ -192,7 +194,7 @@ def _named(node: ast.AST, modules: dict[str, str], escaped: bool) -> list[str]:
 def _format_template(node: ast.Attribute) -> list[str]:
     """`.format`/`.format_map` on a literal template whose fields name no attribute or index (`"{}"`,
     `"{0}"`, `"{name:>8}"` are fine; f-strings are plain code, judged as such)."""
-    shown = f"{_dotted(node.value) or '...'}.{node.attr}"
+    shown = f"{dotted(node.value) or '...'}.{node.attr}"
     if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
         return [f"{shown} (str.format on a template that is not a literal)"]
     fields = _lookup_fields(node.value.value)
@@ -226,33 +228,11 @@ def _without_main_block(tree: ast.Module) -> ast.Module:
     check's globals have no `__name__`, so it reads the builtins' own, "builtins", here as in EnvScaler's
     runtime, and that usage block never runs (rt11-C F5). Judged in full when the check could make it run:
     it binds `__name__` anywhere or names `__builtins__` (whose `__name__` it would otherwise read)."""
-    if not any(_is_main_guard(stmt) for stmt in tree.body) or "__name__" in _bound_names(tree) or any(
+    if not any(_is_main_guard(stmt) for stmt in tree.body) or "__name__" in bound_names(tree) or any(
             isinstance(node, ast.Name) and node.id == "__builtins__" for node in ast.walk(tree)):
         return tree
     body = [kept for stmt in tree.body for kept in (stmt.orelse if _is_main_guard(stmt) else [stmt])]
     return ast.Module(body=body, type_ignores=tree.type_ignores)
-
-
-def _bound_names(tree: ast.AST) -> set[str]:
-    """Every name the code binds, anywhere: assigned, a parameter, defined, imported, caught, matched or
-    declared global."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            names.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            names.add(node.rest)
-    return names
 
 
 def _name(name: str, shown: str, attribute: bool = True, owner: str | None = None, escaped: bool = True) -> list[str]:
@@ -335,14 +315,6 @@ def _escaped(tree: ast.AST, modules: dict[str, str]) -> bool:
     bases = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     return any(id(node) not in bases and _module_of(node, modules) is not None
                for node in ast.walk(tree) if isinstance(node, ast.Name | ast.Attribute))
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
 
 
 Runner = Callable[[list[Any], int], list[CheckOutcome]]

@@ -33,13 +33,20 @@ def canary() -> Iterator[str]:
 def jail(canary: str) -> Iterator[SandboxPool]:
     """A real pool with a short call timeout and a small memory cap so attack specs stay quick. Its checks run
     without the check audit hook: these specs test the layers beneath it (seccomp, namespaces, limits) with
-    checks that fork, signal, open and import, which the hook would stop first (its own spec:
-    test_checks_make_classes_by_statements_only.py)."""
+    checks that fork, signal, open and import, which the hook would stop first (its own specs use `audited`)."""
     pool = SandboxPool(SandboxSettings(call_timeout_s=1.5, workers=2), SandboxLimits(memory_mb=256, check_audit=False))
     try:
         yield pool
     finally:
         pool.close()
+
+
+@pytest.fixture(scope="module")
+def audited() -> Iterator[SandboxPool]:
+    """A real pool with the default limits: the check audit hook on (test_checks_make_classes_by_statements_only.py,
+    test_check_audit_covers_the_whole_check.py)."""
+    with SandboxPool(SandboxSettings(call_timeout_s=1.5, workers=1), SandboxLimits(memory_mb=256)) as pool:
+        yield pool
 
 
 @pytest.fixture(scope="module")

@@ -266,3 +266,17 @@ def apply_diff(state: dict[str, Any], diff: dict[str, Any]) -> dict[str, Any]:
         else:
             parent[last] = change["new"]
     return doc
+
+
+def one_check(pool: Any, source: str, state: dict[str, Any]) -> Any:
+    """The outcome of the check `source` run once on `state` as both states, in a fresh unit of `pool`."""
+    from sandbox.checks import run_checks
+
+    [outcome] = run_checks(pool, [source], state, state, 5.0)
+    return outcome
+
+
+def assert_check_refused(pool: Any, source: str, state: dict[str, Any], why: str) -> None:
+    """The check `source` gets no verdict on `state`, with `why` in its error."""
+    outcome = one_check(pool, source, state)
+    assert outcome.passed is None and why in (outcome.error or ""), outcome

@@ -9,28 +9,17 @@ rule, as a check the rule missed would run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from envscaler_core.config import SandboxSettings
-from sandbox import SandboxLimits, SandboxPool
-from sandbox.checks import run_checks
+from sandbox import SandboxPool
+from tests.sandbox.helpers import one_check
 
 STATE = {"credits": 5}
 KEY = "    key = ''.join(['__', 'match', '_args', '__'])\n"
 
 
-@pytest.fixture(scope="module")
-def jail() -> Iterator[SandboxPool]:
-    """A real pool with the default limits: the check audit hook on."""
-    with SandboxPool(SandboxSettings(call_timeout_s=1.5, workers=1), SandboxLimits(memory_mb=256)) as pool:
-        yield pool
-
-
-def _outcome(jail: SandboxPool, source: str):
-    [outcome] = run_checks(jail, [source], STATE, STATE, 5.0)
-    return outcome
+def _outcome(pool: SandboxPool, source: str):
+    return one_check(pool, source, STATE)
 
 
 METACLASS_CALLS = {
@@ -50,17 +39,17 @@ METACLASS_CALLS = {
 
 
 @pytest.mark.parametrize("form", sorted(METACLASS_CALLS))
-def test_a_check_calling_a_metaclass_is_refused_in_the_jail(jail: SandboxPool, form: str) -> None:
-    outcome = _outcome(jail, METACLASS_CALLS[form])
+def test_a_check_calling_a_metaclass_is_refused_in_the_jail(audited: SandboxPool, form: str) -> None:
+    outcome = _outcome(audited, METACLASS_CALLS[form])
     assert outcome.passed is None and "class statement" in (outcome.error or ""), outcome
 
 
-def test_a_class_statement_with_match_args_and_a_subclass_hook_is_refused(jail: SandboxPool) -> None:
+def test_a_class_statement_with_match_args_and_a_subclass_hook_is_refused(audited: SandboxPool) -> None:
     source = ("import abc\n\nclass C(abc.ABC):\n    __match_args__ = ('gi_' + 'frame',)\n\n"
               "    @classmethod\n    def __subclasshook__(cls, other):\n        return True\n\n"
               "def check_func(final_state):\n    match (i for i in [0]):\n        case C(f):\n"
               "            return f is not None\n    return False\n")
-    outcome = _outcome(jail, source)
+    outcome = _outcome(audited, source)
     assert outcome.passed is None and "__subclasshook__" in (outcome.error or ""), outcome
 
 
@@ -81,10 +70,10 @@ REACHES = {
 
 
 @pytest.mark.parametrize("form", sorted(REACHES))
-def test_a_check_reaching_past_pure_computation_is_stopped_at_run_time(jail: SandboxPool, form: str) -> None:
+def test_a_check_reaching_past_pure_computation_is_stopped_at_run_time(audited: SandboxPool, form: str) -> None:
     """Defence in depth: an audit hook, active only while the check's own code runs, refuses these events."""
     event, source = REACHES[form]
-    outcome = _outcome(jail, source)
+    outcome = _outcome(audited, source)
     assert outcome.passed is None and f"check may not: {event}" in (outcome.error or ""), outcome
 
 
@@ -110,8 +99,8 @@ HONEST = {
 
 
 @pytest.mark.parametrize("form", sorted(HONEST))
-def test_an_honest_check_still_runs_under_the_class_and_audit_guards(jail: SandboxPool, form: str) -> None:
-    outcome = _outcome(jail, HONEST[form])
+def test_an_honest_check_still_runs_under_the_class_and_audit_guards(audited: SandboxPool, form: str) -> None:
+    outcome = _outcome(audited, HONEST[form])
     assert outcome.passed is True, outcome
 
 
