@@ -13,7 +13,7 @@ import pytest
 
 from envscaler_core.config import BudgetSettings
 from envscaler_core.llm import BudgetExceeded
-from tests.llm.helpers import call_rows, scripted_gateway as gateway
+from tests.llm.helpers import call_rows, scripted_gateway as gateway, stop_after_first_attempt
 from tests.llm.scripted_endpoint import completion
 
 USER = [{"role": "user", "content": "cancel order 4"}]
@@ -36,15 +36,7 @@ def test_a_call_cancelled_while_its_retry_waits_for_the_rate_limiter_records_wha
     endpoint.script(BILLED_EMPTY, completion("done"))
     gw = gateway(endpoint, store, requests_per_minute=20)  # the retry waits ~3 s for its turn
 
-    async def stopped() -> None:
-        call = asyncio.ensure_future(gw.chat(USER))
-        await asyncio.sleep(0.5)
-        call.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await call
-        await gw.aclose()
-
-    asyncio.run(stopped())
+    asyncio.run(stop_after_first_attempt(gw, endpoint, USER, 0.3))
     [row] = call_rows(store, "r1")
     assert (row["status"], row["prompt_tokens"]) == ("error", 600)
     assert len(endpoint.requests) == 1

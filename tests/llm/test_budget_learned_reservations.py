@@ -14,7 +14,7 @@ import pytest
 
 from envscaler_core.config import BudgetSettings
 from envscaler_core.llm import BudgetExceeded
-from tests.llm.helpers import scripted_gateway as gateway
+from tests.llm.helpers import chat_many, scripted_gateway as gateway
 from tests.llm.scripted_endpoint import TRICKLE, completion
 
 CONCURRENCY = 4
@@ -29,21 +29,13 @@ def _slow_reply(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
     return {**completion("done", usage=usage), TRICKLE: (0.05, 3)}
 
 
-async def _many_calls(gw: Any) -> list[Any]:
-    calls = [gw.chat([{"role": "user", "content": f"question {i}"}]) for i in range(CALLS)]
-    try:
-        return await asyncio.gather(*calls, return_exceptions=True)
-    finally:
-        await gw.aclose()
-
-
 @pytest.mark.parametrize("prompt_tokens, completion_tokens", [(10, SIZE - 10), (SIZE - 1, 1)],
                          ids=["long-completions", "prompts-billed-far-above-the-estimate"])
 def test_a_run_whose_replies_bill_more_than_their_estimate_passes_its_cap_by_at_most_one_request(
         endpoint: Any, prompt_tokens: int, completion_tokens: int) -> None:
     endpoint.script(_slow_reply(prompt_tokens, completion_tokens))
     gw = gateway(endpoint, budget=BudgetSettings(max_tokens=CAP), max_concurrency=CONCURRENCY)
-    results = asyncio.run(_many_calls(gw))
+    results = asyncio.run(chat_many(gw, [f"question {i}" for i in range(CALLS)]))
     assert any(isinstance(r, BudgetExceeded) for r in results)
     spent, _ = gw.ledger.totals()
     # before: reservations of the ~5-token estimate let ~14 requests out for a cap of 10.5
@@ -57,7 +49,7 @@ def test_a_models_requests_wait_for_its_first_counted_reply_so_a_first_wave_cann
     endpoint.script(_slow_reply(10, SIZE - 10))
     cap = 2 * SIZE + SIZE // 2
     gw = gateway(endpoint, budget=BudgetSettings(max_tokens=cap), max_concurrency=8)
-    results = asyncio.run(_many_calls(gw))
+    results = asyncio.run(chat_many(gw, [f"question {i}" for i in range(CALLS)]))
     assert any(isinstance(r, BudgetExceeded) for r in results)
     spent, _ = gw.ledger.totals()
     assert spent < cap + SIZE, (spent, len(endpoint.requests))
