@@ -161,9 +161,11 @@ class RolloutSettings(_Section):
 class BudgetSettings(_Section):
     """Caps over a whole run (resumes included). A run that reaches one stops with status stopped_budget
     (exit 3); `envscaler resume RUN --max-tokens N` raises it, and the run keeps the raised value. A cap is
-    checked right before each request is sent, counting the requests in flight: only those can take a run
-    past it, by their completions (measured: 2% over on a 6-task evaluation, 14% on the API-Bank slice with
-    $0.20; docs/llm.md)."""
+    checked right before each request is sent, counting what the requests in flight will likely be billed
+    (learned from the run's replies so far): only those can take a run past it, by what they bill beyond
+    that (measured: 2% over on a 6-task evaluation, 14% on the API-Bank slice with $0.20; 8% on a 32-task
+    evaluation whose endpoint bills prompts at 3x the ~4 bytes/token estimate, 4% with 3,000-token
+    completions, were 98% and 32% before; docs/llm.md)."""
 
     max_tokens: int | None = Field(default=None, ge=1, description="LLM tokens (prompt + completion); unset = no cap.")
     max_cost_usd: float | None = Field(default=None, gt=0, description="LLM cost in USD at llm.prices; unset = no cap.")

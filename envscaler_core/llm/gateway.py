@@ -166,7 +166,8 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
         """One HTTP exchange, retried on 429/5xx/timeouts/connection errors and 200s that are no
         completion (`retry.BadAnswer`) with backoff; its final error names `endpoint` and the `via` settings
         (the chat endpoint's unless said otherwise). The budget is checked again right before each attempt
-        goes out, reserving its estimated `prompt_tokens` while it is on the wire (`Ledger.admit`)."""
+        goes out, reserving what a request of `prompt_tokens` (estimated) is likely billed while it is on the wire
+        (`Ledger.admit`, `Ledger.likely_bill`)."""
         cfg = self.settings
         self.ledger.check_budget()
         client = self._client()
@@ -290,6 +291,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
             if room is not None:
                 extra[parameter] = room
             body = request_body(call.model, sent, extra)
+            estimated = estimate_tokens(len(body))
 
             async def post(client: openai.AsyncOpenAI) -> dict[str, Any]:
                 try:
@@ -311,7 +313,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
 
             try:
                 resp = await self._send(call, what, lambda c: completion_or_error(post(c), not as_sent),
-                                        prompt_tokens=estimate_tokens(len(body)))
+                                        prompt_tokens=estimated)
             except _ReasoningWanted:  # DeepSeek V3.2 / Kimi K2 thinking: asked again with it, from now on
                 self._reasoning_back = keeps_reasoning = True
                 sent = outgoing(messages, True)
@@ -339,6 +341,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
             exchange = read_response(resp, sent, tools, first_listed=as_sent)
             self._count(call, exchange.prompt_tokens, exchange.completion_tokens, exchange.estimated_tokens,
                         exchange.cached_tokens)
+            self.ledger.learn(call.model, estimated, exchange.prompt_tokens, exchange.completion_tokens)  # (`admit`)
             if not as_sent and self._blank_with_format(call, exchange, "response_format" in sampling):
                 sampling = {k: v for k, v in sampling.items() if k != "response_format"}  # once, for this call
                 call.retries += 1
@@ -462,11 +465,15 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
             except (LLMRequestRejected, LLMUnavailableError, LLMConfigError) as exc:
                 await self._record(call, "error", error=str(exc))
                 raise
-        except BaseException:
+        except BaseException as exc:
+            # Whatever ends a call after a billed attempt (a stop, the budget refusing its retry, a
+            # cancellation while the retry waits, any error) records what it billed, once: rt19-R5 found
+            # budget-stopped calls with a billed refusal and no row, missing from `status` and a resume's budget.
+            if not call.recorded and (call.prompt_tokens or call.completion_tokens):
+                stopped = call.stopping or isinstance(exc, asyncio.CancelledError)
+                await self._record(call, "error", error=STOPPED if stopped else str(exc) or type(exc).__name__)
             if not call.stopping:
                 raise
-            if not call.recorded and (call.prompt_tokens or call.completion_tokens):
-                await self._record(call, "error", error=STOPPED)  # what it paid for (an answer to repair) counts
             raise asyncio.CancelledError() from None
         finally:
             self._release(call)  # whatever path the call took, its slot goes back

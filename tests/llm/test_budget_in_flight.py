@@ -15,18 +15,11 @@ from envscaler_core.config import BudgetSettings, Price
 from envscaler_core.llm import BudgetExceeded, LLMGateway
 from envscaler_core.llm.errors import LLMConfigError
 from tests.fixtures.llm import mock_llm_settings
+from tests.llm.helpers import chat_many
 
 CONCURRENCY = 4
 CALLS = 24
 PROMPT = "Please answer this question about the weather in a short sentence. " * 20  # ~350 tokens
-
-
-async def _many_calls(gw: LLMGateway) -> list[Any]:
-    calls = [gw.chat([{"role": "user", "content": f"{PROMPT} (question {i})"}]) for i in range(CALLS)]
-    try:
-        return await asyncio.gather(*calls, return_exceptions=True)
-    finally:
-        await gw.aclose()
 
 
 @pytest.fixture
@@ -48,7 +41,7 @@ def test_requests_queued_for_a_slot_are_checked_again_and_only_those_in_flight_p
     cap = int(cap_in_requests * size)
     sent_before = slow.stats()["requests_total"]
     gw = LLMGateway(mock_llm_settings(slow.base_url, max_concurrency=CONCURRENCY), budget=BudgetSettings(max_tokens=cap))
-    results = asyncio.run(_many_calls(gw))
+    results = asyncio.run(chat_many(gw, [f"{PROMPT} (question {i})" for i in range(CALLS)]))
     assert any(isinstance(r, BudgetExceeded) for r in results)
     spent, _ = gw.ledger.totals()
     sent = slow.stats()["requests_total"] - sent_before

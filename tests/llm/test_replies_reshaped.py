@@ -12,7 +12,7 @@ import pytest
 
 from envscaler_core.llm import LLMGateway
 from tests.fixtures.llm import mock_llm_settings
-from tests.llm.helpers import call_rows, scripted_gateway as gateway
+from tests.llm.helpers import call_rows, scripted_gateway as gateway, stop_after_first_attempt
 from tests.llm.scripted_endpoint import completion
 
 TOOLS = [{"type": "function", "function": {"name": "cancel_order", "parameters": {"type": "object", "properties": {
@@ -235,20 +235,8 @@ def test_a_call_stopped_between_attempts_records_what_its_refused_attempts_bille
     # below about one time in five and the call was asked again and answered; at 600 s, one in ~500
     settings = mock_llm_settings(endpoint.base_url, backoff_base_s=600.0, backoff_max_s=600.0)
 
-    async def stopped_run() -> None:
-        gw = LLMGateway(settings, store=store, run_id="r1")
-        call = asyncio.ensure_future(gw.chat(USER))
-        for _ in range(200):  # until the endpoint has the first attempt (a loaded machine can take seconds)
-            if endpoint.requests:
-                break
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(1.0)  # its refusal is read; the call waits out its backoff to ask again
-        call.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await call
-        await gw.aclose()
-
-    asyncio.run(stopped_run())
+    gw = LLMGateway(settings, store=store, run_id="r1")
+    asyncio.run(stop_after_first_attempt(gw, endpoint, USER, 1.0))  # it waits out its backoff to ask again
     [row] = call_rows(store, "r1")
     assert (row["status"], row["prompt_tokens"], row["completion_tokens"]) == ("error", 11, 7)
     assert len(endpoint.requests) == 1
