@@ -397,7 +397,8 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         fn = methods.get(name)
         text = ast.get_docstring(fn) if fn else None
         says_read_only = bool(text and (_READ_ONLY.search(text) or NOTHING_CHANGES.search(text)))
-        doc = "query" if says_read_only else doc_kind(text)
+        doc = doc_kind(text)  # "Set a note (the id is read-only)." states a change; read-only speaks of something else
+        doc = "query" if says_read_only and doc != "state_change" else doc
         if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
         declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
