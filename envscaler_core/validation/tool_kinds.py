@@ -27,6 +27,9 @@ from envscaler_core import pyast
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
 from envscaler_core.validation.class_effects import ClassEffects
+from envscaler_core.validation.clauses import (
+    STATES, adjective_participle, change_ing, later_clauses, lookup_passive, made_a_state, participle,
+    without_inserted_conditions, without_negated_changes, words)
 from envscaler_core.validation.placements import IN_THE_RESULT, LOOKUP_PASSIVE, NOTHING_CHANGES, PLACES, placed
 from envscaler_core.validation.verb_lexicon import COMPOUND_STATE, NOUNISH, QUERY_VERBS, STATE_VERBS
 
@@ -37,11 +40,6 @@ _DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "tho
                           "your", "our", "up", "down", "in", "out", "off", "to", "for"})
 SILENT = "name and docstring declare nothing"
 CONFLICT = "name and docstring disagree"
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def words(text: str) -> list[str]:
-    return [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", text).lower()) if w]
 
 
 def _stem(word: str) -> str:
@@ -81,8 +79,6 @@ _PLATFORMS = frozenset({"platform", "site", "website", "store", "shop", "catalog
                         "storefront", "app", "board", "listings", "exchange", "portal", "window", "directory"})
 _PURPOSES = frozenset({"sale", "rent", "rental", "lease", "hire", "auction", "lending", "adoption", "trade", "charter",
                        "swap", "exchange", "bidding", "purchase", "subscription", "donation", "loan", "reservation"})
-_STATES = frozenset({"available", "unavailable", "active", "inactive", "open", "closed", "sold", "public", "private",
-                     "visible", "hidden", "featured", "pending", "new", "used", "live"})
 _QUANTIFIERS = frozenset({"all", "every", "each", "any", "some", "available", "current", "currently", "open", "both"})
 # words that end a noun phrase: "a car *for* sale", "the apartment *on* the site", "a member*'s* loans" goes on
 _PHRASE_ENDS = frozenset({"for", "on", "in", "at", "to", "with", "by", "from", "of", "as", "under", "into", "onto",
@@ -120,7 +116,7 @@ def _lists_one_thing(tokens: list[str]) -> bool:
     link, what = (after + ["", ""])[:2]
     return (link == "for" and (what in _PURPOSES or what.endswith("ing"))
             or link in ("on", "in", "at") and any(t in _PLATFORMS for t in after[1:5])
-            or link == "as" and (what in _STATES or what.endswith("ed")))
+            or link == "as" and (what in STATES or what.endswith("ed")))
 
 
 def _places_one_thing(first: str, tokens: list[str]) -> bool:
@@ -130,6 +126,15 @@ def _places_one_thing(first: str, tokens: list[str]) -> bool:
     if not phrase or phrase[0] in _QUANTIFIERS or phrase[-1] in _DATA_NOUNS and not sent:
         return False
     return placed(first, phrase, after, not any(map(_plural, phrase)))
+
+
+def _returns_to_a_place(tokens: list[str]) -> bool:
+    """Third-person "Returns <a thing> to <a place>": one thing, not data, sent back somewhere other than to whoever
+    asked ("Returns a borrowed book to the library."); "Returns the details of ... to the caller" looks up."""
+    _, _, phrase, after = _object_phrase(tokens)
+    to, det, where = (after + ["", "", ""])[:3]
+    return bool(phrase) and phrase[-1] not in _DATA_NOUNS and not any(map(_plural, phrase)) \
+        and to == "to" and det in _ARTICLES and where not in _RECIPIENTS
 
 
 def _said_after_the_market(tokens: list[str]) -> bool:
@@ -150,7 +155,11 @@ _DATA_NOUNS = _RETURNED_DATA | frozenset({"map", "maps", "counts", "overview", "
                                           "statistics", "totals", "ids", "id", "entries", "entry", "options",
                                           "calendar", "score", "scores", "ratings", "size", "length", "types", "tallies",
                                           "layouts", "charts", "dates", "amounts", "fee", "fees", "level",
-                                          "levels", "quantity", "time", "times", "rate", "rates"})
+                                          "levels", "quantity", "time", "times", "rate", "rates", "queue", "position",
+                                          "plan", "reason", "flag", "flags", "log", "logs", "rating", "note", "notes",
+                                          "label", "code", "stage", "step", "type", "mode", "limit", "deadline"})
+# who a lookup hands its answer to: "Returns the item to the caller." is a lookup, "... to the store" a return
+_RECIPIENTS = frozenset({"caller", "user", "client", "requester", "agent", "frontend", "application", "app", "ui", "api"})
 
 
 def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
@@ -160,8 +169,9 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     if tuple(tokens[:2]) in COMPOUND_STATE:
         return "state_change"
     first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
-    if in_name and first in NOUNISH and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
-        return None  # `vote_count`, `seat_map`, `order_status`: a noun phrase; the docstring or the code decides
+    if in_name and (first in NOUNISH or first in STATE_VERBS) and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
+        return None  # `vote_count`, `order_status`, `merge_status`, `cancel_reason`: a noun phrase (rt19-R4 F1/F2);
+    # the docstring or the code decides
     if first == "return" and not in_name:  # "Return the item of a loan" and "Returns the items" read alike,
         rest = [t for t in tokens[1:] if t not in _DETERMINERS]  # but "Return the details of a book" looks up
         while len(rest) > 2 and rest[1] == "s":  # "Return the book's details": the possessive names whose (rt17-C F3)
@@ -169,10 +179,12 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         # "Return the vote count of a candidate.": the data noun may follow a noun modifier (rt18-R2 F2)
         data = rest and (rest[0] in _RETURNED_DATA or len(rest) > 1 and rest[1] in _DATA_NOUNS and rest[0] != "of")
         return "query" if data else None  # (rt16-R F2: `book_details`)
+    if first == "returns" and not in_name and _returns_to_a_place(tokens):
+        return "state_change"  # "Returns a rented item to the store.": the physical return (rt19-R4 F4)
     if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
             and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
         return "state_change"  # "Check the guest into the room", "Check the item off the list": check in/out/off
-    if not in_name and first in NOUNISH and (len(tokens) < 2 or tokens[1] not in _DETERMINERS):
+    if not in_name and first in NOUNISH and (len(tokens) < 2 or tokens[1] not in _OBJECT_WORDS):  # "hold it"
         return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
     if first == "return":
@@ -197,6 +209,8 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
             continue  # "Find a book and return it": a lookup's answer, not the act of returning (rt16-R F2)
         # in a sentence, a change verb needs its object: "Get the member and loan." and "Get the event and register
         # info." pair nouns (rt17-C F3)
+        if not in_name:
+            follower = _stem(follower)  # "... and closes the rental": a change in any person (rt19-R4 F4)
         has_object = after in _OBJECT_WORDS or follower not in NOUNISH and after and after not in _DATA_NOUNS
         if follower in STATE_VERBS and not noun_pair and (in_name or has_object):
             return "state_change"  # "... and record it", "Check availability and book the room." (rt15 F1)
@@ -228,17 +242,7 @@ _TELLING_CHANGES = frozenset({"removes", "deletes", "marks", "updates", "increme
 _TELLING_WITH_OBJECT = frozenset({"sets", "logs", "writes"})
 
 
-def _change_ing(word: str) -> bool:
-    """`setting`, `marking`, `creating`: a change verb's -ing form."""
-    if not word.endswith("ing") or len(word) < 5:
-        return False
-    base = word[:-3]
-    return any(b in STATE_VERBS for b in (base, base + "e", base[:-1] if base[-1:] == base[-2:-1] else base))
 
-
-# past participles of change verbs that are no `-ed` of their base
-_IRREGULAR = frozenset({"set", "reset", "sent", "paid", "sold", "made", "given", "taken", "put", "written", "lent",
-                        "frozen", "hidden", "withdrawn", "overwritten", "bought", "done", "shut", "cut"})
 # in "Get the ticket assigned to the agent" a participle says which one, not what to have done
 _WHICH_ONE = frozenset({"related", "associated", "attached", "linked", "assigned", "connected", "mapped", "owned",
                         "held", "stored", "saved", "used", "scheduled", "reserved", "booked", "placed", "ordered",
@@ -251,22 +255,13 @@ _CONDITIONS = frozenset({"whether", "if", "that", "which", "who", "whose", "when
 _PASSIVE_AUX = frozenset({"is", "are", "was", "were", "be", "been", "gets", "get", "got", "becomes"})
 
 
-def _participle(word: str, verbs: frozenset[str]) -> bool:
-    """`created`, `shipped`, `verified`, `paid`: a past participle of one of `verbs`."""
-    if word in _IRREGULAR:
-        return True
-    if not word.endswith("ed") or len(word) < 5:
-        return False
-    base = word[:-2]
-    return any(b in verbs for b in (base, base + "e", base[:-1], base[:-1] + "y" if base.endswith("i") else base))
-
 
 def _participle_clause(sentence: str) -> bool:
     """`, setting it visible`, `, marking them read`: a clause after a comma led by a change verb's -ing form
     and its object states what the call changes (rt17-C F2)."""
     if IN_THE_RESULT.search(sentence):
         return False  # "ordering them by price", "marking overdue ones in the result" arrange the answer (rt18-R2 F1)
-    return any(_change_ing(verb) for verb in re.findall(
+    return any(change_ing(verb) for verb in re.findall(
         r"[,;]\s*(?:and\s+|then\s+|thereby\s+)?([a-z]+ing)\s+(?:it|them|the|a|an|its|their|this|these|each|all)\b",
         sentence.lower()))
 
@@ -280,7 +275,7 @@ def _passive_change(sentence: str) -> bool:
         if NOTHING_CHANGES.search(clause) or any(t in _CONDITIONS for t in tokens) \
                 and not (raw[:1] == ["which"] and "then" in raw):  # ", which is then marked as redeemed" (rt18-R2 F3)
             continue
-        if any(aux in _PASSIVE_AUX and _participle(pp, STATE_VERBS) and pp not in ("returned", "given")
+        if any(aux in _PASSIVE_AUX and participle(pp, STATE_VERBS) and pp not in ("returned", "given")
                for aux, pp in zip(tokens, tokens[1:])):  # "The book's record is returned." hands data back
             return True
     return False
@@ -294,7 +289,7 @@ def _causative(tokens: list[str]) -> bool:
         return False
     for i in range(3, min(len(tokens), 7)):
         pp, before, after = tokens[i], tokens[i - 1], (tokens[i + 1] if i + 1 < len(tokens) else "")
-        if _participle(pp, STATE_VERBS | QUERY_VERBS) and pp not in _WHICH_ONE:
+        if participle(pp, STATE_VERBS | QUERY_VERBS) and pp not in _WHICH_ONE:
             return (before not in _ARTICLES | {"s"} and not any(map(_plural, tokens[2:i]))
                     and after in _PHRASE_ENDS | {"", "before", "after", "today", "now"})
     return False
@@ -316,24 +311,32 @@ def doc_kind(doc: str | None) -> Kind | None:
     summary, _ = parse_docstring(doc)
     if not summary:
         return None
-    sentence = summary.split(". ")[0]
+    # a negated change is no change, and says the call is a lookup ("No changes are made.") (rt19-R4 F1)
+    summary, negated = without_negated_changes(summary)
+    sentence = without_inserted_conditions(summary.split(". ")[0])  # "... and, if it is open, close it"
     tokens = words(sentence)
     kind = verb_kind(tokens, in_name=False)
+    if kind != "state_change" and (any(verb_kind(clause, in_name=False) == "state_change"
+                                       for clause in later_clauses(sentence)) or made_a_state(tokens, _ARTICLES, _PHRASE_ENDS)):
+        return "state_change"  # "Get the item; archive it.", "Render the item unavailable." (rt19-R4 F4)
     # "Count the records.": after an article a conjugated change verb is a plural noun (rt18-R2 F1/F2)
     if kind != "state_change" and not IN_THE_RESULT.search(sentence) and any(
-            t in _TELLING_CHANGES and before not in _ARTICLES | _QUANTIFIERS for before, t in zip(tokens, tokens[1:])):
+            t in _TELLING_CHANGES and before not in _ARTICLES | _QUANTIFIERS
+            and not adjective_participle(tokens, i + 1, _ARTICLES | _QUANTIFIERS)  # "the merged records" (rt19-R4 F1)
+            for i, (before, t) in enumerate(zip(tokens, tokens[1:]))):
         return "state_change"
-    if kind != "state_change" and any(by == "by" and _change_ing(t) and after in _OBJECT_START | _PRONOUNS
+    if kind != "state_change" and any(by == "by" and change_ing(t) and after in _OBJECT_START | _PRONOUNS
                                       for by, t, after in zip(tokens[1:], tokens[2:], tokens[3:])):
         return "state_change"  # "Show the item in the storefront by setting its visible flag." (rt16-R F3)
     # a participle or passive anywhere in the summary's paragraph, not only its first sentence (rt18-R2 F3)
-    if kind != "state_change" and (_participle_clause(summary) or _passive_change(summary) or _causative(tokens)):
+    first_clause = words(re.split(r"[;:,(]", sentence)[0])  # "Get the item; it is archived" is no causative
+    if kind != "state_change" and (_participle_clause(summary) or _passive_change(summary) or _causative(first_clause)):
         return "state_change"  # ", setting it visible", "a new cart is created", "Get the document signed" (rt17-C F2)
     if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in _OBJECT_WORDS
                                       for t, after in zip(tokens[1:], tokens[2:])):
         return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
-    if kind is None and LOOKUP_PASSIVE.search(sentence):
-        return "query"  # "The book's details are returned.", "the records are listed" (rt18-R2 F1)
+    if kind is None and (LOOKUP_PASSIVE.search(sentence) or lookup_passive(sentence) or negated):
+        return "query"  # "The book's details are returned.", "is looked up", "No changes are made." (rt18-R2, rt19-R4 F1)
     return kind
 
 
@@ -394,7 +397,8 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         fn = methods.get(name)
         text = ast.get_docstring(fn) if fn else None
         says_read_only = bool(text and (_READ_ONLY.search(text) or NOTHING_CHANGES.search(text)))
-        doc = "query" if says_read_only else doc_kind(text)
+        doc = doc_kind(text)  # "Set a note (the id is read-only)." states a change; read-only speaks of something else
+        doc = "query" if says_read_only and doc != "state_change" else doc
         if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
         declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
