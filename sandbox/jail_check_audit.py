@@ -17,8 +17,8 @@ exception the check raised (its `__str__` and `__notes__` are check code; F2 ran
 The worker's own I/O (reading the request, loading source lines for a traceback, writing the reply) runs
 ungated. `compile` and `exec` are refused only when a check's code (or any code outside the standard library
 and these jail files) asks: `dataclasses` and `namedtuple` compile their generated methods; a frame
-(`sys._getframe`) only `namedtuple`, `Enum` and `typing` may read for a check (their caller's module name); during the module-level code, `compile` and `exec`
-are also allowed from `<check>` and `<envscaler-interop>` code, where EnvScaler's type-marker wrapper
+(`sys._getframe`) only `namedtuple`, `Enum` and `typing` may read for a check (their caller's module name).
+During the module-level code, `compile` and `exec` are also allowed from `<check>` and `<envscaler-interop>` code, where EnvScaler's type-marker wrapper
 (envscaler_core/interop/sandboxed.py `check_source`) compiles its helper and the check. A module a check may
 import, and every codec the standard library ships, is imported by the worker before (`warm_imports`), so an
 `import` event during a check is always some other module, or a codec name none has (answered with ImportError,

@@ -332,7 +332,7 @@ def _copy_target(made: Any) -> str | None:
         return "a class"
     if isinstance(made, dataclasses.Field):
         return "a dataclass Field"
-    if isinstance(made, dict) and any(vars(module) is made for module in list(sys.modules.values())):
+    if isinstance(made, dict) and any(getattr(module, "__dict__", None) is made for module in list(sys.modules.values())):
         return "a module's namespace"
     return None
 
