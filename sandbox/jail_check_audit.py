@@ -8,18 +8,21 @@ re-check rt18-R1 F1 reached `gi_frame` -> `f_builtins` -> `__import__`/`open` th
 calling a metaclass; the class guards (jail_check_guards.py) close that way, this closes the next one.
 
 The hook cannot be removed once added, so it is gated: it acts only between `start(code)` and `stop(code)`,
-and `stop` takes the check's own code object, which the check cannot read (`__code__` is refused here). The
+`stop` takes the check's own code object, which the check cannot read (`__code__` is refused here), and both
+act only when called by the worker's own code (outside re-check rt20-R6 F1 read `gate` and `code` from
+`run_check`'s frame, reached through `inspect`, and called `gate.stop(code)`). The
 worker opens it around all the check's code: the module-level code (outside re-check rt19-R3 F2 read a
 frame's builtins there, and in a default argument), the call of `check_func`, and the formatting of the
 exception the check raised (its `__str__` and `__notes__` are check code; F2 ran `os.cpu_count()` in one).
 The worker's own I/O (reading the request, loading source lines for a traceback, writing the reply) runs
-ungated. `compile`, `exec` and `sys._getframe` are refused only when a check's code (or any code outside the
-standard library and these jail files) asks: `dataclasses` and `namedtuple` compile their generated methods,
-and `namedtuple`/`Enum` read their caller's module name; during the module-level code, `compile` and `exec`
-are also allowed from `<check>` and `<envscaler-interop>` code, where EnvScaler's type-marker wrapper
+ungated. `compile` and `exec` are refused only when a check's code (or any code outside the standard library
+and these jail files) asks: `dataclasses` and `namedtuple` compile their generated methods; a frame
+(`sys._getframe`) only `namedtuple`, `Enum` and `typing` may read for a check (their caller's module name).
+During the module-level code, `compile` and `exec` are also allowed from `<check>` and `<envscaler-interop>` code, where EnvScaler's type-marker wrapper
 (envscaler_core/interop/sandboxed.py `check_source`) compiles its helper and the check. A module a check may
 import, and every codec the standard library ships, is imported by the worker before (`warm_imports`), so an
-`import` event during a check is always some other module. Whatever the hook refused is recorded: a check
+`import` event during a check is always some other module, or a codec name none has (answered with ImportError,
+as plain Python's codec search finds no module: rt20-R6 F4). Whatever the hook refused is recorded: a check
 that caught the RuntimeError gets no verdict either (`refused`)."""
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ import os
 import pkgutil
 import sys
 import traceback
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator, NamedTuple
+from types import CodeType
+from typing import Any, Callable, NamedTuple
 
 _REFUSED = frozenset({"open", "import", "code.__new__", "function.__new__",
                       "sys._current_frames", "sys.settrace", "sys.setprofile", "sys.addaudithook",
@@ -46,6 +49,9 @@ _REFUSED_PREFIXES = ("os.", "subprocess.", "socket.", "ctypes.", "shutil.", "glo
                      "winreg.", "msvcrt.", "_winapi.", "cpython.")
 _BY_CALLER = frozenset({"exec", "compile", "sys._getframe", "sys._getframemodulename", "object.__getattr__"})
 """Events refused when asked by code outside the standard library and the jail's own files."""
+_FRAME_EVENTS = frozenset({"sys._getframe", "sys._getframemodulename"})
+"""Of those, the ones only `_FRAME_READERS` and the jail's files may ask for: `inspect` and `traceback` read
+a frame for whoever calls them, and outside re-check rt20-R6 F1 walked so to the worker's `run_check`."""
 _MODULE_LEVEL_COMPILERS = frozenset({"<check>", "<envscaler-interop>"})
 """Code that may `compile` and `exec` during a check's module-level code: the marker wrapper's (the check's
 own `compile`/`exec` names are refused statically)."""
@@ -60,6 +66,19 @@ CHECK_MODULES = (
 envscaler_core code, and tests/sandbox holds the two equal)."""
 _WARM = ("_strptime",)
 """Modules an allowed module imports lazily (`datetime.strptime` imports `_strptime`)."""
+
+
+def _frame_readers() -> frozenset[str]:
+    """The standard-library files that read their caller's frame for an honest check: `namedtuple` and
+    Enum's functional API (their caller's module name), `typing` (`TypeVar`, `NamedTuple`, `TypedDict`)."""
+    import collections
+    import enum
+    import typing
+    return frozenset(module.__file__ for module in (collections, enum, typing) if module.__file__)
+
+
+_FRAME_READERS = _frame_readers()
+_JAIL_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 
 def trusted_file(filename: str) -> bool:
@@ -103,20 +122,15 @@ def warm_codecs() -> None:
 
 
 class Gate(NamedTuple):
-    """The hook's gate: `start(code, module_level=False)` and `stop(code)` around the check's code, and the
-    events the hook refused while it was open (a refusal poisons the check: its reply is no verdict)."""
+    """The hook's gate: `start(code, module_level=False)` and `stop(code)` around the check's code, and what
+    the hook refused while it was open (`refused()`: a refusal poisons the check, its reply is no verdict).
+    `start` and `stop` act only when called by the worker's own code that owns the gate (`run_check`, the
+    exception formatter below), whatever frame hands them over: rt20-R6 F1 read `gate` and `code` from
+    `run_check`'s locals and turned the hook off with `gate.stop(code)`. No helper (a context manager) calls
+    them on another's behalf, and `refused` hands out a copy, so a check that reached the gate changes none."""
     start: Callable[..., None]
     stop: Callable[[Any], None]
-    refused: list[str]
-
-    @contextmanager
-    def around(self, code: Any, module_level: bool = False) -> Iterator[None]:
-        """The gate open for `code` while the block runs."""
-        self.start(code, module_level)
-        try:
-            yield
-        finally:
-            self.stop(code)
+    refused: Callable[[], tuple[str, ...]]
 
     def format_exception(self, code: Any) -> Callable[[type, BaseException, Any], list[str]]:
         """`traceback.format_exception` with the check's code run under the gate: the exception's `__str__`
@@ -124,16 +138,21 @@ class Gate(NamedTuple):
         RuntimeError) and while it is formatted; the frames' source lines are loaded ungated, since
         `linecache` opens standard-library files and runs no check code. Honest errors read as before."""
         def format_lines(kind: type, exc: BaseException, tb: Any) -> list[str]:
+            self.start(code)
             try:
-                with self.around(code):
-                    shown = traceback.TracebackException(kind, exc, tb, lookup_lines=False)
+                shown = traceback.TracebackException(kind, exc, tb, lookup_lines=False)
             except Exception:  # noqa: BLE001 - the check's exception could not even be described
                 return [f"{kind.__name__} (its message could not be read)"]
+            finally:
+                self.stop(code)
             for summary in _stacks(shown, set()):
                 for frame in summary:
                     frame.line  # noqa: B018 - loads and caches the line ungated
-            with self.around(code):
+            self.start(code)
+            try:
                 return list(shown.format())
+            finally:
+                self.stop(code)
         return format_lines
 
     def poisoned(self, reply: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
@@ -141,11 +160,17 @@ class Gate(NamedTuple):
         the RuntimeError: `try: ... except Exception: return False` turned a refused codec import into the
         opposite of plain Python's verdict (outside re-check rt19-R3 F4). The check's own error is kept after;
         `clean` makes the text one the host accepts (a refused name is the check's data)."""
-        if not self.refused:
+        refused = self.refused()
+        if not refused:
             return reply
         error = reply.get("error")
         kept = "" if error is None or "a check may not" in error else f" ({error:.600})"
-        return {"passed": None, "error": clean(f"a check may not: {'; '.join(dict.fromkeys(self.refused)):.400}{kept}")}
+        return {"passed": None, "error": clean(f"a check may not: {'; '.join(dict.fromkeys(refused)):.400}{kept}")}
+
+
+_FORMATTER = next(const for const in Gate.format_exception.__code__.co_consts
+                  if isinstance(const, CodeType) and const.co_name == "format_lines")
+"""The exception formatter's code: with the worker's `run_check`, the only code that opens and closes the gate."""
 
 
 def _stacks(shown: traceback.TracebackException, seen: set[int]) -> list[traceback.StackSummary]:
@@ -167,21 +192,35 @@ def _no_gate(code: Any, module_level: bool = False) -> None:
     return None
 
 
-def check_gate(audit: bool = True) -> Gate:
-    """The hook's gate; the hook is added on the first call in a process. Without `audit` (a pool's
-    `check_audit` limit off) the gate does nothing and no hook is added."""
+def _nothing_refused() -> tuple[str, ...]:
+    return ()
+
+
+def check_gate(owner: CodeType, audit: bool = True) -> Gate:
+    """The hook's gate, opened and closed only by `owner` (the worker's `run_check` code) and the exception
+    formatter; the hook is added on the first call in a process. Without `audit` (a pool's `check_audit`
+    limit off) the gate does nothing and no hook is added."""
     if not audit:
-        return Gate(_no_gate, _no_gate, [])
+        return Gate(_no_gate, _no_gate, _nothing_refused)
     if not _GATE:
-        _GATE.append(_install())
+        _GATE.append(_install((owner, _FORMATTER)))
     return _GATE[0]
 
 
-def _install() -> Gate:
-    """Add the hook and return its gate."""
+def _install(owners: tuple[CodeType, ...]) -> Gate:
+    """Add the hook and return its gate, which only code run by one of `owners` opens or closes."""
     gate: list[Any] = [None, False, False]  # [the running check's code object or None, inside the hook, module level]
     refused: list[str] = []
     getframe = sys._getframe
+
+    def owned() -> bool:
+        """Is the caller of `start`/`stop` one of `owners`? Asked with the hook quiet (it reads a frame)."""
+        inside, gate[1] = gate[1], True
+        try:
+            caller = getframe(2).f_code
+        finally:
+            gate[1] = inside
+        return any(caller is code for code in owners)
 
     def refuse(event: str, args: tuple) -> None:
         if gate[0] is None or gate[1]:
@@ -194,8 +233,15 @@ def _install() -> Gate:
                 caller = getframe(1).f_code.co_filename
             finally:
                 gate[1] = False
-            if trusted_file(caller) or (gate[2] and event in ("compile", "exec") and caller in _MODULE_LEVEL_COMPILERS):
+            if event in _FRAME_EVENTS:
+                if caller in _FRAME_READERS or caller.startswith(_JAIL_DIR):
+                    return
+            elif trusted_file(caller) or (gate[2] and event in ("compile", "exec") and caller in _MODULE_LEVEL_COMPILERS):
                 return
+        elif event == "import" and args and str(args[0]).startswith("encodings."):
+            # every codec is warmed, so this is a name no codec has: the codec search turns ImportError
+            # into LookupError ("unknown encoding"), as in plain Python (outside re-check rt20-R6 F4)
+            raise ImportError(f"No module named {args[0]!s:.60}")
         elif event not in _REFUSED and not event.startswith(_REFUSED_PREFIXES):
             return
         shown = f"{args[1]!s:.40} ({event})" if event == "object.__getattr__" and len(args) > 1 else \
@@ -203,14 +249,25 @@ def _install() -> Gate:
         refused.append(shown)
         raise RuntimeError(f"a check may not: {shown}")
 
+    def not_owned(what: str) -> None:
+        refused.append(what)
+        raise RuntimeError(f"a check may not: {what}")
+
     def start(code: Any, module_level: bool = False) -> None:
+        if not owned():
+            return not_owned("open the audit gate")
         if module_level:  # a check begins: what an earlier one in this process was refused is not its own
             refused.clear()
         gate[0], gate[2] = code, module_level
 
     def stop(code: Any) -> None:
+        if not owned():
+            return not_owned("close the audit gate")
         if gate[0] is code:
             gate[0], gate[2] = None, False
 
+    def refused_so_far() -> tuple[str, ...]:
+        return tuple(refused)
+
     sys.addaudithook(refuse)
-    return Gate(start, stop, refused)
+    return Gate(start, stop, refused_so_far)

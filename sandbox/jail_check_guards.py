@@ -14,7 +14,14 @@ A `match` class pattern reads `getattr(subject, name)` for each name in `__match
 (`now` on a `datetime` subclass) is the clock again, and a `Field` renamed after the class was made is any
 name at all (outside checks rt17 A-F1, A-F2). So every class a check makes is judged when it is made, its
 Field objects are frozen from then on, and a check makes no metaclass, no class from a namespace
-(`make_dataclass(namespace=)`) and no Enum member with a `_` name (the functional API sets dunders)."""
+(`make_dataclass(namespace=)`) and no Enum member with a `_` name (the functional API sets dunders).
+
+`copy` writes by data: a `__reduce__` returns (callable, args, state, listitems, dictitems), and
+`copy._reconstruct` does `__dict__.update(state)`, `setattr` for slot state and `y[key] = value` on whatever
+the callable returned. Outside re-check rt20-R6 rewrote `dataclasses`' own globals (F2), set a class's
+`__dataclass_fields__` (F1) and an instance's (F3), and got an unfrozen copy of a Field. So `copy` writes no
+state into a module, a module's namespace, a class or a Field, and no attribute by a name that is no
+identifier or a dunder (`guard_copy`); honest copies (dataclasses, containers, numbers, dates) never do."""
 
 from __future__ import annotations
 
@@ -23,7 +30,9 @@ import builtins
 import dataclasses
 import enum
 import keyword
+import copy
 import sys
+import types
 from typing import Any
 
 from jail_check_audit import trusted_file
@@ -68,7 +77,11 @@ def _foreign_attribute(cls: type, name: str) -> str | None:
 
 def _judge_class(cls: type) -> None:
     """Refuse a class whose fields or `__match_args__` read a foreign base's attribute by name (TypeError)."""
-    names = list(getattr(cls, "__dataclass_fields__", {})) + list(getattr(cls, "__match_args__", ()))
+    fields = getattr(cls, "__dataclass_fields__", {})
+    for key, field in fields.items():
+        if type(field) is dataclasses.Field and field.name != key:
+            raise TypeError(f"dataclass field {key!r:.60} is named {field.name!r:.60}: a reader would read that name")
+    names = list(fields) + list(getattr(cls, "__match_args__", ()))
     hook = next((base for base in cls.__mro__ if "__subclasshook__" in vars(base)), object)
     if hasattr(cls, "__match_args__") and id(hook) in _OWN:
         raise TypeError(f"class {cls.__name__:.40} has __match_args__ and a __subclasshook__ of its own: a match"
@@ -120,6 +133,7 @@ def guard_check_classes() -> None:
 
     guard_metaclasses()
     guard_field_readers()
+    guard_copy()
     guarded_build_class.guarded = True  # type: ignore[attr-defined]
     builtins.__build_class__ = guarded_build_class
     dataclasses.make_dataclass = guarded_make_dataclass
@@ -136,7 +150,9 @@ def guard_field_readers() -> None:
     """From here on, `dataclasses.fields`/`astuple`/`asdict`/`replace` judge the class they read first, as
     when a class is made (TypeError): a class built by `type(name, bases, dict)`, which a check reached at run
     time (`typing.get_origin(typing.Type)`, a field annotated `type`: outside re-check rt19-R3 F1), carries any
-    `__dataclass_fields__`, and `astuple` of a `datetime` subclass with a field `now` read the clock. The
+    `__dataclass_fields__`, and `astuple` of a `datetime` subclass with a field `now` read the clock. They read
+    `getattr(obj, '__dataclass_fields__')`, which an instance's own `__dict__` answers first (rt20-R6 F3): an
+    instance whose fields are not its class's is refused. The
     module-level names are replaced, so `from dataclasses import astuple` after this and `dataclasses`' own
     recursion (`astuple` calls `fields`) take the guarded ones."""
     for name in _FIELD_READERS:
@@ -146,6 +162,9 @@ def guard_field_readers() -> None:
 
         def guarded(obj: Any, *args: Any, _read: Any = read, **kwargs: Any) -> Any:
             cls = obj if isinstance(obj, type) else type(obj)
+            if cls is not obj and getattr(obj, "__dataclass_fields__", None) is not getattr(cls, "__dataclass_fields__", None):
+                raise TypeError(f"a {cls.__name__:.40} instance holds __dataclass_fields__ of its own: a dataclass helper"
+                                " would read those names from it")
             if hasattr(cls, "__dataclass_fields__"):
                 _judge_class(cls)
             return _read(obj, *args, **kwargs)
@@ -219,8 +238,20 @@ def _member_names(names: Any) -> Any:
     return names if isinstance(names, str) else [item if type(item) is str else tuple(item) for item in listed]
 
 
+def _judge_inherited(key: Any, field: Any) -> None:
+    """A base's field as `@dataclass` will inherit it: a real Field whose name is an identifier equal to its
+    key (TypeError otherwise). `dataclasses` compiles inherited names into `__init__`/`__eq__` as it does its
+    own: a Field renamed to code and set into a base's `__dataclass_fields__` ran with the builtins in the
+    subclass's `__eq__` (outside re-check rt20-R6 F1)."""
+    name = getattr(field, "name", None) if type(field) is dataclasses.Field else field
+    if not (_is_field_name(key) and type(name) is str and name == key and not key.startswith("__")):
+        raise TypeError(f"inherited dataclass field {key!r:.60} is named {name!r:.60}: a dataclass compiles field"
+                        " names into code, so each must be an identifier equal to its key")
+
+
 def guard_dataclass_field_names() -> None:
-    """From here on, `@dataclass` refuses a class annotating a name that is no identifier (TypeError). The
+    """From here on, `@dataclass` refuses a class annotating a name that is no identifier, or inheriting a
+    field that is no identifier equal to its key (TypeError), before it generates any code. The
     annotations are copied into a plain dict first and that copy is what `dataclasses` reads, so a mapping
     that answers differently the second time cannot pass the check and then hand over other names."""
     original = dataclasses._process_class  # type: ignore[attr-defined]
@@ -235,6 +266,9 @@ def guard_dataclass_field_names() -> None:
         for name in annotations:
             if (where := _inherited_attribute(cls, name)) is not None:
                 raise TypeError(f"dataclass field {name!r} is {where}: its default would be that attribute")
+        for base in cls.__mro__[-1:0:-1]:  # the bases' fields, as `_process_class` reads them
+            for key, field in getattr(base, "__dataclass_fields__", {}).items():
+                _judge_inherited(key, field)
         cls.__annotations__ = annotations
         made = original(cls, *args, **kwargs)
         _judge_class(made)
@@ -243,3 +277,72 @@ def guard_dataclass_field_names() -> None:
 
     process_class.guarded = True  # type: ignore[attr-defined]
     dataclasses._process_class = process_class  # type: ignore[attr-defined]
+
+
+def guard_copy() -> None:
+    """From here on, `copy.copy`/`copy.deepcopy` (both call `copy._reconstruct` by its module global) make
+    the object as before, then write its state, slot state, list and dict items only where a copy honestly
+    writes them (TypeError otherwise, `_copy_target`, `_attribute_names`): the state a `__reduce__` returns is
+    data a check chose, and was written into `dataclasses`' globals and a class's `__dataclass_fields__`
+    (outside re-check rt20-R6 F1, F2, F3). The writes follow `copy._reconstruct` step by step, on a plain
+    snapshot of each mapping, so what was judged is what is written."""
+    reconstruct = copy._reconstruct  # type: ignore[attr-defined]
+    if getattr(reconstruct, "guarded", False):
+        return
+
+    def guarded_reconstruct(x: Any, memo: Any, func: Any, args: Any, state: Any = None, listiter: Any = None,
+                            dictiter: Any = None, *, deepcopy: Any = copy.deepcopy) -> Any:
+        made = reconstruct(x, memo, func, args, deepcopy=deepcopy)  # the object, in `memo` before its state
+        if state is None and listiter is None and dictiter is None:
+            return made
+        if (what := _copy_target(made)) is not None:
+            raise TypeError(f"copy writes no state into {what}: a check's __reduce__ chose both")
+        deep = memo is not None
+        if state is not None:
+            state = deepcopy(state, memo) if deep else state
+            if hasattr(made, "__setstate__"):
+                made.__setstate__(state)
+            else:
+                slots = None
+                if isinstance(state, tuple) and len(state) == 2:
+                    state, slots = state
+                if state is not None:
+                    made.__dict__.update(_attribute_names(state))
+                if slots is not None:
+                    for key, value in _attribute_names(slots).items():
+                        setattr(made, key, value)
+        for item in listiter if listiter is not None else ():
+            made.append(deepcopy(item, memo) if deep else item)
+        for key, value in dictiter if dictiter is not None else ():
+            if deep:
+                key, value = deepcopy(key, memo), deepcopy(value, memo)
+            made[key] = value
+        return made
+
+    guarded_reconstruct.guarded = True  # type: ignore[attr-defined]
+    copy._reconstruct = guarded_reconstruct  # type: ignore[attr-defined]
+
+
+def _copy_target(made: Any) -> str | None:
+    """What `made` is, if `copy` must write nothing into it: a module or a module's namespace (its globals),
+    a class (what every instance and `@dataclass` read), a dataclass Field (frozen once its class is made)."""
+    if isinstance(made, types.ModuleType):
+        return "a module"
+    if isinstance(made, type):
+        return "a class"
+    if isinstance(made, dataclasses.Field):
+        return "a dataclass Field"
+    if isinstance(made, dict) and any(getattr(module, "__dict__", None) is made for module in list(sys.modules.values())):
+        return "a module's namespace"
+    return None
+
+
+def _attribute_names(state: Any) -> dict[str, Any]:
+    """`state` as a plain dict whose keys are identifiers and no dunder (TypeError otherwise): a dunder set by
+    data is `__class__`, `__dataclass_fields__`, `__match_args__`; a key that is no `str` is nothing a copy
+    makes."""
+    plain = dict(state)
+    for key in plain:
+        if type(key) is not str or not key.isidentifier() or key.startswith("__"):
+            raise TypeError(f"copy sets no attribute named {key!r:.60}: only an identifier, and no dunder")
+    return plain

@@ -399,15 +399,21 @@ def run_check(msg: dict, out: CappedOutput, limits: dict) -> str:
     # that imported module passes it (checks may index it: `__builtins__["len"]`), and there is no
     # `__name__`, so a check reading it (or defining a class) finds the builtins' own: "builtins"
     ns = {"__builtins__": builtins.__dict__, "initial_state": states["initial_state"]}
-    gate = check_gate(limits.get("check_audit", True))  # the audit hook acts from `start` to `stop` only
+    gate = check_gate(run_check.__code__, limits.get("check_audit", True))  # opened and closed by this code only
     code = None
     try:
         code = compile(msg["source"], "<check>", "exec", dont_inherit=True)
-        with gate.around(code, module_level=True):  # EnvScaler's marker wrapper compiles its helper here
+        gate.start(code, module_level=True)  # EnvScaler's marker wrapper compiles its helper here
+        try:
             exec(code, ns)
+        finally:
+            gate.stop(code)
         func = ns.get("check_func")
-        with gate.around(code):
+        gate.start(code)
+        try:
             value = func(states["final_state"]) if callable(func) else None
+        finally:
+            gate.stop(code)
         if not callable(func):
             reply = {"passed": None, "error": "the source defines no callable check_func"}
         elif type(value) is bool:

@@ -123,3 +123,47 @@ def test_a_class_whose_match_names_come_from_data_is_refused_when_made(audited: 
     refuses the positional `case C(f)` they were read through first: tests/scenarios)."""
     why, source = MADE_BY_DATA[form]
     assert_check_refused(audited, source, STATE, why)
+
+
+def test_a_check_reads_no_frame_through_a_standard_library_helper(audited: SandboxPool) -> None:
+    """rt20-R6 F1 step 5: `inspect` (loaded in the jail) read `sys._getframe` for the check, as a trusted caller,
+    and walked to the worker's frame. Only namedtuple, Enum and typing read their caller's frame for a check."""
+    source = ("import inspect\n\ndef check_func(final_state):\n    inspect.currentframe()\n"
+              "    return final_state['credits'] == 5\n")
+    assert_check_refused(audited, source, STATE, "a check may not: sys._getframe")
+
+
+GATE_FRAME = ("import traceback\n\ndef gate_and_code():\n    try:\n        raise ValueError\n    except ValueError as e:\n"
+              "        frame = next(traceback.walk_tb(e.__traceback__))[0]\n"
+              "    while 'gate' not in frame.f_locals:\n        frame = frame.f_back\n"
+              "    return frame.f_locals['gate'], frame.f_locals['code']\n\n"
+              "def check_func(final_state):\n    gate, code = gate_and_code()\n    {call}\n"
+              "    return len(__builtins__['op' + 'en']('/proc/self/status').read()) > 0\n")
+OPEN_THEN_FORGET = ("try:\n        __builtins__['op' + 'en']('/proc/self/status')\n    except Exception:\n        pass\n"
+                    "    gate.refused.clear()\n    return final_state['credits'] == 5")
+
+
+@pytest.mark.parametrize("call", ["gate.stop(code)", "gate.start(None)", OPEN_THEN_FORGET])
+def test_a_check_that_reaches_the_workers_gate_cannot_open_it(audited: SandboxPool, call: str) -> None:
+    """rt20-R6 F1 step 5: `gate.stop(code)` from the worker's `run_check` locals turned the hook off; the gate
+    now acts only for the worker's own code, whatever frame hands it over."""
+    outcome = _outcome(audited, GATE_FRAME.replace("{call}", call))
+    assert outcome.passed is None and "a check may not" in (outcome.error or ""), outcome
+
+
+UNKNOWN_CODECS = {
+    "str.encode": "'x'.encode('utf-42')",
+    "bytes.decode": "b'abc'.decode('x-mac-foo')",
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNKNOWN_CODECS))
+def test_an_unknown_codec_name_gives_lookup_error_as_in_plain_python(audited: SandboxPool, form: str) -> None:
+    """rt20-R6 F4: the codec search imports `encodings.<name>`; the hook refused that import instead of
+    answering it as plain Python does (no such module: "unknown encoding")."""
+    source = ("def known(name):\n    try:\n        " + UNKNOWN_CODECS[form] + "\n    except LookupError:\n"
+              "        return False\n    return True\n\n"
+              "def check_func(final_state):\n    return final_state['credits'] == 5 and not known('x')\n")
+    plain: dict = {}
+    exec(compile(source, "<check>", "exec"), plain)
+    assert _outcome(audited, source).passed is plain["check_func"](STATE) is True
