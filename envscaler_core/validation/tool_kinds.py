@@ -417,19 +417,23 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         doc = "query" if says_read_only and doc != "state_change" else doc
         if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
-        declared = name_and_doc(name, doc)  # `archive_book` "... without changing anything" keeps its verb (rt13 F5)
+        declared = name_and_doc(name, doc, text)  # `archive_book` "... without changing anything" keeps its verb (rt13 F5)
         if len({k for _, k in declared}) == 1:
             out[name] = (declared[0][1], " and ".join(src for src, _ in declared))
     return out
 
 
-def name_and_doc(name: str, doc: Kind | None) -> list[tuple[str, Kind]]:
-    """What the name and the docstring declare, by the one rule the import and `envscaler validate` share: a name
-    led by a word that may be a noun (`book_details`, `order_items`, `ship_address`) reads as a noun phrase and
-    declares nothing once the docstring declares a kind, so the sentence decides (rt12-C F8); read as a verb and
-    its object it would contradict "Get the order items of the order." and let the code decide (rt20-R7 F2)."""
-    by_name = name_kind(name)
-    if doc is not None and ((words(name) or [""])[0] in NOUNISH or by_name is None):
+def name_and_doc(name: str, doc: Kind | None, text: str | None) -> list[tuple[str, Kind]]:
+    """What the name and the docstring `text` (declaring `doc`) declare, by the one rule the import and `envscaler
+    validate` share: a name led by a word that may be a noun (`book_details`, `order_items`, `ship_address`), or
+    whose words the sentence itself uses past its verb (`transfer_reference` in "Return the transfer reference of
+    the payment."), is a noun phrase and declares nothing once the docstring declares a kind, so the sentence
+    decides (rt12-C F8); read as a verb and its object it would contradict "Get the order items of the order."
+    and let the code decide (rt20-R7 F2)."""
+    by_name, named = name_kind(name), words(name)
+    summary = words((parse_docstring(text)[0] or "").split(". ")[0])
+    in_sentence = any(summary[i:i + len(named)] == named for i in range(1, len(summary)))
+    if doc is not None and ((named or [""])[0] in NOUNISH or by_name is None or in_sentence):
         return [("docstring", doc)]
     return [(src, k) for src, k in (("name", by_name), ("docstring", doc)) if k is not None]
 
@@ -448,11 +452,12 @@ def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, To
         fn = methods.get(name)
         writes = effects.writes(name) if fn is not None else []
         attrs = sorted({w.attr for w in writes})
-        by_doc = doc_kind(ast.get_docstring(fn)) if fn is not None else None
+        text = ast.get_docstring(fn) if fn is not None else None
+        by_doc = doc_kind(text)
         by_code: Kind = "state_change" if writes else "query"
         code_note = (f"body writes {', '.join('self.' + a for a in attrs)} (line {writes[0].line}: {writes[0].how})"
                      if writes else "body writes no state")
-        declared = name_and_doc(name, by_doc)
+        declared = name_and_doc(name, by_doc, text)
         if not declared and fn is not None and returns_kind(fn) is not None:
             # silent name and docstring: what a success returns (data vs message) is the declaration
             declared = [("returns", returns_kind(fn))]

@@ -35,6 +35,7 @@ RETURNED_NOUN_PHRASES = [
     ("warranty_terms", "Returns the warranty terms of the product.", LENDS),
     ("pickup_location_args", ARGS_STYLE, LENDS),
     ("address_to_caller", "Return the address of the customer to the caller.", LENDS),
+    ("refund_reference", "Return the refund reference of the payment.", MARKS),
 ]
 
 

@@ -1,6 +1,8 @@
 """Spec: `envscaler validate` and the import label a tool by one rule (docs/validation.md, "Query or state
 change"; rt20-R7 F2). A name whose first word may be a noun (`order_`, `book_`, `post_`, `ship_`) followed by a
-noun is a noun phrase, not a verb and its object: it declares nothing, so the docstring decides, in both paths.
+noun is a noun phrase, not a verb and its object, and so is a name whose words the docstring itself uses past its
+verb ("Get the refund policy of the store." for `refund_policy`): it declares nothing, so the docstring decides, in
+both paths.
 A name whose first word is a verb only (`cancel_`, `archive_`) still declares its change. The rows are not the
 report's."""
 
@@ -27,6 +29,9 @@ NOUN_PHRASE_NAMES = [
     ("charge_description", "Get the description of the charge."),
     ("review_text", "Return the review text of the product."),
     ("rent_address", "Return the address of the rental."),
+    # a change verb's word, but the sentence uses the name's words past its verb as its object
+    ("refund_policy", "Get the refund policy of the store."),
+    ("deposit_method", "Return the deposit method of the account."),
 ]
 
 
@@ -44,7 +49,8 @@ def test_validate_and_the_import_give_a_noun_phrase_name_the_same_kind(name: str
 
 @pytest.mark.parametrize(("name", "doc"), [("book_room", "Book a room for the guest."),
                                            ("ship_parcel", "Ship the parcel to the customer."),
-                                           ("cancel_booking", "Cancel the booking of the guest.")])
+                                           ("cancel_booking", "Cancel the booking of the guest."),
+                                           ("cancel_booking", "Cancel booking for the guest.")])
 def test_a_change_its_docstring_states_stays_a_change(name: str, doc: str) -> None:
     label = classify_tools(_code(name, doc), "E", [name])[name]
     assert label.kind == "state_change", label.evidence
