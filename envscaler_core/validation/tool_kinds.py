@@ -429,11 +429,15 @@ def name_and_doc(name: str, doc: Kind | None, text: str | None) -> list[tuple[st
     whose words the sentence itself uses past its verb (`transfer_reference` in "Return the transfer reference of
     the payment."), is a noun phrase and declares nothing once the docstring declares a kind, so the sentence
     decides (rt12-C F8); read as a verb and its object it would contradict "Get the order items of the order."
-    and let the code decide (rt20-R7 F2)."""
+    and let the code decide (rt20-R7 F2). A name the sentence opens with, as its verb and object, is that verb and
+    object: `return_item` "Return the item of an active loan." is the act of returning (`return_book_details` "Return
+    the details of a book." is not: its object is the details)."""
     by_name, named = name_kind(name), words(name)
     summary = words((parse_docstring(text)[0] or "").split(". ")[0])
     in_sentence = any(summary[i:i + len(named)] == named for i in range(1, len(summary)))
-    if doc is not None and ((named or [""])[0] in NOUNISH or by_name is None or in_sentence):
+    told = [summary[:1]] + [[t for t in summary[1:] if t not in _ARTICLES][:len(named) - 1]]  # its verb, object
+    noun_led = (named or [""])[0] in NOUNISH and told != [named[:1], named[1:]]
+    if doc is not None and (noun_led or by_name is None or in_sentence):
         return [("docstring", doc)]
     return [(src, k) for src, k in (("name", by_name), ("docstring", doc)) if k is not None]
 
