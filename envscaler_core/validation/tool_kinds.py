@@ -130,11 +130,27 @@ def _places_one_thing(first: str, tokens: list[str]) -> bool:
 
 def _returns_to_a_place(tokens: list[str]) -> bool:
     """Third-person "Returns <a thing> to <a place>": one thing, not data, sent back somewhere other than to whoever
-    asked ("Returns a borrowed book to the library."); "Returns the details of ... to the caller" looks up."""
+    asked ("Returns a borrowed book to the library.", "Returns the scooter of the rider to the dock."); "Returns the
+    details of ... to the caller" looks up."""
     _, _, phrase, after = _object_phrase(tokens)
+    if after[:1] == ["of"] and "to" in after:  # whose thing it is: "the scooter [of the rider] to the dock"
+        after = after[after.index("to"):]
     to, det, where = (after + ["", "", ""])[:3]
     return bool(phrase) and phrase[-1] not in _DATA_NOUNS and not any(map(_plural, phrase)) \
         and to == "to" and det in _ARTICLES and where not in _RECIPIENTS
+
+
+def _returns_part_of_a_thing(tokens: list[str]) -> bool:
+    """"Return X of Y" or "Return Y's X" sent nowhere hands data back whatever X is ("Return the booking reference
+    of the trip.", "Return the trip's opening hours."); a destination ("to the dock", "into", "back") is the physical
+    return, while "to the caller" names who asks (rt20-R7 F1)."""
+    _, _, phrase, after = _object_phrase(tokens)
+    if not phrase or not (after[:1] == ["of"] or "s" in phrase[1:-1]):
+        return False
+    tail = tokens[1:]
+    sent = any(t in ("into", "onto", "back") or t == "to" and next(
+        (w for w in tail[i + 1:] if w not in _ARTICLES), "") not in _RECIPIENTS for i, t in enumerate(tail))
+    return not sent
 
 
 def _said_after_the_market(tokens: list[str]) -> bool:
@@ -178,7 +194,7 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
             rest = rest[2:]
         # "Return the vote count of a candidate.": the data noun may follow a noun modifier (rt18-R2 F2)
         data = rest and (rest[0] in _RETURNED_DATA or len(rest) > 1 and rest[1] in _DATA_NOUNS and rest[0] != "of")
-        return "query" if data else None  # (rt16-R F2: `book_details`)
+        return "query" if data or _returns_part_of_a_thing(tokens) else None  # (rt16-R F2: `book_details`)
     if first == "returns" and not in_name and _returns_to_a_place(tokens):
         return "state_change"  # "Returns a rented item to the store.": the physical return (rt19-R4 F4)
     if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
@@ -401,13 +417,29 @@ def declared_kinds(code: str, class_name: str, names: list[str]) -> dict[str, tu
         doc = "query" if says_read_only and doc != "state_change" else doc
         if doc is None and unplaced_verb(text) or doc == "query" and goes_on_to_an_unplaced_verb(text):
             continue  # "Seat the party at a table." on `get_a_table` says otherwise: the file's label stands
-        declared = [(src, k) for src, k in (("name", name_kind(name)), ("docstring", doc)) if k]
-        name_is_noun = (words(name) or [""])[0] in NOUNISH or name_kind(name) is None
-        if doc is not None and name_is_noun:  # `archive_book`, "... without changing anything else" keeps its verb (rt13 F5)
-            out[name] = (doc, "docstring")  # `book_details`: "book" may be a noun, the sentence decides (rt12-C F8)
-        elif len({k for _, k in declared}) == 1:
+        declared = name_and_doc(name, doc, text)  # `archive_book` "... without changing anything" keeps its verb (rt13 F5)
+        if len({k for _, k in declared}) == 1:
             out[name] = (declared[0][1], " and ".join(src for src, _ in declared))
     return out
+
+
+def name_and_doc(name: str, doc: Kind | None, text: str | None) -> list[tuple[str, Kind]]:
+    """What the name and the docstring `text` (declaring `doc`) declare, by the one rule the import and `envscaler
+    validate` share: a name led by a word that may be a noun (`book_details`, `order_items`, `ship_address`), or
+    whose words the sentence itself uses past its verb (`transfer_reference` in "Return the transfer reference of
+    the payment."), is a noun phrase and declares nothing once the docstring declares a kind, so the sentence
+    decides (rt12-C F8); read as a verb and its object it would contradict "Get the order items of the order."
+    and let the code decide (rt20-R7 F2). A name the sentence opens with, as its verb and object, is that verb and
+    object: `return_item` "Return the item of an active loan." is the act of returning (`return_book_details` "Return
+    the details of a book." is not: its object is the details)."""
+    by_name, named = name_kind(name), words(name)
+    summary = words((parse_docstring(text)[0] or "").split(". ")[0])
+    in_sentence = any(summary[i:i + len(named)] == named for i in range(1, len(summary)))
+    told = [summary[:1]] + [[t for t in summary[1:] if t not in _ARTICLES][:len(named) - 1]]  # its verb, object
+    noun_led = (named or [""])[0] in NOUNISH and told != [named[:1], named[1:]]
+    if doc is not None and (noun_led or by_name is None or in_sentence):
+        return [("docstring", doc)]
+    return [(src, k) for src, k in (("name", by_name), ("docstring", doc)) if k is not None]
 
 
 # a docstring saying nothing changes declares a query, whatever the name says
@@ -424,12 +456,12 @@ def classify_tools(code: str, class_name: str, names: list[str]) -> dict[str, To
         fn = methods.get(name)
         writes = effects.writes(name) if fn is not None else []
         attrs = sorted({w.attr for w in writes})
-        by_name = name_kind(name)
-        by_doc = doc_kind(ast.get_docstring(fn)) if fn is not None else None
+        text = ast.get_docstring(fn) if fn is not None else None
+        by_doc = doc_kind(text)
         by_code: Kind = "state_change" if writes else "query"
         code_note = (f"body writes {', '.join('self.' + a for a in attrs)} (line {writes[0].line}: {writes[0].how})"
                      if writes else "body writes no state")
-        declared = [(src, k) for src, k in (("name", by_name), ("docstring", by_doc)) if k is not None]
+        declared = name_and_doc(name, by_doc, text)
         if not declared and fn is not None and returns_kind(fn) is not None:
             # silent name and docstring: what a success returns (data vs message) is the declaration
             declared = [("returns", returns_kind(fn))]
