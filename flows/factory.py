@@ -302,6 +302,9 @@ async def run_stages(ctx: RunContext, sources: Sequence[str], stages: Sequence[s
                 error = f"shard {shard[0]} of {shard[1]} {final}: {error}"
             ctx.update_run(status=final, error=error, **changes)
         raise
+    # the calls still on the wire (siblings of the stage that hit the budget) land in the store first: the
+    # progress, the report and the summary read it, and must count what the run was billed (rt20-R7 F3)
+    await ctx.gateway.settle()
     progress = tracker.finish("completed" if status in ("running", "interrupted") and shard[1] > 1 else status) \
         if tracker else None
     ctx.update_run(stage=ctx.store.get_run(ctx.run_id).stage or "done", status=status, error=error,

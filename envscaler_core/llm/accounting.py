@@ -100,15 +100,20 @@ class Ledger:
         return tokens + self.base_tokens, cost + self.base_cost
 
     def check_budget(self) -> None:
+        """Raise `BudgetExceeded` once the run's spend reaches a cap. Its figure is the spend at the stop: the
+        requests then on the wire are still answered and recorded, so the run's usage (summary, `status`) ends
+        higher; the message says so, since an outside check read a stop's "153552" against 332,941 billed."""
         if self.budget is None:
             return
         tokens, cost = self.totals()
+        later = "requests then in flight add to it (the run's usage counts them)"
         if self.budget.max_tokens is not None and tokens >= self.budget.max_tokens:
-            raise BudgetExceeded(f"LLM token budget spent: {tokens} >= budget.max_tokens={self.budget.max_tokens}; "
-                                 "raise budget.max_tokens or resume the run with a larger budget")
+            raise BudgetExceeded(f"LLM token budget spent at the stop: {tokens} >= budget.max_tokens={self.budget.max_tokens}"
+                                 f" ({later}); raise budget.max_tokens or resume the run with a larger budget")
         if self.budget.max_cost_usd is not None and cost >= self.budget.max_cost_usd:
-            raise BudgetExceeded(f"LLM cost budget spent: ${cost:.4f} >= budget.max_cost_usd={self.budget.max_cost_usd}; "
-                                 "raise budget.max_cost_usd or resume the run with a larger budget")
+            raise BudgetExceeded(f"LLM cost budget spent at the stop: ${cost:.4f} >= budget.max_cost_usd="
+                                 f"{self.budget.max_cost_usd} ({later}); raise budget.max_cost_usd or resume the run "
+                                 "with a larger budget")
 
     async def admit(self, model: str, prompt_tokens: int) -> Hold:
         """The budget check at the last moment before a request goes on the wire (after its wait for a

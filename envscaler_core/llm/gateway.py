@@ -135,10 +135,10 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
     async def aclose(self) -> None:
         """Close the current loop's HTTP client (others close with their loops); every audit row
         submitted so far is written by then. Calls of this loop still under way are stopped first and
-        given the stop grace (`_settle`), whoever was awaiting them, so answers already on their way are
+        given the stop grace (`settle`), whoever was awaiting them, so answers already on their way are
         recorded rather than cut by the closing client."""
         try:
-            await self._settle()
+            await self.settle()
         finally:
             with self._clients_lock:
                 client = self._clients.pop(asyncio.get_running_loop(), None)
@@ -148,16 +148,22 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
             if self._audit is not None:
                 await asyncio.to_thread(self._audit.flush)
 
-    async def _settle(self) -> None:
+    async def settle(self) -> None:
         """The run is ending with calls of this loop still under way that no one awaits any more (a
         sibling of a failed `asyncio.gather`, a task taken off a list before the stop cancelled it): each
         is stopped like a cancelled call (`_in_grace`: an answer arriving within STOP_GRACE_S is recorded)
-        and waited for, at most the grace and the time to record what arrived."""
+        and waited for, at most the grace and the time to record what arrived; then every audit row is in
+        the store. A run's summary is read from the store after this: computed before, a budget-stopped
+        run's summary lacked the calls answered after the stop, and showed a cost under its cap (rt20-R7 F3)."""
         loop, me = asyncio.get_running_loop(), asyncio.current_task()
         with self._clients_lock:
             under_way = [(call, task) for call, task in self._in_flight.values()
                          if task.get_loop() is loop and task is not me and not task.done()]
-        await stop_and_wait(under_way, STOP_GRACE_S + SETTLE_RECORD_S)
+        try:
+            await stop_and_wait(under_way, STOP_GRACE_S + SETTLE_RECORD_S)
+        finally:
+            if self._audit is not None:
+                await asyncio.to_thread(self._audit.flush)
 
     # ---- HTTP with retries -----------------------------------------------------------------------
 
@@ -449,7 +455,7 @@ class LLMGateway(ChatCalls, StructuredCalls, EmbedCalls, ModelCheck, SyncCalls):
         """Run a logical call; failures still leave an `error` row (output_invalid records itself). A call
         cancelled while its answer was on the way (`_in_grace`) records what it got, then ends cancelled
         whatever that answer was: the run is stopping, and its caller must not go on with it. While it
-        runs it is known to `aclose` (`_settle`), which stops and waits for it if no one else does."""
+        runs it is known to `aclose` (`settle`), which stops and waits for it if no one else does."""
         task = asyncio.current_task()
         if task is not None:
             with self._clients_lock:
