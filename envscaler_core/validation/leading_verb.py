@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from envscaler_core.validation.clauses import STATES, words
-from envscaler_core.validation.placements import PLACES, placed
+from envscaler_core.validation.placements import COUNTING, PLACES, placed
 from envscaler_core.validation.verb_lexicon import COMPOUND_STATE, NOUNISH, QUERY_VERBS, STATE_VERBS
 
 Kind = Literal["query", "state_change"]
@@ -67,7 +67,7 @@ def plural(word: str) -> bool:
     return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
 
 
-def _object_phrase(tokens: list[str]) -> tuple[list[str], int, list[str], list[str]]:
+def object_phrase(tokens: list[str]) -> tuple[list[str], int, list[str], list[str]]:
     """A sentence's words after its verb, whether an article leads them, the object's noun phrase (up to a
     preposition or a connective) and what follows it: "List [the] [apartment] [on the rental site]"."""
     rest = tokens[1:]
@@ -85,7 +85,7 @@ def _lists_one_thing(tokens: list[str]) -> bool:
     car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
     apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
     member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
-    rest, start, phrase, after = _object_phrase(tokens)
+    rest, start, phrase, after = object_phrase(tokens)
     if not phrase or phrase[0] in QUANTIFIERS or any(map(plural, phrase)) or phrase[-1] in _DATA_NOUNS:
         return False
     if start and rest[0] in _INDEFINITE:
@@ -98,18 +98,44 @@ def _lists_one_thing(tokens: list[str]) -> bool:
 
 def _places_one_thing(first: str, tokens: list[str]) -> bool:
     """A placing lookup verb ("sort", "export", "show", ...) whose object is put somewhere (see `placed`)."""
-    rest, start, phrase, after = _object_phrase(tokens)
+    rest, start, phrase, after = object_phrase(tokens)
     sent = after[:1] in (["to"], ["into"]) and any(t in PLACES for t in after[1:5])  # "the report to the archive folder"
     if not phrase or phrase[0] in QUANTIFIERS or phrase[-1] in _DATA_NOUNS and not sent:
         return False
-    return placed(first, phrase, after, not any(map(plural, phrase)))
+    singular = not any(map(plural, phrase))
+    return first in COUNTING and singular and _counted_in(after) or placed(first, phrase, after, singular)
+
+
+def _counted_in(after: list[str]) -> bool:
+    """What follows one thing counted or tallied, whose owner ("of the voter") may come first: credited to someone
+    ("for the candidate", "towards the total") or entered in a tally ("in the election results"), it is added
+    (rt21-R9 F2); "Count the cash in the till." counts one thing where it lies, and "Count the vote of the member."
+    says whose, not where."""
+    if after[:1] == ["of"]:  # whose thing it is: "the ballot [of the voter] in the election results"
+        after = after[next((i for i, t in enumerate(after) if t in _COUNTED_INTO), len(after)):]
+    link, det = (after + ["", ""])[:2]
+    if link not in _COUNTED_INTO or det not in ARTICLES:
+        return False
+    where = [t for t in after[2:] if t not in ARTICLES]
+    place = where[:next((i for i, t in enumerate(where) if t in PHRASE_ENDS), len(where))]
+    return link != "in" or bool(place) and place[-1] in _DATA_NOUNS  # "in the match results", not "in the till"
+
+
+# what one counted thing is credited to or entered in
+_COUNTED_INTO = frozenset({"for", "in", "into", "to", "towards", "toward"})
+
+
+# a question a "Return ..." hands back: "Return whether the venue is open.", "Return how many seats are left."
+_QUESTIONS = frozenset({"whether", "if", "how", "what", "which", "who", "whom", "whose", "when", "where", "why"})
 
 
 def _returns_to_a_place(tokens: list[str]) -> bool:
-    """Third-person "Returns <a thing> to <a place>": one thing, not data, sent back somewhere other than to whoever
+    """"Return(s) <a thing> to <a place>", in any person: one thing, not data, sent back somewhere other than to whoever
     asked ("Returns a borrowed book to the library.", "Returns the scooter of the rider to the dock."); "Returns the
     details of ... to the caller" looks up."""
-    _, _, phrase, after = _object_phrase(tokens)
+    _, _, phrase, after = object_phrase(tokens)
+    if tokens[1:2] and tokens[1] in _QUESTIONS:  # "Returns whether the book can go back to the library." asks
+        return False
     if after[:1] == ["of"] and "to" in after:  # whose thing it is: "the scooter [of the rider] to the dock"
         after = after[after.index("to"):]
     to, det, where = (after + ["", "", ""])[:3]
@@ -117,17 +143,32 @@ def _returns_to_a_place(tokens: list[str]) -> bool:
         and to == "to" and det in ARTICLES and where not in _RECIPIENTS
 
 
-def _returns_part_of_a_thing(tokens: list[str]) -> bool:
-    """"Return X of Y" or "Return Y's X" sent nowhere hands data back whatever X is ("Return the booking reference
-    of the trip.", "Return the trip's opening hours."); a destination ("to the dock", "into", "back") is the physical
-    return, while "to the caller" names who asks (rt20-R7 F1)."""
-    _, _, phrase, after = _object_phrase(tokens)
-    if not phrase or not (after[:1] == ["of"] or "s" in phrase[1:-1]):
-        return False
+def _sent_somewhere(tokens: list[str]) -> bool:
+    """"Return(s) <something>" with a destination: "into", "onto", "back", or "to" a place or a person other than
+    whoever asks ("to the dock", "to stock", "to the customer"). "to the caller" names who asks and "to pay" is an
+    infinitive; a question ("Return whether ...", "Return how many ...") hands its answer back, so it is sent
+    nowhere. Sent nowhere, "Return X" hands data back whatever X is (rt20-R7 F1, rt21-R9 F1)."""
     tail = tokens[1:]
-    sent = any(t in ("into", "onto", "back") or t == "to" and next(
-        (w for w in tail[i + 1:] if w not in ARTICLES), "") not in _RECIPIENTS for i, t in enumerate(tail))
-    return not sent
+    if tail[:1] and tail[0] in _QUESTIONS:
+        return False
+    for i, token in enumerate(tail):
+        if token in ("into", "onto", "back"):
+            return True
+        following = tail[i + 1] if i + 1 < len(tail) else ""
+        if token == "to" and following not in QUERY_VERBS | STATE_VERBS:  # "to pay", "to book": an infinitive
+            if next((w for w in tail[i + 1:] if w not in ARTICLES), "") not in _RECIPIENTS:
+                return True
+    return False
+
+
+def _returns_data(tokens: list[str]) -> bool:
+    """"Return the details of a book", "Return the book's details", "Return the vote count of a candidate": the
+    object is data (after a possessive or a noun modifier), handed back wherever the sentence goes on."""
+    rest = [t for t in tokens[1:] if t not in DETERMINERS]
+    while len(rest) > 2 and rest[1] == "s":  # "Return the book's details": the possessive names whose (rt17-C F3)
+        rest = rest[2:]
+    # "Return the vote count of a candidate.": the data noun may follow a noun modifier (rt18-R2 F2)
+    return bool(rest) and (rest[0] in _RETURNED_DATA or len(rest) > 1 and rest[1] in _DATA_NOUNS and rest[0] != "of")
 
 
 def _said_after_the_market(tokens: list[str]) -> bool:
@@ -165,22 +206,19 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
     if in_name and (first in NOUNISH or first in STATE_VERBS) and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
         return None  # `vote_count`, `order_status`, `merge_status`, `cancel_reason`: a noun phrase (rt19-R4 F1/F2);
     # the docstring or the code decides
-    if first == "return" and not in_name:  # "Return the item of a loan" and "Returns the items" read alike,
-        rest = [t for t in tokens[1:] if t not in DETERMINERS]  # but "Return the details of a book" looks up
-        while len(rest) > 2 and rest[1] == "s":  # "Return the book's details": the possessive names whose (rt17-C F3)
-            rest = rest[2:]
-        # "Return the vote count of a candidate.": the data noun may follow a noun modifier (rt18-R2 F2)
-        data = rest and (rest[0] in _RETURNED_DATA or len(rest) > 1 and rest[1] in _DATA_NOUNS and rest[0] != "of")
-        return "query" if data or _returns_part_of_a_thing(tokens) else None  # (rt16-R F2: `book_details`)
-    if first == "returns" and not in_name and _returns_to_a_place(tokens):
-        return "state_change"  # "Returns a rented item to the store.": the physical return (rt19-R4 F4)
+    if first in ("return", "returns") and not in_name:  # "Return ..." and "Returns ..." read alike (rt21-R9 F1)
+        if _returns_to_a_place(tokens):
+            return "state_change"  # "Returns a rented item to the store.": the physical return (rt19-R4 F4)
+        if _sent_somewhere(tokens) and not _returns_data(tokens):
+            return None  # "Return the books to the shelf.": sent somewhere, but not one thing; name or code decides
+        # sent nowhere, it hands data back ("Return all closed cases."); a later "and close it" may still change
     if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
             and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
         return "state_change"  # "Check the guest into the room", "Check the item off the list": check in/out/off
-    if not in_name and first in NOUNISH and (len(tokens) < 2 or tokens[1] not in OBJECT_WORDS):  # "hold it"
-        return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
+    if not in_name and first in NOUNISH - {"return"} and (len(tokens) < 2 or tokens[1] not in OBJECT_WORDS):
+        return None  # "Order workflow step." starts with a noun; "Order a pizza." and "Hold it." with a verb
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
-    if first == "return":
+    if first == "return" and in_name:
         kind = "state_change"  # return_book, return_item: in names, the act of returning
     if first == "list" and in_name and _puts_on_the_market(tokens) and not _said_after_the_market(tokens):
         return "state_change"

@@ -31,8 +31,8 @@ from envscaler_core.validation.clauses import (
     adjective_participle, change_ing, later_clauses, lookup_passive, made_a_state, participle,
     without_inserted_conditions, without_negated_changes, words)
 from envscaler_core.validation.leading_verb import (
-    ARTICLES, DETERMINERS, OBJECT_WORDS, PHRASE_ENDS, PRONOUNS, QUANTIFIERS, Kind, known, name_kind, plural, stem,
-    verb_kind)
+    ARTICLES, DETERMINERS, OBJECT_WORDS, PHRASE_ENDS, PRONOUNS, QUANTIFIERS, Kind, known, name_kind, object_phrase,
+    plural, stem, verb_kind)
 from envscaler_core.validation.placements import IN_THE_RESULT, LOOKUP_PASSIVE, NOTHING_CHANGES
 from envscaler_core.validation.verb_lexicon import NOUNISH, QUERY_VERBS, STATE_VERBS
 
@@ -230,11 +230,21 @@ def name_and_doc(name: str, doc: Kind | None, text: str | None) -> list[tuple[st
     by_name, named = name_kind(name), words(name)
     summary = words((parse_docstring(text)[0] or "").split(". ")[0])
     in_sentence = any(summary[i:i + len(named)] == named for i in range(1, len(summary)))
-    told = [summary[:1]] + [[t for t in summary[1:] if t not in ARTICLES][:len(named) - 1]]  # its verb, object
-    noun_led = (named or [""])[0] in NOUNISH and told != [named[:1], named[1:]]
+    noun_led = (named or [""])[0] in NOUNISH and not _opens_with(named, summary)
     if doc is not None and (noun_led or by_name is None or in_sentence):
         return [("docstring", doc)]
     return [(src, k) for src, k in (("name", by_name), ("docstring", doc)) if k is not None]
+
+
+def _opens_with(named: list[str], summary: list[str]) -> bool:
+    """The sentence opens with the name as its verb, in any person, and its object: the object's first words or its
+    head noun. `return_item` "Return the item of an active loan." and `return_bond` "Returns the security bond of the
+    renter." are the act of returning it (rt21-R9 F3: a refund the name says is one)."""
+    if not named or not summary or summary[0] not in (named[0], named[0] + "s", named[0] + "es"):
+        return False
+    size = len(named) - 1
+    _, _, phrase, _ = object_phrase(summary)
+    return not size or [t for t in summary[1:] if t not in ARTICLES][:size] == named[1:] or phrase[-size:] == named[1:]
 
 
 # a docstring saying nothing changes declares a query, whatever the name says
