@@ -12,6 +12,7 @@ still recorded; a third quits at once (`stop_signals`)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import sys
 from collections.abc import Callable, Iterator
@@ -95,7 +96,7 @@ def check_sources(sources: list[str], settings: Settings) -> list[str]:
     that yields no task, an unreadable format, or (strict) a malformed record; else the report's lines."""
     from envscaler_core.mine.source_report import inspect_sources, report_lines, source_errors
 
-    report = inspect_sources(sources, settings.mine.max_tasks)
+    report = inspect_sources(sources, settings.mine.max_tasks, settings.mine.max_task_chars)
     errors = source_errors(report, strict=settings.mine.strict_sources)
     if errors:
         more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
@@ -136,7 +137,8 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     """Run the factory flow in this process; user-caused failures become one line and exit 2, Ctrl-C
     marks the run interrupted and exits 130 with the resume command. Setup is checked from the cheapest
     mistake to the dearest, each failure one line before anything is written: the sources (read whole:
-    local, and a user fixing the key should not then learn the file was bad), key and endpoint (a
+    local, and a user fixing the key should not then learn the file was bad), a configured sandbox
+    interpreter (a path looked at, not run), key and endpoint (a
     warning only for a resume, whose remaining calls may all be cached), the store, the run id; then
     the sources' report is printed."""
     from envscaler.console import prefect_cli_environment, quiet_prefect_console
@@ -145,6 +147,12 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
     # every -s file is read, also when the mine stage is not asked for: a file with no task is refused as
     # such (outside check round 4, F4: an EnvScaler env metadata file went through `--stages rollout,export`)
     report = check_sources(sources, settings) if read_sources_first and sources else []
+    from sandbox.backend import configured_python_problem
+
+    variable = "ENVSCALER_SANDBOX__PYTHON"  # a mistyped interpreter is a config error: exit 2, nothing written
+    origin = variable if settings.sandbox.python and os.environ.get(variable) == settings.sandbox.python else None
+    if (problem := configured_python_problem(settings.sandbox, origin)) is not None:
+        fail(problem)
     endpoint = check_endpoint(settings, required=not request.resume, quiet=quiet)
     if endpoint.problem is not None:  # a resume on cached answers: fail fast at the first uncached request
         settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"max_retries": 0})})
@@ -158,10 +166,11 @@ def run_factory(settings: Settings, run_id: str, sources: list[str], stages: lis
                 fail(problem)
             existing = check_run_id(store, run_id, sources, request.add_sources)
             if existing is not None and request.continued is not None:
-                checked = (settings.mine.strict_sources, settings.mine.max_tasks)
+                checked = (settings.mine.strict_sources, settings.mine.max_tasks, settings.mine.max_task_chars)
                 settings = request.continued(existing)  # the run's own settings, as `resume` builds them
                 added = report and request.add_sources and set(sources) - set(existing.sources)
-                if added or (report and checked != (settings.mine.strict_sources, settings.mine.max_tasks)):
+                now = (settings.mine.strict_sources, settings.mine.max_tasks, settings.mine.max_task_chars)
+                if added or (report and checked != now):
                     # files added to a run are judged after the ones it read: its tasks are their duplicates
                     from envscaler_core.mine.source_report import reading_order
 

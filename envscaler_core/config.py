@@ -40,7 +40,9 @@ class SandboxSettings(_Section):
     allow_weak: bool = Field(default=False, description="Permit the rlimit-only backend when namespaces are unavailable.")
     workers: int | None = Field(default=None, ge=1, description="Sandbox worker processes; unset = one per core.")
     call_timeout_s: float = Field(default=5.0, gt=0, description="Seconds one tool call (or env load) may take.")
-    python: str | None = Field(default=None, description="Absolute interpreter path readable by the sandbox uid.")
+    python: str | None = Field(default=None, description=(
+        "Absolute interpreter path readable by the sandbox uid. `run` and `resume` look at it before writing "
+        "anything (it exists, is an executable file, and as root uid 65534 reaches it): exit 2 naming it."))
 
 
 def envscaler_data_dir(environ: dict[str, str] | None = None) -> Path:
@@ -106,6 +108,9 @@ class MineSettings(_Section):
         "Diversity selection over the topic embeddings."))
     seed: int = Field(default=42, description="Seed of the diversity selection (same seed, same topics).")
     max_tasks: int | None = Field(default=None, ge=1, description="Cap on source tasks read (demo slices).")
+    max_task_chars: int = Field(default=10_000, ge=1, description=(
+        "A source task longer than this many characters is counted malformed (`file:line` and its length), "
+        "the file's other records are read: one pasted document would go whole into a judge request."))
     strict_sources: bool = Field(default=False, description="Any malformed source record stops the run before it starts.")
     llm_batch: int = Field(default=10, ge=1, description=(
         "Source tasks per stateful-judgement / topic-inference request: one task alone is a prompt below "
@@ -216,7 +221,7 @@ _ENV_PREFIX = "ENVSCALER_"
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}")
-    from envscaler_core.text_files import NotUTF8, read_utf8
+    from envscaler_core.text_files import NotUTF8, RepeatedKey, json_once, read_utf8, yaml_once
 
     try:  # a UTF-8 byte order mark (Notepad's) is dropped; UTF-16/32 is named with how to convert it
         text = read_utf8(path)
@@ -226,13 +231,13 @@ def _read_file(path: Path) -> dict[str, Any]:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
         elif path.suffix == ".json":
-            data = json.loads(text)
+            data = json_once(text)  # a key named twice is refused, as TOML refuses it
         elif path.suffix in (".yaml", ".yml"):
-            import yaml  # installed with prefect
-
-            data = yaml.safe_load(text) or {}
+            data = yaml_once(text) or {}
         else:
             raise ConfigError(f"{path}: unsupported config format {path.suffix!r} (use .toml, .json or .yaml)")
+    except RepeatedKey as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not valid {path.suffix[1:]}: {exc}") from exc
     except ImportError as exc:  # pragma: no cover - yaml always present with prefect

@@ -28,7 +28,10 @@ Every setting of the factory, its type, default, environment variable and what i
 ones win: the defaults below < a config file (`--config/-c`, TOML, JSON or YAML, one table per section) <
 environment variables < command-line flags. A value that does not validate, or a name that does not
 exist, is one error line naming the setting and where it came from (a file or a variable), with the
-closest valid name (`scen.per_envs: unknown setting; did you mean scen.per_env?`).
+closest valid name (`scen.per_envs: unknown setting; did you mean scen.per_env?`). A section or key
+named twice in one mapping of a file is refused the same way, naming the key, where it is and the file
+(`factory.json: names the key 'mine' twice at the top level ...`; TOML refuses it by its own rules, and a
+JSON or YAML reader would keep one of the values without a word).
 
 ```toml
 # factory.toml

@@ -53,12 +53,86 @@ def read_utf8(path: Path | str) -> str:
         raise NotUTF8(not_utf8_reason(path, data, exc)) from None
 
 
+class RepeatedKey(ValueError):
+    """JSON or YAML text naming one key twice in one mapping; the message names the key and where it is."""
+
+
+class _Repeated(dict):  # type: ignore[type-arg]
+    """A JSON object that named `key` `times` times (json keeps the last value; we refuse it after the parse,
+    when the object's place in the document is known)."""
+
+    def __init__(self, pairs: list[tuple[str, Any]], key: str, times: int) -> None:
+        super().__init__(pairs)
+        self.key, self.times = key, times
+
+
+def _pairs_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    keys = [k for k, _ in pairs]
+    key = next(k for i, k in enumerate(keys) if k in keys[:i])
+    return _Repeated(pairs, key, keys.count(key))
+
+
+def _repeated_message(key: object, times: int, path: str, reader: str) -> str:
+    place = f"in {path}" if path else "at the top level"
+    return (f"names the key {key!r} {'twice' if times == 2 else f'{times} times'} {place} (a {reader} reader keeps "
+            "only one of the values, silently); write it once")
+
+
+def json_once(text: str) -> Any:
+    """`json.loads(text)`, but RepeatedKey when an object names a key twice: a user's file (a config, a
+    calls or state file) would otherwise lose one of the two values without a word (rt22-R11 F1: a JSON
+    config naming "mine" twice ran on the defaults). Iterative walk: any depth the parse allowed is fine."""
+    value = json.loads(text, object_pairs_hook=_pairs_once)
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, _Repeated):
+            raise RepeatedKey(_repeated_message(item.key, item.times, path, "JSON"))
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
+    return value
+
+
+def yaml_once(text: str) -> Any:
+    """`yaml.safe_load(text)`, but RepeatedKey (with the key's line) when a mapping names a key twice:
+    PyYAML keeps the last value silently. The document is composed first and its mappings walked (with
+    anchors, a node can be reached twice: each is looked at once)."""
+    import yaml  # installed with prefect
+
+    stack: list[tuple[Any, str]] = [(yaml.compose(text, Loader=yaml.SafeLoader), "")]
+    looked: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if node is None or id(node) in looked:
+            continue
+        looked.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys = [(k.tag, k.value) if isinstance(k, yaml.ScalarNode) else None for k, _ in node.value]
+            for i, (key_node, child) in enumerate(node.value):
+                if keys[i] is not None and keys[i] in keys[:i]:
+                    raise RepeatedKey(_repeated_message(key_node.value, keys.count(keys[i]), path, "YAML")
+                                      + f" (line {key_node.start_mark.line + 1})")
+                name = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+                stack.append((child, f"{path}.{name}" if path else str(name)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(node.value))
+    return yaml.safe_load(text)
+
+
 def json_value(text: str, where: str, error: type[Exception]) -> Any:
     """`json.loads(text)`, or `error` naming `where` and why in one line: not JSON, nested deeper than the
-    parser recurses, or an integer longer than Python reads from text (rt17-B F3: a bare RecursionError
-    escaped naming no file, and a 5,000-digit integer in a JSONL line was called an unreadable Parquet file)."""
+    parser recurses, an object naming a key twice (`json_once`), or an integer longer than Python reads
+    from text (rt17-B F3: a bare RecursionError escaped naming no file, and a 5,000-digit integer in a
+    JSONL line was called an unreadable Parquet file)."""
     try:
-        return json.loads(text)
+        return json_once(text)
+    except RepeatedKey as exc:
+        raise error(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{where}: not JSON: {exc}") from None
     except RecursionError:

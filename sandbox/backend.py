@@ -105,6 +105,36 @@ def _python_prefix(python: str) -> str:
     return out.stdout.strip()
 
 
+def interpreter_problem(path: str, drop: bool) -> str | None:
+    """Why `path` cannot be the jail's interpreter (not absolute, missing, no file, not executable, or with
+    `drop` not reachable by uid 65534), or None. Looked at without running it: the run checks a configured
+    `sandbox.python` this way before it writes its row."""
+    if not os.path.isabs(path):
+        return "not an absolute path"
+    if not os.path.exists(path):
+        return "no such file"
+    if not os.path.isfile(path):
+        return "not a file"
+    if not os.access(path, os.X_OK):
+        return "not executable"
+    if drop and (why := _world_usable(Path(path))):
+        return f"not usable by the sandbox user (uid {NOBODY}): {why}"
+    return None
+
+
+def configured_python_problem(settings: SandboxSettings, origin: str | None = None) -> str | None:
+    """One line naming `sandbox.python` (and `origin`, the variable that set it, if known), its value and
+    why it cannot be used; None when unset or usable. A typo here is a config mistake to fix, not a reason
+    to weaken the sandbox (rt22-R11 F4: the refusal of the rlimit backend led the message and the path's
+    problem sat in a parenthesis)."""
+    if not settings.python:
+        return None
+    why = interpreter_problem(settings.python, drop=os.geteuid() == 0)
+    where = f" (from {origin})" if origin else ""
+    return None if why is None else (f"sandbox.python={settings.python}{where}: {why}; set it to the absolute path "
+                                     "of a Python >= 3.11, or unset it to use the system's")
+
+
 def resolve_python(settings: SandboxSettings, drop: bool) -> str:
     """The jail's interpreter: settings.python, else a system python 3.9+ usable by uid 65534."""
     candidates = [settings.python] if settings.python else [*PYTHON_CANDIDATES, os.path.realpath(sys.executable)]
@@ -112,17 +142,9 @@ def resolve_python(settings: SandboxSettings, drop: bool) -> str:
     for cand in candidates:
         if not cand:
             continue
-        if not os.path.isabs(cand):
-            problems.append(f"{cand}: not an absolute path")
+        if (why := interpreter_problem(cand, drop)) is not None:
+            problems.append(f"{cand}: {why}")
             continue
-        if not os.path.isfile(cand) or not os.access(cand, os.X_OK):
-            problems.append(f"{cand}: not an executable file")
-            continue
-        if drop:
-            why = _world_usable(Path(cand))
-            if why:
-                problems.append(f"{cand}: {why}")
-                continue
         return cand
     raise SandboxUnavailable("no usable interpreter for the jail: " + "; ".join(problems)
                              + " (set sandbox.python to an absolute path readable by uid 65534)")
@@ -187,7 +209,10 @@ def rlimit_backend(settings: SandboxSettings) -> Backend:
 
 
 def select_backend(settings: SandboxSettings, probe_dir: str) -> Backend:
-    """`auto`: bwrap when its probe succeeds, else rlimit only with allow_weak (loudly)."""
+    """`auto`: bwrap when its probe succeeds, else rlimit only with allow_weak (loudly). A configured
+    interpreter that cannot be used is named first: no backend would run it."""
+    if (problem := configured_python_problem(settings)) is not None:
+        raise SandboxUnavailable(problem)
     bwrap_problem = None
     if settings.backend in ("auto", "bwrap"):
         try:

@@ -19,12 +19,14 @@ from envscaler.commands._common import fail
 
 
 def _read_json(path: Path, what: str) -> Any:
-    from envscaler_core.text_files import NotUTF8, read_utf8
+    from envscaler_core.text_files import NotUTF8, RepeatedKey, json_once, read_utf8
 
     try:  # a UTF-8 byte order mark is dropped; UTF-16/32 is named with how to convert it
-        return json.loads(read_utf8(path))
+        return json_once(read_utf8(path))  # a key named twice (a call's args) is refused, not half-kept
     except NotUTF8 as exc:
         fail(f"{what} {path}: cannot read: {exc}")
+    except RepeatedKey as exc:
+        fail(f"{what} {path}: {exc}")
     except OSError as exc:
         fail(f"{what} {path}: cannot read: {exc.__class__.__name__}: {exc}")
     except ValueError as exc:

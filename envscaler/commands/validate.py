@@ -44,7 +44,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
 
         if mode not in ("programmatic", "llm", "both"):
             fail("--mode must be programmatic, llm or both")
-        from envscaler_core.text_files import NotUTF8, read_utf8
+        from envscaler_core.text_files import NotUTF8, json_once, read_utf8
 
         try:  # a UTF-8 byte order mark is dropped, as Python itself and our source readers do
             source = read_utf8(code)
@@ -66,7 +66,7 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         test_state = None
         if state is not None:
             try:
-                test_state = json.loads(read_utf8(state))
+                test_state = json_once(read_utf8(state))  # a key named twice is refused
             except (OSError, ValueError) as exc:
                 fail(f"--state {state}: {exc}")
             except RecursionError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from envscaler_core.interop.read import reading_names
 from envscaler_core.mine.source_report import file_digest
 from envscaler_core.models.source_report import SourceFileReport, SourceReport
 
@@ -67,13 +68,20 @@ def counted(inputs: SourceReport, envs: int, env_problems: list, scenarios: list
             solutions: int = 0, sol_problems: int = 0) -> SourceReport:
     """`inputs` with what reading them gave (records kept and malformed per file), as `status` shows it."""
     files = []
+    scenario_files = [Path(f.path) for f in inputs.files if f.dataset == SCENARIOS]
+    names = iter(reading_names(scenario_files))  # a file given twice: each reading counted on its own
     for f in inputs.files:
-        name = Path(f.path).name
+        name = next(names) if f.dataset == SCENARIOS else Path(f.path).name
         if f.dataset == ENVS:
             kept, bad = envs, len(env_problems)
         elif f.dataset == SCENARIOS:
             kept = sum(1 for s in scenarios if s.source.startswith(name + "["))
-            bad = sum(1 for p in scen_problems if getattr(p, "file", None) == name)
+            mine = [p for p in scen_problems if getattr(p, "file", None) == name]
+            repeats = [str(p) for p in mine if p.duplicate]
+            bad = len(mine) - len(repeats)
+            files.append(f.model_copy(update={"records": kept + bad + len(repeats), "kept": kept, "malformed": bad,
+                                              "duplicates": len(repeats), "problems": repeats[:5]}))
+            continue
         elif f.dataset == SIDECAR:
             kept, bad = solutions, sol_problems
         else:

@@ -127,7 +127,8 @@ def import_envscaler(
         solutions, sol_problems = sidecar.found, sidecar.problems
         notes.append(f"reference solutions from {solutions_path} ({len(solutions)}), replayed before use")
         notes += sidecar.unmatched(Path(solutions_path), {scenario_key(s.record) for s in scenarios})
-    problems = [str(p) for p in (*env_problems, *scen_problems, *sol_problems)]
+    problems = [str(p) for p in (*env_problems, *scen_problems, *sol_problems) if not getattr(p, "duplicate", False)]
+    notes += [str(p) for p in scen_problems if p.duplicate]  # counted as duplicates, not as malformed
 
     clock.lap("read")
     threads = threads or settings.sandbox.workers or os.cpu_count() or 1

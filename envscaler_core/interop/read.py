@@ -15,6 +15,8 @@ classes, which EnvScaler's `read_file` does without a second thought).
 
 from __future__ import annotations
 
+import json
+
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,8 @@ class ReadProblem(BaseModel):
     file: str
     index: str = Field(description="List index or dict key of the record.")
     reason: str
+    duplicate: bool = Field(default=False, description=(
+        "A sound record that repeats an earlier one's identity: counted as a duplicate, not as malformed."))
 
     def __str__(self) -> str:
         return safe(f"{self.file}[{self.index}]: {self.reason}")
@@ -323,24 +327,49 @@ def _near_miss(env_id: str, ids: list[str]) -> str:
     return "" if env_id.isascii() else f" (as escapes: {ascii(env_id)})"
 
 
+def reading_names(paths: list[Path]) -> list[str]:
+    """The name each scenario file's records are reported under: its file name, and `name#2`, `name#3` for
+    a file given again, so each reading is counted on its own (`identity.counted`)."""
+    seen: dict[Path, int] = {}
+    names = []
+    for path in paths:
+        seen[path] = seen.get(path, 0) + 1
+        names.append(path.name if seen[path] == 1 else f"{path.name}#{seen[path]}")
+    return names
+
+
 def read_scenarios(paths: list[Path], envs: list[EnvInput], skipped_envs: set[str]) -> tuple[list[ScenarioInput], list[ReadProblem]]:
-    """Scenario lists; RL records are those with `checklist_with_func`, SFT records those without."""
+    """Scenario lists; RL records are those with `checklist_with_func`, SFT records those without. A record
+    identical to an earlier one (the same file passed twice, a list holding a record twice) is a `duplicate`
+    problem: the first is imported, the second named and skipped. Both used to be imported, and the counts
+    disagreed: 2 verified, 1 in the RL export, 2 identical rows in EnvScaler's export (rt22-R11 F5).
+    Different records sharing an env id and task id stay two records (EnvScaler's task ids need not be
+    unique; the export warns that a join on them is ambiguous)."""
     known = {e.env_id: e for e in envs}
     scenarios: list[ScenarioInput] = []
     problems: list[ReadProblem] = []
     positions = {"rl": 0, "sft": 0}
-    for path in paths:
+    first: dict[str, str] = {}
+    for path, name in zip(paths, reading_names(paths)):
         data = load_json(path)
         if not isinstance(data, list):
             raise ReadError(f"{path}: a scenario file must be a JSON list, got {type(data).__name__}")
+        again = f" ({path.name} is given more than once)" if name != path.name else ""
         for i, record in enumerate(data):
             try:
                 env_id, parsed = _scenario(record, known, skipped_envs)
             except _Bad as exc:
-                problems.append(ReadProblem(file=path.name, index=str(i), reason=str(exc)))
+                problems.append(ReadProblem(file=name, index=str(i), reason=str(exc)))
                 continue
             split = "sft" if parsed["checks"] is None else "rl"
-            scenarios.append(ScenarioInput(split=split, position=positions[split], source=f"{path.name}[{i}]",
+            identity = json.dumps(record, sort_keys=True)  # sound: strict JSON, so it dumps (task_id keeps its type)
+            if identity in first:
+                problems.append(ReadProblem(file=name, index=str(i), duplicate=True, reason=(
+                    f"duplicate of {first[identity]}{again} (the same record: env_id {env_id!r}, task_id "
+                    f"{record['task_id']!r}): the first is imported, this one skipped")))
+                continue
+            first[identity] = safe(f"{name}[{i}]")
+            scenarios.append(ScenarioInput(split=split, position=positions[split], source=f"{name}[{i}]",
                                            record=record, env_id=env_id, **parsed))
             positions[split] += 1
     return scenarios, problems

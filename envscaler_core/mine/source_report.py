@@ -16,6 +16,7 @@ from pathlib import Path
 from envscaler_core.mine.importers import ImportResult, read_sources
 from envscaler_core.models.base import file_sha256
 from envscaler_core.models.source_report import SourceFileReport, SourceReport
+from envscaler_core.shell import shell_word
 
 FIRST_PROBLEMS = 5
 SUPPORTED = "formats read: see docs/source_formats.md"
@@ -68,9 +69,11 @@ def changed_sources(before: SourceReport | None, now: SourceReport) -> list[str]
     return lines
 
 
-def inspect_sources(paths: Sequence[Path | str], max_tasks: int | None = None) -> SourceReport:
-    """Read every file whole (the cap is noted, not applied, so each file is judged on all its records)."""
-    result = read_sources([Path(p) for p in paths])
+def inspect_sources(paths: Sequence[Path | str], max_tasks: int | None = None,
+                    max_task_chars: int | None = None) -> SourceReport:
+    """Read every file whole (the cap is noted, not applied, so each file is judged on all its records);
+    a task over `max_task_chars` is malformed here as in the run, so the report printed first agrees."""
+    result = read_sources([Path(p) for p in paths], max_task_chars=max_task_chars)
     report = build_source_report(paths, result)
     return report.model_copy(update={"max_tasks": max_tasks})
 
@@ -131,6 +134,10 @@ def _why_no_task(path: Path, entry: SourceFileReport) -> str:
             encoding = None
         if encoding is not None:
             return f"it is {wide_text_advice(path, encoding)} ({SUPPORTED})"
+        if entry.problems and all(": not UTF-8 at byte" in p for p in entry.problems):
+            return (f"it is not UTF-8 text: no record of it decodes as UTF-8 (first problem: "
+                    f"{entry.problems[0].split('; ')[0]}); convert it, e.g. `iconv -f CP1252 -t UTF-8 "
+                    f"{shell_word(path)} > {shell_word('utf8.' + path.name)}` for Windows-1252 ({SUPPORTED})")
         looks = guess_format(path)
         head = f"it looks like {looks}" if looks else "none of its records could be read"
         # a file recognised as EnvScaler's metadata is valid JSON: the line reader's complaint about its first

@@ -115,7 +115,8 @@ def ingest(ctx: RunContext, paths: Sequence[Path]) -> BatchReport:
         from envscaler_core.pipeline.source_paths import missing_message, search_dirs
 
         raise SourceError(missing_message(gone, search_dirs(), before))
-    result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks)
+    result = read_sources([Path(p) for p in paths], max_tasks=ctx.settings.mine.max_tasks,
+                          max_task_chars=ctx.settings.mine.max_task_chars)
     sources_report = build_source_report(paths, result, ctx.settings.mine.max_tasks)
     changed = changed_sources(earlier, sources_report)
     if changed:

@@ -105,9 +105,9 @@ def test_max_tasks_caps_the_kept_tasks() -> None:
     assert len(read_sources([API_BANK, BFCL], max_tasks=5).tasks) == 5
 
 
-def test_a_file_that_is_not_utf8_is_reported_not_crashed(tmp_path: Path) -> None:
+def test_a_record_that_is_not_utf8_is_reported_not_crashed(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(b'{"task": "ok"}\n{"task": "caf\xe9"}\n')
     result = read_sources([path])
-    assert result.tasks == [] and result.problems[0].line == 2
+    assert [t.text for t in result.tasks] == ["ok"] and result.problems[0].line == 2
     assert "not UTF-8" in result.problems[0].reason
