@@ -103,7 +103,8 @@ def _places_one_thing(first: str, tokens: list[str]) -> bool:
     if not phrase or phrase[0] in QUANTIFIERS or phrase[-1] in _DATA_NOUNS and not sent:
         return False
     singular = not any(map(plural, phrase))
-    return first in COUNTING and singular and _counted_in(after) or placed(first, phrase, after, singular)
+    counted = first in COUNTING and singular and phrase[-1] not in _OWED and _counted_in(after)
+    return counted or placed(first, phrase, after, singular)
 
 
 def _counted_in(after: list[str]) -> bool:
@@ -121,6 +122,8 @@ def _counted_in(after: list[str]) -> bool:
     return link != "in" or bool(place) and place[-1] in _DATA_NOUNS  # "in the match results", not "in the till"
 
 
+# money owed, summed for whoever owes it: "Tally the bill for the guest." adds nothing to anyone (rt22-R14 F5)
+_OWED = frozenset({"bill", "tab", "sum", "total", "balance", "invoice", "check", "cheque", "dues", "fare", "cost"})
 # what one counted thing is credited to or entered in
 _COUNTED_INTO = frozenset({"for", "in", "into", "to", "towards", "toward"})
 
@@ -140,7 +143,7 @@ def _returns_to_a_place(tokens: list[str]) -> bool:
         after = after[after.index("to"):]
     to, det, where = (after + ["", "", ""])[:3]
     return bool(phrase) and phrase[-1] not in _DATA_NOUNS and not any(map(plural, phrase)) \
-        and to == "to" and det in ARTICLES and where not in _RECIPIENTS
+        and to == "to" and det in ARTICLES and where not in _RECIPIENTS and not takes_to_itself(phrase)
 
 
 def _sent_somewhere(tokens: list[str]) -> bool:
@@ -155,10 +158,50 @@ def _sent_somewhere(tokens: list[str]) -> bool:
         if token in ("into", "onto", "back"):
             return True
         following = tail[i + 1] if i + 1 < len(tail) else ""
-        if token == "to" and following not in QUERY_VERBS | STATE_VERBS:  # "to pay", "to book": an infinitive
+        if token == "to" and takes_to_itself(_phrase_before(tail[:i])):
+            continue  # "the route to the gate", "the amount owed to the bank": the noun's own "to" (rt22-R14 F1)
+        if token == "to" and following not in QUERY_VERBS | STATE_VERBS | {"be"}:  # "to pay", "to be filed"
             if next((w for w in tail[i + 1:] if w not in ARTICLES), "") not in _RECIPIENTS:
                 return True
     return False
+
+
+# nouns that take "to" themselves: "the route to the gate", "the distance to the berth", "the ratio to the target"
+_RELATIONAL = frozenset({"route", "routes", "path", "paths", "way", "ways", "distance", "distances", "directions",
+                         "ratio", "rate", "rates", "journey", "trip", "connection", "connections", "access", "road",
+                         "entrance", "exit", "approach", "proximity", "answer", "reply", "response", "introduction"})
+# adjectives that take "to" after the noun ("the refund due to the passenger", "the exhibit closest to the door"), and
+# modifiers that make the "to" the noun's, wherever they stand ("the next flight to Paris", "the nearest exit to ...")
+_TAKING_TO = frozenset({"due", "owed", "owing", "payable", "closest", "nearest", "close", "near", "closer", "nearer",
+                        "adjacent", "next", "prior", "similar", "equal", "related", "relevant", "available", "open",
+                        "subject", "liable", "entitled", "bound", "headed", "destined", "sent", "lent", "given"})
+_TO_MODIFIERS = frozenset({"next", "nearest", "closest", "shortest", "fastest", "quickest", "cheapest", "direct"})
+# nouns ending in -ed, not participles
+_ED_NOUNS = frozenset({"bed", "beds", "shed", "sled", "seed", "feed", "speed", "need", "reed", "weed", "steed", "red"})
+
+
+def _phrase_before(tokens: list[str]) -> list[str]:
+    """The noun phrase right before a position, its articles left out: "... the walking [route]", "[crew assigned]"."""
+    phrase: list[str] = []
+    for token in reversed(tokens):
+        if token in PHRASE_ENDS or token in ("return", "returns"):
+            break
+        if token not in ARTICLES:
+            phrase.insert(0, token)
+    return phrase
+
+
+def takes_to_itself(phrase: list[str]) -> bool:
+    """The noun phrase before a "to" takes it itself, so nothing is sent anywhere (rt22-R14 F1): a relational noun
+    ("the shortest route to the terminal"), an adjective or a participle after the noun ("the amount owed to the
+    bank", "the crew assigned to the flight", "the exhibit closest to the entrance") or a modifier of nearness or
+    order ("the next flight to Paris"). A destination is "to" right after the returned thing itself."""
+    if not phrase:
+        return False
+    last = phrase[-1]
+    after_a_noun = len(phrase) > 1 and last.endswith("ed") and last not in _ED_NOUNS
+    return (last in _RELATIONAL or last in _TAKING_TO or after_a_noun
+            or any(t in _TO_MODIFIERS for t in phrase))
 
 
 def _returns_data(tokens: list[str]) -> bool:
@@ -191,7 +234,8 @@ _DATA_NOUNS = _RETURNED_DATA | frozenset({"map", "maps", "counts", "overview", "
                                           "layouts", "charts", "dates", "amounts", "fee", "fees", "level",
                                           "levels", "quantity", "time", "times", "rate", "rates", "queue", "position",
                                           "plan", "reason", "flag", "flags", "log", "logs", "rating", "note", "notes",
-                                          "label", "code", "stage", "step", "type", "mode", "limit", "deadline"})
+                                          "label", "code", "stage", "step", "type", "mode", "limit", "deadline",
+                                          "hour", "hours", "day", "days", "minute", "minutes", "moment"})
 # who a lookup hands its answer to: "Returns the item to the caller." is a lookup, "... to the store" a return
 _RECIPIENTS = frozenset({"caller", "user", "client", "requester", "agent", "frontend", "application", "app", "ui", "api"})
 
@@ -212,9 +256,10 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         if _sent_somewhere(tokens) and not _returns_data(tokens):
             return None  # "Return the books to the shelf.": sent somewhere, but not one thing; name or code decides
         # sent nowhere, it hands data back ("Return all closed cases."); a later "and close it" may still change
-    if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
-            and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
-        return "state_change"  # "Check the guest into the room", "Check the item off the list": check in/out/off
+    if not in_name and first == "check" and _checks_one_thing_somewhere(tokens[1:8]):
+        return "state_change"  # "Check the guest into the room", "Check the bag onto the flight": check in/out/off
+    if not in_name and first == "report" and _returns_data(tokens):
+        return "query"  # "Report the outstanding balance of the account." hands data back, "Report it as lost" changes
     if not in_name and first in NOUNISH - {"return"} and (len(tokens) < 2 or tokens[1] not in OBJECT_WORDS):
         return None  # "Order workflow step." starts with a noun; "Order a pizza." and "Hold it." with a verb
     kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
@@ -248,6 +293,16 @@ def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
         if in_name and kind == "query" and follower not in QUERY_VERBS:
             kind = None  # `read_and_reply`, `view_and_acknowledge_alert`: a later verb we cannot place (rt14-C F1)
     return kind
+
+
+def _checks_one_thing_somewhere(tail: list[str]) -> bool:
+    """"Check" then a thing moved in, out, off, onto or through to somewhere ("Check the guest into the room.", "Check
+    the item off the list.", "Check the bag onto the flight.", "Check the bag through to Rome.": rt22-R14 F4); a
+    question ("Check whether it is through to ...") asks."""
+    if any(t in ("whether", "if", "that", "how") for t in tail):
+        return False
+    return any(t in ("into", "out", "off", "onto") or t == "through" and nxt == "to"
+               for t, nxt in zip(tail, tail[1:] + [""]))
 
 
 # pronouns that stand for a verb's object: "... and record it", "... and pair them"

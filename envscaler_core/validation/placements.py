@@ -28,8 +28,10 @@ NOTHING_CHANGES = re.compile(r"\b(nothing|no \w+|none of \w+( \w+)?) (is|are|get
 LOOKUP_PASSIVE = re.compile(r"\b(is|are)\s+(returned|listed|retrieved|shown|displayed|fetched|sorted|ordered|"
                             r"grouped|reported|provided)\b(?!\s+(to|into|on|onto|with|as)\b)", re.IGNORECASE)
 # a participle clause marking or arranging things in the answer: "marking overdue ones in the result"
+# (rt22-R14 F2) or some of it: "flagging the ones held for crew", "highlighting those overdue"
 IN_THE_RESULT = re.compile(r"\bin the (result|results|output|response|answer|listing|list)\b|"
-                           r"\b(ordering|arranging)\s+(them|these|the \w+)\s+by\b", re.IGNORECASE)
+                           r"\b(ordering|arranging)\s+(them|these|the \w+)\s+by\b|"
+                           r"\b\w+ing\s+(the\s+ones|those|which\s+ones|the\s+ones\s+that)\b", re.IGNORECASE)
 
 
 def placed(first: str, phrase: list[str], after: list[str], singular: bool) -> bool:
