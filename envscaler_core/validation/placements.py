@@ -11,6 +11,8 @@ from envscaler_core.validation.clauses import IRREGULAR, STATES
 
 # lookup verbs that also put a thing somewhere: with a placement after one thing they may state a change
 PLACING_VERBS = frozenset({"sort", "group", "export", "rank", "tally", "observe", "display", "show", "list"})
+# lookup verbs that also add one thing to a count ("Count the vote for the candidate.", "Tally the ballot ...")
+COUNTING = frozenset({"count", "counts", "tally"})
 # where a thing is put ("in the front window", "on the leaderboard", "on the calendar")
 PLACES = frozenset({"platform", "site", "website", "store", "shop", "catalog", "catalogue", "marketplace", "market",
                     "storefront", "app", "board", "exchange", "portal", "window", "directory", "calendar",
@@ -33,7 +35,8 @@ IN_THE_RESULT = re.compile(r"\bin the (result|results|output|response|answer|lis
 def placed(first: str, phrase: list[str], after: list[str], singular: bool) -> bool:
     """A lookup verb of `PLACING_VERBS` with its object `phrase` then a destination or a placement: into/onto
     anything ("Group the items into a bundle."); for one thing, to a place, in/on a place, with an agent or
-    its fellows, as a state or a kind, first/last, or (tally) for someone ("Tally the vote for the candidate.")."""
+    its fellows, as a state or a kind, or first/last. One thing counted for someone or into a tally ("Tally the vote
+    for the candidate.") is read by `leading_verb`, which knows the data nouns a tally is made of."""
     first = first[:-1] if first.endswith("s") and first[:-1] in PLACING_VERBS else first  # "Shows the item as ..."
     if first not in PLACING_VERBS or not phrase:
         return False
@@ -46,5 +49,4 @@ def placed(first: str, phrase: list[str], after: list[str], singular: bool) -> b
             or link == "to" and what in _DETS
             or link in ("in", "on", "at") and any(t in PLACES for t in after[1:5])
             or link == "with" and (first == "group" or any(t in AGENTS for t in after[1:4]))
-            or link == "as" and (what in ("a", "an") or what.endswith("ed") or what in STATES | IRREGULAR)  # "as sold out"
-            or link == "for" and first == "tally" and what in _DETS)
+            or link == "as" and (what in ("a", "an") or what.endswith("ed") or what in STATES | IRREGULAR))  # "as sold"

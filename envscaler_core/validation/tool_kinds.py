@@ -13,236 +13,31 @@ The declared purpose wins over the code: a tool called `get_book` whose body als
 a query that changes state, which is exactly the defect the fact exists to catch. The code decides
 only when name and docstring say nothing clear (`process(order_id)`), or when they contradict each
 other. Labels never silence a fact: they only choose which fact applies. The verbs read are listed in
-`verb_lexicon`; the rules here read a sentence past its verb (a listing, a participle clause, a passive,
-a causative `get`), as a lookup verb may lead a change ("Lists a car for sale.").
+`verb_lexicon`; `leading_verb` reads what a name's or a sentence's leading verb declares with its object
+("Lists a car for sale."), and the rules here read the rest of the docstring (a participle clause, a passive,
+a later clause, a causative `get`) and decide between name, docstring and code.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from typing import Literal
 
 from envscaler_core import pyast
 from envscaler_core.models.validation import ToolKindLabel
 from envscaler_core.synth.tool_schema import find_class, parse_docstring, public_methods
 from envscaler_core.validation.class_effects import ClassEffects
 from envscaler_core.validation.clauses import (
-    STATES, adjective_participle, change_ing, later_clauses, lookup_passive, made_a_state, participle,
+    adjective_participle, change_ing, later_clauses, lookup_passive, made_a_state, participle,
     without_inserted_conditions, without_negated_changes, words)
-from envscaler_core.validation.placements import IN_THE_RESULT, LOOKUP_PASSIVE, NOTHING_CHANGES, PLACES, placed
-from envscaler_core.validation.verb_lexicon import COMPOUND_STATE, NOUNISH, QUERY_VERBS, STATE_VERBS
+from envscaler_core.validation.leading_verb import (
+    ARTICLES, DETERMINERS, OBJECT_WORDS, PHRASE_ENDS, PRONOUNS, QUANTIFIERS, Kind, known, name_kind, object_phrase,
+    plural, stem, verb_kind)
+from envscaler_core.validation.placements import IN_THE_RESULT, LOOKUP_PASSIVE, NOTHING_CHANGES
+from envscaler_core.validation.verb_lexicon import NOUNISH, QUERY_VERBS, STATE_VERBS
 
-Kind = Literal["query", "state_change"]
-
-_DETERMINERS = frozenset({"a", "an", "the", "one", "this", "that", "these", "those", "all", "each", "every", "new",
-                          "some", "any", "whether", "how", "what", "which", "its", "their", "his", "her", "my",
-                          "your", "our", "up", "down", "in", "out", "off", "to", "for"})
 SILENT = "name and docstring declare nothing"
 CONFLICT = "name and docstring disagree"
-
-
-def _stem(word: str) -> str:
-    """'cancels' -> 'cancel', 'retrieves' -> 'retrieve', 'identifies' -> 'identify', 'lists' stays known."""
-    if word in QUERY_VERBS or word in STATE_VERBS:
-        return word
-    for suffix, base in (("ies", "y"), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and _known(word[: -len(suffix)] + base):
-            return word[: -len(suffix)] + base
-    return word
-
-
-def _known(word: str) -> bool:
-    return word in QUERY_VERBS or word in STATE_VERBS
-
-
-# "List an item for sale" puts it on the market; "List the items for sale" looks them up (rt14-C F1)
-_ON_THE_MARKET = (("for", "sale"), ("for", "rent"), ("for", "lease"), ("for", "hire"), ("on", "the", "market"),
-                  ("on", "the", "marketplace"))
-_ARTICLES = frozenset({"a", "an", "the", "one", "this", "my", "your", "our", "their", "his", "her", "its"})
-
-
-def _puts_on_the_market(tokens: list[str]) -> bool:
-    """`list` whose one object is offered for sale or rent: the first word after the articles is singular."""
-    text = " " + " ".join(tokens) + " "
-    if not any(f" {' '.join(phrase)} " in text for phrase in _ON_THE_MARKET):
-        return False
-    rest = [t for t in tokens[1:] if t not in _ARTICLES]
-    head = rest[0] if rest else ""
-    plural = head.endswith("s") and not head.endswith("ss")
-    return not plural and head not in ("all", "every", "each", "available", "current", "currently", "open")
-
-
-# rt17-C F2: one thing listed on a platform or for a purpose is put up there ("List a property on the rental
-# platform.", "List a room for booking.", "List the item as sold."); a plural, a quantifier or data is looked up
-_PLATFORMS = frozenset({"platform", "site", "website", "store", "shop", "catalog", "catalogue", "marketplace", "market",
-                        "storefront", "app", "board", "listings", "exchange", "portal", "window", "directory"})
-_PURPOSES = frozenset({"sale", "rent", "rental", "lease", "hire", "auction", "lending", "adoption", "trade", "charter",
-                       "swap", "exchange", "bidding", "purchase", "subscription", "donation", "loan", "reservation"})
-_QUANTIFIERS = frozenset({"all", "every", "each", "any", "some", "available", "current", "currently", "open", "both"})
-# words that end a noun phrase: "a car *for* sale", "the apartment *on* the site", "a member*'s* loans" goes on
-_PHRASE_ENDS = frozenset({"for", "on", "in", "at", "to", "with", "by", "from", "of", "as", "under", "into", "onto",
-                          "via", "and", "or", "within", "across", "over", "that", "which", "who", "where", "if"})
-_INDEFINITE = frozenset({"a", "an", "one"})
-
-
-def _plural(word: str) -> bool:
-    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
-
-
-def _object_phrase(tokens: list[str]) -> tuple[list[str], int, list[str], list[str]]:
-    """A sentence's words after its verb, whether an article leads them, the object's noun phrase (up to a
-    preposition or a connective) and what follows it: "List [the] [apartment] [on the rental site]"."""
-    rest = tokens[1:]
-    start = 1 if rest and rest[0] in _ARTICLES else 0
-    phrase: list[str] = []
-    for token in rest[start:]:
-        if token in _PHRASE_ENDS:
-            break
-        phrase.append(token)
-    return rest, start, phrase, rest[start + len(phrase):]
-
-
-def _lists_one_thing(tokens: list[str]) -> bool:
-    """A docstring's `list`/`lists` whose object is one thing put up somewhere: an indefinite article ("Lists a
-    car for sale.", "List a bike."), or a singular object then a purpose, a platform or a state ("List the
-    apartment on the rental site.", "List the item as sold."). "List the books in the store." and "List a
-    member's loans." look up (a plural), as do "List all items for sale." and "List a summary of ..."."""
-    rest, start, phrase, after = _object_phrase(tokens)
-    if not phrase or phrase[0] in _QUANTIFIERS or any(map(_plural, phrase)) or phrase[-1] in _DATA_NOUNS:
-        return False
-    if start and rest[0] in _INDEFINITE:
-        return True
-    link, what = (after + ["", ""])[:2]
-    return (link == "for" and (what in _PURPOSES or what.endswith("ing"))
-            or link in ("on", "in", "at") and any(t in _PLATFORMS for t in after[1:5])
-            or link == "as" and (what in STATES or what.endswith("ed")))
-
-
-def _places_one_thing(first: str, tokens: list[str]) -> bool:
-    """A placing lookup verb ("sort", "export", "show", ...) whose object is put somewhere (see `placed`)."""
-    rest, start, phrase, after = _object_phrase(tokens)
-    sent = after[:1] in (["to"], ["into"]) and any(t in PLACES for t in after[1:5])  # "the report to the archive folder"
-    if not phrase or phrase[0] in _QUANTIFIERS or phrase[-1] in _DATA_NOUNS and not sent:
-        return False
-    return placed(first, phrase, after, not any(map(_plural, phrase)))
-
-
-def _returns_to_a_place(tokens: list[str]) -> bool:
-    """Third-person "Returns <a thing> to <a place>": one thing, not data, sent back somewhere other than to whoever
-    asked ("Returns a borrowed book to the library.", "Returns the scooter of the rider to the dock."); "Returns the
-    details of ... to the caller" looks up."""
-    _, _, phrase, after = _object_phrase(tokens)
-    if after[:1] == ["of"] and "to" in after:  # whose thing it is: "the scooter [of the rider] to the dock"
-        after = after[after.index("to"):]
-    to, det, where = (after + ["", "", ""])[:3]
-    return bool(phrase) and phrase[-1] not in _DATA_NOUNS and not any(map(_plural, phrase)) \
-        and to == "to" and det in _ARTICLES and where not in _RECIPIENTS
-
-
-def _returns_part_of_a_thing(tokens: list[str]) -> bool:
-    """"Return X of Y" or "Return Y's X" sent nowhere hands data back whatever X is ("Return the booking reference
-    of the trip.", "Return the trip's opening hours."); a destination ("to the dock", "into", "back") is the physical
-    return, while "to the caller" names who asks (rt20-R7 F1)."""
-    _, _, phrase, after = _object_phrase(tokens)
-    if not phrase or not (after[:1] == ["of"] or "s" in phrase[1:-1]):
-        return False
-    tail = tokens[1:]
-    sent = any(t in ("into", "onto", "back") or t == "to" and next(
-        (w for w in tail[i + 1:] if w not in _ARTICLES), "") not in _RECIPIENTS for i, t in enumerate(tail))
-    return not sent
-
-
-def _said_after_the_market(tokens: list[str]) -> bool:
-    """A name going on after its sale phrase (`list_item_for_sale_details`): the details are what it lists."""
-    text = " ".join(tokens)
-    return not any(text.endswith(" ".join(phrase)) for phrase in _ON_THE_MARKET)
-
-
-# what a "Return the ... of ..." docstring hands back when it is a lookup
-_RETURNED_DATA = frozenset({"details", "detail", "information", "info", "record", "records", "data", "status",
-                            "summary", "list", "number", "count", "total", "value", "values", "name", "names",
-                            "current", "profile", "history", "availability", "balance", "price", "prices", "tally",
-                            "layout", "chart", "date", "amount", "results", "result", "map"})
-
-
-# in a name after a word that may be a noun, these make the pair a noun phrase: `vote_count`, `seat_map`
-_DATA_NOUNS = _RETURNED_DATA | frozenset({"map", "maps", "counts", "overview", "report", "reports", "stats",
-                                          "statistics", "totals", "ids", "id", "entries", "entry", "options",
-                                          "calendar", "score", "scores", "ratings", "size", "length", "types", "tallies",
-                                          "layouts", "charts", "dates", "amounts", "fee", "fees", "level",
-                                          "levels", "quantity", "time", "times", "rate", "rates", "queue", "position",
-                                          "plan", "reason", "flag", "flags", "log", "logs", "rating", "note", "notes",
-                                          "label", "code", "stage", "step", "type", "mode", "limit", "deadline"})
-# who a lookup hands its answer to: "Returns the item to the caller." is a lookup, "... to the store" a return
-_RECIPIENTS = frozenset({"caller", "user", "client", "requester", "agent", "frontend", "application", "app", "ui", "api"})
-
-
-def verb_kind(tokens: list[str], *, in_name: bool) -> Kind | None:
-    """The kind the leading verb declares; `get_or_create` and `find_and_remove` count their second verb."""
-    if not tokens:
-        return None
-    if tuple(tokens[:2]) in COMPOUND_STATE:
-        return "state_change"
-    first = tokens[0] if in_name else _stem(tokens[0])  # names use the base verb: `books_by_author` is a noun
-    if in_name and (first in NOUNISH or first in STATE_VERBS) and len(tokens) > 1 and tokens[1] in _DATA_NOUNS:
-        return None  # `vote_count`, `order_status`, `merge_status`, `cancel_reason`: a noun phrase (rt19-R4 F1/F2);
-    # the docstring or the code decides
-    if first == "return" and not in_name:  # "Return the item of a loan" and "Returns the items" read alike,
-        rest = [t for t in tokens[1:] if t not in _DETERMINERS]  # but "Return the details of a book" looks up
-        while len(rest) > 2 and rest[1] == "s":  # "Return the book's details": the possessive names whose (rt17-C F3)
-            rest = rest[2:]
-        # "Return the vote count of a candidate.": the data noun may follow a noun modifier (rt18-R2 F2)
-        data = rest and (rest[0] in _RETURNED_DATA or len(rest) > 1 and rest[1] in _DATA_NOUNS and rest[0] != "of")
-        return "query" if data or _returns_part_of_a_thing(tokens) else None  # (rt16-R F2: `book_details`)
-    if first == "returns" and not in_name and _returns_to_a_place(tokens):
-        return "state_change"  # "Returns a rented item to the store.": the physical return (rt19-R4 F4)
-    if not in_name and first == "check" and any(t in ("into", "out", "off") for t in tokens[1:8]) \
-            and not any(t in ("whether", "if", "that", "how") for t in tokens[1:8]):
-        return "state_change"  # "Check the guest into the room", "Check the item off the list": check in/out/off
-    if not in_name and first in NOUNISH and (len(tokens) < 2 or tokens[1] not in _OBJECT_WORDS):  # "hold it"
-        return None  # "Order workflow step." starts with a noun; "Order a pizza." with a verb
-    kind: Kind | None = "query" if first in QUERY_VERBS else "state_change" if first in STATE_VERBS else None
-    if first == "return":
-        kind = "state_change"  # return_book, return_item: in names, the act of returning
-    if first == "list" and in_name and _puts_on_the_market(tokens) and not _said_after_the_market(tokens):
-        return "state_change"
-    if first in ("list", "lists") and not in_name and (_puts_on_the_market(tokens) or _lists_one_thing(tokens)):
-        return "state_change"
-    if kind == "query" and not in_name and _places_one_thing(first, tokens):
-        return "state_change"  # "Sort the ticket into the done column.", "Export the order to the ..." (rt18-R2 F3)
-    for i, token in enumerate(tokens[:-1]):
-        if token not in ("or", "and", "then"):
-            continue
-        follower = tokens[i + 1]
-        after = tokens[i + 2] if i + 2 < len(tokens) else ""
-        if in_name and _stem(follower) != follower:
-            continue  # `view_item_and_reviews`, `show_post_and_replies`: in a name a plural is the object (rt15 F2)
-        # `get_book_and_review`, `get_order_and_ship_date`, `get_member_and_loan`, `member_and_loan`: after a noun
-        # `and` pairs two nouns; the docstring decides (rt16-R F2, rt17-C F3)
-        noun_pair = in_name and (i > 1 or kind is None)
-        if not in_name and follower == "return":
-            continue  # "Find a book and return it": a lookup's answer, not the act of returning (rt16-R F2)
-        # in a sentence, a change verb needs its object: "Get the member and loan." and "Get the event and register
-        # info." pair nouns (rt17-C F3)
-        if not in_name:
-            follower = _stem(follower)  # "... and closes the rental": a change in any person (rt19-R4 F4)
-        has_object = after in _OBJECT_WORDS or follower not in NOUNISH and after and after not in _DATA_NOUNS
-        if follower in STATE_VERBS and not noun_pair and (in_name or has_object):
-            return "state_change"  # "... and record it", "Check availability and book the room." (rt15 F1)
-        if in_name and kind == "query" and follower not in QUERY_VERBS:
-            kind = None  # `read_and_reply`, `view_and_acknowledge_alert`: a later verb we cannot place (rt14-C F1)
-    return kind
-
-
-# pronouns that stand for a verb's object: "... and record it", "... and pair them"
-_PRONOUNS = frozenset({"it", "them", "him", "her", "one"})
-# after a word that may be a noun ("record", "book", "order", "log"), these make it a verb with its object
-_OBJECT_WORDS = _DETERMINERS | _PRONOUNS
-
-
-def name_kind(name: str) -> Kind | None:
-    return verb_kind(words(name), in_name=True)
 
 
 # verbs that, conjugated, only describe a change: "Get the next ticket (removes it from the queue)."
@@ -301,13 +96,13 @@ def _causative(tokens: list[str]) -> bool:
     """"Get the document signed by the client.", "Have the car washed.": `get`/`have`, one thing, then a past
     participle ending the phrase. A plural or a participle that says which one looks up ("Get the books borrowed
     by a member.", "Get the ticket assigned to the agent.")."""
-    if not tokens or tokens[0] not in ("get", "gets", "have", "has") or len(tokens) < 4 or tokens[1] not in _ARTICLES:
+    if not tokens or tokens[0] not in ("get", "gets", "have", "has") or len(tokens) < 4 or tokens[1] not in ARTICLES:
         return False
     for i in range(3, min(len(tokens), 7)):
         pp, before, after = tokens[i], tokens[i - 1], (tokens[i + 1] if i + 1 < len(tokens) else "")
         if participle(pp, STATE_VERBS | QUERY_VERBS) and pp not in _WHICH_ONE:
-            return (before not in _ARTICLES | {"s"} and not any(map(_plural, tokens[2:i]))
-                    and after in _PHRASE_ENDS | {"", "before", "after", "today", "now"})
+            return (before not in ARTICLES | {"s"} and not any(map(plural, tokens[2:i]))
+                    and after in PHRASE_ENDS | {"", "before", "after", "today", "now"})
     return False
 
 
@@ -316,8 +111,8 @@ def goes_on_to_an_unplaced_verb(doc: str | None) -> bool:
     for the player and pair them."): it says something other than a lookup (rt16-R F3)."""
     summary, _ = parse_docstring(doc)
     tokens = words((summary or "").split(". ")[0])
-    return any(link in ("and", "then") and not _known(_stem(verb)) and verb not in _DETERMINERS
-               and verb not in _LEAD_INS and after in _OBJECT_START | _PRONOUNS
+    return any(link in ("and", "then") and not known(stem(verb)) and verb not in DETERMINERS
+               and verb not in _LEAD_INS and after in _OBJECT_START | PRONOUNS
                for link, verb, after in zip(tokens, tokens[1:], tokens[2:]))
 
 
@@ -333,22 +128,22 @@ def doc_kind(doc: str | None) -> Kind | None:
     tokens = words(sentence)
     kind = verb_kind(tokens, in_name=False)
     if kind != "state_change" and (any(verb_kind(clause, in_name=False) == "state_change"
-                                       for clause in later_clauses(sentence)) or made_a_state(tokens, _ARTICLES, _PHRASE_ENDS)):
+                                       for clause in later_clauses(sentence)) or made_a_state(tokens, ARTICLES, PHRASE_ENDS)):
         return "state_change"  # "Get the item; archive it.", "Render the item unavailable." (rt19-R4 F4)
     # "Count the records.": after an article a conjugated change verb is a plural noun (rt18-R2 F1/F2)
     if kind != "state_change" and not IN_THE_RESULT.search(sentence) and any(
-            t in _TELLING_CHANGES and before not in _ARTICLES | _QUANTIFIERS
-            and not adjective_participle(tokens, i + 1, _ARTICLES | _QUANTIFIERS)  # "the merged records" (rt19-R4 F1)
+            t in _TELLING_CHANGES and before not in ARTICLES | QUANTIFIERS
+            and not adjective_participle(tokens, i + 1, ARTICLES | QUANTIFIERS)  # "the merged records" (rt19-R4 F1)
             for i, (before, t) in enumerate(zip(tokens, tokens[1:]))):
         return "state_change"
-    if kind != "state_change" and any(by == "by" and change_ing(t) and after in _OBJECT_START | _PRONOUNS
+    if kind != "state_change" and any(by == "by" and change_ing(t) and after in _OBJECT_START | PRONOUNS
                                       for by, t, after in zip(tokens[1:], tokens[2:], tokens[3:])):
         return "state_change"  # "Show the item in the storefront by setting its visible flag." (rt16-R F3)
     # a participle or passive anywhere in the summary's paragraph, not only its first sentence (rt18-R2 F3)
     first_clause = words(re.split(r"[;:,(]", sentence)[0])  # "Get the item; it is archived" is no causative
     if kind != "state_change" and (_participle_clause(summary) or _passive_change(summary) or _causative(first_clause)):
         return "state_change"  # ", setting it visible", "a new cart is created", "Get the document signed" (rt17-C F2)
-    if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in _OBJECT_WORDS
+    if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in OBJECT_WORDS
                                       for t, after in zip(tokens[1:], tokens[2:])):
         return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
     if kind is None and (LOOKUP_PASSIVE.search(sentence) or lookup_passive(sentence) or negated):
@@ -374,7 +169,7 @@ def unplaced_verb(doc: str | None) -> str | None:
     if not match:
         return None
     first, second = match.group(1).lower(), match.group(2).lower()
-    if _known(_stem(first)) or first in _DETERMINERS or first in _LEAD_INS or second not in _OBJECT_START:
+    if known(stem(first)) or first in DETERMINERS or first in _LEAD_INS or second not in _OBJECT_START:
         return None
     return first
 
@@ -435,11 +230,21 @@ def name_and_doc(name: str, doc: Kind | None, text: str | None) -> list[tuple[st
     by_name, named = name_kind(name), words(name)
     summary = words((parse_docstring(text)[0] or "").split(". ")[0])
     in_sentence = any(summary[i:i + len(named)] == named for i in range(1, len(summary)))
-    told = [summary[:1]] + [[t for t in summary[1:] if t not in _ARTICLES][:len(named) - 1]]  # its verb, object
-    noun_led = (named or [""])[0] in NOUNISH and told != [named[:1], named[1:]]
+    noun_led = (named or [""])[0] in NOUNISH and not _opens_with(named, summary)
     if doc is not None and (noun_led or by_name is None or in_sentence):
         return [("docstring", doc)]
     return [(src, k) for src, k in (("name", by_name), ("docstring", doc)) if k is not None]
+
+
+def _opens_with(named: list[str], summary: list[str]) -> bool:
+    """The sentence opens with the name as its verb, in any person, and its object: the object's first words or its
+    head noun. `return_item` "Return the item of an active loan." and `return_bond` "Returns the security bond of the
+    renter." are the act of returning it (rt21-R9 F3: a refund the name says is one)."""
+    if not named or not summary or summary[0] not in (named[0], named[0] + "s", named[0] + "es"):
+        return False
+    size = len(named) - 1
+    _, _, phrase, _ = object_phrase(summary)
+    return not size or [t for t in summary[1:] if t not in ARTICLES][:size] == named[1:] or phrase[-size:] == named[1:]
 
 
 # a docstring saying nothing changes declares a query, whatever the name says

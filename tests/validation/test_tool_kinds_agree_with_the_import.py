@@ -14,11 +14,11 @@ from envscaler_core.validation import classify_tools
 from envscaler_core.validation.tool_kinds import declared_kinds
 
 
-def _code(name: str, doc: str) -> str:
-    """A class whose tool `name`, documented `doc`, writes `self.orders` on every call and returns data."""
+def writing_class(name: str, doc: str, returns: str = "data") -> str:
+    """A class whose tool `name`, documented `doc`, writes `self.orders` on every call and returns `returns`."""
     return (f"class E:\n    def __init__(self):\n        self.orders = {{}}\n\n    def {name}(self, order_id: str) -> dict:\n"
             f'        """{doc}"""\n        self.orders[order_id] = True\n'
-            f'        return {{"success": True, "data": 1}}\n')
+            f'        return {{"success": True, "{returns}": 1}}\n')
 
 
 NOUN_PHRASE_NAMES = [
@@ -37,13 +37,13 @@ NOUN_PHRASE_NAMES = [
 
 @pytest.mark.parametrize(("name", "doc"), NOUN_PHRASE_NAMES, ids=[n for n, _ in NOUN_PHRASE_NAMES])
 def test_a_noun_phrase_name_declares_nothing_so_the_lookup_docstring_decides(name: str, doc: str) -> None:
-    label = classify_tools(_code(name, doc), "E", [name])[name]
+    label = classify_tools(writing_class(name, doc), "E", [name])[name]
     assert (label.kind, label.source) == ("query", "docstring"), label.evidence
 
 
 @pytest.mark.parametrize(("name", "doc"), NOUN_PHRASE_NAMES, ids=[n for n, _ in NOUN_PHRASE_NAMES])
 def test_validate_and_the_import_give_a_noun_phrase_name_the_same_kind(name: str, doc: str) -> None:
-    code = _code(name, doc)
+    code = writing_class(name, doc)
     assert declared_kinds(code, "E", [name])[name][0] == classify_tools(code, "E", [name])[name].kind
 
 
@@ -56,6 +56,6 @@ def test_validate_and_the_import_give_a_noun_phrase_name_the_same_kind(name: str
 def test_a_change_its_docstring_states_stays_a_change(name: str, doc: str) -> None:
     """A name whose first word leads the sentence too is that verb and its object (`return_item` "Return the
     item of an active loan." returns it): no overrule to a query in the import, and a change in `validate`."""
-    label = classify_tools(_code(name, doc), "E", [name])[name]
+    label = classify_tools(writing_class(name, doc), "E", [name])[name]
     assert label.kind == "state_change", label.evidence
-    assert declared_kinds(_code(name, doc), "E", [name]).get(name, ("state_change",))[0] == "state_change"
+    assert declared_kinds(writing_class(name, doc), "E", [name]).get(name, ("state_change",))[0] == "state_change"
