@@ -97,7 +97,7 @@ def test_the_wait_for_a_temporary_prefect_server_is_said_out_loud(interrupted: d
 def test_the_run_is_marked_interrupted_and_no_server_is_left(interrupted: dict[str, Any]) -> None:
     after = json.loads(interrupted["after"].stdout)
     assert after["status"] == "interrupted" and "resume" in after["error"]
-    assert after["funnel"]["source_tasks"] == 24 and after["funnel"]["accepted_envs"] == 0
+    assert after["funnel"]["source_tasks"] == 24  # what the stop kept; how far it got depends on the machine
     assert interrupted["servers"] == []
 
 
@@ -113,3 +113,6 @@ def test_resume_completes_the_interrupted_run(interrupted: dict[str, Any], prefe
     assert_no_noise(out.stderr)
     shown = envscaler("status", RUN, env=env)
     assert f"run {RUN}: completed" in shown.stdout and "envs: env_" in shown.stdout
+    stopped, finished = (json.loads(status.stdout)["funnel"]
+                         for status in (interrupted["after"], envscaler("status", RUN, "--json", env=env)))
+    assert any(finished[stage] > count for stage, count in stopped.items()), (stopped, finished)
