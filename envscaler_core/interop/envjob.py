@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 from envscaler_core import pyast
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, private_reads, raw_result, replay,
-    run_checks,
+    Breaker, Loaded, beyond_the_wire, has_markers, load_state, lost_when_flattened, parallel, private_reads,
+    raw_result, replay, run_checks,
     with_markers_restored,
 )
 from envscaler_core.interop.classify import (SFT_NO_CHECKS, apply_solution, initial_audits, rejudged, scenario_class,
@@ -465,6 +465,8 @@ def verify(runtime: EnvRuntime, env: EnvInput,
         if "crashes" in result.statuses:  # not an episode outcome: the record's solution cannot be run there
             why = result.errors[result.statuses.index("crashes")]
             return audits, calls, f"the reference solution crashes EnvScaler's runtime: {short(why)}", []
+        if (beyond := beyond_the_wire(calls, result)) is not None:  # our limit, not its runtime's (rt22-R13 F5)
+            return audits, calls, beyond, []
         plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
         dropped = next((f"{c.tool}: {short(e) if e else 'no such tool'}" for c, st, e
                         in zip(calls, result.statuses, result.errors) if st != "ok"), None)
