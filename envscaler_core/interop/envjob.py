@@ -176,7 +176,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         probed, state = with_markers_restored(
             validated_tools(candidate), test_config if test_config is not None else {}, always=True)
         outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state,
-                                                 hints=hints))
+                                                 hints=hints, any_result=True))
         score, report = outcome.report.score, outcome.report
         breaches = list(report.critical)
         rounds = [r.model_copy(update={"candidate_fp": candidate.fingerprint}) for r in outcome.rounds]  # the
@@ -393,7 +393,8 @@ def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepte
 
     def sweep(config: Any) -> list[str]:
         probed, state = with_markers_restored(candidate, config if isinstance(config, dict) else {}, always=True)
-        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)), rules="envscaler")
+        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)), rules="envscaler",
+                              any_result=True)
 
     for (s, _), breaches in zip(todo, parallel(lambda job: sweep(job[1]), todo, threads)):
         if breaches:
