@@ -10,34 +10,17 @@ rt22-R13, F1), on the plan and on a real programmatic validation in the sandbox.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
-from envscaler_core.config import load_settings
-from envscaler_core.interop.sandboxed import with_markers_restored
-from envscaler_core.models.env import EnvCandidate
-from envscaler_core.synth import extract_tools
-from envscaler_core.validation import plan_tools, validate_candidate
-from envscaler_core.validation.class_effects import ClassEffects
 from tests.interop.test_dict_parameters_with_allowed_keys import ORDERS, PATIENTS
+from tests.validation.probe_helpers import plans_by_tool as _plan, validate_programmatically as _validate
 
 PATIENT_STATE = {"patients": {"p1": {"name": "Ann", "phone": "111", "email": "a@x.org"},
                               "p2": {"name": "Bob", "phone": "333", "email": "b@x.org"}}}
 ORDER_STATE = {"catalog": {"X-1": {"price": 3}, "Y-2": {"price": 5}}, "orders": {"o1": {"lines": []}}}
 ANNOTATIONS = ["Dict[str, Any]", "dict", "Optional[Dict[str, Any]] = None"]
-
-
-def _plan(code: str, name: str, state: dict[str, Any]) -> dict[str, Any]:
-    return {p.tool: p for p in plan_tools(extract_tools(code, name), state, ClassEffects(code, name))}
-
-
-def _validate(code: str, name: str, state: dict[str, Any], runtime: Any) -> Any:
-    settings = load_settings(environ={}, overrides={"validate": {"mode": "programmatic"}})
-    candidate = EnvCandidate(topic_fp="spec", class_name=name, class_code=code, tools=extract_tools(code, name))
-    candidate, state = with_markers_restored(candidate, state, always=True)
-    return asyncio.run(validate_candidate(candidate, runtime, None, settings, test_state=state))
 
 
 def _succeeded(outcome: Any, tool: str) -> bool:
