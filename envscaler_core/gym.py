@@ -32,7 +32,7 @@ from envscaler_core.models import AcceptedEnv, Scenario
 from envscaler_core.prompts.agent import AGENT_NON_CONVERSATIONAL
 from envscaler_core.rollout.agents import system_text
 from envscaler_core.rollout.chat_call import chat_of
-from envscaler_core.rollout.rules import CallRules
+from envscaler_core.rollout.rules import CallRules, observed_json
 from envscaler_core.synth.reserved import CHAT_WITH_USER
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach, open_env_episode
 from envscaler_core.scenarios.footprint import SHOWN_PATHS, ChangeLog, collateral
@@ -177,7 +177,7 @@ class ScenarioEnv:
             return self._finish('{"done": true}', terminated=True, truncated=False, info={"action": "done"})
         if isinstance(action, dict) and "done" in action:  # a call and `done` at once, or a `done` that is not true
             self._steps += 1
-            obs = json.dumps({"error": _done_problem(action), "error_kind": "action"})
+            obs = observed_json({"error": _done_problem(action), "error_kind": "action"})
             refused = {"tool": None, "is_error": True, "steps": self._steps}
             if self._steps >= self.max_steps:
                 return self._finish(obs, terminated=False, truncated=True, info=refused)
@@ -185,22 +185,22 @@ class ScenarioEnv:
         self._steps += 1
         call = action_to_call(action, self._steps)
         if call is None:
-            obs = json.dumps({"error": action_problem(action), "error_kind": "action"})
+            obs = observed_json({"error": action_problem(action), "error_kind": "action"})
             is_error, tool = True, None
         else:
             tool = (call.get("function") or {}).get("name")
             arguments = (call.get("function") or {}).get("arguments")
             if isinstance(arguments, str) and len(arguments) > MAX_ARGUMENT_CHARS:
-                obs, is_error = json.dumps({
+                obs, is_error = observed_json({
                     "error": f"arguments to {str(tool)[:80]} are {len(arguments):,} characters, over the "
                              f"{MAX_ARGUMENT_CHARS:,} a step takes (envscaler_core.gym.MAX_ARGUMENT_CHARS)",
                     "error_kind": "schema"}), True
             elif (chat := chat_of(call, self._rules.read_arguments)) is not None and chat.kind == "ends":
                 # the message to the user: EnvScaler ends the episode here
-                return self._finish(json.dumps({"done": True, "by": CHAT_WITH_USER}), terminated=True, truncated=False,
+                return self._finish(observed_json({"done": True, "by": CHAT_WITH_USER}), terminated=True, truncated=False,
                                     info={"action": CHAT_WITH_USER, "tool": tool, "is_error": False})
             elif chat is not None:
-                obs, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
+                obs, is_error = observed_json({"error": chat.why, "error_kind": "action"}), True
             else:
                 seen = self._rules.run(self._episode, call)
                 obs, is_error = seen.content, seen.is_error

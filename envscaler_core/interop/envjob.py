@@ -20,13 +20,11 @@ from pydantic import BaseModel, Field
 
 from envscaler_core import pyast
 from envscaler_core.config import Settings
+from envscaler_core.interop.replay_audit import verify
 from envscaler_core.interop.sandboxed import (
-    Breaker, Loaded, has_markers, load_state, lost_when_flattened, parallel, private_reads, raw_result, replay,
-    run_checks,
-    with_markers_restored,
+    Breaker, Loaded, has_markers, load_state, parallel, raw_result, run_checks, with_markers_restored,
 )
-from envscaler_core.interop.classify import (SFT_NO_CHECKS, apply_solution, initial_audits, rejudged, scenario_class,
-                                             short)
+from envscaler_core.interop.classify import SFT_NO_CHECKS, initial_audits, rejudged, scenario_class, short
 from envscaler_core.interop.read import EnvInput, ScenarioInput
 from envscaler_core.interop.strict_json import safe
 from envscaler_core.models.base import fingerprint_of
@@ -36,7 +34,6 @@ from envscaler_core.models.scenario import ToolCall
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.rollout.rules import class_attribute_kinds, no_method_tools
 from envscaler_core.runtime import EnvRuntime, load_failure
-from envscaler_core.scenarios.determinism import CHECK_REPEATS
 from envscaler_core.synth.static_checks import MAX_TOOLS, check_sandbox_hooks
 from envscaler_core.synth.tool_schema import method_sources
 from envscaler_core.validation import validate_candidate
@@ -147,17 +144,24 @@ UNCARRIED_STATE = ("loads, but its state holds a value JSON with EnvScaler's typ
                    "runtime keeps the instance in memory; our sandbox returns the state as JSON: sets, tuples, "
                    "datetimes, Decimals and inf/nan are carried, other objects are not)")
 NO_SCENARIO = "the files give it no scenario"
+STATE_ADVICE = "; give a state where it can succeed"
+IMPORT_ADVICE = ("; give a scenario whose state lets it succeed and a reference solution that calls it there "
+                 "(validation tries the solutions' calls as probes)")
+"""An imported env's coverage advice: its own probes may not find arguments the class accepts (a key only its
+code allows), and the reference solutions' calls are tried too, so saying only "a state" was false advice
+when the state already allowed the call (rt22-R13, F1)."""
 EMPTY_STATE_REASON = "validated on an empty state, since {why}: "
 EMPTY_STATE_NOTE = "validated on an empty state only ({why}), so these tools never got past their guards: {tools}"
 
 
 def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: EnvRuntime,
-              settings: Settings, static: list[str], *, on_empty: bool = False, empty_why: str = NOT_LOADED
-              ) -> EnvOutcome:
+              settings: Settings, static: list[str], *, on_empty: bool = False, empty_why: str = NOT_LOADED,
+              hints: dict[str, list[dict[str, Any]]] | None = None) -> EnvOutcome:
     """Validate the class programmatically on one test state. `on_empty`: no scenario's initial state
     was usable, so the state is empty; tools that can only fail on an empty state (nothing to find)
     then show that the files gave no data, not that the class is wrong, so coverage gaps do not
-    reject it there (contract breaches still do) and the gap is noted instead."""
+    reject it there (contract breaches still do) and the gap is noted instead. `hints`: the reference
+    solutions' calls per tool (`solution_hints`), tried as probes."""
     candidate = candidate_of(env)
     reasons = list(static)
     notes: list[str] = []
@@ -171,7 +175,8 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
         # makes itself (`self.vip = set()`) comes back as a marker, whatever the state holds (F4)
         probed, state = with_markers_restored(
             validated_tools(candidate), test_config if test_config is not None else {}, always=True)
-        outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state))
+        outcome = asyncio.run(validate_candidate(probed, runtime, None, _programmatic(settings), test_state=state,
+                                                 hints=hints, any_result=True))
         score, report = outcome.report.score, outcome.report
         breaches = list(report.critical)
         rounds = [r.model_copy(update={"candidate_fp": candidate.fingerprint}) for r in outcome.rounds]  # the
@@ -186,7 +191,7 @@ def judge_env(env: EnvInput, test_config: Any, load_error: str | None, runtime: 
                 notes.append(EMPTY_STATE_NOTE.format(why=empty_why, tools=", ".join(
                     f"{t} ({kinds[t].replace('_', ' ')})" if t in kinds else t for t in report.unreached) or "none"))
             elif report.critical or report.blocking:
-                reasons += report.critical or report.blocking
+                reasons += report.critical or [line.replace(STATE_ADVICE, IMPORT_ADVICE) for line in report.blocking]
             else:
                 reasons.append(f"validation score {report.score:g} below the threshold {report.threshold:g}"
                                + (f" ({report.reasons[0]})" if report.reasons else ""))
@@ -234,24 +239,38 @@ def test_states(configs: list[Any], limit: int | None = MAX_TEST_STATES) -> list
     return [c for _, c in ranked[:limit]]
 
 
+def solution_hints(plans: list[list[ToolCall]]) -> dict[str, list[dict[str, Any]]]:
+    """Per tool, the arguments the env's reference solutions call it with. EnvScaler's runtime runs those calls,
+    so they are evidence the tool can succeed, and validation tries them as probes: a class accepting only the
+    keys its code allows, or a TypedDict key naming a record, was rejected on coverage ("give a state where it
+    can succeed") while the scenario's state allowed the call and its solution made it (rt22-R13, F1)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for plan in plans:
+        for call in plan:
+            if call.args not in out.setdefault(call.tool, []):
+                out[call.tool].append(call.args)
+    return out
+
+
 def judge_on_its_own(env: EnvInput, configs: list[Any], own: Loaded, runtime: EnvRuntime, settings: Settings,
-                     static: list[str], had_scenarios: bool = True) -> EnvOutcome:
+                     static: list[str], had_scenarios: bool = True,
+                     hints: dict[str, list[dict[str, Any]]] | None = None) -> EnvOutcome:
     """The env's verdict from its own class, validated on each of a few scenario initial states (chosen
     by content): a contract breach on any of them rejects it (the attacker writes the scenario file too:
     when the first state that passed accepted the env, a decoy scenario whose state never reached the
     defect got it accepted, sandbox red team 8, F3); otherwise it is accepted if it passes on one of
     them, so one scenario's data that leaves a tool unreached cannot reject it. With no loadable
-    scenario state, on an empty state (`judge_env(on_empty=True)`)."""
+    scenario state, on an empty state (`judge_env(on_empty=True)`). `hints`: `solution_hints`, tried as probes."""
     if static or own.killed:
         return judge_env(env, None, own.error if own.killed else None, runtime, settings, static)
     methods = method_names(env)
     states = test_states([validation_state(c, methods) for c in configs])
     if not states:
         why = NOT_LOADED if had_scenarios else NO_SCENARIO
-        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True, empty_why=why)
+        return judge_env(env, None, own.error, runtime, settings, static, on_empty=True, empty_why=why, hints=hints)
     outcomes: list[EnvOutcome] = []
     for k, config in enumerate(states):
-        outcome = judge_env(env, config, None, runtime, settings, static)
+        outcome = judge_env(env, config, None, runtime, settings, static, hints=hints)
         outcome.validated_on = [fingerprint_of(c) for c in states]
         if outcome.breaches:  # a broken class stays broken, whatever the other states show
             if len(states) > 1:
@@ -291,7 +310,8 @@ def audit_env(env: EnvInput, scenarios: list[ScenarioInput], solutions: dict[str
                      ours, threads)
     loaded: dict[int, Loaded] = dict(zip(ours, loads))
     outcome = judge_on_its_own(env, [scenarios[i].config for i, r in loaded.items() if r.state is not None],
-                               own, runtime, settings, static, had_scenarios=bool(ours))
+                               own, runtime, settings, static, had_scenarios=bool(ours),
+                               hints=solution_hints([solutions.get(scenario_key(scenarios[i].record), []) for i in ours]))
 
     def first_verdicts(accepted: bool) -> tuple[list[ScenarioVerdict], list[int]]:
         verdicts: list[ScenarioVerdict] = []
@@ -373,7 +393,8 @@ def breach_on_promotable(env: EnvInput, promotable: list[ScenarioInput], accepte
 
     def sweep(config: Any) -> list[str]:
         probed, state = with_markers_restored(candidate, config if isinstance(config, dict) else {}, always=True)
-        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)), rules="envscaler")
+        return sweep_breaches(probed, runtime, state, kinds, frozenset(methods & set(state)), rules="envscaler",
+                              any_result=True)
 
     for (s, _), breaches in zip(todo, parallel(lambda job: sweep(job[1]), todo, threads)):
         if breaches:
@@ -440,58 +461,3 @@ def settle(verdict: ScenarioVerdict, audits: list[CheckAudit], kept: list[ToolCa
         problem = f"{who} leaves a check False" if broken is None else f"after {who}: {short(broken.error)}"
     return verdict.model_copy(update={"attempts": [*verdict.attempts, safe(f"{origin}: {problem}")],
                                       "reasons": [safe(problem)]})
-
-
-def verify(runtime: EnvRuntime, env: EnvInput,
-           jobs: list[tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]],
-           check_timeout_s: float, threads: int = 1, repeats: int = CHECK_REPEATS
-           ) -> list[tuple[list[CheckAudit], list[ToolCall], str | None, list[str]]]:
-    """Replay each candidate solution EnvScaler's way (one sandbox episode each) and judge the
-    unproven checks on the result (one unit per check).
-
-    A call EnvScaler would reject as invalid (no such attribute) or that raises (its runtime would end
-    the episode with reward 0 there) is dropped and the rest replayed again from the initial state;
-    the solution counts only if that second replay runs clean. Every replay runs the env's own (validated)
-    class, and each job keeps its own kill/timeout bookkeeping, so no job changes another's verdict.
-    Each result ends with what of the solved state the factory's plain JSON loses (`lost_when_flattened`)."""
-    if not jobs:
-        return []
-
-    def one(job: tuple[ScenarioInput, dict[str, Any], list[CheckAudit], list[ToolCall]]
-            ) -> tuple[list[CheckAudit], list[ToolCall], str | None, list[str]]:
-        s, state0, audits, calls = job
-        breaker = Breaker(check_timeout_s)
-        result = replay(runtime, env.code, env.class_name, s.config, calls, breaker)
-        if "crashes" in result.statuses:  # not an episode outcome: the record's solution cannot be run there
-            why = result.errors[result.statuses.index("crashes")]
-            return audits, calls, f"the reference solution crashes EnvScaler's runtime: {short(why)}", []
-        plan = [c for c, st in zip(calls, result.statuses) if st == "ok"] if result.state is not None else calls
-        dropped = next((f"{c.tool}: {short(e) if e else 'no such tool'}" for c, st, e
-                        in zip(calls, result.statuses, result.errors) if st != "ok"), None)
-        first = result.statuses
-        if result.state is not None and len(plan) != len(calls):
-            result = replay(runtime, env.code, env.class_name, s.config, plan, breaker)
-        bad = next((e or "invalid call" for st, e in zip(result.statuses, result.errors) if st != "ok"), None)
-        if result.state is None:
-            return audits, plan, f"the reference solution could not be replayed: {short(result.error)}", []
-        if bad is not None:
-            return audits, plan, f"the reference solution fails under EnvScaler's runtime: {short(bad)}", []
-        if not plan:
-            return audits, plan, _nothing_runs(calls, first, dropped), []
-        outcomes = run_checks(runtime, [src for _, src in s.checks or []], state0, result.state, breaker, repeats)
-        sources = [src for _, src in s.checks or []]
-        lost = lost_when_flattened(result.state) + private_reads(result.state, sources)
-        return apply_solution(audits, [raw_result(o) for o in outcomes]), plan, None, lost
-
-    return parallel(one, jobs, threads)
-
-
-def _nothing_runs(calls: list[ToolCall], statuses: list[str], dropped: str | None) -> str:
-    """Why no call of the solution runs under EnvScaler's runtime: a message to the user that ends the
-    episode before any accepted call (the later calls are not "not accepted": they never run), or no call
-    it accepts at all."""
-    if "ended" in statuses:
-        at = statuses.index("ended")
-        return (f"the reference solution's call {at + 1} of {len(calls)}, {calls[at].tool} (the message to the user, a name "
-                "EnvScaler's runtime reserves), ends the episode there before any call it accepts has run")
-    return "the reference solution has no call EnvScaler's runtime accepts" + (f" (first: {dropped})" if dropped else "")

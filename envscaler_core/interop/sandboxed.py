@@ -163,7 +163,9 @@ class Replayed(BaseModel):
     without `content`), `raised` (its runtime ends the episode there, reward 0), `ended` (`chat_with_user`
     with `content`: its runtime ends the episode there without running anything, so no later call has a
     status) or `crashes` (`chat_with_user` content its runtime crashes on, `rollout/chat_call.py`), and
-    the final state; `error` when the episode itself failed."""
+    the final state; `error` when the episode itself failed. `beyond`: the call leaves a state the sandbox's
+    wire cannot carry (`unserializable`: deeper than its 64 levels, an object, ...), which EnvScaler's
+    runtime keeps: our limit, not a call its runtime refuses (`beyond_the_wire`)."""
 
     statuses: list[str] = Field(default_factory=list)
     errors: list[str | None] = Field(default_factory=list)
@@ -273,7 +275,8 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
             error = outcome.error or outcome.error_kind or "failed"
             unknown = outcome.error_kind == "schema" and error.startswith(("unknown tool", f"{call.tool!r} is private",
                                                                            f"{call.tool!r} is a dunder"))
-            out.statuses.append("invalid" if unknown else "raised")
+            beyond = outcome.error_kind == "unserializable"
+            out.statuses.append("invalid" if unknown else "beyond" if beyond else "raised")
             out.errors.append(None if unknown else f"{outcome.error_kind}: {error}")
             if outcome.error_kind in KILLED:
                 breaker.killed(f"{outcome.error_kind}: {error}")
@@ -285,6 +288,21 @@ def replay(runtime: EnvRuntime, code: str, class_name: str, config: Any, calls: 
         return Replayed(error=text, killed=True)
     finally:
         episode.close()
+
+
+def beyond_the_wire(calls: Sequence[ToolCall], result: Replayed) -> str | None:
+    """Why a reference solution cannot be proven here when one of its calls leaves a state the sandbox's wire
+    cannot carry (a `beyond` status), naming that limit as ours; None when no call does. EnvScaler's runtime
+    keeps such a state and runs the call: the reason blamed its runtime ("no call EnvScaler's runtime
+    accepts") for `grow(300)` on a 50-level tree, which EnvScaler plays at 1.0 (outside check rt22-R13, F5)."""
+    if "beyond" not in result.statuses:
+        return None
+    at = result.statuses.index("beyond")
+    error = result.errors[at] or "unserializable"
+    return (f"the reference solution's call {at + 1} of {len(calls)}, {calls[at].tool}, leaves a state the sandbox "
+            f"cannot carry ({error[:160] + ('...' if len(error) > 160 else '')}): a limit of the sandbox's state wire "
+            "(docs/sandbox.md, Wire: 64 levels, 64-bit integers, plain JSON values), not of EnvScaler's runtime, "
+            "which runs the call (docs/interop.md, Known limits)")
 
 
 def run_checks(runtime: EnvRuntime, sources: Sequence[Any], initial: dict[str, Any], final: dict[str, Any],

@@ -39,10 +39,11 @@ def served_form_problem(candidate: EnvCandidate, configs: list[Any], runtime: En
         plain = env_execution_config(config)
         plain = plain if isinstance(plain, dict) else {}
         if k >= MAX_TEST_STATES:  # every further state is served too: its breaches (`state_sweep`), not coverage
-            if breaches := sweep_breaches(candidate, runtime, plain, kinds):
+            if breaches := sweep_breaches(candidate, runtime, plain, kinds, any_result=True):
                 return "; ".join(breaches[:3])
             continue
-        outcome = asyncio.run(validate_candidate(candidate, runtime, None, _programmatic(settings), test_state=plain))
+        outcome = asyncio.run(validate_candidate(candidate, runtime, None, _programmatic(settings), test_state=plain,
+                                                 any_result=True))  # EnvScaler's contract, as the audit
         report = outcome.report
         if outcome.failure or not report.accepted:
             return outcome.failure or "; ".join((report.critical or report.blocking or report.reasons)[:3])

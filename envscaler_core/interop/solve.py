@@ -2,7 +2,7 @@
 
 The agent plays the scenario through our rollout engine (gateway + sandbox episode, non-conversational,
 the task given directly); the tool calls it made are then replayed the way EnvScaler's runtime would
-run them and every check is judged on the result (`envjob.verify`). Only that replay promotes a
+run them and every check is judged on the result (`replay_audit.verify`). Only that replay promotes a
 scenario to `verified`; what the agent or our own episode reported is never taken on trust. Each
 scenario gets at most `attempts` episodes (sample 0, 1, ...: distinct LLM cache keys).
 """
@@ -15,7 +15,8 @@ from typing import Any
 
 from envscaler_core.config import Settings
 from envscaler_core.interop.sandboxed import parallel
-from envscaler_core.interop.envjob import ScenarioVerdict, settle, verify
+from envscaler_core.interop.envjob import ScenarioVerdict, settle
+from envscaler_core.interop.replay_audit import verify
 from envscaler_core.interop.read import EnvInput, ScenarioInput, env_execution_config
 from envscaler_core.interop.strict_json import json_problem, safe
 from envscaler_core.llm.errors import LLMError

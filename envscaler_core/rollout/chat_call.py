@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from envscaler_core.llm.replies import ReplyProblem, parse_arguments
-from envscaler_core.rollout.rules import Unread
+from envscaler_core.llm.replies import ReplyProblem
+from envscaler_core.rollout.rules import NO_ARGUMENTS, Unread, lenient_arguments
 from envscaler_core.synth.reserved import CHAT_WITH_USER
 
 INVALID = ("a chat_with_user call needs its arguments as an object with 'content' (the message to the user); "
@@ -59,7 +59,7 @@ def chat_of(call: dict[str, Any], read: Callable[[Any], dict[str, Any]] | None =
     if fn.get("name") != CHAT_WITH_USER:
         return None
     try:
-        args: Any = (read or parse_arguments)(fn.get("arguments"))
+        args: Any = (read or lenient_arguments)(fn.get("arguments", NO_ARGUMENTS))
     except ReplyProblem as exc:  # EnvScaler's own words when its reading refused them (rules.Unread)
         return ChatCall(kind="invalid", why=f"chat_with_user: {exc}" if isinstance(exc, Unread) else INVALID)
     return chat_call(CHAT_WITH_USER, args)

@@ -15,7 +15,6 @@ so and the episode goes on (`rules.PARSE_FAILED`); text alone, blank space inclu
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 from envscaler_core.config import Settings
@@ -27,7 +26,7 @@ from envscaler_core.models.trajectory import TerminationReason, TokenUsage, Traj
 from envscaler_core.prompts.agent import AGENT_CONVERSATIONAL, AGENT_NON_CONVERSATIONAL, STOP_MARKER, USER_SIMULATOR
 from envscaler_core.rollout.chat_call import chat_of
 from envscaler_core.rollout.agents import Agent, AgentTurn, LLMAgent, as_sent, system_text, usage_of
-from envscaler_core.rollout.rules import PARSE_FAILED, CallRules, with_sent_arguments
+from envscaler_core.rollout.rules import PARSE_FAILED, CallRules, observed_json, with_sent_arguments
 from envscaler_core.runtime import Episode, EnvRuntime, EpisodeBreach, open_env_episode
 from envscaler_core.scenarios.footprint import SHOWN_PATHS, ChangeLog, collateral
 from envscaler_core.scenarios.verify import reference_footprint, score_checks
@@ -105,7 +104,7 @@ class _Play:
                             return
                         continue
                     if chat is not None:
-                        content, is_error = json.dumps({"error": chat.why, "error_kind": "action"}), True
+                        content, is_error = observed_json({"error": chat.why, "error_kind": "action"}), True
                         ends = None
                     else:
                         seen = await asyncio.to_thread(rules.run, ep, call)
@@ -137,12 +136,12 @@ class _Play:
         (and a ###STOP### in it ends the episode). True when the episode ended."""
         if user is None:
             messages.append({"role": "tool", "tool_call_id": call_id,
-                             "content": json.dumps({"type": "user", "content": "Task finished"})})
+                             "content": observed_json({"type": "user", "content": "Task finished"})})
             self.termination = "agent_done"
             return True
-        reply = await user.say(content if isinstance(content, str) else json.dumps(content))
+        reply = await user.say(content if isinstance(content, str) else observed_json(content))
         messages.append({"role": "tool", "tool_call_id": call_id,
-                         "content": json.dumps({"type": "user", "content": reply})})
+                         "content": observed_json({"type": "user", "content": reply})})
         if STOP_MARKER in reply:
             self.termination = "user_stop"
             return True
@@ -153,7 +152,7 @@ class _Play:
         refused calls, so tool errors, and `unrun_calls` keeps such an episode out of SFT data: its row would
         show calls after the done signal (undoing the task) as if they were fine (red team 9, F4)."""
         for call in calls:
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": observed_json(
                 {"error": f"not run: the episode ended at {at}", "error_kind": "action"})})
         self.tool_errors += len(calls)
         self.unrun_calls += len(calls)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -46,6 +47,25 @@ INVALID_ACTION = "Error: Invalid action"
 """EnvScaler's observation for a call `check_vaild_action` refuses: arguments that read as no object."""
 
 
+NO_ARGUMENTS: Any = object()
+"""A tool_call's `function` with no `arguments` key (`function.get("arguments", NO_ARGUMENTS)`): EnvScaler's
+`parse_action` reads `action['arguments']`, a KeyError, so its words are `PARSE_FAILED`, not the
+"Error: Invalid action" that `"arguments": null` gets (outside check rt22-R13, F3)."""
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def observed_json(value: Any) -> str:
+    """`value` as the JSON text an agent observes: its characters as they are (`Dune ☄`, `李雷`), as EnvScaler's
+    `str()` of a result and serve-mcp show them; the gym escaped each non-ASCII character (`\\u2604`, six
+    characters per CJK character; outside check rt22-R13, F2). JSON's own escapes stay (C0 controls such as a
+    newline are `\\n`, `\\u001b`), and a lone surrogate, which no UTF-8 writer takes, stays its `\\udXXX`
+    escape, so the text is one JSON value every store and export can write. The one renderer of tool messages
+    (the gym's observations, rollouts' stored tool messages and so the SFT rows made of them)."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 class Unread(ReplyProblem):
     """Arguments EnvScaler's runtime does not run a call with; the text is EnvScaler's words and why."""
 
@@ -57,6 +77,9 @@ def envscaler_arguments(raw: Any) -> dict[str, Any]:
     repaired: its runtime never runs such a call, and a repaired one paid 1.0 here where it pays 0.0
     (differential round 3, F3). ReplyProblem carries EnvScaler's words; the episode goes on. The object
     then reaches the sandbox as one JSON object (a repeated key is gone by then)."""
+    if raw is NO_ARGUMENTS:
+        raise Unread(f"{PARSE_FAILED}: the call has no 'arguments' key (its parse_action raises KeyError), so "
+                     "EnvScaler's runtime does not run the call")
     value = raw
     if isinstance(raw, str):
         try:
@@ -69,6 +92,11 @@ def envscaler_arguments(raw: Any) -> dict[str, Any]:
                            "an object, so EnvScaler's "
                            "runtime does not run the call")
     return checked_arguments(value)
+
+
+def lenient_arguments(raw: Any) -> dict[str, Any]:
+    """A call's arguments as the factory reads them (`parse_arguments`, docs/llm.md); no key reads as null."""
+    return parse_arguments(None if raw is NO_ARGUMENTS else raw)
 
 
 def with_sent_arguments(msg: dict[str, Any], sent: dict[str, Any]) -> dict[str, Any]:
@@ -271,16 +299,16 @@ class CallRules:
 
     def read_arguments(self, raw: Any) -> dict[str, Any]:
         """A call's arguments under these rules (`envscaler_arguments`, or the factory's lenient reading)."""
-        return envscaler_arguments(raw) if self.rules == "envscaler" else parse_arguments(raw)
+        return envscaler_arguments(raw) if self.rules == "envscaler" else lenient_arguments(raw)
 
     def run(self, ep: Episode, call: dict[str, Any]) -> Observed:
         """Run one OpenAI tool_call (not `chat_with_user`: `chat_call` takes that) under these rules."""
         fn = call.get("function") or {}
         name = fn.get("name") or ""
         try:
-            args = self.read_arguments(fn.get("arguments"))
+            args = self.read_arguments(fn.get("arguments", NO_ARGUMENTS))
         except ReplyProblem as exc:  # EnvScaler: a parse failure, the episode goes on
-            return Observed(content=json.dumps({"error": str(exc), "error_kind": "schema"}), is_error=True)
+            return Observed(content=observed_json({"error": str(exc), "error_kind": "schema"}), is_error=True)
         if self.rules == "envscaler":
             why = self.type_error(ep, str(name), args)
             if why is not None:
@@ -288,10 +316,10 @@ class CallRules:
         out = ep.call(name, args)
         state = out.state if out.state_diff else None
         if out.ok:
-            return Observed(content=json.dumps(out.result, default=str), is_error=False, state=state)
+            return Observed(content=observed_json(out.result), is_error=False, state=state)
         if out.error_kind in RAISED_KINDS:
             return _ending(raised_text(out), str(out.error_kind)).model_copy(update={"state": state})
-        return Observed(content=json.dumps({"error": out.error, "error_kind": out.error_kind}), is_error=True,
+        return Observed(content=observed_json({"error": out.error, "error_kind": out.error_kind}), is_error=True,
                         state=state)
 
     def type_error(self, ep: Episode, name: str, args: dict[str, Any]) -> str | None:
@@ -341,4 +369,4 @@ def _state_keys(ep: Episode) -> set[str]:
 
 
 def _ending(why: str, kind: str) -> Observed:
-    return Observed(content=json.dumps({"error": f"{why}; {ENDED}", "error_kind": kind}), is_error=True, ends=why)
+    return Observed(content=observed_json({"error": f"{why}; {ENDED}", "error_kind": kind}), is_error=True, ends=why)

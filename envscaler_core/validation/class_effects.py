@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from envscaler_core import pyast
+from envscaler_core.validation.dict_params import typed_dict_fields
 from envscaler_core.validation.code_effects import Binding, MethodEffects, MethodReader, Write
 
 
@@ -56,6 +57,7 @@ class ClassEffects:
         tree = pyast.parse(code)
         cls = find_class(tree, class_name)
         self.methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+        self.typed_dicts = typed_dict_fields(tree)  # a TypedDict parameter's keys (`dict_params`)
         functions = {f"<module>.{n.name}": n for n in tree.body if isinstance(n, ast.FunctionDef)}
         self._defs = {**self.methods, **functions}
         self._local = {name: MethodReader(fn).run() for name, fn in self._defs.items()}

@@ -59,9 +59,14 @@ def query_changed(tool: str) -> str:
 
 
 def call_facts(
-    outcome: CallOutcome, state_before: dict[str, Any], tool_kind: str | None, case_type: str | None = None
+    outcome: CallOutcome, state_before: dict[str, Any], tool_kind: str | None, case_type: str | None = None,
+    *, any_result: bool = False,
 ) -> CallFacts:
-    """Classify one call. `tool_kind` is the spec's query/state_change label (None when unknown)."""
+    """Classify one call. `tool_kind` is the spec's query/state_change label (None when unknown).
+    `any_result`: EnvScaler's contract (an imported env), which has no dict-return rule: a result that is not
+    a dict (`is_valid_isbn` answering `True`, a list of titles) is what the agent observes there, not a breach;
+    its success is unknown, and a query that changed state still is one. The whole env was rejected for such a
+    public helper, which EnvScaler lists as a tool and its runtime calls (outside check rt22-R13, F4)."""
     facts = CallFacts()
     if not outcome.ok:
         if outcome.error_kind in CRITICAL_KINDS:
@@ -70,6 +75,11 @@ def call_facts(
     result = outcome.result
     changed = bool(changed_paths(state_before, outcome.state))
     facts.changed = changed
+    if not isinstance(result, dict) and any_result:  # it answered: the call succeeded as far as EnvScaler can tell
+        facts.success = True
+        if changed and tool_kind == "query":
+            facts.critical.append(query_changed(outcome.tool))
+        return facts
     if not isinstance(result, dict):
         facts.critical.append(f"{outcome.tool} returned {type(result).__name__}, not a dict")
         return facts
@@ -87,6 +97,15 @@ def call_facts(
     if success is True and case_type == "negative" and changed:
         facts.warnings.append(f"{outcome.tool} accepted invalid arguments and changed state (missing validation)")
     return facts
+
+
+def succeeded(observation: Any, verdict: str) -> bool:
+    """Whether a recorded call reached the code behind the tool's guards: `{"success": true}`, or a result that
+    is no dict and no breach (EnvScaler's contract, `call_facts(any_result=True)`: `True` from `is_valid_isbn`;
+    under the factory's a non-dict result is a breach, so never counted). A refusal or an error is a dict."""
+    if isinstance(observation, dict):
+        return observation.get("success") is True
+    return verdict != "fail"
 
 
 def _short(text: str | None, limit: int = 300) -> str:

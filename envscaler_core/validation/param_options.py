@@ -86,9 +86,10 @@ def typed_values(values: list[Any], kind: str) -> list[Any]:
     return dedup(out)
 
 
-def _defaults(name: str, kind: str, state: dict[str, Any]) -> list[Any]:
+def kind_defaults(name: str, kind: str, state: dict[str, Any]) -> list[Any]:
+    """Values of `kind` to try when the state offers none for the parameter (or a dict's key) `name`."""
     if "|" in kind:
-        return dedup([v for k in kind.split("|") for v in _defaults(name, k, state)])
+        return dedup([v for k in kind.split("|") for v in kind_defaults(name, k, state)])
     lowered = name.lower()
     if kind == "string":
         if _DATE_NAME.search(lowered):
@@ -184,7 +185,7 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
             found.insert(1, fresh_text(found[0]))  # a unique name or email for something new
         if kind == "string" and _DATE_NAME.search(name.lower()):
             found = later_dates(state, name)[:1] + found  # "after the current due date", "not logged yet"
-        values = found + _defaults(name, kind, state)
+        values = found + kind_defaults(name, kind, state)
         return ParamOptions(name, kind, dedup(values), bindings=bindings, enumerated=bool(literals))
     by_binding = [rs for rs in sets if any(b.path == rs.path for b in keyed)
                   or any(b.path[:-1] == rs.path for b in id_fields)]
@@ -198,7 +199,7 @@ def param_options(name: str, schema: dict[str, Any], state: dict[str, Any], sets
     fresh = fresh_id([i for rs in records for i in rs.ids()] or existing)
     if _fits(fresh, kind):
         values.insert(1 if creates and values else len(values), fresh)
-    return ParamOptions(name, kind, values or _defaults(name, kind, state), True, records, existing, bindings)
+    return ParamOptions(name, kind, values or kind_defaults(name, kind, state), True, records, existing, bindings)
 
 
 def _union_options(name: str, kind: str, state: dict[str, Any], sets: list[RecordSet], bindings: list[Binding],
@@ -218,11 +219,12 @@ def _union_options(name: str, kind: str, state: dict[str, Any], sets: list[Recor
 
 
 def keyword_candidates(options: dict[str, ParamOptions], sets: list[RecordSet], fn: Any,
-                        declared: set[str]) -> list[dict[str, Any]]:
+                       declared: set[str], limit: int = EDGES_PER_PARAM + 1) -> list[dict[str, Any]]:
     """Further keywords for a tool taking `**kwargs` (`update_patient(patient_id, **fields)`): fields of
     the records its parameters name (else of any record), those the method's code spells out as strings
     first (`allowed = {"phone", "email"}`), each with a value that field holds in another record, so the
-    code behind the keyword check runs. Up to `EDGES_PER_PARAM` + 1, one keyword each."""
+    code behind the keyword check runs. Up to `limit`, one keyword each (a dict parameter takes more:
+    `dict_params`)."""
     import ast
 
     spelled = {n.value for n in ast.walk(fn) if isinstance(n, ast.Constant) and isinstance(n.value, str)} \
@@ -236,7 +238,7 @@ def keyword_candidates(options: dict[str, ParamOptions], sets: list[RecordSet], 
                     values.setdefault(name, []).append(value)
     ranked = sorted(values, key=lambda n: (n not in spelled, list(values).index(n)))
     out = []
-    for name in ranked[:EDGES_PER_PARAM + 1]:
+    for name in ranked[:limit]:
         held = values[name]
         value = next((v for v in reversed(held) if v is not None), held[0])
         out.append({name: value})

@@ -26,6 +26,7 @@ from envscaler_core.models.env import ToolSchema
 from envscaler_core.models.validation import CaseType
 from envscaler_core.validation.class_effects import ClassEffects
 from envscaler_core.validation.code_effects import Binding
+from envscaler_core.validation.dict_params import object_candidates
 from envscaler_core.validation.param_options import EDGES_PER_PARAM, ParamOptions, keyword_candidates, param_options, typed_values
 from envscaler_core.validation.state_values import (
     RecordSet, dedup, is_scalar, linked_values, missing_value, nodes_at, plan_view, record_sets,
@@ -33,6 +34,8 @@ from envscaler_core.validation.state_values import (
 from envscaler_core.validation.tool_kinds import words
 
 MAX_POSITIVE_ATTEMPTS = 8
+MAX_HINTS = 4
+"""Argument sets from outside (an import's reference solutions) tried per tool."""
 MAX_EDGES = 6
 MAX_OPTIONAL = 2  # probes filling a tool's optional parameters: their first values, then their second ones
 TOGETHER_PER_GROUP = 4
@@ -60,8 +63,12 @@ class ToolPlan:
     """Everything the programmatic pass will try on one tool."""
 
     def __init__(self, tool: ToolSchema, state: dict[str, Any], sets: list[RecordSet],
-                 effects: ClassEffects | None) -> None:
+                 effects: ClassEffects | None, hints: list[dict[str, Any]] | None = None) -> None:
         self.tool = tool.function.name
+        self.hints = [h for h in hints or [] if isinstance(h, dict)][:MAX_HINTS]
+        """Argument sets meant for this tool (an import's reference solutions call it so, and EnvScaler's runtime
+        runs them): tried right after the best generated set, so a tool whose accepted arguments no rule
+        here derives (a key only its code allows) is still reached (outside check rt22-R13, F1)."""
         params = tool.function.parameters
         props: dict[str, Any] = params.get("properties", {})
         required = set(params.get("required", []))
@@ -81,6 +88,10 @@ class ToolPlan:
         kept apart from `options`: positives, edges and missing ids are built from the required ones."""
         self.state = state
         fn = effects.methods.get(self.tool) if effects else None
+        for opt in [*self.options.values(), *self.optional.values()]:
+            if opt.kind == "object":  # the keys its code accepts first (`dict_params`; rt22-R13 F1)
+                opt.values = dedup(object_candidates(opt.name, fn, effects.typed_dicts if effects else {},
+                                                     self.options, sets, state) + opt.values)
         self.keywords = keyword_candidates(self.options, sets, fn, set(props)) \
             if params.get("additionalProperties") is True else []
 
@@ -112,6 +123,8 @@ class ToolPlan:
             out = out[:1] + together + [args for args in out[1:] if args not in together]
         if self.keywords and out:  # `**fields`: the best set first with each further keyword, then without
             out = [{**out[0], **kw} for kw in self.keywords] + out
+        if self.hints:
+            out = out[:1] + [h for h in self.hints if h not in out[:1]] + [a for a in out[1:] if a not in self.hints]
         return [Probe(tool=self.tool, case_type="positive", purpose="positive", args=args) for args in out]
 
     def _together(self) -> list[dict[str, Any]]:
@@ -321,9 +334,11 @@ def _representatives(recs: list[tuple[Any, dict[str, Any]]], f: str) -> list[tup
     return out[:6]
 
 
-def plan_tools(tools: list[ToolSchema], state: dict[str, Any], effects: ClassEffects | None) -> list[ToolPlan]:
+def plan_tools(tools: list[ToolSchema], state: dict[str, Any], effects: ClassEffects | None,
+               hints: dict[str, list[dict[str, Any]]] | None = None) -> list[ToolPlan]:
     """`state` is the loaded state as the sandbox reports it; the plans read it as the class holds it
-    (`plan_view`: type markers restored), so a set's members, not the marker's keys, are the users."""
+    (`plan_view`: type markers restored), so a set's members, not the marker's keys, are the users.
+    `hints`: per tool, argument sets meant for it (`ToolPlan.hints`)."""
     state = plan_view(state)
     sets = record_sets(state)
-    return [ToolPlan(t, state, sets, effects) for t in tools]
+    return [ToolPlan(t, state, sets, effects, (hints or {}).get(t.function.name, [])) for t in tools]

@@ -56,8 +56,11 @@ def class_effects(candidate: EnvCandidate) -> ClassEffects | None:
 class ProgrammaticPass(SequenceChecks):
     def __init__(self, candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
                  kinds: dict[str, str], start: int = 0, limit: int | None = None,
-                 effects: ClassEffects | None = None) -> None:
+                 effects: ClassEffects | None = None, hints: dict[str, list[dict[str, Any]]] | None = None,
+                 any_result: bool = False) -> None:
         self.candidate, self.runtime, self.config, self.kinds = candidate, runtime, config, kinds
+        self.hints = hints or {}  # per tool, argument sets meant for it (`validate_candidate`)
+        self.any_result = any_result  # EnvScaler's contract: a non-dict result is no breach (`facts.call_facts`)
         self.start, self.limit = start, limit
         # parsed here, on the caller's thread: CPython 3.11's ast.parse is not safe to run in two
         # threads at once ("AST constructor recursion depth mismatch"), and run() goes to a worker
@@ -83,7 +86,7 @@ class ProgrammaticPass(SequenceChecks):
         ~1 s per candidate when its probes ran one after another (bench_pipeline), and its rounds, their
         indices and the breaches are the same either way."""
         tools = [t for t in self.candidate.tools if only is None or t.function.name in only]
-        plans = plan_tools(tools, loaded_state, self.effects)
+        plans = plan_tools(tools, loaded_state, self.effects, self.hints)
         with ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="probes") as pool:
             optional: list[Probe] = []
             for records, boundaries in pool.map(lambda plan: self._tool(plan, search_only), plans):
@@ -217,7 +220,7 @@ class ProgrammaticPass(SequenceChecks):
             ep.close()
         if not out.ok and out.error_kind == "schema":
             return None, before, CallFacts()  # our own probe did not fit the schema: nothing learned
-        facts = call_facts(out, before, self.kinds.get(probe.tool), probe.case_type)
+        facts = call_facts(out, before, self.kinds.get(probe.tool), probe.case_type, any_result=self.any_result)
         facts.args = args if probe.fed else None
         return out, before, facts
 

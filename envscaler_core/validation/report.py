@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 
 from envscaler_core.models.validation import ToolKindLabel, ValidationReport, ValidationRound
-from envscaler_core.validation.facts import exception_summary
+from envscaler_core.validation.facts import exception_summary, succeeded
 
 UNCOUNTED = frozenset({"search"})
 
 
 def reached(round_: ValidationRound) -> bool:
-    return isinstance(round_.observation, dict) and round_.observation.get("success") is True
+    return succeeded(round_.observation, round_.verdict)
 
 
 def _last_refusal(rounds: list[ValidationRound]) -> str:

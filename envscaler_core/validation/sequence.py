@@ -27,7 +27,7 @@ from typing import Any
 
 from envscaler_core.models.validation import ValidationRound
 from envscaler_core.runtime import CallOutcome, EnvLoadError, Episode
-from envscaler_core.validation.facts import CallFacts, call_facts
+from envscaler_core.validation.facts import CallFacts, call_facts, succeeded
 from envscaler_core.validation.probes import Probe
 from envscaler_core.validation.state_match import Path, same_state
 
@@ -47,7 +47,7 @@ def reached_outcome(out: CallOutcome) -> bool:
 
 
 def reached_round(r: ValidationRound) -> bool:
-    return isinstance(r.observation, dict) and r.observation.get("success") is True
+    return succeeded(r.observation, r.verdict)
 
 
 def refused_round(r: ValidationRound) -> bool:
@@ -97,6 +97,7 @@ class SequenceChecks:
     rounds: list[ValidationRound]
     volatile: dict[str, set[Path]]
     started: float
+    any_result: bool = False
 
     def _open(self) -> Episode:
         """A fresh episode loaded from the test state, as every episode of Stage 3."""
@@ -148,7 +149,7 @@ class SequenceChecks:
                 out = ep.call(tool, args)
                 if not out.ok and out.error_kind == "schema":
                     continue
-                facts = call_facts(out, before, self.kinds.get(tool))
+                facts = call_facts(out, before, self.kinds.get(tool), any_result=self.any_result)
                 if facts.critical:
                     self._record_sequence_breach(steps, n, out, before, facts)
                     return

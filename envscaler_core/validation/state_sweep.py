@@ -44,12 +44,13 @@ def labels(candidate: EnvCandidate) -> dict[str, str]:
 
 
 def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any],
-                   kinds: dict[str, str], shadowed: frozenset[str] = frozenset(), rules: str = "factory") -> list[str]:
+                   kinds: dict[str, str], shadowed: frozenset[str] = frozenset(), rules: str = "factory",
+                   any_result: bool = False) -> list[str]:
     """The contract breaches (validation's critical facts) the planned calls of every tool show on
     `config`, in one episode (another one after a call that ended it); `kinds` labels the tools;
     `shadowed`: the methods a key of `config` is set over (module docstring); `rules`: the episode rules the
     env is served under, which such a state is swept with (under EnvScaler's, what a raising call wrote stays,
-    so the sweep sees it)."""
+    so the sweep sees it); `any_result`: EnvScaler's contract, where a result need not be a dict (an import)."""
     breaches: list[str] = []
     raised_ends = bool(shadowed)
     try:
@@ -62,7 +63,7 @@ def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[st
             positives = plan.positives()
             base: dict[str, Any] | None = None
             for probe in positives:
-                facts, ended = _call(ep, probe, kinds, breaches, raised_ends)
+                facts, ended = _call(ep, probe, kinds, breaches, raised_ends, any_result)
                 if ended or (facts is not None and facts.success is True):
                     base = probe.args
                     break
@@ -74,7 +75,7 @@ def sweep_breaches(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[st
                 continue
             base = base if base is not None else (positives[0].args if positives else {})
             for probe in [*plan.edges(base), *plan.optionals(base), *plan.missing(base), *plan.boundaries(base)]:
-                if _call(ep, probe, kinds, breaches, raised_ends)[1]:
+                if _call(ep, probe, kinds, breaches, raised_ends, any_result)[1]:
                     ep.close()
                     ep = None
                     break
@@ -95,16 +96,17 @@ def _open(runtime: EnvRuntime, candidate: EnvCandidate, config: dict[str, Any], 
 
 
 def _call(ep: Episode, probe: Probe, kinds: dict[str, str], breaches: list[str],
-          raised_ends: bool = False) -> tuple[Any, bool]:
+          raised_ends: bool = False, any_result: bool = False) -> tuple[Any, bool]:
     """(the call's facts, or None when our own probe did not fit the schema; whether the call ended the
     episode). New breaches are added to `breaches`; with `raised_ends`, a call that raised and changed nothing
-    only ends it (one that wrote before raising is judged: EnvScaler keeps what it wrote)."""
+    only ends it (one that wrote before raising is judged: EnvScaler keeps what it wrote); with `any_result`, a
+    result that is not a dict is no breach (EnvScaler's contract: `facts.call_facts`)."""
     before = ep.state
     out = ep.call(probe.tool, probe.args)
     if not out.ok and out.error_kind == "schema":
         return None, False
     if raised_ends and not out.ok and out.error_kind == "exception" and ep.state == before:
         return None, True
-    facts = call_facts(out, before, kinds.get(probe.tool), probe.case_type)
+    facts = call_facts(out, before, kinds.get(probe.tool), probe.case_type, any_result=any_result)
     breaches += [c for c in facts.critical if c not in breaches]
     return facts, out.error_kind in ("timeout", "crash")

@@ -113,10 +113,13 @@ async def label_tools(candidate: EnvCandidate, gateway: Any, mode: str, introduc
 
 async def validate_candidate(
     candidate: EnvCandidate, runtime: EnvRuntime, gateway: Any, settings: Settings, *, spec: EnvSpec | None = None,
-    test_state: dict[str, Any] | None = None,
+    test_state: dict[str, Any] | None = None, hints: dict[str, list[dict[str, Any]]] | None = None,
+    any_result: bool = False,
 ) -> ValidationOutcome:
     """Run the configured passes and build the AcceptedEnv when the candidate earns it. A given
-    `test_state` replaces the LLM-written one (it must still load).
+    `test_state` replaces the LLM-written one (it must still load). `hints`: per tool, argument sets known to
+    be meant for it (an import's reference solutions), tried as positives next to the probes' own;
+    `any_result`: judge calls by EnvScaler's contract, where a result need not be a dict (`facts.call_facts`).
 
     Infrastructure errors (LLM endpoint down, budget) propagate so the orchestrator can retry or stop;
     everything the candidate itself is responsible for ends in a report. An episode whose process was
@@ -125,7 +128,8 @@ async def validate_candidate(
     watch = BreachWatch(runtime)
     outcome: ValidationOutcome | None = None
     try:
-        outcome = await _validate(candidate, watch, gateway, settings, spec=spec, test_state=test_state)
+        outcome = await _validate(candidate, watch, gateway, settings, spec=spec, test_state=test_state,
+                                  hints=hints, any_result=any_result)
     except EpisodeBreach as exc:
         watch.breaches.append(str(exc))
     except EnvLoadError as exc:  # a probe's episode did not load the config that loaded before
@@ -164,7 +168,8 @@ def _unreliable_load(candidate: EnvCandidate, settings: Settings, test_state: di
 
 async def _validate(
     candidate: EnvCandidate, runtime: EnvRuntime, gateway: Any, settings: Settings, *, spec: EnvSpec | None,
-    test_state: dict[str, Any] | None,
+    test_state: dict[str, Any] | None, hints: dict[str, list[dict[str, Any]]] | None = None,
+    any_result: bool = False,
 ) -> ValidationOutcome:
     cfg = settings.validate_
     introduction = spec.introduction if spec else candidate.class_name
@@ -197,13 +202,14 @@ async def _validate(
     gated: str | None = None
     programmatic: ProgrammaticPass | None = None
     if cfg.mode in ("programmatic", "both"):
-        programmatic = await _programmatic(candidate, runtime, config, kinds, cfg.rounds, loaded)
+        programmatic = await _programmatic(candidate, runtime, config, kinds, cfg.rounds, loaded, hints, any_result)
         gated = _gate(programmatic.breaches) if cfg.mode == "both" else None
     if cfg.mode in ("llm", "both") and gated is None:
         labels = await label_tools(candidate, gateway, cfg.mode, introduction)
         llm_kinds = {name: label.kind for name, label in labels.items()}
         if programmatic is not None and llm_kinds != kinds:  # probes judged under other labels: again
-            programmatic = await _programmatic(candidate, runtime, config, llm_kinds, cfg.rounds, loaded)
+            programmatic = await _programmatic(candidate, runtime, config, llm_kinds, cfg.rounds, loaded, hints,
+                                               any_result)
         kinds = llm_kinds
         if programmatic is not None:
             breaches = sorted({r.reason for r in programmatic.rounds if r.verdict == "fail"})
@@ -228,9 +234,11 @@ async def _validate(
 
 
 async def _programmatic(candidate: EnvCandidate, runtime: EnvRuntime, config: dict[str, Any], kinds: dict[str, str],
-                        rounds: int, loaded: dict[str, Any]) -> ProgrammaticPass:
+                        rounds: int, loaded: dict[str, Any], hints: dict[str, list[dict[str, Any]]] | None = None,
+                        any_result: bool = False) -> ProgrammaticPass:
     limit = max(rounds, 2 * len(candidate.tools))
-    programmatic = ProgrammaticPass(candidate, runtime, config, kinds, start=0, limit=limit)
+    programmatic = ProgrammaticPass(candidate, runtime, config, kinds, start=0, limit=limit, hints=hints,
+                                    any_result=any_result)
     await in_own_thread(programmatic.run, loaded, name="programmatic-pass")
     return programmatic
 

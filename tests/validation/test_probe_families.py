@@ -13,14 +13,9 @@ Each is shown on the plan and on a real programmatic validation in the sandbox."
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from envscaler_core.config import load_settings
-from envscaler_core.models.env import EnvCandidate
-from envscaler_core.synth import extract_tools
-from envscaler_core.validation import plan_tools, validate_candidate
-from envscaler_core.validation.class_effects import ClassEffects
+from tests.validation.probe_helpers import plans_by_tool as _plan, validate_programmatically as _validate
 
 TRACKER = '''from typing import Dict, List, Tuple
 
@@ -78,19 +73,6 @@ THEATRE_STATE = {"shows": {"SH1": {"title": "Hamlet"}},
                      [{"__type__": "key", "value": {"__type__": "tuple", "items": ["A", 1, 2]}}, "zoe"],
                      [{"__type__": "key", "value": {"__type__": "tuple", "items": ["B", 2, 1]}}, "max"],
                      [{"__type__": "key", "value": {"__type__": "tuple", "items": ["B", 2, 2]}}, None]]}}
-
-
-def _plan(code: str, name: str, state: dict[str, Any]) -> dict[str, Any]:
-    return {p.tool: p for p in plan_tools(extract_tools(code, name), state, ClassEffects(code, name))}
-
-
-def _validate(code: str, name: str, state: dict[str, Any], runtime: Any) -> Any:
-    from envscaler_core.interop.sandboxed import with_markers_restored
-
-    settings = load_settings(environ={}, overrides={"validate": {"mode": "programmatic"}})
-    candidate = EnvCandidate(topic_fp="spec", class_name=name, class_code=code, tools=extract_tools(code, name))
-    candidate, state = with_markers_restored(candidate, state, always=True)
-    return asyncio.run(validate_candidate(candidate, runtime, None, settings, test_state=state))
 
 
 def test_a_tuple_parameter_is_offered_the_windows_the_state_holds() -> None:
