@@ -17,10 +17,13 @@ ran). A message nested deeper than MAX_MESSAGE_DEPTH is answered Invalid params 
 the SDK's parser stops near 200 levels and called such a well-formed call "not a JSON-RPC 2.0 message"
 (F5). A message holding more than MAX_MESSAGE_VALUES JSON values is answered Invalid Request from a count
 on its bytes, before anything parses it, and one naming a key twice in an object Invalid params (red
-team 7, F3/F7)."""
+team 7, F3/F7). Over HTTP the bodies being read at once hold at most MAX_READING_BYTES between them; a
+body that would pass that is answered 503 naming the limit (outside check rt22-R12 F2: 150 unfinished
+4 MB POSTs held 600 MB, most of it kept after they closed)."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -40,6 +43,15 @@ Reply = Callable[[SessionMessage], Awaitable[None]]
 MAX_MESSAGE_DEPTH = 128
 """Deepest nesting of a message (its arguments are 3 levels in) this server reads; the SDK's own parser
 gives up near 200 levels."""
+
+
+MAX_READING_BYTES = 8 * MAX_REQUEST_BYTES
+"""Bytes of POST bodies the HTTP server holds at once while reading them, over all connections: each body
+may take up to MAX_REQUEST_BYTES, but without a total, N connections sending bodies they never finish held
+N x 4 MiB (and glibc kept most of it after they closed)."""
+
+TRIM_AFTER_BYTES = 1 << 20
+"""A body at least this large, once dropped, hands freed heap back to the system (`_give_back`)."""
 
 
 TOO_LARGE = (types.INVALID_REQUEST, f"Invalid Request: the message is over {MAX_REQUEST_BYTES:,} bytes, the "
@@ -187,37 +199,73 @@ def claim_stdin() -> tuple[int, Callable[[], None]]:
     return private, release
 
 
+BUSY = (-32000, f"Server busy: the request bodies being read hold {MAX_READING_BYTES:,} bytes, the most this "
+        "server holds at once (envscaler.mcp_stdio.MAX_READING_BYTES); send again once earlier requests finish", None)
+"""JSON-RPC's implementation-defined server error (-32000), answered with HTTP 503 and Retry-After."""
+
+
+def _give_back() -> None:
+    """Hand the heap's free pages back to the system (glibc's `malloc_trim`; elsewhere nothing): the
+    64 KiB pieces a large body arrives in are freed in the middle of the heap, where glibc keeps them
+    (500 of 600 MB were still held after the connections closed)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+async def _answer(send: Any, status: int, problem: tuple[int, str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    code, text, rid = problem
+    payload = json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": text}}).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": payload})
+
+
 class CheckedPosts:
     """ASGI middleware for the streamable HTTP app: a POST body that `line_problem` refuses is answered
-    with HTTP 400 and the JSON-RPC error; any other request reaches the app with its body replayed."""
+    with HTTP 400 and the JSON-RPC error; any other request reaches the app with its body replayed. The
+    bodies being read share one budget (`MAX_READING_BYTES`; one event loop, so a plain counter): a piece
+    that would pass it gets 503 at once, and what that body held is dropped (the server reads and
+    discards the rest of it)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
+        self.reading = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        chunks, more, size = [], True, 0
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            size += len(message.get("body", b""))
-            if size <= MAX_REQUEST_BYTES:  # past it the rest is read and dropped
-                chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        chunks, more, size, held = [], True, 0, 0
+        try:
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                piece = message.get("body", b"")
+                size += len(piece)
+                if size <= MAX_REQUEST_BYTES:  # past it the rest is read and dropped
+                    if self.reading + len(piece) > MAX_READING_BYTES:
+                        chunks.clear()
+                        await _answer(send, 503, BUSY, ((b"retry-after", b"1"),))
+                        return
+                    chunks.append(piece)
+                    held += len(piece)
+                    self.reading += len(piece)
+                more = message.get("more_body", False)
+            body = b"".join(chunks)
+        finally:
+            self.reading -= held
+            chunks.clear()
+            if held >= TRIM_AFTER_BYTES:
+                _give_back()
         if size > MAX_REQUEST_BYTES:
             problem: tuple[int, str, Any] | None = TOO_LARGE
         else:
             problem = line_problem(body.strip()) if body.strip() else None
         if problem is not None:
-            code, text, rid = problem
-            payload = json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": text}}).encode()
-            await send({"type": "http.response.start", "status": 413 if size > MAX_REQUEST_BYTES else 400,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
-            await send({"type": "http.response.body", "body": payload})
+            await _answer(send, 413 if size > MAX_REQUEST_BYTES else 400, problem)
             return
         replayed = False
 

@@ -31,20 +31,20 @@ code (a builtin, a module, an attribute, a non-literal argument) gets a refusal 
 import ast
 import inspect
 import json
-import math
 import re
 
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker as _checker
 import bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils as _utils
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
-try:
-    from jail_details import DETAILS_CAP, cut_to_fit  # in the jail: the module copied beside this one
-except ImportError:  # this source exec'd on the host by specs (`package.jail_code`): the package's copy
+try:  # in the jail: the modules copied beside this one
+    from jail_details import DETAILS_CAP, cut_to_fit
+    from jail_render import TAG, fold, render
+except ImportError:  # this source exec'd on the host by specs (`package.jail_code`): the package's copies
     from envscaler_core.bfcl.jail_details import DETAILS_CAP, cut_to_fit
+    from envscaler_core.bfcl.jail_render import TAG, fold, render
 
 MODEL_NAME = "envscaler"
 """The model name in the package's instance names where no model is named (the gym, MCP, warm-up)."""
-TAG = "__py__"
 STATE_DEPTH = 48
 """Levels a class's rendered state may nest in the episode's state (the wire allows 64, and the frame
 around a state takes a few): deeper parts travel as canonical JSON text (`fold`)."""
@@ -275,71 +275,11 @@ _utils.execute_multi_turn_func_call = guarded_execute
 _checker.execute_multi_turn_func_call = guarded_execute
 
 
-def _canonical(value):
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def render(value, ancestors=()):
-    """JSON for a Python value, faithful to `==`: containers keep their kind (a tuple is not a list),
-    sets are sorted, objects show their class and public attributes, and a reference back to an
-    enclosing object (a directory's parent) is a marker instead of a cycle."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {TAG: "float", "repr": repr(value)}
-    if isinstance(value, list):
-        return [render(v, ancestors) for v in value]
-    if isinstance(value, tuple):
-        return {TAG: "tuple", "items": [render(v, ancestors) for v in value]}
-    if isinstance(value, (set, frozenset)):
-        items = sorted((render(v, ancestors) for v in value), key=_canonical)
-        return {TAG: type(value).__name__, "items": items}
-    if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value) and TAG not in value:
-            return {k: render(v, ancestors) for k, v in value.items()}
-        return {TAG: "dict", "items": [[render(k, ancestors), render(v, ancestors)] for k, v in value.items()]}
-    if id(value) in ancestors:
-        return {TAG: "ref", "class": type(value).__name__, "up": len(ancestors) - ancestors.index(id(value))}
-    if hasattr(value, "isoformat"):
-        return {TAG: type(value).__name__, "iso": value.isoformat()}
-    if hasattr(value, "__dict__"):
-        inner = ancestors + (id(value),)
-        attrs = {k: render(v, inner) for k, v in vars(value).items() if not k.startswith("_")}
-        return {TAG: "object", "class": type(value).__name__, "attrs": attrs}
-    return {TAG: type(value).__name__, "repr": repr(value)}
-
-
-def _depth(value):
-    """How deeply lists and dicts nest in a rendered value (a scalar is 0), without recursing."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if children is not None:
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-def fold(value, room):
-    """A rendered value that nests at most `room` levels: whatever part would nest deeper becomes
-    `{TAG: "json", "text": <its canonical JSON>}` at the deepest level left, so the sandbox's wire
-    (64 levels) carries any state BFCL can hold. Equal values fold to equal renderings; a deep part
-    that changes changes its text."""
-    if _depth(value) <= room:
-        return value
-    if room <= 1:
-        return {TAG: "json", "text": _canonical(value)}
-    if isinstance(value, dict):
-        return {k: fold(v, room - 1) for k, v in value.items()}
-    return [fold(v, room - 1) for v in value]
-
-
 def render_instance(instance, room=STATE_DEPTH - 2):
     """The attributes `multi_turn_checker` compares (public ones), rendered, nesting at most `room`
-    levels (the state puts each class two levels down: classes -> class name)."""
+    levels (the state puts each class two levels down: classes -> class name). Rendering and folding
+    keep their own stacks (`jail_render`), so a state of any depth its calls build is carried, and
+    rebuilt after a crash, in time proportional to its size."""
     return fold({k: render(v) for k, v in vars(instance).items() if not k.startswith("_")}, room)
 
 

@@ -79,7 +79,8 @@ JAIL_MODULE = "jail_env"
 
 def jail_imports() -> dict[str, Any]:
     """What a sandbox pool must make importable for BFCL episodes (fields of `sandbox.JailImports`):
-    the package minus its data and model handlers, mpmath, and our `jail_env.py` (with `jail_details.py`);
+    the package minus its data and model handlers, mpmath, and our `jail_env.py` (with `jail_details.py`
+    and `jail_render.py`);
     the executor, the checker, every API class and `jail_env` are preloaded by the zygote, so each episode
     forks with them imported and its code is a one-line import (`episode_code`) instead of a module compiled
     per episode;
@@ -91,7 +92,7 @@ def jail_imports() -> dict[str, Any]:
                *(f"{BACKEND}.func_source_code.{m}" for m in CLASS_MODULES.values()), JAIL_MODULE]
     return {
         "packages": [package_dir(), mpmath, Path(__file__).with_name(f"{JAIL_MODULE}.py"),
-                     Path(__file__).with_name("jail_details.py")],
+                     Path(__file__).with_name("jail_details.py"), Path(__file__).with_name("jail_render.py")],
         "skip": ["__pycache__", "bfcl_eval/data", "bfcl_eval/model_handler", "bfcl_eval/scripts",
                  "mpmath/tests"],
         "preload": preload,
