@@ -28,7 +28,9 @@ Every setting of the factory, its type, default, environment variable and what i
 ones win: the defaults below < a config file (`--config/-c`, TOML, JSON or YAML, one table per section) <
 environment variables < command-line flags. A value that does not validate, or a name that does not
 exist, is one error line naming the setting and where it came from (a file or a variable), with the
-closest valid name (`scen.per_envs: unknown setting; did you mean scen.per_env?`).
+closest valid name (`scen.per_envs: unknown setting; did you mean scen.per_env?`). Every verb that takes
+settings reads them so; a flag left out is no value of its own: `validate` without `--rounds` runs
+`validate.rounds` from the file, the environment or the default.
 
 ```toml
 # factory.toml
