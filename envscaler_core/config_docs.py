@@ -31,7 +31,9 @@ exist, is one error line naming the setting and where it came from (a file or a 
 closest valid name (`scen.per_envs: unknown setting; did you mean scen.per_env?`). A section or key
 named twice in one mapping of a file is refused the same way, naming the key, where it is and the file
 (`factory.json: names the key 'mine' twice at the top level ...`; TOML refuses it by its own rules, and a
-JSON or YAML reader would keep one of the values without a word).
+JSON or YAML reader would keep one of the values without a word). Every verb that takes settings reads them
+so; a flag left out is no value of its own: `validate` without `--rounds` runs `validate.rounds` from the
+file, the environment or the default.
 
 ```toml
 # factory.toml

@@ -27,14 +27,19 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         code: Path = typer.Option(..., "--code", help="Python file holding the environment class."),
         class_name: str | None = typer.Option(None, "--class", help="The environment class (default: the file's only "
                                               "class, else its only base-less class with public methods)."),
-        mode: str = typer.Option("both", "--mode", help="programmatic | llm | both."),
-        rounds: int = typer.Option(30, "--rounds", min=1, help="LLM proposer/judge rounds."),
-        chains: int = typer.Option(3, "--chains", min=1, help="Independent proposer/judge chains the rounds are "
-                                   "split over (run at once; the LLM pass is rounds / chains + 1 calls deep)."),
+        # no defaults of their own: a flag left out leaves validate.* to the config file, the environment and
+        # the settings' defaults (both, 30, 3); before, these defaults replaced the file's (rt22-R12 F1)
+        mode: str | None = typer.Option(None, "--mode", help="programmatic | llm | both (default: validate.mode, both)."),
+        rounds: int | None = typer.Option(None, "--rounds", min=1, help="LLM proposer/judge rounds (default: "
+                                          "validate.rounds, 30)."),
+        chains: int | None = typer.Option(None, "--chains", min=1, help="Independent proposer/judge chains the rounds "
+                                          "are split over (run at once; the LLM pass is rounds / chains + 1 calls "
+                                          "deep; default: validate.chains, 3)."),
         state: Path | None = typer.Option(None, "--state", help="Test state JSON, used as the class's init config in "
                                           "every mode (skips asking the LLM for one). Give one where every tool can "
                                           "succeed: a state-changing tool whose code no probe reaches blocks acceptance."),
-        config: Path | None = typer.Option(None, "--config", "-c"),
+        config: Path | None = typer.Option(None, "--config", "-c", help="Settings file (.toml/.json/.yaml; its "
+                                           "[validate], [llm] and [sandbox] apply; docs/configuration.md)."),
         text: bool = typer.Option(False, "--text", help="A human summary instead of the JSON verdict."),
         full: bool = typer.Option(False, "--full", help="JSON with every round (args, observation, states, verdict, reason)."),
     ) -> None:
@@ -42,8 +47,12 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
         from envscaler_core.models import EnvCandidate
         from envscaler_core.synth import SchemaError, extract_tools, static_problems
 
-        if mode not in ("programmatic", "llm", "both"):
+        if mode is not None and mode not in ("programmatic", "llm", "both"):
             fail("--mode must be programmatic, llm or both")
+        given = {name: value for name, value in (("mode", mode), ("rounds", rounds), ("chains", chains))
+                 if value is not None}
+        # read before the class file, as `run` reads them first: a bad setting is said before any work
+        settings = settings_from(config, None, {"validate": given} if given else None)
         from envscaler_core.text_files import NotUTF8, json_once, read_utf8
 
         try:  # a UTF-8 byte order mark is dropped, as Python itself and our source readers do
@@ -73,7 +82,6 @@ def register(app: typer.Typer, verb: str, help_text: str) -> None:
                 fail(f"--state {state}: not valid JSON: nested too deeply to read")
             if not isinstance(test_state, dict):
                 fail(f"--state {state}: must hold a JSON object")
-        settings = settings_from(config, None, {"validate": {"mode": mode, "rounds": rounds, "chains": chains}})
         candidate = EnvCandidate(topic_fp="cli", class_name=class_name, class_code=source, tools=tools)
         if test_state is not None:  # EnvScaler's type markers reach the class restored, as its read_file does
             from envscaler_core.interop.sandboxed import with_markers_restored

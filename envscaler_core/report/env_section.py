@@ -25,7 +25,7 @@ def _quoting_note(env_id: str) -> str:
     """Why the command looks odd, when it does: the id holds characters that are shown escaped."""
     if not has_unsafe_in_line(env_id):
         return ""
-    return (" <span class=muted>(this env id holds control, line-separator or bidi characters: shown escaped, "
+    return (" <span class=muted>(this env id holds control, line-separator, bidi or invisible characters: shown escaped, "
             "and quoted as <code>$'...'</code> so that the command pastes as shown in bash or zsh)</span>")
 
 

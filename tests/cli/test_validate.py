@@ -73,10 +73,12 @@ DEFECTS = {
 }
 
 
-def envscaler(tmp_path: Path, *args: str, base_url: str | None = None) -> subprocess.CompletedProcess[str]:
+def envscaler(tmp_path: Path, *args: str, base_url: str | None = None, **variables: str) -> subprocess.CompletedProcess[str]:
+    """`envscaler validate` without the shell's OPENAI_* and ENVSCALER_* variables; `variables` set instead."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ENVSCALER_"))}
     if base_url:
         env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="mock")
+    env.update(variables)
     return subprocess.run([str(ENVSCALER), "validate", *args], capture_output=True, text=True, env=env, timeout=300,
                           cwd=tmp_path)
 
