@@ -14,8 +14,13 @@ from envscaler_core.validation.verb_lexicon import QUERY_VERBS, STATE_VERBS
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")
+
+
 def words(text: str) -> list[str]:
-    return [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", text).lower()) if w]
+    """The lower-case words of a name or a sentence. A hyphenated word is one word ("the check-in total" ->
+    "checkin"): read as two, its second half ("in", "up", "off") would end the noun phrase it modifies (rt22-R15 F2)."""
+    return [w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", _HYPHEN.sub("", text)).lower()) if w]
 
 
 # past participles of change verbs that are no `-ed` of their base

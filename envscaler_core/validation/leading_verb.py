@@ -58,7 +58,8 @@ _PURPOSES = frozenset({"sale", "rent", "rental", "lease", "hire", "auction", "le
                        "swap", "exchange", "bidding", "purchase", "subscription", "donation", "loan", "reservation"})
 QUANTIFIERS = frozenset({"all", "every", "each", "any", "some", "available", "current", "currently", "open", "both"})
 # words that end a noun phrase: "a car *for* sale", "the apartment *on* the site", "a member*'s* loans" goes on
-PHRASE_ENDS = frozenset({"for", "on", "in", "at", "to", "with", "by", "from", "of", "as", "under", "into", "onto",
+PHRASE_ENDS = frozenset({"for", "on", "in", "at", "to", "toward", "towards", "with", "by", "from", "of", "as", "under",
+                         "into", "onto",
                          "via", "and", "or", "within", "across", "over", "that", "which", "who", "where", "if"})
 _INDEFINITE = frozenset({"a", "an", "one"})
 

@@ -34,7 +34,7 @@ from envscaler_core.validation.leading_verb import (
     ARTICLES, DETERMINERS, OBJECT_WORDS, PHRASE_ENDS, PRONOUNS, QUANTIFIERS, Kind, known, name_kind, object_phrase,
     plural, stem, verb_kind)
 from envscaler_core.validation.placements import IN_THE_RESULT, LOOKUP_PASSIVE, NOTHING_CHANGES
-from envscaler_core.validation.verb_lexicon import NOUNISH, QUERY_VERBS, STATE_VERBS
+from envscaler_core.validation.verb_lexicon import NOUNISH, PEOPLE, QUERY_VERBS, STATE_VERBS
 
 SILENT = "name and docstring declare nothing"
 CONFLICT = "name and docstring disagree"
@@ -125,12 +125,21 @@ def _causative(tokens: list[str]) -> bool:
         return False
     for i in range(3, min(len(tokens), 7)):
         pp, before, after = tokens[i], tokens[i - 1], (tokens[i + 1] if i + 1 < len(tokens) else "")
-        # "Get the room booked for the guest.": done for someone, not saying which one (rt22-R14 F3)
-        for_someone = after == "for" and (tokens[i + 2:i + 3] or [""])[0] in ARTICLES
+        # "Get the room booked for the guest.": done for someone, not saying which one (rt22-R14 F3); "for the
+        # case", "for the dock door" say which one, so the participle picks a record (rt22-R15 F1)
+        for_someone = after == "for" and (tokens[i + 2:i + 3] or [""])[0] in ARTICLES and _someone(tokens[i + 3:])
         if participle(pp, STATE_VERBS | QUERY_VERBS) and (pp not in _WHICH_ONE or for_someone):
             return (before not in ARTICLES | {"s"} and not any(map(plural, tokens[2:i]))
                     and after in PHRASE_ENDS | {"", "before", "after", "today", "now"})
     return False
+
+
+def _someone(tokens: list[str]) -> bool:
+    """The noun phrase `tokens` opens (after its article) names someone: its head, before a preposition, is a person,
+    a role or a party ("the guest", "the new hire", "the party of four"), not a thing ("the case", "the dock door")."""
+    phrase = [t for t in tokens[:next((i for i, t in enumerate(tokens) if t in PHRASE_ENDS), len(tokens))]
+              if t not in ARTICLES]
+    return bool(phrase) and (phrase[-1] in PEOPLE or phrase[-1].endswith("holder"))  # "policyholder", "cardholder"
 
 
 def goes_on_to_an_unplaced_verb(doc: str | None) -> bool:
@@ -168,14 +177,25 @@ def doc_kind(doc: str | None) -> Kind | None:
         return "state_change"  # "Show the item in the storefront by setting its visible flag." (rt16-R F3)
     # a participle or passive anywhere in the summary's paragraph, not only its first sentence (rt18-R2 F3)
     first_clause = words(re.split(r"[;:,(]", sentence)[0])  # "Get the item; it is archived" is no causative
-    if kind != "state_change" and (_participle_clause(summary) or _passive_change(summary) or _causative(first_clause)):
+    # "Get the room booked for the guest. Nothing is changed.": the declaration outweighs the causative (rt22-R15 F1)
+    causative = _causative(first_clause) and not negated
+    if kind != "state_change" and (_participle_clause(summary) or _passive_change(summary) or causative):
         return "state_change"  # ", setting it visible", "a new cart is created", "Get the document signed" (rt17-C F2)
     if kind != "state_change" and any(t in _TELLING_WITH_OBJECT and after in OBJECT_WORDS
                                       for t, after in zip(tokens[1:], tokens[2:])):
         return "state_change"  # "Print the shipping label (sets the order status to labelled)." (rt15 F1)
-    if kind is None and (LOOKUP_PASSIVE.search(sentence) or lookup_passive(sentence) or negated):
-        return "query"  # "The book's details are returned.", "is looked up", "No changes are made." (rt18-R2, rt19-R4 F1)
+    if kind is None and (LOOKUP_PASSIVE.search(sentence) or lookup_passive(sentence) or negated
+                         or _ASKS_A_VALUE.match(summary)):
+        # "The book's details are returned.", "is looked up", "No changes are made." (rt18-R2, rt19-R4 F1), "What is
+        # the balance of the account?" (rt22-R15 F3)
+        return "query"
     return kind
+
+
+# a question asking for a value, as its first sentence, declares a lookup: "What is the balance of the account?",
+# "Which rooms are free?", "How many seats are left?" ("What happens if ...?" asks no value)
+_ASKS_A_VALUE = re.compile(r"\s*(?:(?:what|who)\s+(?:is|are|was|were)\b|which\b|how\s+(?:many|much|long|often|far)\b)"
+                           r"[^.!?]*\?", re.IGNORECASE)
 
 
 # what follows an imperative verb ("Seat *the* party", "Reply *to* the message"), not a noun ("Balance for ...")
@@ -255,8 +275,11 @@ def name_and_doc(name: str, doc: Kind | None, text: str | None) -> list[tuple[st
     object: `return_item` "Return the item of an active loan." is the act of returning (`return_book_details` "Return
     the details of a book." is not: its object is the details)."""
     by_name, named = name_kind(name), words(name)
-    summary = words((parse_docstring(text)[0] or "").split(". ")[0])
-    in_sentence = any(summary[i:i + len(named)] == named for i in range(1, len(summary)))
+    first = (parse_docstring(text)[0] or "").split(". ")[0]
+    summary = words(first)
+    # `check_in_time` "Return the check-in time of the hotel.": the name spells the hyphenated word as two
+    in_sentence = any(said[i:i + len(named)] == named for said in (summary, words(first.replace("-", " ")))
+                      for i in range(1, len(said)))
     noun_led = (named or [""])[0] in NOUNISH and not _opens_with(named, summary)
     # `count_vote` "Count the vote for the candidate.", `get_room_booked` "Get the room booked for the guest.": the
     # sentence reads the name's own verb with its object, which makes the lookup verb a change; the name's bare verb
