@@ -162,7 +162,7 @@ def test_a_run_whose_sandbox_cannot_start_stops_after_the_step_in_progress(finis
 
     config = small_settings(finished["tmp"], mock_server, name="nosandbox",
                             sandbox={"python": "/nonexistent/python3"})
-    with pytest.raises(Exception, match="no usable interpreter for the jail: /nonexistent/python3"):
+    with pytest.raises(Exception, match="sandbox.python=/nonexistent/python3: no such file"):
         run("nosandbox", config)
     store = Store.from_url(config["store"]["url"])
     try:
