@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from collections.abc import Iterator
@@ -109,6 +110,22 @@ def healthy(api_url: str, timeout: float = 1.0) -> bool:
             return resp.status == 200
     except OSError:
         return False
+
+
+def answers(api_url: str, patience_s: float = 30.0, probe_s: float = 5.0) -> bool:
+    """Whether a server someone configured answers, judged patiently: a server that is there but busy (a burst of
+    flow runs on its SQLite database) can miss one probe's timeout, and refusing it then stops a run for nothing,
+    while a server that is not there refuses the connection at once. So a probe that times out is tried again
+    until `patience_s`; a refused connection or any other error is the answer."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            with urllib.request.urlopen(f"{api_url}/health", timeout=probe_s) as resp:  # noqa: S310 (loopback)
+                return resp.status == 200
+        except OSError as exc:
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if not isinstance(reason, TimeoutError) or time.monotonic() + probe_s > deadline:
+                return False
 
 
 def ensure_prefect_server(home: Path, port: int = 4200, wait_s: float = 180.0, *, reuse: bool = True) -> PrefectServer:

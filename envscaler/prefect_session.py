@@ -50,10 +50,10 @@ def _say(message: str, quiet: bool) -> None:
 def configured_api_problem() -> str | None:
     """Why the PREFECT_API_URL set cannot be used (it does not answer), or None (unset, or answering). A run
     asks before it writes its row: a refusal for a configured API that does not answer writes nothing."""
-    from envscaler.prefect_server import healthy
+    from envscaler.prefect_server import answers
 
     configured = os.environ.get("PREFECT_API_URL")
-    if configured and not healthy(configured, timeout=5):
+    if configured and not answers(configured):
         return (f"PREFECT_API_URL={configured} does not answer; start that server or unset the variable "
                 "(a temporary one is then started for the run)")
     return None
